@@ -1,0 +1,101 @@
+"""File writes that never leave half a file behind.
+
+Whole files go through a temp file and ``os.replace``; append-only JSON-lines
+files flush and (optionally) fsync each line so a killed process keeps every
+line it finished.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from faceoff.errors import FaceoffError
+
+
+def write_text_atomic(path: Path, text: str, *, replace: bool = False) -> Path:
+    path = Path(path)
+    if path.exists() and not replace:
+        raise FaceoffError(
+            "refusing to overwrite an existing file",
+            where=str(path),
+            fix="pass replace=True if overwriting is intended",
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+class JsonlAppender:
+    """Append-only JSON lines; each line is flushed, and fsync'd when ``durable``."""
+
+    def __init__(self, path: Path, *, durable: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.durable = durable
+        self._handle: IO[str] | None = self.path.open("a", encoding="utf-8")
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self._handle is None:
+            raise FaceoffError("append after close", where=str(self.path))
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        self._handle.write(line + "\n")
+        self._handle.flush()
+        if self.durable:
+            os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> JsonlAppender:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class JsonlContents:
+    """Parsed lines of a JSON-lines file, and what could not be parsed."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    torn_tail: str | None = None  # an unterminated last line, as left by a kill
+    bad_lines: list[int] = field(default_factory=list)  # 1-based numbers of corrupt lines
+
+
+def read_jsonl(path: Path) -> JsonlContents:
+    """Read every complete line; a torn last line is reported, not raised."""
+    contents = JsonlContents()
+    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
+    lines = text.split("\n")
+    tail = lines.pop()  # "" when the file ends with a newline
+    if tail:
+        contents.torn_tail = tail
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            contents.records.append(json.loads(line))
+        except json.JSONDecodeError:
+            contents.bad_lines.append(number)
+    return contents
+
+
+def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    yield from read_jsonl(path).records

@@ -1,0 +1,86 @@
+"""The ``faceoff`` command line. The only place that prints or exits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from faceoff import __version__
+from faceoff.errors import FaceoffError
+from flows import console as views
+from ledger.campaigns import cell_runs, list_campaigns, require_campaign
+from ledger.db import open_ledger, resolve_url, session_scope
+from matrix.freeze import freeze
+from matrix.load import load_matrix
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM serving qualification.")
+
+MatrixPath = Annotated[Path, typer.Argument(help="Matrix TOML file.")]
+Workdir = Annotated[
+    Path, typer.Option("--workdir", envvar="FACEOFF_WORKDIR", help="Where campaigns write evidence.")
+]
+DbUrl = Annotated[
+    str | None, typer.Option("--db", help="SQLAlchemy URL of the ledger (default: SQLite file).")
+]
+
+
+@app.command()
+def validate(path: MatrixPath) -> None:
+    """Validate a matrix and print its plan and matrix id."""
+    frozen = freeze(load_matrix(path))
+    out = views.make_console()
+    out.print(views.plan_table(frozen))
+    out.print(f"matrix id: {frozen.matrix_id}")
+
+
+@app.command("freeze")
+def freeze_cmd(
+    path: MatrixPath,
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write it.")] = Path(
+        "matrix.frozen.json"
+    ),
+    replace: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write the frozen matrix (canonical content and its sha256 id)."""
+    frozen = freeze(load_matrix(path))
+    frozen.write(output, replace=replace)
+    typer.echo(f"{output}: matrix id {frozen.matrix_id}")
+
+
+@app.command()
+def status(
+    campaign: Annotated[str | None, typer.Argument(help="Campaign name; all when omitted.")] = None,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+) -> None:
+    """Show campaigns, or one campaign's cell dispositions."""
+    engine = open_ledger(resolve_url(db, workdir))
+    out = views.make_console()
+    with session_scope(engine) as session:
+        if campaign is None:
+            out.print(views.campaigns_table(list_campaigns(session)))
+            return
+        row = require_campaign(session, campaign)
+        out.print(views.dispositions_table(row, cell_runs(session, row)))
+
+
+@app.command()
+def version() -> None:
+    """Print faceoff's version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except FaceoffError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise SystemExit(2) from exc
+    except typer.Abort:
+        raise SystemExit(130) from None
+    except click.ClickException as exc:  # usage errors, with standalone_mode=False
+        exc.show()
+        raise SystemExit(exc.exit_code) from exc

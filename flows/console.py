@@ -1,0 +1,73 @@
+"""Terminal views. They display data computed elsewhere; they compute nothing new."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ledger.tables import CampaignRow, CellRunRow
+from matrix.freeze import FrozenMatrix
+from matrix.plan import plan
+
+
+def plan_table(frozen: FrozenMatrix) -> Table:
+    the_plan = plan(frozen.matrix)
+    table = Table(title=f"{frozen.matrix.campaign.name} — matrix {frozen.matrix_id}")
+    for column in ("arm", "role", "lane", "image", "cells", "scored requests", "warmups"):
+        table.add_column(column)
+    for arm_plan in the_plan.arms:
+        arm = arm_plan.arm
+        table.add_row(
+            arm.name,
+            arm.role.value,
+            arm.lane.value,
+            _short_image(arm.image),
+            str(len(arm_plan.cells)),
+            str(arm_plan.scored_requests),
+            str(arm_plan.warmup_requests),
+        )
+    table.caption = (
+        f"{len(the_plan.cell_runs)} cell runs, {len(the_plan.pairs)} matched pairs, "
+        f"{len(frozen.matrix.cells)} cells"
+    )
+    return table
+
+
+def _short_image(image: str | None) -> str:
+    if image is None:
+        return "-"
+    repo, digest = image.split("@", 1)
+    return f"{repo}@{digest[:19]}…"
+
+
+def campaigns_table(rows: list[CampaignRow]) -> Table:
+    table = Table(title="campaigns")
+    for column in ("name", "matrix", "status", "accepted", "failed", "blocked", "pending"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row.name,
+            row.matrix_id[:12],
+            row.status,
+            *(str(n) for n in (row.accepted, row.failed, row.blocked, row.pending)),
+        )
+    return table
+
+
+def dispositions_table(campaign: CampaignRow, runs: list[CellRunRow]) -> Table:
+    table = Table(title=f"{campaign.name} — {campaign.status}")
+    for column in ("cell", "arm", "attempt", "disposition", "reason"):
+        table.add_column(column)
+    for run in runs:
+        table.add_row(
+            run.cell_id,
+            run.arm,
+            str(run.attempt),
+            run.disposition + (" (interrupted)" if run.interrupted else ""),
+            run.reason or "",
+        )
+    return table
+
+
+def make_console() -> Console:
+    return Console(highlight=False)

@@ -1,0 +1,73 @@
+"""Campaign rows: opening, resuming, and listing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from sqlmodel import Session, select
+
+from faceoff.errors import FaceoffError
+from ledger.tables import CampaignRow, CellRunRow
+
+Clock = Callable[[], datetime]
+
+
+def open_campaign(
+    session: Session, *, name: str, matrix_id: str, evidence_dir: Path, now: Clock
+) -> tuple[CampaignRow, bool]:
+    """Create the campaign, or return the existing one when its matrix id matches.
+
+    Returns ``(row, resumed)``. A changed matrix under the same name is refused:
+    resuming would mix measurements of two different plans.
+    """
+    row = find_campaign(session, name)
+    if row is not None:
+        if row.matrix_id != matrix_id:
+            raise FaceoffError(
+                f"campaign {name!r} exists with matrix {row.matrix_id[:12]}, "
+                f"but this matrix freezes to {matrix_id[:12]}",
+                where="campaign.name",
+                fix="rename the campaign to start a new one, or restore the original matrix to resume",
+            )
+        return row, True
+    stamp = now()
+    row = CampaignRow(
+        name=name,
+        matrix_id=matrix_id,
+        evidence_dir=str(evidence_dir),
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    session.add(row)
+    session.flush()
+    return row, False
+
+
+def find_campaign(session: Session, name: str) -> CampaignRow | None:
+    return session.exec(select(CampaignRow).where(CampaignRow.name == name)).first()
+
+
+def require_campaign(session: Session, name: str) -> CampaignRow:
+    row = find_campaign(session, name)
+    if row is None:
+        known = ", ".join(r.name for r in list_campaigns(session)) or "none"
+        raise FaceoffError(
+            f"no campaign named {name!r} in the ledger (known: {known})",
+            fix="check --db / FACEOFF_DB_URL and the campaign name",
+        )
+    return row
+
+
+def list_campaigns(session: Session) -> list[CampaignRow]:
+    return list(session.exec(select(CampaignRow).order_by(CampaignRow.created_at)))
+
+
+def cell_runs(session: Session, campaign: CampaignRow) -> list[CellRunRow]:
+    query = (
+        select(CellRunRow)
+        .where(CellRunRow.campaign_id == campaign.id)
+        .order_by(CellRunRow.id)  # type: ignore[arg-type]
+    )
+    return list(session.exec(query))

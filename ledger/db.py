@@ -1,0 +1,80 @@
+"""Opening the ledger: SQLite file by default, any SQLAlchemy URL when given."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Engine, event
+from sqlmodel import Session, SQLModel, create_engine, select
+
+from faceoff.errors import FaceoffError
+from ledger.tables import LEDGER_SCHEMA_VERSION, LedgerMeta
+
+DB_URL_ENV = "FACEOFF_DB_URL"
+
+
+def resolve_url(db: str | None, workdir: Path) -> str:
+    """--db beats FACEOFF_DB_URL beats ``sqlite:///<workdir>/faceoff.db``."""
+    url = db or os.environ.get(DB_URL_ENV)
+    if not url:
+        return f"sqlite:///{(Path(workdir) / 'faceoff.db').resolve()}"
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def open_ledger(url: str) -> Engine:
+    """Create the engine, the tables, and check the ledger's format version."""
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, pool_pre_ping=True)
+    if url.startswith("sqlite"):
+        event.listen(engine, "connect", _sqlite_pragmas)
+    SQLModel.metadata.create_all(engine)
+    _check_version(engine, url)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+    # WAL lets `faceoff status` read while a campaign writes.
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _check_version(engine: Engine, url: str) -> None:
+    with Session(engine) as session:
+        meta = session.exec(select(LedgerMeta).where(LedgerMeta.key == "schema_version")).first()
+        if meta is None:
+            session.add(LedgerMeta(key="schema_version", value=str(LEDGER_SCHEMA_VERSION)))
+            session.commit()
+            return
+        if int(meta.value) > LEDGER_SCHEMA_VERSION:
+            raise FaceoffError(
+                f"ledger format {meta.value} is newer than this faceoff ({LEDGER_SCHEMA_VERSION})",
+                where=_redact(url),
+                fix="upgrade faceoff",
+            )
+
+
+def _redact(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return url
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error."""
+    with Session(engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

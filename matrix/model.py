@@ -1,0 +1,329 @@
+"""The campaign spec: arms, cells, thresholds, families, stop policy.
+
+Format history of ``schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from faceoff.artifact import Spec
+from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
+
+MATRIX_SCHEMA_VERSION = 1
+
+SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
+DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
+SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I)
+
+
+class Role(StrEnum):
+    INCUMBENT = "incumbent"
+    CANDIDATE = "candidate"
+
+
+class LaneKind(StrEnum):
+    DOCKER = "docker"
+    PROCESS = "process"
+    SIMULATOR = "simulator"
+
+
+class WorkloadKind(StrEnum):
+    NATURAL = "natural"
+    CONTROLLED = "controlled"
+    CAPACITY_EDGE = "capacity_edge"
+    PREFILL_PROBE = "prefill_probe"
+    DECODE_STRUCTURED = "decode_structured"
+    DECODE_PROSE = "decode_prose"
+    NEEDLE = "needle"
+    HEAD_OF_LINE = "head_of_line"
+    SESSION_REUSE = "session_reuse"
+
+
+class StopPolicy(StrEnum):
+    CONTINUE = "continue"  # a failed cell blocks nothing
+    BLOCK_WORKLOAD = "block_workload"  # a failed cell blocks later cells of its kind, every arm
+    STOP_CAMPAIGN = "stop_campaign"  # a failed cell blocks every later cell
+
+
+class Mount(Spec):
+    source: str = Field(description="Host path of the model or data directory.")
+    target: str = Field(description="Path inside the lane.")
+    read_only: bool = Field(default=True, description="Model mounts are read-only by default.")
+
+
+class Probes(Spec):
+    smoke_requests: int = Field(default=2, ge=1, description="Direct smoke completions, N of N.")
+    json_smoke_requests: int = Field(default=2, ge=1, description="JSON smoke completions, N of N.")
+    smoke_max_tokens: int = Field(default=32, ge=1, description="max_tokens of each smoke probe.")
+    poll_interval_s: float = Field(default=1.0, gt=0, description="Readiness polling interval.")
+
+
+class Router(Spec):
+    url: str = Field(description="Base URL of the operator's router, for the authenticated smoke.")
+    token_env: str = Field(description="Name of the env var holding the router bearer token.")
+    model: str | None = Field(default=None, description="Model name as routed; default served_model.")
+    drain_url: str | None = Field(default=None, description="POST here to drain the lane.")
+    readmit_url: str | None = Field(default=None, description="POST here to readmit the lane.")
+    drain_command: list[str] | None = Field(default=None, description="Or run this to drain.")
+    readmit_command: list[str] | None = Field(default=None, description="Or run this to readmit.")
+    smoke_requests: int = Field(default=2, ge=1, description="Authenticated router smokes, N of N.")
+
+
+class SimulatorLane(Spec):
+    profile: str = Field(description="Simulator profile name (simulator/profiles/<name>.toml) or path.")
+    time_scale: float = Field(default=1.0, gt=0, description="Run the engine model N× faster.")
+    faults: dict[str, float | int | str | bool] = Field(
+        default_factory=dict, description="Fault-injection overrides, as in the profile's [faults]."
+    )
+    legacy_names: bool = Field(default=False, description="Emit vLLM's deprecated metric names.")
+
+
+class Recipe(Spec):
+    """What the result card's recipe table shows; descriptive, never trusted for identity."""
+
+    checkpoint: str | None = Field(default=None, description="Checkpoint repository or name.")
+    revision: str | None = Field(default=None, description="Pinned checkpoint revision.")
+    weight_format: str | None = Field(default=None, description="e.g. 'EXL3 4 bpw', 'NVFP4'.")
+    tensor_parallel: int | None = Field(default=None, ge=1, description="TP degree.")
+    decode_context_parallel: int | None = Field(default=None, ge=1, description="DCP degree.")
+    kv_cache_dtype: str | None = Field(default=None, description="KV cache dtype.")
+    speculation: str | None = Field(default=None, description="Speculative decoding, or 'none'.")
+    max_num_batched_tokens: int | None = Field(default=None, ge=1, description="Prefill budget.")
+    max_model_len: int | None = Field(default=None, ge=1, description="Configured context.")
+    max_num_seqs: int | None = Field(default=None, ge=1, description="Configured sequences.")
+    memory: str | None = Field(default=None, description="Memory settings in words.")
+    notes: str | None = Field(default=None, description="Anything else a reviewer must know.")
+
+
+class Arm(Spec):
+    name: str = Field(pattern=SLUG, description="Arm name, unique in the matrix.")
+    role: Role = Field(description="Exactly one arm is the incumbent.")
+    lane: LaneKind = Field(description="How the recipe is brought up.")
+    image: str | None = Field(default=None, description="Pinned image, repo@sha256:<64 hex>.")
+    command: list[str] | None = Field(default=None, description="Process command / container cmd.")
+    host: str = Field(default="127.0.0.1", description="Host the lane's API listens on.")
+    port: int = Field(ge=1, le=65535, description="Port of the lane's OpenAI API and /metrics.")
+    gpu_ids: list[int] = Field(default_factory=list, description="GPU indices the lane may use.")
+    engine_args: list[str] = Field(default_factory=list, description="Engine command-line flags.")
+    env: dict[str, str] = Field(default_factory=dict, description="Env knobs (no secrets).")
+    secrets: dict[str, str] = Field(
+        default_factory=dict,
+        description="Lane env var -> name of the operator env var holding the value; never inlined.",
+    )
+    mounts: list[Mount] = Field(default_factory=list, description="Bind mounts.")
+    memory_limit: str | None = Field(default=None, description="Container memory limit, e.g. '52g'.")
+    shm_size: str | None = Field(default=None, description="Container /dev/shm size, e.g. '16g'.")
+    served_model: str = Field(description="Model id the lane must report in /v1/models.")
+    expected_quantization: str | None = Field(
+        default=None, description="Value of the boot log's quantization= field, e.g. 'exl3'."
+    )
+    weights_manifest: str | None = Field(
+        default=None, description="Model directory whose index/config files form the manifest."
+    )
+    expected_weights_sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", description="Pinned weights-manifest hash."
+    )
+    startup_deadline_s: float = Field(default=900.0, gt=0, description="Readiness deadline.")
+    warmups: int = Field(default=0, ge=0, description="Warmup requests after each start; unscored.")
+    probes: Probes = Field(default_factory=Probes, description="Smoke and JSON smoke settings.")
+    router: Router | None = Field(default=None, description="The operator's router, if any.")
+    recipe: Recipe = Field(default_factory=Recipe, description="Recipe facts for the result card.")
+    simulator: SimulatorLane | None = Field(default=None, description="For lane = 'simulator'.")
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, image: str | None) -> str | None:
+        if image is not None and not DIGEST_REF.match(image):
+            raise ValueError(
+                f"image {image!r} is not pinned by digest; write it as repo@sha256:<64 hex> "
+                "(find the digest with `docker inspect --format '{{index .RepoDigests 0}}' IMAGE`)"
+            )
+        return image
+
+    @field_validator("env")
+    @classmethod
+    def _no_inline_secrets(cls, env: dict[str, str]) -> dict[str, str]:
+        for key in env:
+            if SECRET_NAME.search(key):
+                raise ValueError(
+                    f"env knob {key!r} looks like a secret; move it to [arms.secrets] as "
+                    f'{key} = "NAME_OF_OPERATOR_ENV_VAR" so its value never enters the matrix'
+                )
+        return env
+
+    @model_validator(mode="after")
+    def _lane_needs(self) -> Arm:
+        if self.lane is LaneKind.DOCKER and self.image is None:
+            raise ValueError("a docker lane needs image = 'repo@sha256:<64 hex>'")
+        if self.lane is LaneKind.PROCESS and not self.command:
+            raise ValueError("a process lane needs command = [...]")
+        if self.lane is LaneKind.SIMULATOR and self.simulator is None:
+            raise ValueError("a simulator lane needs a [arms.simulator] table with a profile")
+        return self
+
+
+class Sampling(Spec):
+    temperature: float = Field(default=0.6, ge=0, description="Sampling temperature.")
+    top_p: float = Field(default=0.95, gt=0, le=1, description="Nucleus sampling.")
+    max_tokens: int = Field(default=16384, ge=1, description="Maximum completion tokens.")
+    reasoning_effort: str | None = Field(
+        default=None, description="Sent as chat_template_kwargs.reasoning_effort when set."
+    )
+    ignore_eos: bool = Field(default=False, description="Ask for exact output lengths.")
+
+
+class Cell(Spec):
+    id: str = Field(pattern=SLUG, description="Cell id, unique in the matrix.")
+    kind: WorkloadKind = Field(description="Workload kind (ARCHITECTURE §3).")
+    input_tokens: int = Field(ge=1, description="Nominal input target in tokens.")
+    concurrency: int = Field(ge=1, description="Client streams in flight (closed loop).")
+    requests: int = Field(ge=1, description="Scored requests on each arm.")
+    warmups: int = Field(default=0, ge=0, description="Unscored warmups before the cell.")
+    sampling: Sampling = Field(default_factory=Sampling, description="Request parameters.")
+    deadline_s: float = Field(default=1200.0, gt=0, description="Outer deadline of the cell.")
+    request_deadline_s: float | None = Field(default=None, gt=0, description="Per request.")
+    output_words: int | None = Field(
+        default=None, ge=1, description="Strict output contract of a controlled cell."
+    )
+    needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
+    arms: list[str] | None = Field(default=None, description="Arms that run it; default all.")
+
+    @model_validator(mode="after")
+    def _contract(self) -> Cell:
+        if self.kind is WorkloadKind.CONTROLLED and self.output_words is None:
+            raise ValueError("a controlled cell needs output_words (the strict output contract)")
+        if self.concurrency > self.requests:
+            raise ValueError(
+                f"concurrency {self.concurrency} exceeds requests {self.requests}; "
+                "a closed loop needs at least one request per stream"
+            )
+        return self
+
+    @property
+    def cold(self) -> bool:
+        """Whether the prefix cache must stay cold (session reuse is warm by design)."""
+        return self.kind is not WorkloadKind.SESSION_REUSE
+
+
+class CampaignSpec(Spec):
+    name: str = Field(pattern=SLUG, description="Campaign name; resuming is keyed on it.")
+    seed: int = Field(description="Seed of prompts, sampling and bootstrap intervals.")
+    prompt_namespace: str | None = Field(default=None, description="Prompt namespace; default name.")
+    stop_policy: StopPolicy = Field(default=StopPolicy.BLOCK_WORKLOAD, description="After a failure.")
+    description: str | None = Field(default=None, description="What the campaign asks.")
+
+    @property
+    def namespace(self) -> str:
+        return self.prompt_namespace or self.name
+
+
+class Thresholds(Spec):
+    max_error_rate: float = Field(default=0.0, ge=0, le=1, description="Errored/scored requests.")
+    max_oom: int = Field(default=0, ge=0, description="OOM observations allowed.")
+    max_preemptions: int = Field(default=0, ge=0, description="Engine preemptions allowed.")
+    max_refusals: int = Field(default=0, ge=0, description="Refused requests allowed.")
+    counter_tolerance_tokens: int = Field(default=0, ge=0, description="Reconciliation slack.")
+    cold_cache_max_hit_ratio: float = Field(
+        default=0.0, ge=0, le=1, description="Prefix-cache hits/queries allowed in a cold cell."
+    )
+    input_tolerance: float = Field(default=0.05, ge=0, le=1, description="Actual vs target input.")
+    engine_period_s: float = Field(default=0.5, gt=0, description="Engine scrape cadence.")
+    memory_period_s: float = Field(default=2.0, gt=0, description="GPU/host sampling cadence.")
+    min_coverage: float = Field(default=0.95, ge=0, le=1, description="On-time sample coverage.")
+    max_consecutive_misses: int = Field(default=2, ge=0, description="Missed ticks in a row.")
+
+
+class Families(Spec):
+    not_applicable: dict[str, str] = Field(
+        default_factory=dict, description="Family -> why it cannot exist on this campaign's hosts."
+    )
+    require: list[str] = Field(
+        default_factory=list, description="Supplemental families this campaign requires."
+    )
+
+    @model_validator(mode="after")
+    def _known(self) -> Families:
+        for name in [*self.not_applicable, *self.require]:
+            if name not in FAMILY_NAMES:
+                raise ValueError(
+                    f"unknown metric family {name!r}; known: {', '.join(sorted(FAMILY_NAMES))}"
+                )
+        return self
+
+    def resolve(self) -> tuple[FamilySpec, ...]:
+        """The registry as this campaign freezes it."""
+        resolved = []
+        for fam in DEFAULT_REGISTRY:
+            if fam.name in self.not_applicable:
+                fam = fam.model_copy(
+                    update={
+                        "status": FamilyStatus.NOT_APPLICABLE,
+                        "not_applicable_reason": self.not_applicable[fam.name],
+                    }
+                )
+            elif fam.name in self.require:
+                fam = fam.model_copy(update={"status": FamilyStatus.REQUIRED})
+            resolved.append(fam)
+        return tuple(resolved)
+
+
+class Matrix(Spec):
+    schema_version: Literal[1] = Field(default=1, description="Matrix format version.")
+    campaign: CampaignSpec = Field(description="Name, seed, namespace, stop policy.")
+    arms: list[Arm] = Field(min_length=2, description="Incumbent first by convention.")
+    cells: list[Cell] = Field(min_length=1, description="Expanded cells.")
+    thresholds: Thresholds = Field(default_factory=Thresholds, description="Validity thresholds.")
+    families: Families = Field(default_factory=Families, description="Registry declarations.")
+    protected_files: list[str] = Field(
+        default_factory=list, description="Operator files whose sha256 must survive the campaign."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Matrix:
+        incumbents = [a.name for a in self.arms if a.role is Role.INCUMBENT]
+        if len(incumbents) != 1:
+            raise ValueError(f"exactly one arm must have role = 'incumbent'; found {incumbents}")
+        _unique("arm name", [a.name for a in self.arms])
+        _unique("cell id", [c.id for c in self.cells])
+        _unique("arm port", [f"{a.host}:{a.port}" for a in self.arms])
+        names = {a.name for a in self.arms}
+        for cell in self.cells:
+            unknown = set(cell.arms or []) - names
+            if unknown:
+                raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
+        return self
+
+    @property
+    def incumbent(self) -> Arm:
+        return next(a for a in self.arms if a.role is Role.INCUMBENT)
+
+    @property
+    def candidates(self) -> list[Arm]:
+        return [a for a in self.arms if a.role is Role.CANDIDATE]
+
+    def arm(self, name: str) -> Arm:
+        for arm in self.arms:
+            if arm.name == name:
+                return arm
+        raise KeyError(name)
+
+    def arm_order(self) -> list[Arm]:
+        """Incumbent first, then candidates in file order."""
+        return [self.incumbent, *self.candidates]
+
+    def cells_for(self, arm: Arm) -> list[Cell]:
+        return [c for c in self.cells if c.arms is None or arm.name in c.arms]
+
+
+def _unique(what: str, values: list[str]) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"duplicate {what} {value!r}")
+        seen.add(value)

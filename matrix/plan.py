@@ -1,0 +1,63 @@
+"""The plan a frozen matrix implies: cell runs per arm, pairs, request totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from matrix.model import Arm, Cell, Matrix
+
+
+@dataclass(frozen=True)
+class CellRunKey:
+    """One cell on one arm: the unit that gets a disposition."""
+
+    cell_id: str
+    arm: str
+
+    def __str__(self) -> str:
+        return f"{self.cell_id}/{self.arm}"
+
+
+@dataclass(frozen=True)
+class PairKey:
+    """A cell run on the incumbent matched with the same cell on a candidate."""
+
+    cell_id: str
+    incumbent: str
+    candidate: str
+
+
+@dataclass(frozen=True)
+class ArmPlan:
+    arm: Arm
+    cells: tuple[Cell, ...]
+
+    @property
+    def scored_requests(self) -> int:
+        return sum(c.requests for c in self.cells)
+
+    @property
+    def warmup_requests(self) -> int:
+        return self.arm.warmups + sum(c.warmups for c in self.cells)
+
+
+@dataclass(frozen=True)
+class Plan:
+    arms: tuple[ArmPlan, ...]
+    pairs: tuple[PairKey, ...]
+
+    @property
+    def cell_runs(self) -> tuple[CellRunKey, ...]:
+        return tuple(CellRunKey(c.id, p.arm.name) for p in self.arms for c in p.cells)
+
+
+def plan(matrix: Matrix) -> Plan:
+    arms = tuple(ArmPlan(a, tuple(matrix.cells_for(a))) for a in matrix.arm_order())
+    incumbent = matrix.incumbent
+    pairs = tuple(
+        PairKey(cell.id, incumbent.name, cand.name)
+        for cand in matrix.candidates
+        for cell in matrix.cells_for(cand)
+        if cell in matrix.cells_for(incumbent)
+    )
+    return Plan(arms=arms, pairs=pairs)

@@ -1,0 +1,52 @@
+"""The `faceoff` CLI, run as a real subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GLM = REPO / "matrix" / "examples" / "glm53-exl3-vs-nvfp4.toml"
+
+
+def faceoff(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flows", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_validate_prints_plan_and_id() -> None:
+    result = faceoff("validate", str(GLM))
+    assert result.returncode == 0, result.stderr
+    assert "42 cell runs, 21 matched pairs" in result.stdout
+    assert "matrix id: " in result.stdout
+    assert "exl3-r11" in result.stdout and "incumbent" in result.stdout
+
+
+def test_validate_error_is_one_paragraph_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    text = GLM.read_text()
+    pinned = text.split('image = "', 1)[1].split('"', 1)[0]
+    bad.write_text(text.replace(pinned, "verdictai/glm53-flash-exl3-k4:r19-sm120", 1))
+    result = faceoff("validate", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ")
+    assert "arms[0] (name='exl3-r11').image" in result.stderr
+
+
+def test_freeze_writes_the_id_and_status_reads_an_empty_ledger(tmp_path: Path) -> None:
+    out = tmp_path / "frozen.json"
+    result = faceoff("freeze", str(GLM), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.exists()
+    again = faceoff("freeze", str(GLM), "-o", str(out))
+    assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+    status = faceoff("status", "--workdir", str(tmp_path))
+    assert status.returncode == 0, status.stderr
+    assert "campaigns" in status.stdout

@@ -1,0 +1,42 @@
+"""Atomic writes and append-only JSON lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from faceoff.canonical import canonical_json, content_sha256
+from faceoff.errors import FaceoffError
+from faceoff.files import JsonlAppender, read_jsonl, write_text_atomic
+
+
+def test_atomic_write_refuses_to_overwrite(tmp_path: Path) -> None:
+    path = write_text_atomic(tmp_path / "a" / "x.json", "1")
+    with pytest.raises(FaceoffError, match="refusing to overwrite"):
+        write_text_atomic(path, "2")
+    write_text_atomic(path, "2", replace=True)
+    assert path.read_text() == "2"
+    assert [p.name for p in path.parent.iterdir()] == ["x.json"]
+
+
+def test_jsonl_reader_reports_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    with JsonlAppender(path) as out:
+        out.append({"i": 1})
+        out.append({"i": 2})
+    with path.open("a") as handle:
+        handle.write('{"i": 3, "tor')
+    contents = read_jsonl(path)
+    assert [r["i"] for r in contents.records] == [1, 2]
+    assert contents.torn_tail == '{"i": 3, "tor'
+    assert contents.bad_lines == []
+
+
+def test_canonical_json_is_order_independent() -> None:
+    assert canonical_json({"b": 1, "a": [0.1, 2]}) == '{"a":[0.1,2],"b":1}'
+    assert content_sha256({"a": 1, "b": 2}) == content_sha256({"b": 2, "a": 1})
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
+    assert json.loads(canonical_json({"k": "é"})) == {"k": "é"}
