@@ -20,5 +20,5 @@ class FaceoffError(Exception):
     def message(self) -> str:
         parts = [f"{self.where}: {self.what}" if self.where else self.what]
         if self.fix:
-            parts.append(self.fix)
+            parts.append(self.fix[:1].upper() + self.fix[1:])
         return " ".join(p.rstrip(".") + "." for p in parts)

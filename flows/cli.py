@@ -20,7 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM serving 
 
 MatrixPath = Annotated[Path, typer.Argument(help="Matrix TOML file.")]
 Workdir = Annotated[
-    Path, typer.Option("--workdir", envvar="FACEOFF_WORKDIR", help="Where campaigns write evidence.")
+    Path,
+    typer.Option("--workdir", envvar="FACEOFF_WORKDIR", help="Where campaigns write evidence."),
 ]
 DbUrl = Annotated[
     str | None, typer.Option("--db", help="SQLAlchemy URL of the ledger (default: SQLite file).")
@@ -65,6 +66,57 @@ def status(
             return
         row = require_campaign(session, campaign)
         out.print(views.dispositions_table(row, cell_runs(session, row)))
+
+
+def _not_yet(command: str) -> FaceoffError:
+    return FaceoffError(
+        f"`faceoff {command}` is not available in this build yet",
+        fix="see `faceoff --help` for the commands that are",
+    )
+
+
+@app.command()
+def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
+    """Run (or resume) the campaign of a matrix."""
+    raise _not_yet("run")
+
+
+@app.command()
+def restore(
+    campaign: Annotated[str | None, typer.Option(help="Campaign to restore.")] = None,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+) -> None:
+    """Bring the incumbent back and write the restoration receipt (idempotent)."""
+    raise _not_yet("restore")
+
+
+@app.command()
+def audit(bundle: Annotated[Path, typer.Argument(help="Campaign bundle folder.")]) -> None:
+    """Re-verify a bundle: hashes, receipt, summaries and guard verdicts."""
+    raise _not_yet("audit")
+
+
+@app.command()
+def review(
+    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+) -> None:
+    """Show the dispositions and card, and record a reviewer's decision."""
+    raise _not_yet("review")
+
+
+@app.command()
+def tickets(workdir: Workdir = Path("runs")) -> None:
+    """List open follow-up tickets across campaigns."""
+    raise _not_yet("tickets")
+
+
+@app.command()
+def sim() -> None:
+    """Start the vLLM-compatible engine simulator."""
+    raise _not_yet("sim")
 
 
 @app.command()

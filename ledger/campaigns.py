@@ -29,7 +29,7 @@ def open_campaign(
                 f"campaign {name!r} exists with matrix {row.matrix_id[:12]}, "
                 f"but this matrix freezes to {matrix_id[:12]}",
                 where="campaign.name",
-                fix="rename the campaign to start a new one, or restore the original matrix to resume",
+                fix="rename the campaign to start anew, or restore the original matrix to resume",
             )
         return row, True
     stamp = now()
@@ -66,8 +66,6 @@ def list_campaigns(session: Session) -> list[CampaignRow]:
 
 def cell_runs(session: Session, campaign: CampaignRow) -> list[CellRunRow]:
     query = (
-        select(CellRunRow)
-        .where(CellRunRow.campaign_id == campaign.id)
-        .order_by(CellRunRow.id)  # type: ignore[arg-type]
+        select(CellRunRow).where(CellRunRow.campaign_id == campaign.id).order_by(CellRunRow.id)  # type: ignore[arg-type]
     )
     return list(session.exec(query))

@@ -100,7 +100,7 @@ def _expand_entry(entry: dict[str, Any]) -> list[dict[str, Any]]:
     cells = []
     for combo in itertools.product(*axes):
         cell = dict(entry)
-        cell.update({name: value for name, value in zip(GRID_FIELDS, combo, strict=True)})
+        cell.update(dict(zip(GRID_FIELDS, combo, strict=True)))
         cell["id"] = _cell_id(cell, template, is_grid)
         cells.append(cell)
     return cells

@@ -19,7 +19,9 @@ MATRIX_SCHEMA_VERSION = 1
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
-SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I)
+SECRET_NAME = re.compile(
+    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I
+)
 
 
 class Role(StrEnum):
@@ -67,7 +69,9 @@ class Probes(Spec):
 class Router(Spec):
     url: str = Field(description="Base URL of the operator's router, for the authenticated smoke.")
     token_env: str = Field(description="Name of the env var holding the router bearer token.")
-    model: str | None = Field(default=None, description="Model name as routed; default served_model.")
+    model: str | None = Field(
+        default=None, description="Model name as routed; default served_model."
+    )
     drain_url: str | None = Field(default=None, description="POST here to drain the lane.")
     readmit_url: str | None = Field(default=None, description="POST here to readmit the lane.")
     drain_command: list[str] | None = Field(default=None, description="Or run this to drain.")
@@ -76,7 +80,9 @@ class Router(Spec):
 
 
 class SimulatorLane(Spec):
-    profile: str = Field(description="Simulator profile name (simulator/profiles/<name>.toml) or path.")
+    profile: str = Field(
+        description="Simulator profile name (simulator/profiles/<name>.toml) or path."
+    )
     time_scale: float = Field(default=1.0, gt=0, description="Run the engine model N× faster.")
     faults: dict[str, float | int | str | bool] = Field(
         default_factory=dict, description="Fault-injection overrides, as in the profile's [faults]."
@@ -114,10 +120,12 @@ class Arm(Spec):
     env: dict[str, str] = Field(default_factory=dict, description="Env knobs (no secrets).")
     secrets: dict[str, str] = Field(
         default_factory=dict,
-        description="Lane env var -> name of the operator env var holding the value; never inlined.",
+        description="Lane env var -> operator env var that holds its value; never inlined.",
     )
     mounts: list[Mount] = Field(default_factory=list, description="Bind mounts.")
-    memory_limit: str | None = Field(default=None, description="Container memory limit, e.g. '52g'.")
+    memory_limit: str | None = Field(
+        default=None, description="Container memory limit, e.g. '52g'."
+    )
     shm_size: str | None = Field(default=None, description="Container /dev/shm size, e.g. '16g'.")
     served_model: str = Field(description="Model id the lane must report in /v1/models.")
     expected_quantization: str | None = Field(
@@ -214,8 +222,12 @@ class Cell(Spec):
 class CampaignSpec(Spec):
     name: str = Field(pattern=SLUG, description="Campaign name; resuming is keyed on it.")
     seed: int = Field(description="Seed of prompts, sampling and bootstrap intervals.")
-    prompt_namespace: str | None = Field(default=None, description="Prompt namespace; default name.")
-    stop_policy: StopPolicy = Field(default=StopPolicy.BLOCK_WORKLOAD, description="After a failure.")
+    prompt_namespace: str | None = Field(
+        default=None, description="Prompt namespace; default name."
+    )
+    stop_policy: StopPolicy = Field(
+        default=StopPolicy.BLOCK_WORKLOAD, description="After a failure."
+    )
     description: str | None = Field(default=None, description="What the campaign asks.")
 
     @property
@@ -258,19 +270,19 @@ class Families(Spec):
 
     def resolve(self) -> tuple[FamilySpec, ...]:
         """The registry as this campaign freezes it."""
-        resolved = []
-        for fam in DEFAULT_REGISTRY:
-            if fam.name in self.not_applicable:
-                fam = fam.model_copy(
-                    update={
-                        "status": FamilyStatus.NOT_APPLICABLE,
-                        "not_applicable_reason": self.not_applicable[fam.name],
-                    }
-                )
-            elif fam.name in self.require:
-                fam = fam.model_copy(update={"status": FamilyStatus.REQUIRED})
-            resolved.append(fam)
-        return tuple(resolved)
+        return tuple(self._resolve_one(fam) for fam in DEFAULT_REGISTRY)
+
+    def _resolve_one(self, fam: FamilySpec) -> FamilySpec:
+        if fam.name in self.not_applicable:
+            return fam.model_copy(
+                update={
+                    "status": FamilyStatus.NOT_APPLICABLE,
+                    "not_applicable_reason": self.not_applicable[fam.name],
+                }
+            )
+        if fam.name in self.require:
+            return fam.model_copy(update={"status": FamilyStatus.REQUIRED})
+        return fam
 
 
 class Matrix(Spec):

@@ -14,7 +14,11 @@ def test_sim_image_pulls_by_digest_and_runs(docker_client, sim_image: str) -> No
     assert sim_image in image.attrs["RepoDigests"]
     out = docker_client.containers.run(
         sim_image,
-        entrypoint=["python3", "-c", "import aiohttp, prometheus_client, sys; print(sys.version_info[:2])"],
+        entrypoint=[
+            "python3",
+            "-c",
+            "import aiohttp, prometheus_client, sys; print(sys.version_info[:2])",
+        ],
         network_mode="host",
         remove=True,
     )

@@ -37,6 +37,6 @@ def test_jsonl_reader_reports_a_torn_tail(tmp_path: Path) -> None:
 def test_canonical_json_is_order_independent() -> None:
     assert canonical_json({"b": 1, "a": [0.1, 2]}) == '{"a":[0.1,2],"b":1}'
     assert content_sha256({"a": 1, "b": 2}) == content_sha256({"b": 2, "a": 1})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Out of range float"):
         canonical_json({"x": float("nan")})
     assert json.loads(canonical_json({"k": "é"})) == {"k": "é"}

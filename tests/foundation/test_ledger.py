@@ -48,7 +48,7 @@ def test_sqlite_file_ledger(tmp_path: Path) -> None:
 
 @pytest.mark.postgres
 def test_postgresql_ledger(postgres_url: str) -> None:
-    url = resolve_url(postgres_url, Path("."))
+    url = resolve_url(postgres_url, Path())
     assert url.startswith("postgresql+psycopg://")
     exercise(url, f"pg-{uuid.uuid4().hex[:8]}")
     engine = open_ledger(url)

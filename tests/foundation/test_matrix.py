@@ -87,7 +87,7 @@ def test_freeze_id_is_stable_and_changes_with_any_field(tmp_path: Path) -> None:
         MINIMAL.replace("seed = 7", "seed = 8"),
         MINIMAL.replace("requests = 2", "requests = 3"),
         MINIMAL.replace('served_model = "m"', 'served_model = "n"', 1),
-        MINIMAL + '\n[thresholds]\nmax_preemptions = 1\n',
+        MINIMAL + "\n[thresholds]\nmax_preemptions = 1\n",
         MINIMAL + '\n[families.not_applicable]\ngpu_memory = "no GPUs"\n',
     ]
     ids = {freeze(load_matrix(write(tmp_path, v))).matrix_id for v in variants}
@@ -135,7 +135,9 @@ def test_bad_input_names_the_field(tmp_path: Path, edit, field, hint) -> None:  
 
 
 def test_inline_secret_is_refused(tmp_path: Path) -> None:
-    text = MINIMAL.replace('served_model = "m"', 'served_model = "m"\nenv = { HF_TOKEN = "hf_x" }', 1)
+    text = MINIMAL.replace(
+        'served_model = "m"', 'served_model = "m"\nenv = { HF_TOKEN = "hf_x" }', 1
+    )
     with pytest.raises(MatrixError, match=r"arms\[0\].*HF_TOKEN.*looks like a secret"):
         load_matrix(write(tmp_path, text))
 
