@@ -63,5 +63,5 @@ def test_newer_ledger_is_refused(tmp_path: Path) -> None:
     with engine.begin() as conn:
         conn.execute(text("update ledger_meta set value = '99' where key = 'schema_version'"))
     engine.dispose()
-    with pytest.raises(FaceoffError, match="upgrade faceoff"):
+    with pytest.raises(FaceoffError, match="Upgrade faceoff"):
         open_ledger(url)
