@@ -1,0 +1,80 @@
+"""The journal writer thread and the tolerant reader, on real files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faceoff.errors import FaceoffError
+from tests.workload.builders import failed
+from workload.journal import JournalWriter, read_journal
+from workload.outcome import RequestOutcome, Status
+
+
+def outcomes(n: int) -> list[RequestOutcome]:
+    return [failed(Status.HTTP_ERROR).model_copy(update={"index": i}) for i in range(n)]
+
+
+def test_writer_keeps_submission_order_and_calls_back_after_each_line(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    seen: list[int] = []
+
+    def on_written(outcome: RequestOutcome) -> None:
+        # called after the line's fsync: the file already holds it
+        seen.append(len(path.read_text().splitlines()))
+
+    with JournalWriter(path, on_written=on_written) as writer:
+        for outcome in outcomes(50):
+            writer.submit(outcome)
+    contents = read_journal(path)
+    assert [o.index for o in contents.outcomes] == list(range(50))
+    assert contents.intact
+    assert seen == list(range(1, 51))
+    assert writer.written == 50
+
+
+def test_reader_reports_a_torn_tail_and_keeps_complete_lines(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with JournalWriter(path) as writer:
+        for outcome in outcomes(3):
+            writer.submit(outcome)
+    line = path.read_text().splitlines()[0]
+    with path.open("a") as handle:
+        handle.write(line[: len(line) // 2])
+    contents = read_journal(path)
+    assert len(contents.outcomes) == 3
+    assert contents.torn_tail == line[: len(line) // 2]
+    assert not contents.intact
+
+
+def test_reader_reports_lines_that_are_not_outcomes(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    good = outcomes(1)[0].model_dump_json()
+    path.write_text(f'{good}\n{{"schema_version": 2}}\nnot json\n{good}\n')
+    contents = read_journal(path)
+    assert len(contents.outcomes) == 2
+    assert contents.bad_lines == [3]
+    assert len(contents.invalid) == 1 and contents.invalid[0].startswith("record 2: ")
+
+
+def test_missing_journal_reads_as_empty(tmp_path: Path) -> None:
+    contents = read_journal(tmp_path / "absent.jsonl")
+    assert contents.outcomes == [] and contents.intact
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_line_that_cannot_be_written_surfaces_on_close() -> None:
+    writer = JournalWriter(Path("/dev/full"))
+    writer.submit(outcomes(1)[0])
+    with pytest.raises(FaceoffError, match="could not append to the journal"):
+        writer.close()
+    assert writer.written == 0
+
+
+def test_outcome_lines_round_trip_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    original = outcomes(1)[0]
+    with JournalWriter(path) as writer:
+        writer.submit(original)
+    assert read_journal(path).outcomes == [original]

@@ -1,0 +1,177 @@
+"""One streamed chat completion over aiohttp, timed with ``perf_counter_ns``.
+
+aiohttp rather than httpx: on this project's loopback benchmark
+(``benchmarks/client_http_choice.py``) it reads an SSE stream with several times
+less CPU per chunk, which is what keeps chunk timestamps close to the server's
+emit times at C32 on a small host. Every read is timestamped as soon as it
+returns, before any parsing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import aiohttp
+
+from faceoff.canonical import sha256_hex
+from workload.outcome import RequestOutcome, Status
+from workload.plan import PlannedRequest
+from workload.stream import SseFramer, StreamProtocolError, StreamState
+
+Clock = Callable[[], int]
+
+ERROR_LIMIT = 4096
+EXCERPT_CHARS = 1024
+READ_BUFFER = 1 << 20  # large reads: a long answer or a burst of chunks in one call
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every journal line of one client run shares."""
+
+    cell_id: str
+    arm: str
+    attempt: int
+    plan_sha256: str
+    client_run: str
+    model: str
+    wall_anchor_utc: datetime
+    mono_anchor_ns: int
+
+
+@dataclass
+class Exchange:
+    """One request in flight; filled in as it goes, frozen into an outcome at the end."""
+
+    request: PlannedRequest
+    due_ns: int | None
+    send_ns: int | None = None
+    headers_ns: int | None = None
+    end_ns: int | None = None
+    http_status: int | None = None
+    status: Status | None = None
+    error: str | None = None
+    state: StreamState = field(default_factory=StreamState)
+
+    def fail(self, status: Status, error: str) -> None:
+        self.status, self.error = status, error[:ERROR_LIMIT]
+
+
+async def stream_chat(
+    session: aiohttp.ClientSession, url: str, body: bytes, ex: Exchange, clock: Clock
+) -> None:
+    """Send ``body`` and read the SSE answer into ``ex``; errors become statuses."""
+    try:
+        ex.send_ns = clock()
+        async with session.post(url, data=body, headers=JSON_HEADERS) as resp:
+            ex.headers_ns, ex.http_status = clock(), resp.status
+            if resp.status != 200:
+                ex.fail(Status.HTTP_ERROR, await resp.text(errors="replace"))
+                return
+            await _read_events(resp, ex, clock)
+    except (aiohttp.ClientError, StreamProtocolError, OSError) as exc:
+        ex.fail(Status.STREAM_ERROR, f"{type(exc).__name__}: {exc}")
+        return
+    ex.status, ex.error = terminal_status(ex)
+
+
+async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock) -> None:
+    framer, state = SseFramer(), ex.state
+    while data := await resp.content.readany():
+        t_ns = clock()
+        for payload in framer.feed(data):
+            state.observe(payload, t_ns)
+    if framer.pending.strip():
+        raise StreamProtocolError(f"stream ended inside an event: {framer.pending[:200]!r}")
+
+
+def terminal_status(ex: Exchange) -> tuple[Status, str | None]:
+    state = ex.state
+    if state.error is not None:
+        return Status.STREAM_ERROR, f"error event: {state.error}"[:ERROR_LIMIT]
+    if not state.done:
+        return Status.STREAM_ERROR, "stream ended before data: [DONE]"
+    if state.finish_reason is None:
+        return Status.STREAM_ERROR, "stream ended without a finish_reason"
+    if state.finish_reason == "length" and not ex.request.expect_length_finish:
+        return Status.LENGTH_LIMIT, None
+    return Status.OK, None
+
+
+async def timed_exchange(
+    session: aiohttp.ClientSession,
+    url: str,
+    body: bytes,
+    ex: Exchange,
+    *,
+    clock: Clock,
+    deadline_s: float | None,
+) -> None:
+    """``stream_chat`` under the per-request deadline; ``ex.end_ns`` is always set."""
+    try:
+        async with asyncio.timeout(deadline_s):
+            await stream_chat(session, url, body, ex, clock)
+    except TimeoutError:
+        ex.fail(Status.TIMEOUT, f"request deadline of {deadline_s} s reached")
+    finally:
+        ex.end_ns = clock()
+
+
+def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
+    """Freeze a finished exchange into its journal line."""
+    request, state = ex.request, ex.state
+    text = state.text
+    send = ex.send_ns
+    return RequestOutcome(
+        cell_id=ctx.cell_id,
+        arm=ctx.arm,
+        attempt=ctx.attempt,
+        plan_sha256=ctx.plan_sha256,
+        client_run=ctx.client_run,
+        phase=request.phase,
+        index=request.index,
+        stream=request.stream,
+        role=request.role,
+        status=ex.status or Status.CANCELLED,
+        finish_reason=state.finish_reason,
+        http_status=ex.http_status,
+        error=ex.error,
+        canary=request.canary,
+        prompt_sha256=request.prompt_sha256,
+        wire_sha256=request.wire_sha256,
+        target_input_tokens=request.target_input_tokens,
+        input_tokens=request.input_tokens,
+        max_tokens=request.max_tokens,
+        usage=state.usage,
+        wall_anchor_utc=ctx.wall_anchor_utc,
+        mono_anchor_ns=ctx.mono_anchor_ns,
+        due_ns=ex.due_ns,
+        send_ns=send,
+        headers_ns=ex.headers_ns,
+        first_output_ns=state.first_output_ns,
+        first_content_ns=state.first_content_ns,
+        last_token_ns=state.last_token_ns,
+        end_ns=_ended(ex),
+        events=state.events,
+        chunk_offsets_us=[(t - send) // 1000 for t in state.chunk_ns] if send is not None else [],
+        chunk_kinds="".join(state.chunk_kinds),
+        output_chars=len(text),
+        output_words=len(text.split()),
+        output_sha256=sha256_hex(text),
+        output_excerpt=text[:EXCERPT_CHARS],
+        reasoning_chars=state.reasoning_chars,
+        contract_words=request.contract_words,
+        marker_expected=request.marker,
+        marker_found=(request.marker in text) if request.marker else None,
+        refusal=state.refusal,
+    )
+
+
+def _ended(ex: Exchange) -> int:
+    if ex.end_ns is None:
+        raise ValueError(f"request {ex.request.index} has not ended; set end_ns first")
+    return ex.end_ns

@@ -1,0 +1,118 @@
+"""The request journal: one fsync'd JSON line per terminal request.
+
+The writer runs in its own thread fed by a queue, so that serialising a line and
+waiting for fsync never run on the client's event loop between two chunk reads.
+The reader keeps every complete line and reports a torn last line (a kill in
+the middle of a write) instead of raising.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from faceoff.artifact import first_error
+from faceoff.errors import FaceoffError
+from faceoff.files import JsonlAppender, read_jsonl
+from workload.outcome import RequestOutcome
+
+JOURNAL_NAME = "journal.jsonl"
+
+_STOP = object()
+
+
+class JournalWriter:
+    """Appends outcomes (flush + fsync each) from a dedicated thread; ``submit`` never blocks."""
+
+    def __init__(
+        self, path: Path, *, on_written: Callable[[RequestOutcome], None] | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.written = 0
+        self._on_written = on_written
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._failure: BaseException | None = None
+        self._appender = JsonlAppender(self.path, durable=True)
+        self._thread = threading.Thread(target=self._drain, name="journal-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, outcome: RequestOutcome) -> None:
+        if self._failure is not None:
+            raise self._error()
+        self._queue.put(outcome)
+
+    def close(self, timeout_s: float = 60.0) -> None:
+        """Write everything submitted, then stop; raises if any line could not be written."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            raise FaceoffError(
+                f"journal writer did not finish within {timeout_s} s",
+                where=str(self.path),
+                fix="check the disk holding the journal",
+            )
+        try:
+            self._appender.close()
+        except OSError as exc:  # the buffered remains of a failed line
+            self._failure = self._failure or exc
+        if self._failure is not None:
+            raise self._error()
+
+    def __enter__(self) -> JournalWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _drain(self) -> None:
+        while (item := self._queue.get()) is not _STOP:
+            assert isinstance(item, RequestOutcome)
+            if self._failure is not None:
+                continue  # keep draining so submitters never block; close() reports it
+            try:
+                self._appender.append(item.model_dump(mode="json"))
+            except BaseException as exc:  # a lost line must surface, never vanish
+                self._failure = exc
+                continue
+            self.written += 1
+            if self._on_written is not None:
+                self._on_written(item)
+
+    def _error(self) -> FaceoffError:
+        return FaceoffError(
+            f"could not append to the journal: {self._failure}",
+            where=str(self.path),
+            fix="free disk space or fix permissions, then rerun the cell",
+        )
+
+
+@dataclass
+class JournalContents:
+    """The outcomes of a journal and what could not be read."""
+
+    outcomes: list[RequestOutcome] = field(default_factory=list)
+    torn_tail: str | None = None  # unterminated last line, as a kill mid-write leaves it
+    bad_lines: list[int] = field(default_factory=list)  # 1-based lines that are not JSON
+    invalid: list[str] = field(default_factory=list)  # JSON lines that are not outcomes
+
+    @property
+    def intact(self) -> bool:
+        return self.torn_tail is None and not self.bad_lines and not self.invalid
+
+
+def read_journal(path: Path) -> JournalContents:
+    """Every complete, valid line of a journal; problems are reported, not raised."""
+    raw = read_jsonl(path)
+    contents = JournalContents(torn_tail=raw.torn_tail, bad_lines=raw.bad_lines)
+    for number, record in enumerate(raw.records, start=1):
+        try:
+            contents.outcomes.append(RequestOutcome.model_validate(record))
+        except ValidationError as exc:
+            contents.invalid.append(f"record {number}: {first_error(exc)}")
+    return contents

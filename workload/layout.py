@@ -1,0 +1,97 @@
+"""Which stream sends which request, in what order, and when the first is due.
+
+A cell runs as C closed-loop streams that start together. Requests are dealt to
+streams by index, so both arms of a pair send the same requests through the same
+stream in the same order. Two kinds shape the layout:
+
+- head_of_line: request 0 is the long cold prefill, alone on stream 0 at the start;
+  the other requests are short and run on streams 1..C-1, starting a little later
+  so that they queue behind it;
+- session_reuse: requests come in sessions of two turns; a session's turns run
+  back to back on one stream, so turn 2 follows turn 1 and finds its prefix cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from faceoff.errors import FaceoffError
+from matrix.model import Cell, WorkloadKind
+from workload.outcome import Phase, RequestRole
+
+
+@dataclass(frozen=True)
+class Slot:
+    phase: Phase
+    index: int
+    stream: int
+    order: int  # position within its stream
+    start_offset_ms: int  # first of a stream: due this long after the aligned start
+    role: RequestRole
+    target_tokens: int
+
+
+def layout(
+    cell: Cell, *, scored_phase: Phase, short_input_tokens: int, hol_delay_ms: int
+) -> list[Slot]:
+    """Warmups first (their own aligned start), then the scored or diagnostic requests."""
+    warmups = _round_robin(cell, Phase.WARMUP, cell.warmups, min(cell.concurrency, cell.warmups))
+    if cell.kind is WorkloadKind.HEAD_OF_LINE:
+        return warmups + _head_of_line(cell, scored_phase, short_input_tokens, hol_delay_ms)
+    if cell.kind is WorkloadKind.SESSION_REUSE:
+        return warmups + _sessions(cell, scored_phase)
+    return warmups + _round_robin(cell, scored_phase, cell.requests, cell.concurrency)
+
+
+def _round_robin(cell: Cell, phase: Phase, count: int, streams: int) -> list[Slot]:
+    return [
+        Slot(phase, i, i % streams, i // streams, 0, RequestRole.SINGLE, cell.input_tokens)
+        for i in range(count)
+    ]
+
+
+def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) -> list[Slot]:
+    if cell.concurrency < 2 or cell.requests < 2:
+        raise FaceoffError(
+            "head_of_line needs concurrency ≥ 2 and requests ≥ 2: one stream for the long "
+            "cold prefill, the others for short requests behind it",
+            where=f"cell {cell.id}",
+            fix="set concurrency = 2 or more",
+        )
+    shorts = cell.concurrency - 1
+    long = Slot(phase, 0, 0, 0, 0, RequestRole.LONG_PREFILL, cell.input_tokens)
+    return [long] + [
+        Slot(
+            phase,
+            i,
+            1 + (i - 1) % shorts,
+            (i - 1) // shorts,
+            delay_ms,
+            RequestRole.SHORT,
+            short_tokens,
+        )
+        for i in range(1, cell.requests)
+    ]
+
+
+def _sessions(cell: Cell, phase: Phase) -> list[Slot]:
+    if cell.requests % 2:
+        raise FaceoffError(
+            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd",
+            where=f"cell {cell.id}",
+            fix="set requests to an even number (two per session)",
+        )
+    if cell.requests < 2 * cell.concurrency:
+        raise FaceoffError(
+            f"session_reuse at concurrency {cell.concurrency} needs at least "
+            f"{2 * cell.concurrency} requests (a session of two turns per stream)",
+            where=f"cell {cell.id}",
+            fix="raise requests or lower concurrency",
+        )
+    slots = []
+    for i in range(cell.requests):
+        session, turn = divmod(i, 2)
+        role = RequestRole.TURN_2 if turn else RequestRole.TURN_1
+        stream, round_ = session % cell.concurrency, session // cell.concurrency
+        slots.append(Slot(phase, i, stream, 2 * round_ + turn, 0, role, cell.input_tokens))
+    return slots

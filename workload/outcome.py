@@ -1,0 +1,107 @@
+"""One journal line: the terminal outcome of one request, as guards and evidence read it.
+
+Format history of ``schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+
+OUTCOME_SCHEMA_VERSION = 1
+
+
+class Phase(StrEnum):
+    WARMUP = "warmup"  # journaled, never scored
+    SCORED = "scored"
+    DIAGNOSTIC = "diagnostic"  # journaled, never scored
+
+
+class Status(StrEnum):
+    OK = "ok"
+    HTTP_ERROR = "http_error"  # the server answered with a non-200 status
+    STREAM_ERROR = "stream_error"  # broken connection, error event, no [DONE], bad SSE
+    TIMEOUT = "timeout"  # the per-request deadline expired
+    LENGTH_LIMIT = "length_limit"  # stopped at max_tokens without having asked for it
+    CANCELLED = "cancelled"  # cell deadline, SIGTERM, or never sent
+
+
+class RequestRole(StrEnum):
+    SINGLE = "single"  # an independent request
+    LONG_PREFILL = "long_prefill"  # head_of_line: the long cold prefill in front
+    SHORT = "short"  # head_of_line: a short request behind it
+    TURN_1 = "turn_1"  # session_reuse: opens the session
+    TURN_2 = "turn_2"  # session_reuse: repeats turn 1's prefix
+
+
+class Usage(Spec):
+    prompt_tokens: int = Field(ge=0, description="usage.prompt_tokens from the API.")
+    completion_tokens: int = Field(ge=0, description="usage.completion_tokens from the API.")
+    reasoning_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="usage.completion_tokens_details.reasoning_tokens when the server reports it.",
+    )
+
+
+class RequestOutcome(Artifact):
+    """Everything the client observed about one request, written once when it ended."""
+
+    schema_version: Literal[1] = Field(default=1, description="Journal line format version.")
+    cell_id: str = Field(description="Cell of the plan.")
+    arm: str = Field(description="Arm the client was pointed at.")
+    attempt: int = Field(ge=1, description="Attempt number of the cell run.")
+    plan_sha256: str = Field(description="sha256 of the requests.json content that was run.")
+    client_run: str = Field(description="Random id of the client process that wrote the line.")
+    phase: Phase = Field(description="scored | warmup | diagnostic; only scored lines count.")
+    index: int = Field(ge=0, description="Request index within its phase (the pair key).")
+    stream: int = Field(ge=0, description="Closed-loop stream that sent it.")
+    role: RequestRole = Field(description="Role of the request in its workload's pattern.")
+    status: Status = Field(description="Terminal status.")
+    finish_reason: str | None = Field(description="Last finish_reason seen, e.g. stop, length.")
+    http_status: int | None = Field(description="HTTP status; None when never answered.")
+    error: str | None = Field(description="Error body or reason (truncated to 4 KiB).")
+    canary: str = Field(description="The request's canary, binding the line to its plan entry.")
+    prompt_sha256: str = Field(description="sha256 of the planned prompt-token vector.")
+    wire_sha256: str = Field(description="sha256 of the request body bytes sent.")
+    target_input_tokens: int = Field(description="Input token target of the plan.")
+    input_tokens: int = Field(description="Prompt tokens by the lane's /tokenize at plan time.")
+    max_tokens: int = Field(description="max_tokens sent.")
+    usage: Usage | None = Field(description="API usage; None when the server sent none.")
+    wall_anchor_utc: datetime = Field(description="UTC wall clock read together with mono_anchor.")
+    mono_anchor_ns: int = Field(description="perf_counter_ns read together with the wall anchor.")
+    due_ns: int | None = Field(
+        description="When it became due (aligned start or end of the stream's previous request)."
+    )
+    send_ns: int | None = Field(description="Just before the request was handed to the socket.")
+    headers_ns: int | None = Field(description="Response status and headers received.")
+    first_output_ns: int | None = Field(description="First non-empty reasoning or content chunk.")
+    first_content_ns: int | None = Field(description="First non-empty visible content chunk.")
+    last_token_ns: int | None = Field(description="Last non-empty reasoning or content chunk.")
+    end_ns: int = Field(description="When the client finished with the request.")
+    events: int = Field(ge=0, description="SSE data events received, [DONE] included.")
+    chunk_offsets_us: list[int] = Field(
+        description="Arrival of each token-bearing chunk, µs after send_ns, in order."
+    )
+    chunk_kinds: str = Field(
+        description="One letter per token-bearing chunk: r reasoning, c content, b both."
+    )
+    output_chars: int = Field(ge=0, description="Characters of visible content.")
+    output_words: int = Field(ge=0, description="Whitespace-separated words of visible content.")
+    output_sha256: str = Field(description="sha256 of the visible content (UTF-8).")
+    output_excerpt: str = Field(description="First 1,024 characters of the visible content.")
+    reasoning_chars: int = Field(ge=0, description="Characters of reasoning content.")
+    contract_words: int | None = Field(description="Output contract (exactly N words), if any.")
+    marker_expected: str | None = Field(description="Needle marker planted in the prompt.")
+    marker_found: bool | None = Field(description="Whether the marker came back verbatim.")
+    refusal: bool = Field(description="The server sent a refusal delta or a content_filter stop.")
+
+    @property
+    def scored(self) -> bool:
+        return self.phase is Phase.SCORED

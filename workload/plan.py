@@ -1,0 +1,256 @@
+"""The request plan of a cell (``requests.json``): the exact requests, in order, hashed.
+
+The text is a function of (campaign seed, prompt namespace, cell, phase, index) and of
+the filler length that hits the token target on the lane's tokenizer. Build it on the
+incumbent with :func:`build_plan`; give a candidate the *same text* with
+:func:`retokenize`, which records the candidate lane's own token vector, so the pair
+guard compares what each engine really prefilled.
+
+Format history of ``schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+from faceoff.canonical import canonical_json, sha256_hex
+from faceoff.errors import FaceoffError
+from matrix.model import Cell, WorkloadKind
+from workload.fit import Rate, fit_filler
+from workload.layout import Slot, layout
+from workload.outcome import Phase, RequestRole
+from workload.prompts import Prompt, PromptKey, compose, follow_up
+from workload.text import derive_int
+from workload.tokenizer import TokenCount, Tokenizer, fingerprint
+
+PLAN_NAME = "requests.json"
+PLAN_SCHEMA_VERSION = 1
+
+
+class ChatMessage(Spec):
+    role: Literal["system", "user", "assistant"] = Field(description="Chat role.")
+    content: str = Field(description="Message text, exactly as sent.")
+
+
+class PlanOptions(Spec):
+    short_input_tokens: int = Field(
+        default=512, ge=1, description="head_of_line: input target of the short requests."
+    )
+    hol_delay_ms: int = Field(
+        default=250, ge=0, description="head_of_line: short requests are due this much later."
+    )
+    scored_phase: Phase = Field(
+        default=Phase.SCORED, description="Phase of the non-warmup requests (diagnostic runs)."
+    )
+
+
+class PlannedRequest(Spec):
+    phase: Phase = Field(description="warmup | scored | diagnostic.")
+    index: int = Field(ge=0, description="Index within the phase; the pair key.")
+    stream: int = Field(ge=0, description="Closed-loop stream that sends it.")
+    order: int = Field(ge=0, description="Position within its stream.")
+    start_offset_ms: int = Field(ge=0, description="First of a stream: delay after the start.")
+    role: RequestRole = Field(description="Role in the workload's pattern.")
+    text_kind: Literal["prose", "structured"] = Field(description="Kind of document text.")
+    messages: list[ChatMessage] = Field(description="Chat messages; the nonce starts the first.")
+    max_tokens: int = Field(ge=1, description="max_tokens sent.")
+    temperature: float = Field(description="Sampling temperature sent.")
+    top_p: float = Field(description="top_p sent.")
+    seed: int = Field(description="Sampling seed sent.")
+    reasoning_effort: str | None = Field(description="chat_template_kwargs.reasoning_effort.")
+    ignore_eos: bool = Field(description="ignore_eos sent (only when true).")
+    nonce: str = Field(description="Cold-cache nonce at the very start of the prompt.")
+    canary: str = Field(description="Per-request canary string in the prompt.")
+    marker: str | None = Field(description="Needle marker, when the prompt holds one.")
+    contract_words: int | None = Field(description="Output contract: exactly N words.")
+    filler_words: int = Field(ge=0, description="Words of document text the search settled on.")
+    target_input_tokens: int = Field(description="Input token target.")
+    input_tokens: int = Field(description="Prompt tokens by the lane's /tokenize (template on).")
+    prompt_sha256: str = Field(description="sha256 of the prompt-token vector (compact JSON).")
+    wire_sha256: str = Field(description="sha256 of the serialized request body.")
+    wire_bytes: int = Field(description="Size of the serialized request body.")
+    expect_length_finish: bool = Field(
+        description="finish_reason 'length' is the intended end (ignore_eos or max_tokens=1)."
+    )
+
+    def template_kwargs(self) -> dict[str, Any] | None:
+        return {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else None
+
+    def wire(self, model: str) -> bytes:
+        """The request body, byte for byte as sent (canonical JSON)."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [m.model_dump() for m in self.messages],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if self.template_kwargs():
+            body["chat_template_kwargs"] = self.template_kwargs()
+        if self.ignore_eos:
+            body["ignore_eos"] = True
+        return canonical_json(body).encode()
+
+
+class RequestPlan(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Plan format version.")
+    cell: Cell = Field(description="The cell spec, as frozen in the matrix.")
+    seed: int = Field(description="Campaign seed.")
+    namespace: str = Field(description="Prompt namespace.")
+    model: str = Field(description="Served model name put in every request body.")
+    tokenizer_fingerprint: str = Field(description="sha256 of a fixed conversation's tokens.")
+    max_model_len: int | None = Field(description="max_model_len reported by /tokenize.")
+    options: PlanOptions = Field(description="Layout options used.")
+    requests: list[PlannedRequest] = Field(description="Warmups first, then the rest.")
+
+    def phase(self, phase: Phase) -> list[PlannedRequest]:
+        return [r for r in self.requests if r.phase is phase]
+
+
+async def build_plan(
+    cell: Cell,
+    *,
+    seed: int,
+    namespace: str,
+    model: str,
+    tokenizer: Tokenizer,
+    options: PlanOptions | None = None,
+) -> RequestPlan:
+    """Search each request's filler length against the lane's tokenizer and hash it all."""
+    options = options or PlanOptions()
+    slots = layout(
+        cell,
+        scored_phase=options.scored_phase,
+        short_input_tokens=options.short_input_tokens,
+        hol_delay_ms=options.hol_delay_ms,
+    )
+    planner = _Planner(cell, seed, namespace, model, tokenizer)
+    requests = [await planner.plan(slot) for slot in slots]
+    return RequestPlan(
+        cell=cell,
+        seed=seed,
+        namespace=namespace,
+        model=model,
+        tokenizer_fingerprint=await fingerprint(tokenizer),
+        max_model_len=planner.max_model_len,
+        options=options,
+        requests=requests,
+    )
+
+
+async def retokenize(
+    plan: RequestPlan, tokenizer: Tokenizer, *, model: str | None = None
+) -> RequestPlan:
+    """The same texts, counted and hashed by another lane's tokenizer."""
+    model = model or plan.model
+    requests = []
+    for request in plan.requests:
+        messages = [m.model_dump() for m in request.messages]
+        tokens = await tokenizer.tokenize(messages, request.template_kwargs())
+        requests.append(_hashed(request, tokens, model))
+    return plan.model_copy(
+        update={
+            "model": model,
+            "tokenizer_fingerprint": await fingerprint(tokenizer),
+            "max_model_len": tokens.max_model_len,
+            "requests": requests,
+        }
+    )
+
+
+class _Planner:
+    def __init__(
+        self, cell: Cell, seed: int, namespace: str, model: str, tokenizer: Tokenizer
+    ) -> None:
+        self.cell, self.seed, self.namespace, self.model = cell, seed, namespace, model
+        self.tokenizer = tokenizer
+        self.rates: dict[tuple[str, RequestRole], Rate] = {}
+        self.turn_1: dict[tuple[Phase, int], tuple[Prompt, int]] = {}
+        self.max_model_len: int | None = None
+
+    async def plan(self, slot: Slot) -> PlannedRequest:
+        key = PromptKey(self.seed, self.namespace, self.cell.id, slot.phase, slot.index)
+        kwargs = _template_kwargs(self.cell)
+        if slot.role is RequestRole.TURN_2:
+            first, words = self.turn_1[(slot.phase, slot.index - 1)]
+            prompt = follow_up(first, key)
+            tokens = await self.tokenizer.tokenize(prompt.messages, kwargs)
+        else:
+            fit = await fit_filler(
+                lambda n: compose(self.cell, key, slot.role, n),
+                slot.target_tokens,
+                self.tokenizer,
+                template_kwargs=kwargs,
+                rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
+                where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
+            )
+            prompt, words, tokens = fit.prompt, fit.filler_words, fit.tokens
+            self.turn_1[(slot.phase, slot.index)] = (prompt, words)
+        self._check_context(tokens, slot)
+        return _hashed(self._request(slot, key, prompt, words), tokens, self.model)
+
+    def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
+        self.max_model_len = tokens.max_model_len
+        if tokens.max_model_len is not None and tokens.count > tokens.max_model_len:
+            raise FaceoffError(
+                f"{slot.phase.value} request {slot.index} needs {tokens.count} prompt tokens; "
+                f"the lane's max_model_len is {tokens.max_model_len}",
+                where=f"cell {self.cell.id}",
+                fix="lower input_tokens or raise the lane's --max-model-len",
+            )
+
+    def _request(self, slot: Slot, key: PromptKey, prompt: Prompt, words: int) -> PlannedRequest:
+        sampling = self.cell.sampling
+        probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
+        max_tokens = 1 if probe else sampling.max_tokens
+        return PlannedRequest(
+            phase=slot.phase,
+            index=slot.index,
+            stream=slot.stream,
+            order=slot.order,
+            start_offset_ms=slot.start_offset_ms,
+            role=slot.role,
+            text_kind=prompt.text_kind,
+            messages=[ChatMessage.model_validate(m) for m in prompt.messages],
+            max_tokens=max_tokens,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            seed=derive_int(2**31, *key.parts("seed")),
+            reasoning_effort=sampling.reasoning_effort,
+            ignore_eos=sampling.ignore_eos,
+            nonce=prompt.nonce,
+            canary=prompt.canary,
+            marker=prompt.marker,
+            contract_words=prompt.contract_words,
+            filler_words=words,
+            target_input_tokens=slot.target_tokens,
+            input_tokens=0,
+            prompt_sha256="",
+            wire_sha256="",
+            wire_bytes=0,
+            expect_length_finish=sampling.ignore_eos or max_tokens == 1,
+        )
+
+
+def _template_kwargs(cell: Cell) -> dict[str, Any] | None:
+    effort = cell.sampling.reasoning_effort
+    return {"reasoning_effort": effort} if effort else None
+
+
+def _hashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
+    wire = request.wire(model)
+    return request.model_copy(
+        update={
+            "input_tokens": tokens.count,
+            "prompt_sha256": tokens.vector_sha256,
+            "wire_sha256": sha256_hex(wire),
+            "wire_bytes": len(wire),
+        }
+    )

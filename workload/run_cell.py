@@ -1,0 +1,120 @@
+"""The client process of one cell run.
+
+    python -m workload.run_cell --plan requests.json --base-url http://127.0.0.1:PORT \\
+        --journal journal.jsonl [--cell-deadline-s S] [--arm NAME] [--attempt N] [--progress]
+
+It runs in its own process so that sampling and orchestration cannot delay its
+event loop. Request bodies come from the plan file, never from argv. SIGTERM (or
+SIGINT) cancels the requests in flight and journals them as cancelled before the
+process exits. On stdout: one JSON line per journaled request with ``--progress``
+(written after its fsync), then a JSON summary.
+
+Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
+the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
+request has exactly one journal line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from faceoff.errors import FaceoffError
+from workload.client import RunContext
+from workload.journal import JournalWriter
+from workload.outcome import RequestOutcome
+from workload.plan import RequestPlan
+from workload.runner import CellRunner, RunReport
+
+# The journal writer thread holds the GIL while it serialises a line; a short switch
+# interval bounds how long a chunk read can wait for it (the default is 5 ms).
+GIL_SWITCH_INTERVAL_S = 0.0005
+EXIT_BAD_INPUT = 2
+EXIT_DEADLINE = 3
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m workload.run_cell", description=__doc__)
+    parser.add_argument("--plan", type=Path, required=True, help="requests.json of the cell")
+    parser.add_argument("--base-url", required=True, help="lane API, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--journal", type=Path, required=True, help="journal.jsonl to append to")
+    parser.add_argument("--cell-deadline-s", type=float, help="default: the cell's deadline_s")
+    parser.add_argument("--arm", default="unnamed", help="arm name written on every line")
+    parser.add_argument("--attempt", type=int, default=1, help="attempt number of the cell run")
+    parser.add_argument("--progress", action="store_true", help="a stdout line per outcome")
+    return parser.parse_args(argv)
+
+
+def anchor() -> tuple[datetime, int]:
+    """A UTC wall-clock reading and the perf_counter_ns read around it (midpoint)."""
+    before = time.perf_counter_ns()
+    wall = datetime.now(UTC)
+    return wall, (before + time.perf_counter_ns()) // 2
+
+
+def context_for(plan: RequestPlan, args: argparse.Namespace) -> RunContext:
+    wall, mono = anchor()
+    return RunContext(
+        cell_id=plan.cell.id,
+        arm=args.arm,
+        attempt=args.attempt,
+        plan_sha256=plan.sha256(),
+        client_run=secrets.token_hex(6),
+        model=plan.model,
+        wall_anchor_utc=wall,
+        mono_anchor_ns=mono,
+    )
+
+
+def print_progress(outcome: RequestOutcome) -> None:
+    line = {"phase": outcome.phase.value, "index": outcome.index, "status": outcome.status.value}
+    print(json.dumps({"journaled": line}), flush=True)
+
+
+async def run(runner: CellRunner, deadline_s: float) -> RunReport:
+    loop = asyncio.get_running_loop()
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, runner.stop.stop, f"{signal.Signals(signum).name} received")
+    return await runner.run(deadline_s)
+
+
+def exit_status(report: RunReport) -> int:
+    for signum in STOP_SIGNALS:
+        if report.stopped_by == f"{signal.Signals(signum).name} received":
+            return 128 + signum
+    return EXIT_DEADLINE if report.stopped_by else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    try:
+        plan = RequestPlan.read(args.plan)
+        journal = JournalWriter(args.journal, on_written=print_progress if args.progress else None)
+        runner = CellRunner(
+            plan, args.base_url, context_for(plan, args), journal, time.perf_counter_ns
+        )
+    except FaceoffError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = asyncio.run(run(runner, args.cell_deadline_s or plan.cell.deadline_s))
+    finally:
+        journal.close()
+    summary = {"journaled": report.journaled, "statuses": dict(report.statuses)}
+    summary |= {"stopped_by": report.stopped_by, "prewarm_error": report.prewarm_error}
+    print(json.dumps({"summary": summary}), flush=True)
+    return exit_status(report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

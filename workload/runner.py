@@ -1,0 +1,172 @@
+"""Run a request plan as C closed-loop streams that start together.
+
+Each phase (warmups, then the scored or diagnostic requests) starts at one aligned
+instant; a stream sends its next request the moment its previous one ends. A stop
+(cell deadline or SIGTERM) cancels the requests in flight, and every planned request
+still gets exactly one journal line: in-flight ones as cancelled with what they had
+received, unsent ones as cancelled and never sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from faceoff.canonical import sha256_hex
+from faceoff.errors import FaceoffError
+from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of, timed_exchange
+from workload.journal import JournalWriter
+from workload.outcome import Phase, Status
+from workload.plan import PlannedRequest, RequestPlan
+
+START_LEAD_NS = 20_000_000  # streams are created, then all start at one instant this far ahead
+
+
+@dataclass
+class Stop:
+    """Stops a run from outside (deadline timer, signal handler) and says why."""
+
+    task: asyncio.Task[object] | None = None
+    reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            if self.task is not None:
+                self.task.cancel()
+
+
+@dataclass
+class RunReport:
+    statuses: Counter[str] = field(default_factory=Counter)
+    journaled: int = 0
+    stopped_by: str | None = None
+    prewarm_error: str | None = None
+
+
+def open_session() -> aiohttp.ClientSession:
+    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=120)
+    return aiohttp.ClientSession(
+        connector=connector,
+        read_bufsize=READ_BUFFER,
+        timeout=aiohttp.ClientTimeout(total=None),
+        auto_decompress=False,
+    )
+
+
+def verified_bodies(plan: RequestPlan) -> dict[tuple[Phase, int], bytes]:
+    """Every request body, checked against the hash the plan recorded."""
+    bodies = {}
+    for request in plan.requests:
+        body = request.wire(plan.model)
+        if sha256_hex(body) != request.wire_sha256:
+            raise FaceoffError(
+                f"{request.phase.value} request {request.index}: body sha256 differs from the "
+                "plan's wire_sha256",
+                where=f"requests.json of cell {plan.cell.id}",
+                fix="rebuild the plan; requests.json must never be edited",
+            )
+        bodies[(request.phase, request.index)] = body
+    return bodies
+
+
+class CellRunner:
+    def __init__(
+        self,
+        plan: RequestPlan,
+        base_url: str,
+        context: RunContext,
+        journal: JournalWriter,
+        clock: Clock,
+    ) -> None:
+        self.plan, self.context, self.journal, self.clock = plan, context, journal, clock
+        self.base_url = base_url.rstrip("/")
+        self.bodies = verified_bodies(plan)
+        self.started: set[tuple[Phase, int]] = set()
+        self.report = RunReport()
+        self.stop = Stop()
+
+    async def run(self, cell_deadline_s: float) -> RunReport:
+        """Send every planned request, unless stopped; journal one line per request."""
+        self.stop.task = asyncio.current_task()
+        timer = asyncio.get_running_loop().call_later(
+            cell_deadline_s, self.stop.stop, f"cell deadline of {cell_deadline_s} s reached"
+        )
+        try:
+            async with open_session() as session:
+                await self._prewarm(session)
+                for phase in dict.fromkeys(r.phase for r in self.plan.requests):
+                    await self._phase(session, self.plan.phase(phase))
+        except asyncio.CancelledError:
+            if self.stop.reason is None:
+                raise
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        finally:
+            timer.cancel()
+        self._journal_unsent()
+        self.report.stopped_by = self.stop.reason
+        return self.report
+
+    async def _prewarm(self, session: aiohttp.ClientSession) -> None:
+        """One keep-alive connection per stream, so no request pays for a TCP handshake."""
+
+        async def touch() -> None:
+            async with session.get(self.base_url + "/health") as resp:
+                await resp.read()
+
+        try:
+            await asyncio.gather(*(touch() for _ in range(self.plan.cell.concurrency)))
+        except (aiohttp.ClientError, OSError) as exc:
+            self.report.prewarm_error = f"{type(exc).__name__}: {exc}"
+
+    async def _phase(self, session: aiohttp.ClientSession, requests: list[PlannedRequest]) -> None:
+        streams: dict[int, list[PlannedRequest]] = {}
+        for request in sorted(requests, key=lambda r: (r.stream, r.order)):
+            streams.setdefault(request.stream, []).append(request)
+        start_ns = self.clock() + START_LEAD_NS
+        async with asyncio.TaskGroup() as group:
+            for stream in streams.values():
+                group.create_task(self._stream(session, stream, start_ns))
+
+    async def _stream(
+        self, session: aiohttp.ClientSession, requests: list[PlannedRequest], start_ns: int
+    ) -> None:
+        due_ns = start_ns + requests[0].start_offset_ms * 1_000_000
+        await asyncio.sleep(max(0, due_ns - self.clock()) / 1e9)
+        for request in requests:
+            due_ns = await self._send(session, request, due_ns)
+
+    async def _send(
+        self, session: aiohttp.ClientSession, request: PlannedRequest, due_ns: int
+    ) -> int:
+        """One request; returns when it ended (the next request of the stream is due then)."""
+        ex = Exchange(request, due_ns)
+        self.started.add((request.phase, request.index))
+        url = self.base_url + "/v1/chat/completions"
+        body = self.bodies[(request.phase, request.index)]
+        deadline = self.plan.cell.request_deadline_s
+        try:
+            await timed_exchange(session, url, body, ex, clock=self.clock, deadline_s=deadline)
+        except asyncio.CancelledError:
+            if ex.status is None:
+                ex.fail(Status.CANCELLED, f"cancelled in flight: {self.stop.reason or 'cancel'}")
+            raise
+        finally:
+            self._journal(ex)
+        return ex.end_ns or self.clock()
+
+    def _journal_unsent(self) -> None:
+        for request in self.plan.requests:
+            if (request.phase, request.index) not in self.started:
+                ex = Exchange(request, due_ns=None, end_ns=self.clock())
+                ex.fail(Status.CANCELLED, f"never sent: {self.stop.reason or 'run ended'}")
+                self._journal(ex)
+
+    def _journal(self, ex: Exchange) -> None:
+        outcome = outcome_of(self.context, ex)
+        self.journal.submit(outcome)
+        self.report.statuses[outcome.status.value] += 1
+        self.report.journaled += 1

@@ -1,0 +1,127 @@
+"""Server-sent events of a streamed chat completion, reduced to what the journal keeps.
+
+Pure: bytes and their arrival times in, timestamps and counts out. The client
+feeds every read; tests feed hand-built event sequences.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from workload.outcome import Usage
+
+DONE = b"[DONE]"
+
+
+class StreamProtocolError(Exception):
+    """The byte stream is not the SSE a chat completion sends."""
+
+
+class SseFramer:
+    """Splits a byte stream into the data payloads of its events."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buffer = self._buffer + data
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n")
+        *blocks, self._buffer = buffer.split(b"\n\n")
+        return [payload for block in blocks if (payload := _data_of(block)) is not None]
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes of an event that has not been terminated yet."""
+        return self._buffer
+
+
+def _data_of(block: bytes) -> bytes | None:
+    lines = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line[:5] == b"data:"]
+    return b"\n".join(lines) if lines else None
+
+
+@dataclass
+class StreamState:
+    """What a chat-completion stream has said so far, with arrival times (perf_counter_ns)."""
+
+    events: int = 0
+    first_output_ns: int | None = None
+    first_content_ns: int | None = None
+    last_token_ns: int | None = None
+    chunk_ns: list[int] = field(default_factory=list)
+    chunk_kinds: list[str] = field(default_factory=list)
+    content: list[str] = field(default_factory=list)
+    reasoning_chars: int = 0
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    refusal: bool = False
+    error: str | None = None
+    done: bool = False
+
+    def observe(self, payload: bytes, t_ns: int) -> None:
+        """Take one event's data payload that arrived at ``t_ns``."""
+        self.events += 1
+        if payload == DONE:
+            self.done = True
+            return
+        try:
+            event = json.loads(payload)
+        except ValueError as exc:
+            raise StreamProtocolError(f"event is not JSON: {payload[:200]!r}") from exc
+        if not isinstance(event, dict):
+            raise StreamProtocolError(f"event is not a JSON object: {payload[:200]!r}")
+        if "error" in event:
+            self.error = _error_text(event["error"])
+        if event.get("usage"):
+            self.usage = _usage(event["usage"])
+        for choice in event.get("choices") or ():
+            self._choice(choice, t_ns)
+
+    def _choice(self, choice: dict[str, Any], t_ns: int) -> None:
+        delta = choice.get("delta") or {}
+        # vLLM >= 0.10 names it `reasoning`; older servers `reasoning_content`. Never both counted.
+        reasoning = delta.get("reasoning") or delta.get("reasoning_content") or ""
+        content = delta.get("content") or ""
+        if delta.get("refusal") or choice.get("finish_reason") == "content_filter":
+            self.refusal = True
+        if choice.get("finish_reason") is not None:
+            self.finish_reason = choice["finish_reason"]
+        if reasoning or content:
+            self._token_chunk(reasoning, content, t_ns)
+
+    def _token_chunk(self, reasoning: str, content: str, t_ns: int) -> None:
+        if self.first_output_ns is None:
+            self.first_output_ns = t_ns
+        if content and self.first_content_ns is None:
+            self.first_content_ns = t_ns
+        self.last_token_ns = t_ns
+        self.chunk_ns.append(t_ns)
+        self.chunk_kinds.append("b" if reasoning and content else "c" if content else "r")
+        self.reasoning_chars += len(reasoning)
+        if content:
+            self.content.append(content)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.content)
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    details = raw.get("completion_tokens_details") or {}
+    try:
+        return Usage(
+            prompt_tokens=raw["prompt_tokens"],
+            completion_tokens=raw["completion_tokens"],
+            reasoning_tokens=details.get("reasoning_tokens"),
+        )
+    except (KeyError, ValueError) as exc:
+        raise StreamProtocolError(f"usage chunk is malformed: {raw!r}") from exc
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    return str(error)

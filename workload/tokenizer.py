@@ -1,0 +1,100 @@
+"""Token counts from the lane's own tokenizer, through its ``/tokenize`` endpoint.
+
+The chat template is applied by the lane (``messages`` plus the same
+``chat_template_kwargs`` the request will carry), so the count and the token
+vector are exactly what the engine will prefill. Results are cached per lane by
+the request body that determines them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+
+from faceoff.canonical import canonical_json, content_sha256, sha256_hex
+from faceoff.errors import FaceoffError
+
+# Tokenized once per plan: a change of tokenizer or chat template changes this vector.
+FINGERPRINT_MESSAGES: tuple[dict[str, str], ...] = (
+    {"role": "user", "content": "faceoff tokenizer fingerprint: The quick brown fox, 0123."},
+    {"role": "assistant", "content": "Jumps over the lazy dog!"},
+    {"role": "user", "content": "Again?"},
+)
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    count: int
+    vector_sha256: str  # sha256 of the token ids as a compact JSON array
+    max_model_len: int | None
+
+
+class Tokenizer(Protocol):
+    async def tokenize(
+        self, messages: Sequence[dict[str, str]], template_kwargs: dict[str, Any] | None
+    ) -> TokenCount: ...
+
+
+def vector_sha256(tokens: Sequence[int]) -> str:
+    return sha256_hex(canonical_json(list(tokens)))
+
+
+class LaneTokenizer:
+    """``POST {base_url}/tokenize`` with chat messages, cached by request body."""
+
+    def __init__(self, session: aiohttp.ClientSession, base_url: str, model: str) -> None:
+        self.session = session
+        self.url = base_url.rstrip("/") + "/tokenize"
+        self.model = model
+        self.calls = 0
+        self._cache: dict[str, TokenCount] = {}
+
+    async def tokenize(
+        self, messages: Sequence[dict[str, str]], template_kwargs: dict[str, Any] | None
+    ) -> TokenCount:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": list(messages),
+            "add_generation_prompt": True,
+        }
+        if template_kwargs:
+            body["chat_template_kwargs"] = template_kwargs
+        key = content_sha256(body)
+        if key not in self._cache:
+            self._cache[key] = await self._post(canonical_json(body).encode())
+        return self._cache[key]
+
+    async def _post(self, data: bytes) -> TokenCount:
+        self.calls += 1
+        headers = {"Content-Type": "application/json"}
+        async with self.session.post(self.url, data=data, headers=headers) as resp:
+            text = await resp.text()
+            if resp.status != 200:
+                raise FaceoffError(
+                    f"/tokenize answered HTTP {resp.status}: {text[:500]}",
+                    where=self.url,
+                    fix="check that the lane is ready and serves the planned model",
+                )
+        return _token_count(text, self.url)
+
+
+def _token_count(text: str, url: str) -> TokenCount:
+    try:
+        answer = json.loads(text)
+        tokens = answer["tokens"]
+        return TokenCount(len(tokens), vector_sha256(tokens), answer.get("max_model_len"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FaceoffError(
+            f"/tokenize answer has no token list: {text[:300]}",
+            where=url,
+            fix="the lane must implement vLLM's /tokenize with chat messages",
+        ) from exc
+
+
+async def fingerprint(tokenizer: Tokenizer) -> str:
+    """sha256 of the token vector of a fixed conversation: names tokenizer + chat template."""
+    return (await tokenizer.tokenize(FINGERPRINT_MESSAGES, None)).vector_sha256
