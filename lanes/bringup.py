@@ -1,0 +1,125 @@
+"""Bringing a lane up: start, readiness, identity, and ``identity.json``.
+
+Format history of ``IdentityRecord.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact
+from faceoff.errors import FaceoffError
+from lanes.bootlog import quantization_values
+from lanes.context import LanePurpose, arm_lanes_dir
+from lanes.http import Http
+from lanes.identity import (
+    ExpectedIdentity,
+    IdentityVerdict,
+    ObservedIdentity,
+    expected_identity,
+    judge_identity,
+)
+from lanes.lane import Lane
+from lanes.manifest import WeightsManifest, build_manifest
+from lanes.readiness import Readiness, Waiting, wait_ready
+from lanes.records import IDENTITY_FILE
+
+
+class IdentityRecord(Artifact):
+    """``identity.json``: readiness, what was expected, what was observed, the verdict."""
+
+    schema_version: Literal[1] = Field(default=1, description="Identity record format version.")
+    campaign: str = Field(description="Campaign name.")
+    arm: str = Field(description="Arm name.")
+    run: str = Field(description="Lane run folder name.")
+    checked_at: datetime = Field(description="When identity was judged (UTC).")
+    readiness: Readiness = Field(description="How readiness went.")
+    expected: ExpectedIdentity = Field(description="The matrix's (and baseline's) pins.")
+    observed: ObservedIdentity = Field(description="What the lane showed.")
+    manifest: WeightsManifest | None = Field(
+        default=None, description="Per-file hashes of the weights manifest, when hashed."
+    )
+    verdict: IdentityVerdict = Field(description="ok, or which fields differed.")
+
+
+@dataclass(frozen=True)
+class BringUp:
+    lane: Lane
+    identity: IdentityRecord
+
+    @property
+    def ok(self) -> bool:
+        return self.identity.readiness.ready and self.identity.verdict.ok
+
+    @property
+    def reason(self) -> str | None:
+        return self.identity.verdict.reason
+
+
+def bring_up(
+    lane: Lane, http: Http, waiting: Waiting, *, baseline: ObservedIdentity | None = None
+) -> BringUp:
+    """Start the lane and judge it; the lane keeps running whatever the verdict."""
+    lane.start()
+    readiness = wait_ready(lane, http, waiting)
+    return BringUp(lane, check_identity(lane, readiness, waiting.now(), baseline))
+
+
+def check_identity(
+    lane: Lane, readiness: Readiness, now: datetime, baseline: ObservedIdentity | None = None
+) -> IdentityRecord:
+    manifest, detail = _manifest(lane)
+    observed = ObservedIdentity(
+        image=lane.running_image(),
+        models=readiness.models,
+        quantizations=quantization_values(lane.boot_log()),
+        weights_sha256=manifest.sha256 if manifest else None,
+        weights_detail=detail,
+    )
+    expected = expected_identity(lane.arm, baseline)
+    verdict = judge_identity(lane.arm.name, expected, observed)
+    if not readiness.ready:
+        verdict = IdentityVerdict(
+            ok=False, reason=f"lane of arm {lane.arm.name!r} is not ready: {readiness.reason}"
+        )
+    record = IdentityRecord(
+        campaign=lane.ctx.campaign,
+        arm=lane.arm.name,
+        run=lane.ctx.run,
+        checked_at=now,
+        readiness=readiness,
+        expected=expected,
+        observed=observed,
+        manifest=manifest,
+        verdict=verdict,
+    )
+    record.write(lane.ctx.run_dir / IDENTITY_FILE, replace=True)
+    return record
+
+
+def read_baseline(campaign_dir: Path, arm: str) -> ObservedIdentity | None:
+    """What the arm showed at its first accepted identity check of the campaign, if any."""
+    prefix = f"{LanePurpose.CAMPAIGN.value}-"
+    for path in sorted(arm_lanes_dir(campaign_dir, arm).glob(f"{prefix}*/{IDENTITY_FILE}")):
+        record = IdentityRecord.read(path)
+        if record.verdict.ok:
+            return record.observed
+    return None
+
+
+def _manifest(lane: Lane) -> tuple[WeightsManifest | None, str | None]:
+    directory = lane.arm.weights_manifest
+    if directory is None:
+        return None, "the arm names no weights_manifest directory"
+    try:
+        return build_manifest(lane.arm, directory), None
+    except FaceoffError as exc:
+        return None, exc.message
+    except OSError as exc:
+        return None, f"{exc.filename}: {exc.strerror}"

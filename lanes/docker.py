@@ -1,0 +1,210 @@
+"""A lane in a Docker container: pinned digest, host network and IPC, GPUs by id.
+
+The container is created from ``repo@sha256:…`` after pulling exactly that digest,
+labelled so that a later process can find it by campaign, arm and purpose, and
+checked after start: the image it runs must carry the pinned digest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+from typing import Any
+
+import docker.errors
+from docker.types import DeviceRequest
+from docker.types import Mount as DockerMount
+
+from faceoff.errors import FaceoffError
+from lanes.bootlog import write_boot_log
+from lanes.commands import container_command
+from lanes.context import LaneContext
+from lanes.environment import LaneEnv
+from lanes.images import ImageCheck, PinnedImage, check_running_image, parse_pinned, pull_pinned
+from lanes.records import InspectRecord, LaneExit, LaneRecord, LaneTarget
+from matrix.model import Arm
+
+GRACE_S = 30.0
+STOPPED_STATES = ("exited", "dead")
+
+
+class DockerLane:
+    """One container run of an arm; records under ``ctx.run_dir``."""
+
+    def __init__(self, arm: Arm, ctx: LaneContext, client: Any, env: LaneEnv) -> None:
+        self.arm = arm
+        self.ctx = ctx
+        self.client = client
+        self.env = env
+        self.pinned = parse_pinned(arm.image or "", where=f"arms[{arm.name}].image")
+        self._container: Any = None
+        self._record: LaneRecord | None = None
+
+    @property
+    def record(self) -> LaneRecord:
+        if self._record is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
+        return self._record
+
+    def create(self) -> LaneRecord:
+        """Pull by digest and create the container without starting it."""
+        image = pull_pinned(self.client, self.pinned, where=f"arms[{self.arm.name}].image")
+        kwargs = container_kwargs(self.arm, self.ctx, self.env, self.pinned)
+        try:
+            self._container = self.client.containers.create(**kwargs)
+        except docker.errors.APIError as exc:
+            raise FaceoffError(
+                f"Docker refused to create the lane: {exc.explanation or exc}",
+                where=f"arms[{self.arm.name}]",
+                fix="check the mounts' host paths, memory_limit and shm_size",
+            ) from exc
+        self._record = self._new_record(image.id, str(kwargs["name"]))
+        self._record.save(self.ctx.run_dir)
+        self._save_inspect()
+        return self._record
+
+    def start(self) -> LaneRecord:
+        """Create if needed, start, and verify the running image against the pinned digest."""
+        if self._container is None:
+            self.create()
+        self._container.start()
+        self._container.reload()
+        check = self._check_image()
+        self._update(
+            state="running",
+            started_at=self.ctx.now(),
+            pid=self._container.attrs["State"].get("Pid") or None,
+            running_image=check.running,
+            image_verified=check.verified,
+        )
+        self._save_inspect()
+        return self.record
+
+    def target(self) -> LaneTarget:
+        return self.record.target()
+
+    def running_image(self) -> str | None:
+        return self.record.running_image
+
+    def boot_log(self) -> str:
+        """Everything the container printed so far, redacted; also written to ``boot.log``."""
+        try:
+            raw = self._container.logs(stdout=True, stderr=True)
+        except docker.errors.NotFound:
+            return ""
+        return write_boot_log(self.ctx.run_dir, raw.decode("utf-8", "replace"), self.env)
+
+    def exit_status(self) -> LaneExit | None:
+        """None while the container runs; how it ended once it has."""
+        try:
+            self._container.reload()
+        except docker.errors.NotFound:
+            return LaneExit(exit_code=None, detail="the container was removed by someone else")
+        state = self._container.attrs["State"]
+        if state.get("Status") not in STOPPED_STATES:
+            return None
+        return LaneExit(
+            exit_code=state.get("ExitCode"),
+            oom_killed=bool(state.get("OOMKilled")),
+            finished_at=_docker_time(state.get("FinishedAt")),
+            detail=" ".join(filter(None, [f"container {state.get('Status')}", state.get("Error")])),
+        )
+
+    def stop(self, grace_s: float = GRACE_S) -> LaneExit:
+        """SIGTERM, then SIGKILL after ``grace_s``; records the exit, boot log and inspect."""
+        with contextlib.suppress(docker.errors.NotFound):
+            self._container.stop(timeout=max(1, round(grace_s)))
+        ended = self.exit_status() or LaneExit(exit_code=None, detail="still running after stop")
+        self.boot_log()
+        self._save_inspect()
+        self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
+        return ended
+
+    def remove(self) -> None:
+        """Remove the container (stopping it first if it still runs)."""
+        if self._container is None or self.record.state == "removed":
+            return
+        if self.record.state != "stopped":
+            self.stop()
+        with contextlib.suppress(docker.errors.NotFound):
+            self._container.remove(force=True)
+        self._update(state="removed")
+
+    def _check_image(self) -> ImageCheck:
+        running = self.client.images.get(self._container.attrs["Image"])
+        return check_running_image(self.pinned, running.attrs)
+
+    def _new_record(self, image_id: str, name: str) -> LaneRecord:
+        return LaneRecord(
+            campaign=self.ctx.campaign,
+            matrix_id=self.ctx.matrix_id,
+            arm=self.arm.name,
+            role=self.arm.role.value,
+            purpose=self.ctx.purpose.value,
+            run=self.ctx.run,
+            lane_kind=self.arm.lane,
+            state="created",
+            image=self.pinned.ref,
+            image_id=image_id,
+            container_id=self._container.id,
+            container_name=name,
+            command=container_command(self.arm),
+            base_url=f"http://{self.arm.host}:{self.arm.port}",
+            gpu_ids=self.arm.gpu_ids,
+            engine_args=self.arm.engine_args,
+            env=self.env.redacted(),
+            mounts=self.arm.mounts,
+            memory_limit=self.arm.memory_limit,
+            shm_size=self.arm.shm_size,
+            created_at=self.ctx.now(),
+        )
+
+    def _update(self, **changes: Any) -> None:
+        self._record = self.record.model_copy(update=changes)
+        self._record.save(self.ctx.run_dir)
+
+    def _save_inspect(self) -> None:
+        try:
+            self._container.reload()
+        except docker.errors.NotFound:
+            return
+        InspectRecord(
+            container_id=self._container.id,
+            taken_at=self.ctx.now(),
+            inspect=self.env.scrub(self._container.attrs),
+        ).save(self.ctx.run_dir)
+
+
+def container_kwargs(
+    arm: Arm, ctx: LaneContext, env: LaneEnv, pinned: PinnedImage
+) -> dict[str, Any]:
+    """Arguments of ``containers.create`` for this arm: the recipe, nothing from the host."""
+    kwargs: dict[str, Any] = {
+        "image": pinned.ref,
+        "command": container_command(arm),
+        "name": f"faceoff-{ctx.campaign}-{arm.name}-{ctx.run}",
+        "environment": env.values,
+        "labels": ctx.labels(arm),
+        "network_mode": "host",
+        "ipc_mode": "host",
+        "mounts": [
+            DockerMount(target=m.target, source=m.source, type="bind", read_only=m.read_only)
+            for m in arm.mounts
+        ],
+    }
+    if arm.gpu_ids:
+        kwargs["device_requests"] = [
+            DeviceRequest(device_ids=[str(i) for i in arm.gpu_ids], capabilities=[["gpu"]])
+        ]
+    if arm.memory_limit is not None:
+        kwargs["mem_limit"] = arm.memory_limit
+    if arm.shm_size is not None:
+        kwargs["shm_size"] = arm.shm_size
+    return kwargs
+
+
+def _docker_time(value: str | None) -> datetime | None:
+    """Docker's RFC 3339 time with nanoseconds; it spells "never" as year 1."""
+    if not value or value.startswith("0001-"):
+        return None
+    return datetime.fromisoformat(value)

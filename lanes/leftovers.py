@@ -1,0 +1,107 @@
+"""Lanes left behind by a crashed campaign: found by label or by record, then removed.
+
+Containers are found by their ``faceoff.campaign`` label; host processes by the
+``lane.json`` records under the campaign folder (pid plus its start time, so a
+reused pid is never signalled). A restored incumbent (purpose ``restore``) is
+production again and is left alone unless the caller asks otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker.errors
+
+from faceoff.errors import FaceoffError
+from lanes.context import LABEL_ARM, LABEL_CAMPAIGN, LABEL_PURPOSE, LABEL_RUN, LanePurpose
+from lanes.process import GRACE_S, is_same_process, terminate_group, wait_gone
+from lanes.records import LANE_FILE, LaneExit, LaneRecord
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """One lane that was found running or present, and what was done with it."""
+
+    arm: str
+    run: str
+    kind: str  # "container" | "process"
+    ident: str  # container id or pid
+    purpose: str
+
+
+def campaign_containers(
+    client: Any, campaign: str, *, arms: Iterable[str] | None = None, keep_restore: bool = True
+) -> list[Any]:
+    """Containers labelled with the campaign (stopped ones too), optionally of some arms."""
+    found = client.containers.list(all=True, filters={"label": f"{LABEL_CAMPAIGN}={campaign}"})
+    wanted = None if arms is None else set(arms)
+    return [
+        c
+        for c in found
+        if (wanted is None or c.labels.get(LABEL_ARM) in wanted)
+        and not (keep_restore and c.labels.get(LABEL_PURPOSE) == LanePurpose.RESTORE)
+    ]
+
+
+def remove_containers(containers: list[Any], grace_s: float = GRACE_S) -> list[Leftover]:
+    removed = []
+    for container in containers:
+        try:
+            container.stop(timeout=max(1, round(grace_s)))
+            container.remove(force=True)
+        except docker.errors.NotFound:
+            pass  # it went away on its own meanwhile
+        except docker.errors.APIError as exc:
+            raise FaceoffError(
+                f"could not remove leftover container {container.name}: {exc.explanation or exc}",
+                fix=f"remove it by hand: docker rm -f {container.id[:12]}",
+            ) from exc
+        labels = container.labels
+        removed.append(
+            Leftover(
+                arm=labels.get(LABEL_ARM, "?"),
+                run=labels.get(LABEL_RUN, "?"),
+                kind="container",
+                ident=container.id,
+                purpose=labels.get(LABEL_PURPOSE, "?"),
+            )
+        )
+    return removed
+
+
+def live_process_records(
+    campaign_dir: Path, *, arms: Iterable[str] | None = None, keep_restore: bool = True
+) -> list[tuple[Path, LaneRecord]]:
+    """Host-process lane records whose recorded process is still alive."""
+    wanted = None if arms is None else set(arms)
+    live = []
+    for path in sorted(Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}")):
+        record = LaneRecord.read(path)
+        if record.pid is None or record.container_id is not None:
+            continue
+        if wanted is not None and record.arm not in wanted:
+            continue
+        if keep_restore and record.purpose == LanePurpose.RESTORE:
+            continue
+        if is_same_process(record.pid, record.pid_started_at):
+            live.append((path.parent, record))
+    return live
+
+
+def stop_processes(
+    records: list[tuple[Path, LaneRecord]], now: Any, grace_s: float = GRACE_S
+) -> list[Leftover]:
+    """Stop each recorded process group and mark its record stopped."""
+    stopped = []
+    for run_dir, record in records:
+        pid = int(record.pid or 0)
+        terminate_group(pid, grace_s, lambda timeout, pid=pid: wait_gone(pid, timeout))
+        ended = LaneExit(exit_code=None, finished_at=now(), detail="stopped as a leftover lane")
+        record.model_copy(update={"state": "stopped", "stopped_at": now(), "exit": ended}).save(
+            run_dir
+        )
+        stopped.append(Leftover(record.arm, record.run, "process", str(pid), record.purpose))
+    return stopped

@@ -1,0 +1,127 @@
+"""Smoke probes: a short completion must return text; a JSON completion must parse.
+
+Both go to the lane directly, or through the operator's router with its bearer
+token. Each probe is judged by a pure function over the reply; a probe set passes
+only N of N.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Spec
+from lanes.http import Http, HttpReply
+
+SMOKE_PROMPT = "Reply with one short sentence confirming that you are online."
+JSON_PROMPT = 'Reply with exactly this JSON object and nothing else: {"status": "ok"}'
+PROBE_TIMEOUT_S = 120.0
+EXCERPT = 120
+
+ProbeKind = Literal["smoke", "json_smoke"]
+
+
+class ProbeResult(Spec):
+    index: int = Field(description="0-based probe number.")
+    ok: bool = Field(description="Whether this probe passed.")
+    status: int | None = Field(description="HTTP status; None when no answer came.")
+    elapsed_s: float = Field(description="Seconds from send to the full reply.")
+    detail: str = Field(description="What passed or failed, in a sentence.")
+    excerpt: str = Field(default="", description="Start of the returned text.")
+
+
+class ProbeSummary(Spec):
+    kind: ProbeKind = Field(description="smoke | json_smoke.")
+    via: Literal["lane", "router"] = Field(description="Sent to the lane or through the router.")
+    url: str = Field(description="Endpoint the probes were sent to.")
+    model: str = Field(description="Model name sent.")
+    passed: int = Field(description="Probes that passed.")
+    total: int = Field(description="Probes sent.")
+    results: list[ProbeResult] = Field(description="Each probe.")
+
+    @property
+    def ok(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+    @property
+    def line(self) -> str:
+        return f"{self.via} {self.kind.replace('_', ' ')} {self.passed}/{self.total}"
+
+
+def run_probes(
+    http: Http,
+    kind: ProbeKind,
+    *,
+    base_url: str,
+    model: str,
+    count: int,
+    max_tokens: int,
+    via: Literal["lane", "router"] = "lane",
+    headers: dict[str, str] | None = None,
+) -> ProbeSummary:
+    url = f"{base_url.rstrip('/')}/v1/chat/completions"
+    payload = probe_payload(kind, model, max_tokens)
+    results = []
+    for index in range(count):
+        reply = http.post_json(url, payload, timeout=PROBE_TIMEOUT_S, headers=headers)
+        results.append(judge_probe(kind, index, reply))
+    passed = sum(r.ok for r in results)
+    return ProbeSummary(
+        kind=kind, via=via, url=url, model=model, passed=passed, total=count, results=results
+    )
+
+
+def probe_payload(kind: ProbeKind, model: str, max_tokens: int) -> dict[str, Any]:
+    prompt = JSON_PROMPT if kind == "json_smoke" else SMOKE_PROMPT
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stream": False,
+    }
+    if kind == "json_smoke":
+        payload["response_format"] = {"type": "json_object"}
+    return payload
+
+
+def judge_probe(kind: ProbeKind, index: int, reply: HttpReply) -> ProbeResult:
+    """Pass or fail one probe from its reply alone."""
+    if not reply.ok:
+        return _result(index, reply, False, f"no completion: {reply.describe()}")
+    try:
+        message = reply.json()["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return _result(index, reply, False, "the reply is not an OpenAI chat completion")
+    content = str(message.get("content") or "")
+    if kind == "json_smoke":
+        return _judge_json(index, reply, content)
+    reasoning = str(message.get("reasoning_content") or message.get("reasoning") or "")
+    if content.strip():
+        return _result(index, reply, True, "non-empty visible text", content)
+    if reasoning.strip():
+        return _result(index, reply, True, "non-empty reasoning text, no visible text", reasoning)
+    return _result(index, reply, False, "the completion returned no text")
+
+
+def _judge_json(index: int, reply: HttpReply, content: str) -> ProbeResult:
+    try:
+        parsed = json.loads(content)
+    except json.JSONDecodeError as exc:
+        return _result(index, reply, False, f"the content is not JSON ({exc.msg})", content)
+    if not isinstance(parsed, dict):
+        return _result(index, reply, False, "the JSON is not an object", content)
+    return _result(index, reply, True, "a JSON object that parses", content)
+
+
+def _result(index: int, reply: HttpReply, ok: bool, detail: str, text: str = "") -> ProbeResult:
+    return ProbeResult(
+        index=index,
+        ok=ok,
+        status=reply.status,
+        elapsed_s=round(reply.elapsed_s, 6),
+        detail=detail,
+        excerpt=text[:EXCERPT],
+    )

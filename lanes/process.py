@@ -1,0 +1,188 @@
+"""A lane as a host process (an engine installed on the host, or the simulator).
+
+The process leads its own session and process group, so that stopping it reaches
+every worker it forked, and so that it survives the orchestrator: a restored
+incumbent must keep serving after ``faceoff restore`` exits. Its output goes
+straight to ``boot.log`` (a pipe would die with the orchestrator); faceoff
+redacts that file when the lane stops and redacts whatever it reads from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from faceoff.errors import FaceoffError
+from lanes.bootlog import write_boot_log
+from lanes.context import LaneContext
+from lanes.environment import LaneEnv
+from lanes.records import BOOT_LOG_FILE, LaneExit, LaneRecord, LaneTarget
+from matrix.model import Arm
+
+GRACE_S = 30.0
+SIGNAL_EXIT_BASE = 128  # a shell's (and Docker's) spelling of "ended by signal N"
+
+
+class ProcessLane:
+    """One host-process run of an arm; records under ``ctx.run_dir``."""
+
+    def __init__(
+        self, arm: Arm, ctx: LaneContext, command: list[str], env: dict[str, str], secrets: LaneEnv
+    ) -> None:
+        self.arm = arm
+        self.ctx = ctx
+        self.command = command
+        self.env = env
+        self.secrets = secrets
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._record: LaneRecord | None = None
+
+    @property
+    def record(self) -> LaneRecord:
+        if self._record is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
+        return self._record
+
+    def start(self) -> LaneRecord:
+        log_path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
+        try:
+            with log_path.open("ab") as log:
+                self._popen = subprocess.Popen(
+                    self.command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=self.env,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            raise FaceoffError(
+                f"could not start {self.command[0]!r}: {exc.strerror or exc}",
+                where=f"arms[{self.arm.name}].command",
+                fix="check that the engine is installed and the command is spelled right",
+            ) from exc
+        self._record = self._new_record(self._popen.pid, _started_at(self._popen.pid))
+        self._record.save(self.ctx.run_dir)
+        return self._record
+
+    def target(self) -> LaneTarget:
+        return self.record.target()
+
+    def running_image(self) -> str | None:
+        return None  # a host process runs no image; its identity rests on the other fields
+
+    def boot_log(self) -> str:
+        path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
+        raw = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return str(self.secrets.scrub(raw))
+
+    def exit_status(self) -> LaneExit | None:
+        if self._popen is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
+        code = self._popen.poll()
+        return None if code is None else _exit_from_returncode(code, self.ctx.now)
+
+    def stop(self, grace_s: float = GRACE_S) -> LaneExit:
+        """SIGTERM to the whole group, SIGKILL after ``grace_s``; then the redacted boot log."""
+        ended = self.exit_status()
+        if self._popen is not None:
+            terminate_group(self._popen.pid, grace_s, self._popen.wait)
+            ended = ended or _exit_from_returncode(self._popen.wait(), self.ctx.now)
+        write_boot_log(self.ctx.run_dir, self.boot_log(), self.secrets)
+        assert ended is not None
+        self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
+        return ended
+
+    def remove(self) -> None:
+        """A process leaves nothing to remove once stopped; stop it if it still runs."""
+        if self._record is not None and self.record.state not in ("stopped", "removed"):
+            self.stop()
+
+    def _new_record(self, pid: int, pid_started_at: float | None) -> LaneRecord:
+        now = self.ctx.now()
+        return LaneRecord(
+            campaign=self.ctx.campaign,
+            matrix_id=self.ctx.matrix_id,
+            arm=self.arm.name,
+            role=self.arm.role.value,
+            purpose=self.ctx.purpose.value,
+            run=self.ctx.run,
+            lane_kind=self.arm.lane,
+            state="running",
+            pid=pid,
+            pid_started_at=pid_started_at,
+            command=[str(self.secrets.scrub(part)) for part in self.command],
+            base_url=f"http://{self.arm.host}:{self.arm.port}",
+            gpu_ids=self.arm.gpu_ids,
+            engine_args=self.arm.engine_args,
+            env=self.secrets.redacted(),
+            mounts=self.arm.mounts,
+            created_at=now,
+            started_at=now,
+        )
+
+    def _update(self, **changes: Any) -> None:
+        self._record = self.record.model_copy(update=changes)
+        self._record.save(self.ctx.run_dir)
+
+
+def terminate_group(pgid: int, grace_s: float, wait: Any) -> None:
+    """SIGTERM the group, give the leader ``grace_s`` (``wait(timeout=…)``), then SIGKILL it.
+
+    The final SIGKILL goes to the group even when the leader exited in time, so a
+    worker that ignored SIGTERM does not outlive its lane.
+    """
+    _signal_group(pgid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired, psutil.TimeoutExpired):
+        wait(timeout=grace_s)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def is_same_process(pid: int, started_at: float | None) -> bool:
+    """Whether ``pid`` is still the process that was recorded (pids get reused)."""
+    try:
+        return started_at is not None and abs(psutil.Process(pid).create_time() - started_at) < 1
+    except psutil.Error:
+        return False
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Wait for a process that is not our child to end; True when it has."""
+    deadline = time.monotonic() + timeout
+    while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is empty already
+        os.killpg(pgid, sig)
+
+
+def _started_at(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.Error:
+        return None  # it already exited; exit_status will say how
+
+
+def _exit_from_returncode(code: int, now: Any) -> LaneExit:
+    if code < 0:
+        sig = -code
+        name = signal.Signals(sig).name
+        return LaneExit(
+            exit_code=SIGNAL_EXIT_BASE + sig,
+            signal=sig,
+            finished_at=now(),
+            detail=f"ended by {name}",
+        )
+    return LaneExit(exit_code=code, finished_at=now(), detail=f"exited with status {code}")

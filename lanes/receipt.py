@@ -1,0 +1,204 @@
+"""The restoration receipt: what was observed when the incumbent was brought back.
+
+The receipt carries the sha256 of its own canonical content (every field but
+``receipt_sha256``), so an edited receipt no longer verifies.
+
+Format history of ``Receipt.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+from faceoff.canonical import content_sha256
+from faceoff.errors import FaceoffError
+from lanes.probes import ProbeSummary
+from lanes.protected import ProtectedCheck
+from lanes.router import RouterAction
+from matrix.model import LaneKind
+
+RECEIPT_FILE = "receipt.json"
+
+Outcome = Literal["restored", "restored_with_changes", "failed"]
+
+
+class CandidateAbsence(Spec):
+    arm: str = Field(description="Candidate arm.")
+    absent: bool = Field(description="No container, process or listener of it remains.")
+    removed: list[str] = Field(
+        default_factory=list, description="Containers/pids removed by restoration."
+    )
+    detail: str = Field(description="How absence was established, or what remains.")
+
+
+class RouterOutcome(Spec):
+    readmit: RouterAction | None = Field(
+        default=None, description="The readmit call; None when it was not attempted."
+    )
+    readmitted_after_identity: bool = Field(
+        description="Readmitted, and only after identity readiness and smoke passed."
+    )
+    smoke: ProbeSummary | None = Field(default=None, description="Authenticated smoke, N/N.")
+    json_smoke: ProbeSummary | None = Field(
+        default=None, description="Authenticated JSON smoke, N/N."
+    )
+    detail: str | None = Field(
+        default=None, description="Why readmission was not attempted, when it was not."
+    )
+
+
+class Receipt(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Receipt format version.")
+    campaign: str = Field(description="Campaign name.")
+    matrix_id: str = Field(description="Frozen matrix id the recipe came from.")
+    attempt: int = Field(description="Restoration attempt number (the ledger's count).")
+    incumbent_arm: str = Field(description="The incumbent arm.")
+    lane_kind: LaneKind = Field(description="docker, or a host process (process | simulator).")
+    lane_run: str = Field(description="lanes/<arm>/<run> folder of the restored lane.")
+    image: str | None = Field(description="Pinned incumbent image, repo@sha256:….")
+    running_image: str | None = Field(
+        description="Digest the running container was verified to run."
+    )
+    container_id: str | None = Field(description="Running container id (Docker lanes).")
+    pid: int | None = Field(
+        description="Running pid (host lanes; the container's init for Docker)."
+    )
+    identity_ok: bool = Field(description="Readiness and identity passed.")
+    identity_reason: str | None = Field(description="Why identity failed, when it did.")
+    identity_ready_at: datetime | None = Field(description="When identity readiness was reached.")
+    candidates: list[CandidateAbsence] = Field(description="Each candidate arm's absence.")
+    smoke: ProbeSummary | None = Field(description="Direct smoke, N/N; None if not reached.")
+    json_smoke: ProbeSummary | None = Field(
+        description="Direct JSON smoke, N/N; None if not reached."
+    )
+    router: RouterOutcome | None = Field(description="Router readmission; None without a router.")
+    protected_files: list[ProtectedCheck] = Field(description="path → sha256 before/after.")
+    protected_unchanged: bool = Field(
+        default=False, description="Every protected file is provably unchanged."
+    )
+    started_at: datetime = Field(description="When this restoration attempt began (UTC).")
+    completed_at: datetime = Field(description="When the receipt was written (UTC).")
+    outcome: Outcome = Field(
+        default="failed", description="restored | restored_with_changes | failed."
+    )
+    problems: list[str] = Field(
+        default_factory=list, description="A sentence for each failed or changed item."
+    )
+    receipt_sha256: str = Field(
+        default="", description="sha256 of the canonical content without this field."
+    )
+
+    def content_hash(self) -> str:
+        content = self.model_dump(mode="json")
+        content.pop("receipt_sha256")
+        return content_sha256(content)
+
+    def judged(self) -> Receipt:
+        """The receipt with outcome and problems derived from its own observations."""
+        blocking = restoration_problems(self)
+        changes = protected_problems(self.protected_files)
+        if blocking:
+            outcome: Outcome = "failed"
+        else:
+            outcome = "restored_with_changes" if changes else "restored"
+        return self.model_copy(
+            update={
+                "outcome": outcome,
+                "problems": blocking + changes,
+                "protected_unchanged": not changes,
+            }
+        )
+
+    def sealed(self) -> Receipt:
+        return self.model_copy(update={"receipt_sha256": self.content_hash()})
+
+    def summary(self) -> list[str]:
+        """The receipt in a few lines, for terminals and logs."""
+        where = f"container {self.container_id[:12]}" if self.container_id else f"pid {self.pid}"
+        lines = [f"incumbent {self.incumbent_arm}: {self.image or self.lane_kind.value} ({where})"]
+        lines.append(
+            "candidates absent" if all(c.absent for c in self.candidates) else "candidate present"
+        )
+        lines += [p.line for p in (self.smoke, self.json_smoke) if p is not None]
+        if self.router is not None:
+            lines.append(
+                f"router readmitted after identity: {self.router.readmitted_after_identity}"
+            )
+            lines += [p.line for p in (self.router.smoke, self.router.json_smoke) if p is not None]
+        changed = [c.path for c in self.protected_files if not c.unchanged]
+        lines.append(
+            f"protected files changed: {', '.join(changed)}"
+            if changed
+            else "protected files unchanged"
+        )
+        return lines
+
+
+def restoration_problems(receipt: Receipt) -> list[str]:
+    """Sentences for everything that keeps the incumbent from counting as restored."""
+    problems = []
+    if not receipt.identity_ok:
+        problems.append(receipt.identity_reason or "the incumbent's identity was not established")
+    problems += [
+        f"candidate {c.arm} is not absent: {c.detail}" for c in receipt.candidates if not c.absent
+    ]
+    problems += _probe_problems([receipt.smoke, receipt.json_smoke])
+    router = receipt.router
+    if router is not None:
+        if not router.readmitted_after_identity:
+            why = router.detail or (router.readmit.detail if router.readmit else "not attempted")
+            problems.append(f"the router did not readmit the incumbent after identity: {why}")
+        problems += _probe_problems([router.smoke, router.json_smoke])
+    return problems
+
+
+def protected_problems(checks: list[ProtectedCheck]) -> list[str]:
+    return [_protected_sentence(c) for c in checks if not c.unchanged]
+
+
+def _probe_problems(summaries: list[ProbeSummary | None]) -> list[str]:
+    problems = []
+    for summary in summaries:
+        if summary is not None and not summary.ok:
+            first = next(r for r in summary.results if not r.ok)
+            problems.append(f"{summary.line}: probe {first.index} failed: {first.detail}")
+    return problems
+
+
+def _protected_sentence(check: ProtectedCheck) -> str:
+    if check.change == "modified":
+        return (
+            f"protected file {check.path} was modified "
+            f"(sha256 {check.before.sha256} before, {check.after.sha256} after)"
+        )
+    if check.change == "unreadable":
+        why = check.before.detail or check.after.detail
+        return (
+            f"protected file {check.path} could not be read, so it is not proven unchanged ({why})"
+        )
+    return f"protected file {check.path} was {check.change} during the campaign"
+
+
+def verify_receipt(path: Path) -> Receipt:
+    """Read a receipt and prove its content still hashes to the sha256 it carries."""
+    receipt = Receipt.read(path)
+    actual = receipt.content_hash()
+    if actual != receipt.receipt_sha256:
+        raise FaceoffError(
+            f"receipt content hashes to {actual[:12]} but claims {receipt.receipt_sha256[:12]}",
+            where=str(path),
+            fix="the receipt was edited after it was written; use the copy in the evidence bundle",
+        )
+    if receipt.judged().sealed() != receipt:
+        raise FaceoffError(
+            "the receipt's outcome or problems do not follow from its observations",
+            where=str(path),
+            fix="the receipt was written by a different faceoff version or forged",
+        )
+    return receipt

@@ -1,0 +1,105 @@
+"""What a lane run leaves behind: ``lane.json`` and ``inspect.json``, and its target.
+
+Format history of ``LaneRecord.schema_version`` and ``InspectRecord.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+from matrix.model import LaneKind, Mount
+
+LANE_FILE = "lane.json"
+INSPECT_FILE = "inspect.json"
+BOOT_LOG_FILE = "boot.log"
+IDENTITY_FILE = "identity.json"
+
+
+class LaneTarget(Spec):
+    """What a memory sampler watches: the container, or the process group of a host lane."""
+
+    kind: Literal["container", "process"] = Field(description="Docker container or host process.")
+    container_id: str | None = Field(default=None, description="Docker container id.")
+    pid: int | None = Field(
+        default=None, description="Host pid of the lane's main process (the container's init)."
+    )
+
+
+class LaneExit(Spec):
+    """How a lane ended, for the flow's OOM and crash rules."""
+
+    exit_code: int | None = Field(description="Exit status; None if it could not be observed.")
+    signal: int | None = Field(default=None, description="Signal that ended a host process.")
+    oom_killed: bool | None = Field(
+        default=None, description="Docker's OOMKilled flag; None where the lane cannot tell."
+    )
+    finished_at: datetime | None = Field(default=None, description="When it ended (UTC).")
+    detail: str = Field(default="", description="A sentence: how it was stopped or why it ended.")
+
+
+class LaneRecord(Artifact):
+    """``lane.json``: one start of one arm, rewritten as the run moves on."""
+
+    schema_version: Literal[1] = Field(default=1, description="Lane record format version.")
+    campaign: str = Field(description="Campaign name.")
+    matrix_id: str = Field(description="Frozen matrix id the lane was started under.")
+    arm: str = Field(description="Arm name.")
+    role: str = Field(description="incumbent | candidate.")
+    purpose: str = Field(description="campaign | restore.")
+    run: str = Field(description="Run folder name, e.g. campaign-001.")
+    lane_kind: LaneKind = Field(description="docker | process | simulator.")
+    state: Literal["created", "running", "stopped", "removed"] = Field(
+        description="Where the run is."
+    )
+    image: str | None = Field(default=None, description="Pinned image repo@sha256:…, if Docker.")
+    image_id: str | None = Field(default=None, description="Local image id the container runs.")
+    running_image: str | None = Field(
+        default=None, description="Digest the running container was verified to run."
+    )
+    image_verified: bool | None = Field(
+        default=None, description="Running image equals the pinned digest (Docker only)."
+    )
+    container_id: str | None = Field(default=None, description="Docker container id.")
+    container_name: str | None = Field(default=None, description="Docker container name.")
+    pid: int | None = Field(default=None, description="Host pid (process group leader).")
+    pid_started_at: float | None = Field(
+        default=None, description="The pid's start time (epoch s), so a reused pid is not ours."
+    )
+    command: list[str] = Field(description="Command or container cmd as launched.")
+    base_url: str = Field(description="http://host:port of the lane's API.")
+    gpu_ids: list[int] = Field(description="GPU indices given to the lane.")
+    engine_args: list[str] = Field(description="Engine flags from the arm.")
+    env: dict[str, str] = Field(description="Lane environment; secrets shown as ***.")
+    mounts: list[Mount] = Field(description="Bind mounts.")
+    memory_limit: str | None = Field(default=None, description="Container memory limit.")
+    shm_size: str | None = Field(default=None, description="Container /dev/shm size.")
+    created_at: datetime = Field(description="When the lane was created (UTC).")
+    started_at: datetime | None = Field(default=None, description="When it was started (UTC).")
+    stopped_at: datetime | None = Field(default=None, description="When faceoff stopped it.")
+    exit: LaneExit | None = Field(default=None, description="How it ended, once it has.")
+
+    def target(self) -> LaneTarget:
+        if self.container_id is not None:
+            return LaneTarget(kind="container", container_id=self.container_id, pid=self.pid)
+        return LaneTarget(kind="process", pid=self.pid)
+
+    def save(self, run_dir: Path) -> Path:
+        return self.write(Path(run_dir) / LANE_FILE, replace=True)
+
+
+class InspectRecord(Artifact):
+    """``inspect.json``: ``docker inspect`` of the lane's container, secrets redacted."""
+
+    schema_version: Literal[1] = Field(default=1, description="Inspect record format version.")
+    container_id: str = Field(description="Docker container id.")
+    taken_at: datetime = Field(description="When the inspect was taken (UTC).")
+    inspect: dict[str, Any] = Field(description="The daemon's inspect document, redacted.")
+
+    def save(self, run_dir: Path) -> Path:
+        return self.write(Path(run_dir) / INSPECT_FILE, replace=True)

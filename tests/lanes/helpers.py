@@ -1,0 +1,81 @@
+"""Arms, contexts and clean-up shared by the lane and restoration tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.records import LANE_FILE, LaneRecord
+from matrix.model import Arm
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def arm(**fields: Any) -> Arm:
+    base: dict[str, Any] = {
+        "name": "inc",
+        "role": "incumbent",
+        "lane": "process",
+        "command": [PYTHON, "-c", "pass"],
+        "port": 18000,
+        "served_model": "llm.primary",
+        "startup_deadline_s": 30,
+    }
+    base.update(fields)
+    return Arm.model_validate(base)
+
+
+def context(
+    campaign_dir: Path,
+    the_arm: Arm,
+    *,
+    campaign: str = "c1",
+    purpose: LanePurpose = LanePurpose.CAMPAIGN,
+    environ: dict[str, str] | None = None,
+) -> LaneContext:
+    return LaneContext(
+        campaign=campaign,
+        matrix_id="f" * 64,
+        purpose=purpose,
+        run_dir=next_run_dir(campaign_dir, the_arm.name, purpose),
+        environ=environ if environ is not None else dict(os.environ),
+        now=now,
+    )
+
+
+def kill_recorded_processes(campaign_dir: Path) -> None:
+    """Kill every process group a lane record under ``campaign_dir`` names, if still ours."""
+    for path in Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}"):
+        record = LaneRecord.read(path)
+        if record.pid is None or record.container_id is not None:
+            continue
+        with contextlib.suppress(psutil.Error, ProcessLookupError, PermissionError):
+            if abs(psutil.Process(record.pid).create_time() - (record.pid_started_at or 0)) < 1:
+                os.killpg(record.pid, signal.SIGKILL)
+
+
+def remove_campaign_containers(client: Any, campaign: str) -> None:
+    found = client.containers.list(all=True, filters={"label": f"faceoff.campaign={campaign}"})
+    for container in found:
+        with contextlib.suppress(Exception):
+            container.remove(force=True)
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True

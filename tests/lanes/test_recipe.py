@@ -1,0 +1,110 @@
+"""A lane's recipe: pinned images, secrets and their redaction, commands, container args."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from faceoff.errors import FaceoffError
+from lanes.commands import container_command, host_command, simulator_args
+from lanes.docker import container_kwargs
+from lanes.environment import REDACTED, host_process_env, resolve_env
+from lanes.images import check_running_image, parse_pinned
+from tests.lanes.helpers import arm, context
+
+PINNED = "127.0.0.1:5000/faceoff/sim@sha256:" + "a" * 64
+
+
+def test_a_tag_is_refused_with_the_fix() -> None:
+    with pytest.raises(FaceoffError) as err:
+        parse_pinned("127.0.0.1:5000/faceoff/sim:latest", where="arms[inc].image")
+    message = err.value.message
+    assert "arms[inc].image" in message and "not pinned by digest" in message
+    assert "repo@sha256:<64 hex>" in message
+
+
+def test_a_pinned_ref_splits_into_repo_and_digest() -> None:
+    pinned = parse_pinned(PINNED, where="x")
+    assert pinned.repo == "127.0.0.1:5000/faceoff/sim"
+    assert pinned.digest == "sha256:" + "a" * 64 and pinned.ref == PINNED
+
+
+def test_running_image_must_carry_the_pinned_digest() -> None:
+    pinned = parse_pinned(PINNED, where="x")
+    ok = check_running_image(pinned, {"Id": "sha256:1", "RepoDigests": [PINNED]})
+    assert ok.verified and ok.running == PINNED
+    other = PINNED.replace("a" * 64, "b" * 64)
+    bad = check_running_image(pinned, {"Id": "sha256:1", "RepoDigests": [other]})
+    assert not bad.verified and bad.running == other and "not the pinned" in bad.detail
+    hub = parse_pinned("docker.io/library/debian@sha256:" + "c" * 64, where="x")
+    assert check_running_image(hub, {"RepoDigests": ["debian@sha256:" + "c" * 64]}).verified
+
+
+def test_secrets_come_from_the_operator_and_never_reach_records() -> None:
+    the_arm = arm(env={"VLLM_LOGGING": "1"}, secrets={"HF_TOKEN": "OP_HF"})
+    env = resolve_env(the_arm, {"OP_HF": "hf_s3cret_value"})
+    assert env.values == {"VLLM_LOGGING": "1", "HF_TOKEN": "hf_s3cret_value"}
+    assert env.redacted() == {"VLLM_LOGGING": "1", "HF_TOKEN": REDACTED}
+    inspect = {"Config": {"Env": ["HF_TOKEN=hf_s3cret_value", "A=1"], "Cmd": ["--x"]}, "N": 3}
+    scrubbed = env.scrub(inspect)
+    assert scrubbed["Config"]["Env"] == ["HF_TOKEN=***", "A=1"] and scrubbed["N"] == 3
+    assert env.scrub("token is hf_s3cret_value.") == "token is ***."
+
+
+def test_a_missing_secret_names_both_variables() -> None:
+    with pytest.raises(FaceoffError) as err:
+        resolve_env(arm(secrets={"HF_TOKEN": "OP_HF"}), {})
+    assert "HF_TOKEN" in err.value.message and "Export OP_HF" in err.value.message
+
+
+def test_host_processes_get_an_allow_list_and_their_gpus() -> None:
+    the_arm = arm(gpu_ids=[0, 1], env={"KNOB": "x"})
+    env = host_process_env(the_arm, resolve_env(the_arm, {}), {"PATH": "/bin", "AWS_KEY": "k"})
+    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0,1", "KNOB": "x"}
+
+
+def test_simulator_arms_become_simulator_flags() -> None:
+    sim = arm(
+        lane="simulator",
+        command=None,
+        port=18101,
+        weights_manifest="/models/x",
+        simulator={"profile": "exl3-r11", "time_scale": 20, "faults": {"oom_at": 3, "x": True}},
+    )
+    assert simulator_args(sim) == [
+        "--profile", "exl3-r11", "--host", "127.0.0.1", "--port", "18101",
+        "--time-scale", "20", "--served-model-name", "llm.primary",
+        "--model-path", "/models/x", "--fault", "oom_at=3", "--fault", "x=true",
+    ]  # fmt: skip
+    assert host_command(sim, "/py")[:3] == ["/py", "-m", "simulator"]
+    docker_sim = sim.model_copy(update={"lane": "docker", "image": PINNED})
+    assert container_command(docker_sim) == simulator_args(sim)
+
+
+def test_container_arguments_carry_the_whole_recipe(tmp_path: Path) -> None:
+    the_arm = arm(
+        lane="docker",
+        image=PINNED,
+        command=None,
+        engine_args=["--max-num-seqs", "4"],
+        gpu_ids=[0, 1],
+        mounts=[{"source": str(tmp_path), "target": "/models/x"}],
+        memory_limit="52g",
+        shm_size="16g",
+    )
+    ctx = context(tmp_path, the_arm)
+    pinned = parse_pinned(PINNED, where="")
+    kwargs = container_kwargs(the_arm, ctx, resolve_env(the_arm, {}), pinned)
+    assert kwargs["image"] == PINNED and kwargs["command"] == ["--max-num-seqs", "4"]
+    assert kwargs["network_mode"] == "host" and kwargs["ipc_mode"] == "host"
+    assert kwargs["device_requests"][0]["DeviceIDs"] == ["0", "1"]
+    assert kwargs["mounts"][0]["ReadOnly"] is True
+    assert (kwargs["mem_limit"], kwargs["shm_size"]) == ("52g", "16g")
+    assert kwargs["labels"] == {
+        "faceoff.campaign": "c1",
+        "faceoff.arm": "inc",
+        "faceoff.matrix": "f" * 64,
+        "faceoff.purpose": "campaign",
+        "faceoff.run": "campaign-001",
+    }
