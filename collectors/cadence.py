@@ -1,0 +1,151 @@
+"""Cadence accounting over a cell's samples (pure): ticks, lateness, coverage, gaps.
+
+A cell's ticks are the ones scheduled inside its window ``[start_ns, end_ns]``
+(a cell shorter than one period is judged on the tick that covers its start).
+A tick is on time when its sample started within ``late_after_ns`` of its
+schedule, late when later, and missed when no sample exists for it. A family
+is carried at a tick when the on-time sample of that tick carries it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from pydantic import Field, model_validator
+
+from collectors.samples import SampleBase
+from faceoff.artifact import Spec
+
+S = TypeVar("S", bound=SampleBase)
+
+
+class CellWindow(Spec):
+    start_ns: int = Field(description="perf_counter_ns of the cell's first request send.")
+    end_ns: int = Field(description="perf_counter_ns the cell's last request ended.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CellWindow:
+        if self.end_ns < self.start_ns:
+            raise ValueError(f"window ends ({self.end_ns}) before it starts ({self.start_ns})")
+        return self
+
+
+class CadenceSummary(Spec):
+    period_ns: int = Field(description="The schedule's period.")
+    late_after_ns: int = Field(description="Slack after which a tick counts as late.")
+    ticks: int = Field(description="Ticks scheduled inside the cell window.")
+    on_time: int = Field(description="Of those, ticks sampled within the slack.")
+    late: int = Field(description="Ticks sampled, but later than the slack.")
+    missed: int = Field(description="Ticks with no sample at all.")
+    samples: int = Field(description="All samples in the file, drain included.")
+    deviation_p50_ns: int | None = Field(description="Median start-minus-schedule of the ticks.")
+    deviation_p99_ns: int | None = Field(description="p99 (nearest rank) of the same.")
+    deviation_max_ns: int | None = Field(description="Largest deviation in the window.")
+
+
+class FamilyCoverage(Spec):
+    carried: int = Field(description="Ticks whose on-time sample carries the family.")
+    coverage: float = Field(description="carried / ticks of the cell (0 when no tick).")
+    max_consecutive_misses: int = Field(description="Longest run of ticks not carrying it.")
+
+
+def anchor_ns(samples: Sequence[SampleBase]) -> int | None:
+    """The schedule's start (tick 0), as the samples recorded it."""
+    for sample in samples:
+        if not sample.final:
+            return sample.scheduled_ns - sample.seq * sample.period_ns
+    return None
+
+
+def window_seqs(anchor: int, period_ns: int, window: CellWindow) -> range:
+    first = -(-(window.start_ns - anchor) // period_ns)
+    last = (window.end_ns - anchor) // period_ns
+    if last < first:  # a window inside one period: the tick covering its start
+        return range(first - 1, first)
+    return range(first, last + 1)
+
+
+def on_schedule(samples: Sequence[S]) -> dict[int, S]:
+    """Tick samples by sequence number (the drain sample is not on the schedule)."""
+    by_seq: dict[int, S] = {}
+    for sample in samples:
+        if not sample.final:
+            by_seq.setdefault(sample.seq, sample)
+    return by_seq
+
+
+def cell_samples(samples: Sequence[S], window: CellWindow, period_ns: int) -> list[S]:
+    """The samples of the cell's ticks, plus the drain: what peaks and maxima are taken over."""
+    period = samples[0].period_ns if samples else period_ns
+    seqs = window_seqs(_anchor_or_start(samples, window), period, window)
+    return [s for s in samples if s.final or s.seq in seqs]
+
+
+def cadence_summary(
+    samples: Sequence[SampleBase], window: CellWindow, period_ns: int, late_after_ns: int
+) -> CadenceSummary:
+    period = samples[0].period_ns if samples else period_ns
+    seqs = window_seqs(_anchor_or_start(samples, window), period, window)
+    by_seq = on_schedule(samples)
+    present = [by_seq[k] for k in seqs if k in by_seq]
+    deviations = sorted(s.deviation_ns for s in present)
+    late = sum(1 for d in deviations if d > late_after_ns)
+    return CadenceSummary(
+        period_ns=period,
+        late_after_ns=late_after_ns,
+        ticks=len(seqs),
+        on_time=len(present) - late,
+        late=late,
+        missed=len(seqs) - len(present),
+        samples=len(samples),
+        deviation_p50_ns=nearest_rank(deviations, 50),
+        deviation_p99_ns=nearest_rank(deviations, 99),
+        deviation_max_ns=deviations[-1] if deviations else None,
+    )
+
+
+def family_coverage(
+    samples: Sequence[S],
+    window: CellWindow,
+    period_ns: int,
+    late_after_ns: int,
+    carries: Callable[[S], bool],
+) -> FamilyCoverage:
+    period = samples[0].period_ns if samples else period_ns
+    seqs = window_seqs(_anchor_or_start(samples, window), period, window)
+    by_seq = on_schedule(samples)
+    hits = [_carried(by_seq.get(k), late_after_ns, carries) for k in seqs]
+    carried = sum(hits)
+    return FamilyCoverage(
+        carried=carried,
+        coverage=carried / len(seqs) if seqs else 0.0,
+        max_consecutive_misses=longest_false_run(hits),
+    )
+
+
+def _carried(sample: S | None, late_after_ns: int, carries: Callable[[S], bool]) -> bool:
+    return sample is not None and sample.deviation_ns <= late_after_ns and carries(sample)
+
+
+def _anchor_or_start(samples: Sequence[SampleBase], window: CellWindow) -> int:
+    # Without a single sample the schedule is unknown; assume it began with the cell.
+    anchor = anchor_ns(samples)
+    return window.start_ns if anchor is None else anchor
+
+
+def longest_false_run(flags: Sequence[bool]) -> int:
+    longest = run = 0
+    for flag in flags:
+        run = 0 if flag else run + 1
+        longest = max(longest, run)
+    return longest
+
+
+def nearest_rank(ordered: Sequence[int], percent: float) -> int | None:
+    """Nearest-rank percentile of an ascending sequence."""
+    if not ordered:
+        return None
+    rank = max(1, math.ceil(percent / 100 * len(ordered)))
+    return ordered[rank - 1]

@@ -1,0 +1,208 @@
+"""The per-cell telemetry summary (telemetry.json), a pure function of the sample files.
+
+``summarize`` takes the samples, the cell window and the settings and computes
+everything the guards read: per source and per family the coverage and the
+longest gap, cadence counts, engine counter and histogram deltas, sampled
+maxima, the worst single GPU (never a sum) and lane/host memory extremes.
+``faceoff audit`` recomputes it from the jsonl files and the recorded window
+and settings.
+
+Format history of ``schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import Field, ValidationError
+
+from collectors.aliases import AliasTable
+from collectors.cadence import (
+    CadenceSummary,
+    CellWindow,
+    FamilyCoverage,
+    cadence_summary,
+    cell_samples,
+    family_coverage,
+)
+from collectors.deltas import CounterDelta, HistogramDelta, engine_deltas
+from collectors.engine import ENGINE_FILE
+from collectors.gpu import GPU_FILE
+from collectors.host import HOST_FILE
+from collectors.memory_summary import (
+    GpuSummary,
+    HostSummary,
+    SourceFiles,
+    gpu_summary,
+    host_summary,
+)
+from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
+from collectors.settings import CollectorSettings
+from faceoff.artifact import Artifact, Spec
+from faceoff.files import read_jsonl
+
+TELEMETRY_FILE = "telemetry.json"
+
+S = TypeVar("S", bound=SampleBase)
+SOURCE_FILES = {"engine": ENGINE_FILE, "gpu": GPU_FILE, "host": HOST_FILE}
+
+
+class EngineSummary(Spec):
+    cadence: CadenceSummary = Field(description="Ticks, lateness and misses in the window.")
+    files: SourceFiles = Field(description="What engine.jsonl held.")
+    families: dict[str, FamilyCoverage] = Field(description="Canonical family -> coverage.")
+    counters: dict[str, CounterDelta] = Field(description="Counter -> delta over the cell.")
+    histograms: dict[str, HistogramDelta] = Field(description="Histogram -> sum/count deltas.")
+    resets: int = Field(description="Counter resets (lane restarts) between baseline and final.")
+    baseline_seq: int | None = Field(description="Sample the deltas start from.")
+    final_seq: int | None = Field(description="Sample the deltas end at (the drain, normally).")
+    delta_notes: list[str] = Field(description="Why deltas are inexact, if they are.")
+    max_running: float | None = Field(description="Sampled max of num_requests_running.")
+    max_waiting: float | None = Field(description="Sampled max of num_requests_waiting.")
+    max_kv_usage_perc: float | None = Field(description="Sampled max KV usage (1.0 = full).")
+    block_size: int | None = Field(description="cache_config_info block_size.")
+    num_gpu_blocks: int | None = Field(description="cache_config_info num_gpu_blocks.")
+    kv_pool_tokens: int | None = Field(description="block_size × num_gpu_blocks.")
+    aliased: dict[str, str] = Field(description="Canonical -> older wire name read in the cell.")
+
+
+class TelemetrySummary(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Telemetry summary format version.")
+    window: CellWindow = Field(description="The cell window the summary was computed over.")
+    settings: CollectorSettings = Field(description="Cadence settings the samples were taken on.")
+    engine: EngineSummary = Field(description="Engine /metrics samples.")
+    gpu: GpuSummary | None = Field(description="NVML samples; None when the arm has no GPU ids.")
+    host: HostSummary = Field(description="Host and lane memory samples.")
+
+
+def summarize(
+    engine: Sequence[EngineSample],
+    gpu: Sequence[GpuSample] | None,
+    host: Sequence[HostSample],
+    *,
+    window: CellWindow,
+    settings: CollectorSettings,
+    table: AliasTable,
+    unreadable: dict[str, int] | None = None,
+) -> TelemetrySummary:
+    bad = unreadable or {}
+    return TelemetrySummary(
+        window=window,
+        settings=settings,
+        engine=engine_summary(engine, window, settings, table, bad.get("engine", 0)),
+        gpu=None if gpu is None else gpu_summary(gpu, window, settings, bad.get("gpu", 0)),
+        host=host_summary(host, window, settings, bad.get("host", 0)),
+    )
+
+
+def engine_summary(
+    samples: Sequence[EngineSample],
+    window: CellWindow,
+    settings: CollectorSettings,
+    table: AliasTable,
+    unreadable: int = 0,
+) -> EngineSummary:
+    period, late = settings.engine_period_ns, settings.late_after_ns(settings.engine_period_ns)
+    in_cell = [s for s in cell_samples(samples, window, period) if s.ok]
+    deltas = engine_deltas(samples, window)
+    config = _cache_config(samples)
+    return EngineSummary(
+        cadence=cadence_summary(samples, window, period, late),
+        files=SourceFiles(samples=len(samples), unreadable_lines=unreadable),
+        families={
+            name: family_coverage(samples, window, period, late, _carries(name))
+            for name in table.expected
+        },
+        counters=deltas.counters,
+        histograms=deltas.histograms,
+        resets=deltas.resets,
+        baseline_seq=deltas.baseline_seq,
+        final_seq=deltas.final_seq,
+        delta_notes=deltas.notes,
+        max_running=_max_gauge(in_cell, "num_requests_running"),
+        max_waiting=_max_gauge(in_cell, "num_requests_waiting"),
+        max_kv_usage_perc=_max_gauge(in_cell, "kv_cache_usage_perc"),
+        block_size=config[0],
+        num_gpu_blocks=config[1],
+        kv_pool_tokens=config[0] * config[1] if config[0] and config[1] else None,
+        aliased={k: v for s in samples if s.metrics for k, v in s.metrics.aliased.items()},
+    )
+
+
+def _carries(canonical: str) -> Callable[[EngineSample], bool]:
+    def carries(sample: EngineSample) -> bool:
+        return sample.ok and sample.metrics is not None and sample.metrics.carries(canonical)
+
+    return carries
+
+
+def _max_gauge(samples: Sequence[EngineSample], name: str) -> float | None:
+    values = [s.metrics.gauges[name] for s in samples if s.metrics and name in s.metrics.gauges]
+    return max(values) if values else None
+
+
+def _cache_config(samples: Sequence[EngineSample]) -> tuple[int | None, int | None]:
+    """block_size and num_gpu_blocks from the latest sample that reports them."""
+    for sample in reversed(samples):
+        labels = sample.metrics.info.get("cache_config_info") if sample.metrics else None
+        if labels:
+            return _int_label(labels.get("block_size")), _int_label(labels.get("num_gpu_blocks"))
+    return None, None
+
+
+def _int_label(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+@dataclass
+class CellSamples:
+    """The sample files of one cell folder, parsed; ``gpu`` is None where none was written."""
+
+    engine: list[EngineSample] = field(default_factory=list)
+    gpu: list[GpuSample] | None = None
+    host: list[HostSample] = field(default_factory=list)
+    unreadable: dict[str, int] = field(default_factory=dict)
+
+
+def read_samples(path: Path, model: type[S]) -> tuple[list[S], int]:
+    """Valid samples of a jsonl file, and how many lines were torn or not a sample."""
+    contents = read_jsonl(path)
+    bad = len(contents.bad_lines) + (1 if contents.torn_tail else 0)
+    samples = []
+    for record in contents.records:
+        try:
+            samples.append(model.model_validate(record))
+        except ValidationError:
+            bad += 1
+    return samples, bad
+
+
+def load_cell_samples(folder: Path) -> CellSamples:
+    folder = Path(folder)
+    engine, bad_engine = read_samples(folder / ENGINE_FILE, EngineSample)
+    host, bad_host = read_samples(folder / HOST_FILE, HostSample)
+    gpu, bad_gpu = None, 0
+    if (folder / GPU_FILE).exists():
+        gpu, bad_gpu = read_samples(folder / GPU_FILE, GpuSample)
+    unreadable = {"engine": bad_engine, "gpu": bad_gpu, "host": bad_host}
+    return CellSamples(engine=engine, gpu=gpu, host=host, unreadable=unreadable)
+
+
+def summarize_folder(
+    folder: Path, window: CellWindow, settings: CollectorSettings, table: AliasTable
+) -> TelemetrySummary:
+    """Recompute a cell's summary from its sample files (what ``faceoff audit`` does)."""
+    samples = load_cell_samples(folder)
+    return summarize(
+        samples.engine,
+        samples.gpu,
+        samples.host,
+        window=window,
+        settings=settings,
+        table=table,
+        unreadable=samples.unreadable,
+    )

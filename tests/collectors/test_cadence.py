@@ -1,0 +1,99 @@
+"""Cadence accounting and family coverage over a cell window (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.cadence import (
+    cadence_summary,
+    cell_samples,
+    family_coverage,
+    longest_false_run,
+    nearest_rank,
+)
+from collectors.samples import EngineSample, EngineStatus
+from tests.collectors.builders import MS, engine, window_ms
+
+PERIOD, SLACK = 500 * MS, 100 * MS
+
+
+def carries_running(sample: EngineSample) -> bool:
+    metrics = sample.metrics
+    return sample.ok and metrics is not None and metrics.carries("num_requests_running")
+
+
+def test_ticks_inside_the_window_are_on_time_late_or_missed() -> None:
+    # window 300..3_300 ms holds ticks 1..6; tick 3 is late, tick 5 never sampled.
+    samples = [
+        engine(0),
+        engine(1, late_ms=4),
+        engine(2, late_ms=12),
+        engine(3, late_ms=180),
+        engine(4, late_ms=2),
+        engine(6, late_ms=1),
+        engine(7, final=True),
+    ]
+    got = cadence_summary(samples, window_ms(300, 3_300), PERIOD, SLACK)
+    assert (got.ticks, got.on_time, got.late, got.missed) == (6, 4, 1, 1)
+    assert got.samples == 7
+    assert got.deviation_max_ns == 180 * MS
+    assert got.deviation_p50_ns == 4 * MS  # of 1, 2, 4, 12, 180 ms
+    assert got.deviation_p99_ns == 180 * MS
+
+
+def test_coverage_counts_on_time_samples_carrying_the_family() -> None:
+    samples = [
+        engine(1),
+        engine(2, missing=["num_requests_running"]),
+        engine(3, missing=["num_requests_running"]),
+        engine(4, status=EngineStatus.TIMEOUT),
+        engine(5, late_ms=200),  # carries it, but too late to count
+        engine(6),
+        engine(7),
+        engine(8),
+    ]
+    got = family_coverage(samples, window_ms(500, 4_000), PERIOD, SLACK, carries_running)
+    assert got.carried == 4
+    assert got.coverage == pytest.approx(4 / 8)
+    assert got.max_consecutive_misses == 4  # ticks 2, 3, 4, 5
+
+
+def test_a_cell_shorter_than_a_period_is_judged_on_the_tick_covering_its_start() -> None:
+    samples = [engine(2), engine(3)]
+    window = window_ms(1_100, 1_300)
+    assert cadence_summary(samples, window, PERIOD, SLACK).ticks == 1
+    got = family_coverage(samples, window, PERIOD, SLACK, carries_running)
+    assert (got.carried, got.coverage) == (1, 1.0)
+    assert [s.seq for s in cell_samples(samples, window, PERIOD)] == [2]
+
+
+def test_without_samples_every_tick_of_the_window_is_missed() -> None:
+    window = window_ms(0, 2_000)
+    got = cadence_summary([], window, PERIOD, SLACK)
+    assert (got.ticks, got.missed, got.on_time) == (5, 5, 0)
+    assert got.deviation_p99_ns is None
+    cov = family_coverage([], window, PERIOD, SLACK, carries_running)
+    assert (cov.coverage, cov.max_consecutive_misses) == (0.0, 5)
+
+
+def test_the_drain_sample_is_off_schedule_but_part_of_the_cell() -> None:
+    samples = [engine(0), engine(1), engine(9, final=True)]
+    window = window_ms(400, 600)
+    assert [s.seq for s in cell_samples(samples, window, PERIOD)] == [1, 9]
+    assert cadence_summary(samples, window, PERIOD, SLACK).ticks == 1
+
+
+@pytest.mark.parametrize(
+    ("flags", "longest"),
+    [([], 0), ([True, True], 0), ([False], 1), ([True, False, False, True, False], 2)],
+)
+def test_longest_false_run(flags: list[bool], longest: int) -> None:
+    assert longest_false_run(flags) == longest
+
+
+def test_nearest_rank_percentile() -> None:
+    values = list(range(1, 101))
+    assert nearest_rank(values, 99) == 99
+    assert nearest_rank(values, 50) == 50
+    assert nearest_rank([7], 99) == 7
+    assert nearest_rank([], 99) is None

@@ -1,0 +1,118 @@
+"""The engine sampler against a real /metrics endpoint on loopback, healthy and faulty."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors.aliases import vllm_aliases
+from collectors.engine import (
+    ENGINE_FILE,
+    SCRAPE_FIRST,
+    SCRAPE_LAST,
+    EngineSampler,
+    HttpMetricsSource,
+)
+from collectors.sampler import Clocks, SamplerLoop
+from collectors.samples import EngineSample, EngineStatus
+from collectors.summary import read_samples
+from tests.collectors.metrics_server import MetricsServer
+
+MS = 1_000_000
+PERIOD = 100 * MS
+
+
+def engine_loop(url: str, folder: Path, timeout_s: float = 0.08) -> SamplerLoop:
+    sampler = EngineSampler(
+        HttpMetricsSource(url, timeout_s), folder, vllm_aliases(), clocks=Clocks()
+    )
+    return SamplerLoop(sampler, period_ns=PERIOD, late_after_ns=PERIOD // 5)
+
+
+def samples(folder: Path) -> list[EngineSample]:
+    found, bad = read_samples(folder / ENGINE_FILE, EngineSample)
+    assert bad == 0
+    return found
+
+
+def run_modes(server: MetricsServer, folder: Path, modes: list[str], dwell_s: float = 0.45):  # type: ignore[no-untyped-def]
+    loop = engine_loop(server.url, folder)
+    loop.start()
+    assert loop.wait_first(5)
+    for mode in modes:
+        server.mode = mode
+        time.sleep(dwell_s)
+    server.mode = "ok"
+    stats = loop.stop(timeout_s=10)
+    return samples(folder), stats
+
+
+def test_healthy_endpoint_gives_ok_samples_and_keeps_first_and_last_scrape(
+    metrics_server: MetricsServer, tmp_path: Path, vllm_text: str
+) -> None:
+    found, stats = run_modes(metrics_server, tmp_path, ["ok"])
+    assert len(found) >= 4 and all(s.status is EngineStatus.OK for s in found)
+    assert found[-1].final and not any(s.final for s in found[:-1])
+    assert [s.seq for s in found[:-1]] == list(range(len(found) - 1))
+    assert all(s.http_status == 200 and s.latency_ns > 0 for s in found)
+    assert found[0].metrics is not None and found[0].metrics.counters["prompt_tokens"] == 52
+    assert (tmp_path / SCRAPE_FIRST).read_text() == vllm_text
+    assert (tmp_path / SCRAPE_LAST).read_text() == vllm_text
+    assert stats.ticks == len(found) - 1 and stats.sampler_errors == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "status", "error_part"),
+    [
+        ("error500", EngineStatus.HTTP_ERROR, "HTTP 500"),
+        ("hang", EngineStatus.TIMEOUT, "no complete answer within 0.08 s"),
+        ("garbage", EngineStatus.PARSE_ERROR, "not Prometheus text"),
+        ("binary", EngineStatus.PARSE_ERROR, "not UTF-8"),
+    ],
+)
+def test_a_faulty_endpoint_yields_samples_that_say_so_and_the_run_goes_on(
+    metrics_server: MetricsServer,
+    tmp_path: Path,
+    mode: str,
+    status: EngineStatus,
+    error_part: str,
+) -> None:
+    found, stats = run_modes(metrics_server, tmp_path, ["ok", mode, "ok"])
+    statuses = [s.status for s in found]
+    faulty = [s for s in found if s.status is status]
+    assert len(faulty) >= 2, statuses
+    assert all(error_part in (s.error or "") and s.metrics is None for s in faulty)
+    assert statuses[0] is EngineStatus.OK and statuses[-1] is EngineStatus.OK  # it recovered
+    assert stats.sampler_errors == 0
+    if mode == "hang":  # a hanging scrape costs its own sample, never the schedule
+        assert stats.missed == 0
+        assert all(s.latency_ns < PERIOD for s in faulty)
+    if mode == "error500":
+        assert all(s.http_status == 500 for s in faulty)
+
+
+def test_a_dropped_family_is_named_in_each_sample_that_lacks_it(
+    metrics_server: MetricsServer, tmp_path: Path
+) -> None:
+    metrics_server.drop_family = "vllm:request_prefill_time_seconds"
+    found, _ = run_modes(metrics_server, tmp_path, ["ok", "drop", "ok"])
+    dropped = [s for s in found if s.metrics and s.metrics.missing]
+    assert len(dropped) >= 2
+    assert all(s.status is EngineStatus.OK for s in found)
+    assert all(s.metrics.missing == ["request_prefill_time_seconds"] for s in dropped)  # type: ignore[union-attr]
+
+
+def test_an_unreachable_endpoint_is_recorded_every_tick(tmp_path: Path) -> None:
+    from tests.conftest import free_port
+
+    loop = engine_loop(f"http://127.0.0.1:{free_port()}/metrics", tmp_path)
+    loop.start()
+    assert loop.wait_first(5)
+    time.sleep(0.35)
+    loop.stop(drain=True, timeout_s=10)
+    found = samples(tmp_path)
+    assert len(found) >= 3
+    assert all(s.status is EngineStatus.UNREACHABLE and s.http_status is None for s in found)
+    assert not (tmp_path / SCRAPE_FIRST).exists() and not (tmp_path / SCRAPE_LAST).exists()
