@@ -46,9 +46,18 @@ class _Found:
     by_wire: dict[str, dict[str, list[_Series]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
+    declared: dict[str, str] = field(default_factory=dict)  # canonical -> wire, no series yet
 
     def add(self, alias: Alias, wire: str, series: _Series) -> None:
         self.by_wire[alias.canonical][wire].append(series)
+
+    def declare(self, table: AliasTable, family: str) -> None:
+        """A counter or histogram family exposed before its first series: all zero so far."""
+        for wire in (family, family.removesuffix("_total")):
+            alias = table.get(wire)
+            if alias is not None and alias.kind in (Kind.COUNTER, Kind.HISTOGRAM):
+                self.declared.setdefault(alias.canonical, wire)
+                return
 
 
 def without_buckets(text: str) -> str:
@@ -60,6 +69,8 @@ def parse_metrics(text: str, table: AliasTable) -> EngineMetrics:
     found = _Found()
     try:
         for family in text_string_to_metric_families(without_buckets(text)):
+            if not family.samples:
+                found.declare(table, family.name)
             for sample in family.samples:
                 _collect(found, table, sample.name, dict(sample.labels), sample.value)
     except (ValueError, TypeError, IndexError, KeyError) as exc:
@@ -95,10 +106,19 @@ class _Values:
     counters: dict[str, float] = field(default_factory=dict)
     histograms: dict[str, HistogramPoint] = field(default_factory=dict)
     info: dict[str, dict[str, str]] = field(default_factory=dict)
+    declared: set[str] = field(default_factory=set)
 
     def present(self) -> set[str]:
         counted = {key.split("{", 1)[0] for key in self.counters}
-        return {*self.gauges, *self.histograms, *self.info, *counted}
+        return {*self.gauges, *self.histograms, *self.info, *counted, *self.declared}
+
+    def put_zero(self, alias: Alias) -> None:
+        """A declared counter or histogram without series: prometheus_client starts them at 0."""
+        self.declared.add(alias.canonical)
+        if alias.kind is Kind.HISTOGRAM:
+            self.histograms[alias.canonical] = HistogramPoint(sum=0.0, count=0.0)
+        elif alias.by_label is None:
+            self.counters[alias.canonical] = 0.0
 
     def put(self, alias: Alias, series: list[_Series]) -> bool:
         """Store one family's value; False when its series carry no usable (finite) value."""
@@ -127,7 +147,12 @@ def _assemble(found: _Found, table: AliasTable) -> EngineMetrics:
     for alias in table:
         seen = found.by_wire.get(alias.canonical, {})
         wire = next((w for w in alias.wire if w in seen), None)
-        if wire is not None and values.put(alias, seen[wire]) and wire != alias.wire[0]:
+        if wire is None and alias.canonical in found.declared:
+            wire = found.declared[alias.canonical]
+            values.put_zero(alias)
+        elif wire is None or not values.put(alias, seen[wire]):
+            continue
+        if wire != alias.wire[0]:
             aliased[alias.canonical] = wire
     present = values.present()
     return EngineMetrics(

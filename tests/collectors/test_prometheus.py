@@ -66,9 +66,10 @@ def test_when_both_names_are_exposed_the_newest_wins() -> None:
 
 def test_counters_match_with_and_without_total_and_untyped() -> None:
     with_total = "# TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens_total 7\n"
+    bare_counter = "# TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens 7\n"
     bare = "# TYPE vllm:prompt_tokens gauge\nvllm:prompt_tokens 7\n"
     untyped = "vllm:prompt_tokens_total 7\n"
-    for text in (with_total, bare, untyped):
+    for text in (with_total, bare_counter, bare, untyped):
         assert parse_metrics(text, vllm_aliases()).counters == {"prompt_tokens": 7}
 
 
@@ -152,3 +153,22 @@ def test_one_wire_name_cannot_belong_to_two_aliases() -> None:
                 Alias("b", Kind.GAUGE, ("vllm:x",)),
             )
         )
+
+
+def test_a_counter_or_histogram_declared_before_its_first_series_is_zero_not_missing() -> None:
+    text = (
+        "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.\n"
+        "# TYPE vllm:prompt_tokens_total counter\n"
+        "# HELP vllm:request_success_total Count of successfully processed requests.\n"
+        "# TYPE vllm:request_success_total counter\n"
+        "# HELP vllm:request_queue_time_seconds Time spent in WAITING phase for request.\n"
+        "# TYPE vllm:request_queue_time_seconds histogram\n"
+        "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+        "# TYPE vllm:num_requests_running gauge\n"
+    )
+    metrics = parse_metrics(text, vllm_aliases())
+    assert metrics.counters == {"prompt_tokens": 0.0}
+    assert metrics.histograms["request_queue_time_seconds"].count == 0
+    present = {"prompt_tokens", "request_success", "request_queue_time_seconds"}
+    assert present.isdisjoint(metrics.missing)
+    assert "num_requests_running" in metrics.missing  # a gauge with no value carries nothing
