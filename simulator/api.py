@@ -1,0 +1,291 @@
+"""The HTTP routes: vLLM's OpenAI server surface, ``/metrics``, and ``/_sim/faults``.
+
+``Api`` holds what the handlers share (built once by ``server.build``); a
+middleware turns ``ApiError`` into vLLM's error body, counts requests like
+vLLM's HTTP instrumentation, and implements the hang fault for every route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from simulator.engine import Engine
+from simulator.faults import FaultState
+from simulator.groundtruth import GroundTruth
+from simulator.metrics import Families
+from simulator.output import OutputRequest, plan_output
+from simulator.profile import Profile, ProfileError
+from simulator.protocol import (
+    ApiError,
+    GenerationRequest,
+    context_error,
+    max_tokens_error,
+    parse_chat,
+    parse_completion,
+    parse_tokenize,
+    require_object,
+)
+from simulator.scheduler import Seq
+from simulator.streams import Generation, stream, whole
+from simulator.tokenizer import Tokenizer, TokenizerError
+from simulator.wire import Envelope, dumps, models_body
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class Api:
+    profile: Profile
+    model_name: str
+    model_path: str
+    tokenizer: Tokenizer
+    engine: Engine
+    families: Families
+    faults: FaultState
+    truth: GroundTruth
+    on_fatal: Callable[[str, int], None]  # ("crash" | "oom", exit code); does not return
+    clock: Callable[[], int] = time.perf_counter_ns
+    wall: Callable[[], float] = time.time
+    ready: bool = False
+    started: int = 0
+    fingerprint: str = "vllm-0.32.0"
+
+    def routes(self) -> list[web.RouteDef]:
+        return [
+            web.get("/health", self.health),
+            web.get("/version", self.version),
+            web.get("/v1/models", self.models),
+            web.get("/metrics", self.metrics),
+            web.post("/tokenize", self.tokenize),
+            web.post("/detokenize", self.detokenize),
+            web.post("/v1/chat/completions", self.chat),
+            web.post("/v1/completions", self.completions),
+            web.get("/_sim/faults", self.get_faults),
+            web.post("/_sim/faults", self.set_faults),
+        ]
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if self.faults.hung:
+            await asyncio.Event().wait()  # the hang fault: nothing answers, ever
+        try:
+            response = await handler(request)
+        except ApiError as exc:
+            response = json_response(exc.body(), exc.status)
+        except web.HTTPException as exc:  # unknown route or method, as FastAPI words it
+            response = json_response({"detail": exc.reason}, exc.status)
+        self._count(request, response.status)
+        return response
+
+    def _count(self, request: web.Request, status: int) -> None:
+        resource = request.match_info.route.resource
+        if resource is not None:
+            handler = resource.canonical
+            method = request.method
+            self.families.http.labels(
+                handler=handler, method=method, status=f"{status // 100}xx"
+            ).inc()
+
+    async def health(self, _request: web.Request) -> web.Response:
+        return web.Response(status=200 if self.ready else 503)
+
+    async def version(self, _request: web.Request) -> web.Response:
+        return json_response({"version": self.profile.model.vllm_version})
+
+    async def models(self, _request: web.Request) -> web.Response:
+        perm = f"modelperm-{uuid.uuid4().hex[:16]}"
+        body = models_body(
+            self.model_name, self.model_path, self.profile.model.max_model_len, self.started, perm
+        )
+        return json_response(body)
+
+    async def metrics(self, _request: web.Request) -> web.Response:
+        spec = self.faults.spec
+        if spec.metrics_delay_s:
+            await asyncio.sleep(spec.metrics_delay_s)
+        if spec.metrics_status != 200:
+            return web.Response(status=spec.metrics_status, text="metrics unavailable\n")
+        body = self.families.exposition(spec.missing_families)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def tokenize(self, request: web.Request) -> web.Response:
+        self._require_ready()
+        body = require_object(await read_json(request))
+        self._check_model(body.get("model"))
+        tokens = parse_tokenize(body, self.tokenizer)
+        strs = self.tokenizer.token_strs(tokens) if body.get("return_token_strs") else None
+        return json_response(
+            {
+                "count": len(tokens),
+                "max_model_len": self.profile.model.max_model_len,
+                "tokens": tokens,
+                "token_strs": strs,
+            }
+        )
+
+    async def detokenize(self, request: web.Request) -> web.Response:
+        self._require_ready()
+        body = require_object(await read_json(request))
+        self._check_model(body.get("model"))
+        try:
+            tokens = self.tokenizer.check_ids(body.get("tokens") or [])
+        except TokenizerError as exc:
+            raise ApiError(400, str(exc), param="tokens") from exc
+        return json_response({"prompt": self.tokenizer.decode(tokens)})
+
+    async def get_faults(self, _request: web.Request) -> web.Response:
+        return json_response(self.faults.as_dict())
+
+    async def set_faults(self, request: web.Request) -> web.Response:
+        try:
+            self.faults.update(await read_json(request))
+        except ProfileError as exc:
+            raise ApiError(400, str(exc)) from exc
+        return json_response(self.faults.as_dict())
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        self._require_ready()
+        return await self._generate(request, parse_chat(await read_json(request), self.tokenizer))
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        self._require_ready()
+        body = await read_json(request)
+        return await self._generate(request, parse_completion(body, self.tokenizer))
+
+    def _require_ready(self) -> None:
+        if not self.ready:
+            raise ApiError(503, "The server is starting up; retry when /health returns 200.")
+
+    def _check_model(self, model: object) -> None:
+        if model is not None and model != self.model_name:
+            raise ApiError(404, f"The model `{model}` does not exist.", param="model")
+
+    async def _generate(self, request: web.Request, req: GenerationRequest) -> web.StreamResponse:
+        arrival = self.clock()
+        self._check_model(req.model)
+        if self._fatal_faults() == "hang":
+            await asyncio.Event().wait()
+        max_tokens = self._max_tokens(req)
+        status = self.faults.error_status()
+        if status:
+            raise ApiError(status, "The engine failed to process the request (injected fault).")
+        self._check_queue()
+        gen, seq = self._admit(req, max_tokens, arrival)
+        chat = req.endpoint == "chat"
+        try:
+            if req.stream:
+                response = await stream(request, gen, self.truth, self.tokenizer, chat)
+            else:
+                response = await whole(gen, self.truth, self.tokenizer, chat)
+        except (ConnectionResetError, asyncio.CancelledError):
+            self.engine.abort(seq)
+            raise
+        self.truth.finish(
+            gen.trace,
+            status=200,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=seq.generated,
+            finish_reason=gen.plan.finish_reason,
+        )
+        return response
+
+    def _fatal_faults(self) -> str | None:
+        fault = self.faults.arrival()
+        if fault in ("crash", "oom"):
+            self.on_fatal(fault, self.faults.spec.crash_exit_code)
+        if fault == "hang":
+            self.faults.hung = True
+            self.engine.freeze()
+        return fault
+
+    def _max_tokens(self, req: GenerationRequest) -> int:
+        prompt, limit = len(req.prompt_tokens), self.profile.model.max_model_len
+        if self.faults.refuses(prompt):
+            raise context_error(self.faults.spec.refuse_above_tokens, prompt)
+        if prompt >= limit:
+            raise context_error(limit, prompt)
+        if req.max_tokens is None:
+            return limit - prompt
+        if prompt + req.max_tokens > limit:
+            raise max_tokens_error(limit, prompt, req.max_tokens)
+        return req.max_tokens
+
+    def _check_queue(self) -> None:
+        limit = self.profile.engine.max_queued_requests
+        if limit and len(self.engine.scheduler.waiting) >= limit:
+            self.families.rejections.labels(
+                model_name=self.model_name, reason="max_num_queued_reqs"
+            ).inc()
+            raise ApiError(
+                429, f"The engine queue is full ({limit} waiting requests); retry later."
+            )
+
+    def _admit(
+        self, req: GenerationRequest, max_tokens: int, arrival: int
+    ) -> tuple[Generation, Seq]:
+        spec = self.faults.spec
+        plan = plan_output(
+            self._output_request(req, max_tokens),
+            self.profile.output,
+            self.tokenizer,
+            overrun=spec.contract_overrun,
+        )
+        prefix = "chatcmpl" if req.endpoint == "chat" else "cmpl"
+        envelope = Envelope(
+            f"{prefix}-{uuid.uuid4().hex[:16]}", int(self.wall()), self.model_name, self.fingerprint
+        )
+        queue: asyncio.Queue = asyncio.Queue()
+        seq = Seq(
+            request_id=envelope.ident,
+            prompt=req.prompt_tokens,
+            planned=len(plan.tokens),
+            max_tokens=max_tokens,
+            per_step=self.engine.per_step(plan.text_kind),
+            finish_reason=plan.finish_reason,
+            arrival_ns=arrival,
+            sink=queue.put_nowait,
+        )
+        trace = self.truth.start(envelope.ident, req.endpoint, req.stream, arrival)
+        gen = Generation(
+            envelope,
+            plan,
+            len(req.prompt_tokens),
+            queue,
+            trace,
+            reasoning_field=self.profile.output.reasoning_field,
+            include_usage=req.include_usage,
+            continuous_usage=req.continuous_usage,
+        )
+        self.engine.submit(seq)
+        return gen, seq
+
+    def _output_request(self, req: GenerationRequest, max_tokens: int) -> OutputRequest:
+        return OutputRequest(
+            prompt_tokens=req.prompt_tokens,
+            instruction=req.instruction,
+            context_text=req.context_text,
+            max_tokens=max_tokens,
+            seed=req.seed,
+            ignore_eos=req.ignore_eos,
+            reasoning=req.reasoning and req.endpoint == "chat",
+            reasoning_effort=req.reasoning_effort,
+            response_format=req.response_format,
+        )
+
+
+async def read_json(request: web.Request) -> object:
+    try:
+        return await request.json()
+    except ValueError as exc:
+        raise ApiError(400, f"The request body is not valid JSON: {exc}") from exc
+
+
+def json_response(body: object, status: int = 200) -> web.Response:
+    return web.Response(text=dumps(body), status=status, content_type="application/json")
