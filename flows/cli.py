@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ import typer
 from faceoff import __version__
 from faceoff.errors import FaceoffError
 from flows import console as views
+from flows.restore import restore_incumbent, restore_pending, restore_tools
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
@@ -88,7 +90,20 @@ def restore(
     db: DbUrl = None,
 ) -> None:
     """Bring the incumbent back and write the restoration receipt (idempotent)."""
-    raise _not_yet("restore")
+    engine = open_ledger(resolve_url(db, workdir))
+    tools = restore_tools(os.environ)
+    if campaign is None:
+        outcomes = restore_pending(engine, tools)
+    else:
+        outcomes = [restore_incumbent(engine, campaign, tools)]
+    if not outcomes:
+        typer.echo("no campaign needs restoration; nothing changed")
+    for outcome in outcomes:
+        typer.echo(outcome.message)
+        for line in outcome.details:
+            typer.echo(f"  {line}")
+    if not all(o.ok for o in outcomes):
+        raise SystemExit(1)
 
 
 @app.command()

@@ -146,9 +146,14 @@ def terminate_group(pgid: int, grace_s: float, wait: Any) -> None:
 
 
 def is_same_process(pid: int, started_at: float | None) -> bool:
-    """Whether ``pid`` is still the process that was recorded (pids get reused)."""
+    """Whether ``pid`` is still the live process that was recorded (pids get reused).
+
+    A zombie has ended; it only waits for its parent to collect its status.
+    """
     try:
-        return started_at is not None and abs(psutil.Process(pid).create_time() - started_at) < 1
+        process = psutil.Process(pid)
+        same = started_at is not None and abs(process.create_time() - started_at) < 1
+        return same and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
 

@@ -15,9 +15,25 @@ import psutil
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.records import LANE_FILE, LaneRecord
 from matrix.model import Arm
+from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
+SIM_PYTHON = sys.executable  # runs `-m simulator` for simulator lanes
+
+
+def simulator_arm(**fields: Any) -> Arm:
+    """A host-process simulator arm on a free port, run fast."""
+    values: dict[str, Any] = {
+        "lane": "simulator",
+        "command": None,
+        "port": free_port(),
+        "expected_quantization": "exl3",
+        "probes": {"poll_interval_s": 0.2},
+        "simulator": {"profile": "exl3-r11", "time_scale": 50},
+    }
+    values.update(fields)
+    return arm(**values)
 
 
 def now() -> datetime:

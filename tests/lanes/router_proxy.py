@@ -32,8 +32,12 @@ class RouterProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def admin_base(self) -> str:
+        return f"{self.url}/admin/upstreams/llm"
+
     def admin(self, action: str) -> str:
-        return f"{self.url}/admin/upstreams/llm/{action}"
+        return f"{self.admin_base}/{action}"
 
     def start(self) -> RouterProxy:
         ready = threading.Event()

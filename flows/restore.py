@@ -1,0 +1,249 @@
+"""Restoration keyed on the ledger: idempotent, resumable, usable without Prefect.
+
+The campaign flow calls ``require_restoration`` before it first touches the
+incumbent (hashing the protected files first), and ``restore_incumbent`` in its
+``finally``. ``faceoff restore`` calls the same functions after a crash: the
+ledger row says whether the incumbent may still be down, the frozen matrix says
+what to bring back. A restored campaign is left alone and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import docker
+import docker.errors
+from sqlalchemy import Engine
+
+from faceoff.errors import FaceoffError
+from lanes.http import UrllibHttp
+from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
+from lanes.records import LANE_FILE, LaneRecord
+from lanes.restoration import Attempt, RestoreTools, bring_back, snapshot_before
+from ledger.campaigns import require_campaign
+from ledger.db import session_scope
+from ledger.restoration import (
+    RESTORED,
+    add_lane_run,
+    begin_attempt,
+    close_lane_runs,
+    find_restoration,
+    finish_attempt,
+    pending_restorations,
+)
+from ledger.restoration import require_restoration as require_row
+from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
+from matrix.freeze import FrozenMatrix, read_frozen
+
+FROZEN_FILE = "matrix.frozen.json"
+
+State = Literal["restored", "restored_with_changes", "failed", "already_restored", "not_required"]
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    campaign: str
+    state: State
+    changed: bool  # whether this call started, stopped or wrote anything
+    message: str
+    receipt: Receipt | None = None
+    receipt_path: Path | None = None
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.state != "failed"
+
+
+def restore_tools(environ: Mapping[str, str]) -> RestoreTools:
+    """The real clocks, HTTP and Docker daemon, for the CLI and the campaign flow."""
+    return RestoreTools(
+        environ=dict(environ),
+        now=lambda: datetime.now(UTC),
+        http=UrllibHttp(),
+        docker=docker_client,
+    )
+
+
+def docker_client() -> Any:
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise FaceoffError(
+            f"cannot reach the Docker daemon: {exc}",
+            fix="start dockerd, or set DOCKER_HOST to the daemon that runs the lanes",
+        ) from exc
+    return client
+
+
+def require_restoration(
+    engine: Engine, *, campaign: str, frozen: FrozenMatrix, campaign_dir: Path, now: Any
+) -> RestorationRow:
+    """Before the incumbent is first touched: hash the protected files, then write the row.
+
+    Idempotent: while a requirement is open, neither the row nor the hashes change.
+    """
+    with session_scope(engine) as session:
+        row = require_campaign(session, campaign)
+        existing = find_restoration(session, row)
+        if existing is None or existing.state == RESTORED:
+            snapshot_before(frozen, campaign_dir, now())
+        incumbent = frozen.matrix.incumbent
+        restoration, _ = require_row(
+            session, row, incumbent_arm=incumbent.name, image_digest=incumbent.image, now=now
+        )
+        return restoration
+
+
+def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> RestoreOutcome:
+    """Bring the campaign's incumbent back unless its restoration is already complete."""
+    with session_scope(engine) as session:
+        row = require_campaign(session, campaign)
+        restoration = find_restoration(session, row)
+        if restoration is None:
+            return _not_required(campaign)
+        if restoration.state == RESTORED:
+            return _already_restored(campaign, restoration)
+        attempt = begin_attempt(session, restoration)
+        campaign_dir, matrix_id = Path(row.evidence_dir), row.matrix_id
+    try:
+        frozen = _frozen(campaign_dir, matrix_id)
+        result = bring_back(frozen, campaign_dir, attempt=attempt, tools=tools)
+    except FaceoffError as exc:
+        _record_failure(engine, campaign, exc.message, tools)
+        return RestoreOutcome(campaign, "failed", True, f"campaign {campaign}: {exc.message}")
+    path = write_receipt(campaign_dir, result.receipt)
+    _record_attempt(engine, campaign, result, path, tools)
+    return _finished(campaign, result.receipt, path)
+
+
+def restore_pending(engine: Engine, tools: RestoreTools) -> list[RestoreOutcome]:
+    """Restore every campaign whose restoration is still required, oldest first."""
+    with session_scope(engine) as session:
+        names = [c.name for c, _ in pending_restorations(session)]
+    return [restore_incumbent(engine, name, tools) for name in names]
+
+
+def write_receipt(campaign_dir: Path, receipt: Receipt) -> Path:
+    """Write ``receipt.json``; a receipt of an earlier failed attempt is kept aside."""
+    path = Path(campaign_dir) / RECEIPT_FILE
+    if path.exists():
+        kept = len(list(Path(campaign_dir).glob("receipt.superseded-*.json"))) + 1
+        path.rename(path.with_name(f"receipt.superseded-{kept}.json"))
+    return receipt.write(path)
+
+
+def _frozen(campaign_dir: Path, matrix_id: str) -> FrozenMatrix:
+    frozen = read_frozen(campaign_dir / FROZEN_FILE)
+    if frozen.matrix_id != matrix_id:
+        raise FaceoffError(
+            f"the frozen matrix is {frozen.matrix_id[:12]}, "
+            f"but the ledger recorded {matrix_id[:12]} for this campaign",
+            where=str(campaign_dir / FROZEN_FILE),
+            fix="restore the campaign's own matrix.frozen.json from its bundle",
+        )
+    return frozen
+
+
+def _record_attempt(
+    engine: Engine, campaign: str, result: Attempt, path: Path, tools: RestoreTools
+) -> None:
+    receipt = result.receipt
+    with session_scope(engine) as session:
+        row = require_campaign(session, campaign)
+        restoration = _restoration(session, row)
+        finish_attempt(
+            session,
+            restoration,
+            restored=receipt.outcome != "failed",
+            reason="; ".join(receipt.problems) or None,
+            receipt_path=str(path),
+            receipt_sha256=receipt.receipt_sha256,
+            now=tools.now,
+        )
+        containers = [x.ident for x in result.removed if x.kind == "container"]
+        pids = [int(x.ident) for x in result.removed if x.kind == "process"]
+        close_lane_runs(session, row, container_ids=containers, pids=pids, now=tools.now)
+        if result.lane is not None:
+            add_lane_run(session, _lane_run(row, result.lane, receipt, path.parent))
+
+
+def _record_failure(engine: Engine, campaign: str, reason: str, tools: RestoreTools) -> None:
+    with session_scope(engine) as session:
+        restoration = _restoration(session, require_campaign(session, campaign))
+        finish_attempt(
+            session,
+            restoration,
+            restored=False,
+            reason=reason,
+            receipt_path=None,
+            receipt_sha256=None,
+            now=tools.now,
+        )
+
+
+def _restoration(session: Any, row: CampaignRow) -> RestorationRow:
+    restoration = find_restoration(session, row)
+    assert restoration is not None  # it was found before the attempt began
+    return restoration
+
+
+def _lane_run(
+    row: CampaignRow, lane: LaneRecord, receipt: Receipt, campaign_dir: Path
+) -> LaneRunRow:
+    assert row.id is not None
+    return LaneRunRow(
+        campaign_id=row.id,
+        arm=lane.arm,
+        purpose=lane.purpose,
+        lane_kind=lane.lane_kind.value,
+        image_digest=lane.running_image or lane.image,
+        container_id=lane.container_id,
+        pid=lane.pid,
+        started_at=lane.started_at or lane.created_at,
+        identity_ok=receipt.identity_ok,
+        identity_reason=receipt.identity_reason,
+        record_path=str(campaign_dir / receipt.lane_run / LANE_FILE),
+    )
+
+
+def _not_required(campaign: str) -> RestoreOutcome:
+    message = (
+        f"campaign {campaign}: no restoration was ever required "
+        "(the campaign did not touch the incumbent); nothing changed"
+    )
+    return RestoreOutcome(campaign, "not_required", False, message)
+
+
+def _already_restored(campaign: str, restoration: RestorationRow) -> RestoreOutcome:
+    path = Path(restoration.receipt_path or "")
+    receipt = verify_receipt(path)
+    if receipt.receipt_sha256 != restoration.receipt_sha256:
+        raise FaceoffError(
+            f"receipt sha256 {receipt.receipt_sha256[:12]} differs from the ledger's "
+            f"{(restoration.receipt_sha256 or '')[:12]}",
+            where=str(path),
+            fix="the receipt was replaced after restoration; restore it from the evidence bundle",
+        )
+    when = f"{restoration.completed_at:%Y-%m-%dT%H:%M:%SZ}" if restoration.completed_at else "?"
+    message = (
+        f"campaign {campaign}: already restored at {when} "
+        f"(receipt {receipt.receipt_sha256[:12]}); nothing changed"
+    )
+    return RestoreOutcome(campaign, "already_restored", False, message, receipt, path)
+
+
+def _finished(campaign: str, receipt: Receipt, path: Path) -> RestoreOutcome:
+    verb = {
+        "restored": "incumbent restored",
+        "restored_with_changes": "incumbent restored, but protected files changed",
+        "failed": "restoration failed",
+    }[receipt.outcome]
+    message = f"campaign {campaign}: {verb}; receipt {path} ({receipt.receipt_sha256[:12]})"
+    details = receipt.summary() + [f"problem: {p}" for p in receipt.problems]
+    return RestoreOutcome(campaign, receipt.outcome, True, message, receipt, path, details)

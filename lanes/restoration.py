@@ -1,0 +1,232 @@
+"""Bringing the incumbent back, and observing everything the receipt binds.
+
+One attempt: remove every lane the campaign left (candidates and earlier
+attempts), prove each candidate absent, start the incumbent by its exact recipe
+from the frozen matrix, wait for identity readiness, smoke and JSON smoke it,
+readmit it to the router only then, smoke through the router with its token,
+and hash the protected files again. The ledger side lives in ``flows.restore``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from faceoff.errors import FaceoffError
+from lanes.bringup import BringUp, bring_up, read_baseline
+from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.factory import open_lane
+from lanes.http import Http
+from lanes.leftovers import (
+    Leftover,
+    campaign_containers,
+    live_process_records,
+    remove_containers,
+    stop_processes,
+)
+from lanes.probes import ProbeKind, ProbeSummary, run_probes
+from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
+from lanes.readiness import Waiting
+from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome
+from lanes.records import LaneRecord
+from lanes.router import RouterHook
+from matrix.freeze import FrozenMatrix
+from matrix.model import Arm, LaneKind
+
+PROTECTED_BEFORE_FILE = "protected.before.json"
+LISTENER_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class RestoreTools:
+    """What an attempt touches: the operator's environment, clocks, HTTP, Docker."""
+
+    environ: Mapping[str, str]
+    now: Callable[[], datetime]
+    http: Http
+    docker: Callable[[], Any]  # called only when an arm is a docker lane
+    python: str = sys.executable
+    grace_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Scope:
+    frozen: FrozenMatrix
+    campaign_dir: Path
+    client: Any  # Docker client, or None when no arm is a docker lane
+    tools: RestoreTools
+
+    @property
+    def campaign(self) -> str:
+        return self.frozen.matrix.campaign.name
+
+
+@dataclass(frozen=True)
+class Attempt:
+    receipt: Receipt
+    lane: LaneRecord | None
+    removed: list[Leftover]
+
+
+def snapshot_before(frozen: FrozenMatrix, campaign_dir: Path, now: datetime) -> ProtectedSnapshot:
+    """Hash the protected files before the incumbent is touched; kept beside the campaign."""
+    before = snapshot(frozen.matrix.protected_files, now)
+    before.write(Path(campaign_dir) / PROTECTED_BEFORE_FILE, replace=True)
+    return before
+
+
+def bring_back(
+    frozen: FrozenMatrix, campaign_dir: Path, *, attempt: int, tools: RestoreTools
+) -> Attempt:
+    """One restoration attempt; the incumbent lane it starts keeps running afterwards."""
+    started_at = tools.now()
+    needs_docker = any(a.lane is LaneKind.DOCKER for a in frozen.matrix.arms)
+    scope = Scope(frozen, Path(campaign_dir), tools.docker() if needs_docker else None, tools)
+    removed = clear_lanes(scope)
+    absences = [candidate_absence(scope, arm, removed) for arm in frozen.matrix.candidates]
+    up, start_error = start_incumbent(scope)
+    smoke, json_smoke = direct_probes(scope, up) if up is not None and up.ok else (None, None)
+    probes_ok = smoke is not None and smoke.ok and json_smoke is not None and json_smoke.ok
+    router = router_outcome(scope, up, probes_ok)
+    after = snapshot(frozen.matrix.protected_files, tools.now())
+    before = read_before(scope.campaign_dir, after)
+    record = up.lane.record if up is not None else None
+    identity = up.identity if up is not None else None
+    receipt = Receipt(
+        campaign=scope.campaign,
+        matrix_id=frozen.matrix_id,
+        attempt=attempt,
+        incumbent_arm=frozen.matrix.incumbent.name,
+        lane_kind=frozen.matrix.incumbent.lane,
+        lane_run=f"lanes/{frozen.matrix.incumbent.name}/{record.run}" if record else "",
+        image=frozen.matrix.incumbent.image,
+        running_image=record.running_image if record else None,
+        container_id=record.container_id if record else None,
+        pid=record.pid if record else None,
+        identity_ok=up is not None and up.ok,
+        identity_reason=start_error or (up.reason if up is not None else None),
+        identity_ready_at=identity.readiness.ready_at if identity and up and up.ok else None,
+        candidates=absences,
+        smoke=smoke,
+        json_smoke=json_smoke,
+        router=router,
+        protected_files=compare(before, after),
+        started_at=started_at,
+        completed_at=tools.now(),
+    )
+    return Attempt(receipt.judged().sealed(), record, removed)
+
+
+def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:
+    """The hashes taken before the campaign; without them no file can be proven unchanged."""
+    try:
+        return ProtectedSnapshot.read(campaign_dir / PROTECTED_BEFORE_FILE)
+    except FaceoffError as exc:
+        unknown = [
+            FileHash(path=f.path, state="unreadable", detail=f"no hash before: {exc.what}")
+            for f in after.files
+        ]
+        return ProtectedSnapshot(taken_at=after.taken_at, files=unknown)
+
+
+def clear_lanes(scope: Scope) -> list[Leftover]:
+    """Remove every lane of the campaign, earlier restore attempts included."""
+    removed = []
+    if scope.client is not None:
+        containers = campaign_containers(scope.client, scope.campaign, keep_restore=False)
+        removed += remove_containers(containers, scope.tools.grace_s)
+    records = live_process_records(scope.campaign_dir, keep_restore=False)
+    removed += stop_processes(records, scope.tools.now, scope.tools.grace_s)
+    return removed
+
+
+def candidate_absence(scope: Scope, arm: Arm, removed: list[Leftover]) -> CandidateAbsence:
+    """No labelled container, no recorded live process, and nothing answering on its port."""
+    remains = [
+        f"pid {r.pid}"
+        for _, r in live_process_records(scope.campaign_dir, arms=[arm.name], keep_restore=False)
+    ]
+    if scope.client is not None:
+        found = campaign_containers(
+            scope.client, scope.campaign, arms=[arm.name], keep_restore=False
+        )
+        remains += [f"container {c.name}" for c in found]
+    url = f"http://{arm.host}:{arm.port}/health"
+    answer = scope.tools.http.get(url, timeout=LISTENER_TIMEOUT_S)
+    if answer.status is not None:
+        remains.append(f"{url} answers ({answer.describe()})")
+    gone = [f"{x.kind} {x.ident[:12]}" for x in removed if x.arm == arm.name]
+    if remains:
+        detail = "still present: " + "; ".join(remains)
+    else:
+        detail = f"no container or process of it remains; nothing answers on {arm.host}:{arm.port}"
+    return CandidateAbsence(arm=arm.name, absent=not remains, removed=gone, detail=detail)
+
+
+def start_incumbent(scope: Scope) -> tuple[BringUp | None, str | None]:
+    """Start the incumbent as a restore lane and judge its identity against the campaign's."""
+    arm = scope.frozen.matrix.incumbent
+    ctx = LaneContext(
+        campaign=scope.campaign,
+        matrix_id=scope.frozen.matrix_id,
+        purpose=LanePurpose.RESTORE,
+        run_dir=next_run_dir(scope.campaign_dir, arm.name, LanePurpose.RESTORE),
+        environ=scope.tools.environ,
+        now=scope.tools.now,
+    )
+    try:
+        lane = open_lane(arm, ctx, docker_client=scope.client, python=scope.tools.python)
+        baseline = read_baseline(scope.campaign_dir, arm.name)
+        return bring_up(
+            lane, scope.tools.http, Waiting(now=scope.tools.now), baseline=baseline
+        ), None
+    except FaceoffError as exc:
+        return None, f"the incumbent could not be started: {exc.message}"
+
+
+def direct_probes(scope: Scope, up: BringUp) -> tuple[ProbeSummary, ProbeSummary]:
+    """Smoke and JSON smoke straight to the lane, N of N each."""
+    arm = up.lane.arm
+
+    def probes(kind: ProbeKind, count: int) -> ProbeSummary:
+        return run_probes(
+            scope.tools.http,
+            kind,
+            base_url=up.lane.record.base_url,
+            model=arm.served_model,
+            count=count,
+            max_tokens=arm.probes.smoke_max_tokens,
+        )
+
+    return probes("smoke", arm.probes.smoke_requests), probes(
+        "json_smoke", arm.probes.json_smoke_requests
+    )
+
+
+def router_outcome(scope: Scope, up: BringUp | None, probes_ok: bool) -> RouterOutcome | None:
+    """Readmit only a lane whose identity and direct probes passed; then smoke through it."""
+    arm = scope.frozen.matrix.incumbent
+    if arm.router is None:
+        return None
+    if up is None or not up.ok or not probes_ok:
+        why = "not attempted: the incumbent did not pass identity, smoke and JSON smoke"
+        return RouterOutcome(readmitted_after_identity=False, detail=why)
+    try:
+        hook = RouterHook(arm, scope.tools.environ, scope.tools.http, scope.tools.now)
+    except FaceoffError as exc:
+        return RouterOutcome(readmitted_after_identity=False, detail=exc.message)
+    readmit = hook.readmit()
+    ready_at = up.identity.readiness.ready_at
+    after = readmit.ok and ready_at is not None and readmit.at >= ready_at
+    if not readmit.ok:
+        return RouterOutcome(readmit=readmit, readmitted_after_identity=False)
+    return RouterOutcome(
+        readmit=readmit,
+        readmitted_after_identity=after,
+        smoke=hook.smoke("smoke"),
+        json_smoke=hook.smoke("json_smoke"),
+    )
