@@ -96,6 +96,8 @@ class DockerLane:
 
     def exit_status(self) -> LaneExit | None:
         """None while the container runs; how it ended once it has."""
+        if self._container is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
         try:
             self._container.reload()
         except docker.errors.NotFound:
@@ -112,9 +114,12 @@ class DockerLane:
 
     def stop(self, grace_s: float = GRACE_S) -> LaneExit:
         """SIGTERM, then SIGKILL after ``grace_s``; records the exit, boot log and inspect."""
-        with contextlib.suppress(docker.errors.NotFound):
-            self._container.stop(timeout=max(1, round(grace_s)))
-        ended = self.exit_status() or LaneExit(exit_code=None, detail="still running after stop")
+        if self.record.state == "created":
+            ended = LaneExit(exit_code=None, detail="created, never started")
+        else:
+            with contextlib.suppress(docker.errors.NotFound):
+                self._container.stop(timeout=max(1, round(grace_s)))
+            ended = self.exit_status() or LaneExit(exit_code=None, detail="running after stop")
         self.boot_log()
         self._save_inspect()
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)

@@ -84,19 +84,16 @@ class ProcessLane:
         return str(self.secrets.scrub(raw))
 
     def exit_status(self) -> LaneExit | None:
-        if self._popen is None:
-            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
-        code = self._popen.poll()
+        code = self._started().poll()
         return None if code is None else _exit_from_returncode(code, self.ctx.now)
 
     def stop(self, grace_s: float = GRACE_S) -> LaneExit:
         """SIGTERM to the whole group, SIGKILL after ``grace_s``; then the redacted boot log."""
-        ended = self.exit_status()
-        if self._popen is not None:
-            terminate_group(self._popen.pid, grace_s, self._popen.wait)
-            ended = ended or _exit_from_returncode(self._popen.wait(), self.ctx.now)
+        popen = self._started()
+        ended = self.exit_status()  # the leader may have ended; its workers still get signals
+        terminate_group(popen.pid, grace_s, popen.wait)
+        ended = ended or _exit_from_returncode(popen.wait(), self.ctx.now)
         write_boot_log(self.ctx.run_dir, self.boot_log(), self.secrets)
-        assert ended is not None
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
         return ended
 
@@ -104,6 +101,11 @@ class ProcessLane:
         """A process leaves nothing to remove once stopped; stop it if it still runs."""
         if self._record is not None and self.record.state not in ("stopped", "removed"):
             self.stop()
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._popen is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
+        return self._popen
 
     def _new_record(self, pid: int, pid_started_at: float | None) -> LaneRecord:
         now = self.ctx.now()
@@ -161,11 +163,18 @@ def is_same_process(pid: int, started_at: float | None) -> bool:
 def wait_gone(pid: int, timeout: float) -> bool:
     """Wait for a process that is not our child to end; True when it has."""
     deadline = time.monotonic() + timeout
-    while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+    while _running(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
+
+
+def _running(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

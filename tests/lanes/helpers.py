@@ -20,6 +20,9 @@ from tests.conftest import free_port
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 SIM_PYTHON = sys.executable  # runs `-m simulator` for simulator lanes
+# The simulator's small test profile, made to report the quantization the arms pin.
+SIM_PROFILE = {"profile": "tiny", "time_scale": 20}
+SIM_ARGS = ["--set", "model.quantization=exl3"]
 
 
 def simulator_arm(**fields: Any) -> Arm:
@@ -30,7 +33,8 @@ def simulator_arm(**fields: Any) -> Arm:
         "port": free_port(),
         "expected_quantization": "exl3",
         "probes": {"poll_interval_s": 0.2},
-        "simulator": {"profile": "exl3-r11", "time_scale": 50},
+        "simulator": SIM_PROFILE,
+        "engine_args": SIM_ARGS,
     }
     values.update(fields)
     return arm(**values)
@@ -95,3 +99,15 @@ def gone(pid: int) -> bool:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
+
+
+def checkpoint(root: Path) -> Path:
+    model = root / "glm-exl3"
+    (model / "sub").mkdir(parents=True)
+    (model / "config.json").write_text('{"quantization_config": {"quant_method": "exl3"}}')
+    (model / "model.safetensors.index.json").write_text('{"weight_map": {"a": "model-1.st"}}')
+    (model / "tokenizer.json").write_text('{"version": "1.0"}')
+    (model / "tokenizer.model").write_bytes(b"\x00spm")
+    (model / "sub" / "generation_config.json").write_text("{}")
+    (model / "model-00001-of-00002.safetensors").write_bytes(b"\x01" * 1024)
+    return model

@@ -24,8 +24,15 @@ from lanes.readiness import Waiting
 from lanes.records import InspectRecord, LaneRecord
 from matrix.model import Arm
 from tests.conftest import free_port
-from tests.lanes.helpers import arm, context, now, remove_campaign_containers
-from tests.lanes.test_files import checkpoint
+from tests.lanes.helpers import (
+    SIM_ARGS,
+    SIM_PROFILE,
+    arm,
+    checkpoint,
+    context,
+    now,
+    remove_campaign_containers,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -54,7 +61,8 @@ def sim_arm(image: str, model: Path, **fields: Any) -> Arm:
         "shm_size": "64m",
         "startup_deadline_s": 120,
         "probes": {"poll_interval_s": 0.2},
-        "simulator": {"profile": "exl3-r11", "time_scale": 50},
+        "simulator": SIM_PROFILE,
+        "engine_args": SIM_ARGS,
     }
     values.update(fields)
     return arm(**values)

@@ -12,21 +12,9 @@ from faceoff.errors import FaceoffError
 from lanes.context import LanePurpose, next_run_dir
 from lanes.manifest import build_manifest, host_path
 from lanes.protected import compare, snapshot
-from tests.lanes.helpers import arm
+from tests.lanes.helpers import arm, checkpoint
 
 WHEN = datetime(2026, 10, 17, 13, 3, 57, tzinfo=UTC)
-
-
-def checkpoint(root: Path) -> Path:
-    model = root / "glm-exl3"
-    (model / "sub").mkdir(parents=True)
-    (model / "config.json").write_text('{"quantization_config": {"quant_method": "exl3"}}')
-    (model / "model.safetensors.index.json").write_text('{"weight_map": {"a": "model-1.st"}}')
-    (model / "tokenizer.json").write_text('{"version": "1.0"}')
-    (model / "tokenizer.model").write_bytes(b"\x00spm")
-    (model / "sub" / "generation_config.json").write_text("{}")
-    (model / "model-00001-of-00002.safetensors").write_bytes(b"\x01" * 1024)
-    return model
 
 
 def test_manifest_hashes_config_and_tokenizer_files_not_shards(tmp_path: Path) -> None:

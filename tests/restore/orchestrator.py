@@ -67,7 +67,7 @@ def main() -> None:
     up = bring_up(lane, UrllibHttp(), Waiting(now=now))
     with session_scope(engine) as session:
         add_lane_run(session, LaneRunRow(
-            campaign_id=row.id, arm=candidate.name, lane_kind="docker",
+            campaign_id=int(row.id or 0), arm=candidate.name, lane_kind="docker",
             image_digest=lane.record.running_image, container_id=lane.record.container_id,
             started_at=now(), identity_ok=up.ok, identity_reason=up.reason,
         ))  # fmt: skip

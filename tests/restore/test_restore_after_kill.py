@@ -25,9 +25,15 @@ from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import LaneRunRow, RestorationRow
 from matrix.model import Arm
 from tests.conftest import free_port
-from tests.lanes.helpers import REPO, arm, remove_campaign_containers
+from tests.lanes.helpers import (
+    REPO,
+    SIM_ARGS,
+    SIM_PROFILE,
+    arm,
+    checkpoint,
+    remove_campaign_containers,
+)
 from tests.lanes.router_proxy import RouterProxy
-from tests.lanes.test_files import checkpoint
 from tests.restore.campaign import TOKEN, TOKEN_ENV, matrix, router
 
 pytestmark = pytest.mark.docker
@@ -47,7 +53,8 @@ def docker_arm(image: str, model: Path, **fields: Any) -> Arm:
         "secrets": {"HF_TOKEN": "OP_HF_TOKEN"},
         "startup_deadline_s": 120,
         "probes": {"poll_interval_s": 0.2},
-        "simulator": {"profile": "exl3-r11", "time_scale": 50},
+        "simulator": SIM_PROFILE,
+        "engine_args": SIM_ARGS,
     }
     values.update(fields)
     return arm(**values)
