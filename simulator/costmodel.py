@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 
 from simulator.profile import Curve, SpeculativeSpec, TimingSpec
+from simulator.scheduler import Step
 
 
 def interpolate(curve: Curve, x: float) -> float:
@@ -59,14 +60,8 @@ def tokens_per_step(spec: SpeculativeSpec, kind: str) -> float:
     return sum(accept**i for i in range(spec.num_speculative_tokens + 1))
 
 
-def predicted_c1(
-    timing: TimingSpec, budget: int, prompt_tokens: int, output_tokens: int, per_step: float
-) -> tuple[float, float]:
-    """(seconds to first output, seconds for the rest) of a lone, cold, warmed-up request."""
-    chunks = [
-        (start, min(budget, prompt_tokens - start)) for start in range(0, prompt_tokens, budget)
-    ]
-    first = sum(step_seconds(timing, [chunk], 0, 0) for chunk in chunks)
-    steps = (output_tokens - 1) / per_step
-    rest = steps * step_seconds(timing, [], 1, prompt_tokens + output_tokens // 2)
-    return first, rest
+def step_cost(timing: TimingSpec, step: Step) -> float:
+    """Seconds (simulated) that one scheduled step takes."""
+    chunks = [(start, tokens) for _seq, start, tokens in step.prefill]
+    resident = sum(seq.computed for seq in step.decode)
+    return step_seconds(timing, chunks, len(step.decode), resident)

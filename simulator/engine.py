@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from simulator.costmodel import step_seconds, tokens_per_step
+from simulator.costmodel import step_cost, tokens_per_step
 from simulator.kvcache import BlockPool
 from simulator.profile import Profile
 from simulator.recorder import Recorder
@@ -86,9 +86,7 @@ class Engine:
                 self._commit(step, self.clock())
 
     def _duration_ns(self, step: Step) -> int:
-        chunks = [(start, tokens) for _seq, start, tokens in step.prefill]
-        resident = sum(seq.computed for seq in step.decode)
-        seconds = step_seconds(self.timing, chunks, len(step.decode), resident)
+        seconds = step_cost(self.timing, step)
         if not self.warm:
             seconds += self.timing.jit_warmup_s
             self.warm = True

@@ -53,6 +53,9 @@ class EngineSpec:
     max_num_batched_tokens: int
     long_prefill_token_threshold: int = 0  # 0 = no per-request cap on a prefill chunk
     max_num_partial_prefills: int = 0  # 0 = as many prefills per step as the budget allows
+    # a decode-first scheduler (not vLLM's): while any sequence decodes, a step's prefill
+    # chunks are capped at this many tokens, sparing the decoders; 0 = off
+    decode_first_prefill_cap: int = 0
     enable_prefix_caching: bool = True
     preemption: bool = True  # False: admit only when prompt + max_tokens fit, never preempt
     max_queued_requests: int = 0  # 0 = unbounded; above it new requests get 429

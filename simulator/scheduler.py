@@ -93,6 +93,7 @@ class Scheduler:
         self.waiting: deque[Seq] = deque()
         self.running: list[Seq] = []
         self.counters = CacheCounters()
+        self._decode_first_cap = 0  # set per step
 
     @property
     def has_work(self) -> bool:
@@ -114,6 +115,8 @@ class Scheduler:
     def schedule(self, now_ns: int) -> Step:
         step = Step()
         budget = self.spec.max_num_batched_tokens
+        decoding = any(not seq.prefilling for seq in self.running)
+        self._decode_first_cap = self.spec.decode_first_prefill_cap if decoding else 0
         for seq in list(self.running):
             if seq.status == "running":
                 budget -= self._schedule_running(seq, budget, step)
@@ -128,8 +131,9 @@ class Scheduler:
 
     def _chunk(self, seq: Seq, budget: int) -> int:
         chunk = min(seq.target - seq.computed, budget)
-        cap = self.spec.long_prefill_token_threshold
-        return min(chunk, cap) if cap else chunk
+        for cap in (self.spec.long_prefill_token_threshold, self._decode_first_cap):
+            chunk = min(chunk, cap) if cap else chunk
+        return chunk
 
     def _schedule_running(self, seq: Seq, budget: int, step: Step) -> int:
         if seq.prefilling:
