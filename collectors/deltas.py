@@ -6,7 +6,9 @@ last request ended (the drain). Between them every sample is walked: a value
 that goes down, or a changed API-server start time, is a counter reset (a lane
 restart): the delta then adds the post-reset value, never a negative step, and
 the result is marked inexact because increments between the last sample before
-the restart and the restart itself are lost.
+the restart and the restart itself are lost. A histogram's ``_sum`` is not
+monotonic (observations may be negative), so only counters and ``_count``
+series can reveal a reset.
 """
 
 from __future__ import annotations
@@ -141,7 +143,11 @@ def _restarted(
     started = before.metrics.gauges.get(START_TIME), after.metrics.gauges.get(START_TIME)
     if None not in started and started[0] != started[1]:
         return True
-    return any(new[key] < old[key] for key in old.keys() & new.keys())
+    return any(new[key] < old[key] for key in old.keys() & new.keys() if _monotonic(key))
+
+
+def _monotonic(key: str) -> bool:
+    return not key.endswith(":sum")
 
 
 def _family(key: str) -> str:
@@ -159,7 +165,7 @@ def walk(span: _Span, key: str) -> _Walk:
             continue
         if result.last is None:
             _first_sighting(result, span, i, key, value)
-        elif pending_reset or value < result.last:
+        elif pending_reset or (value < result.last and _monotonic(key)):
             result.delta += value
             result.resets += 1
         else:

@@ -128,3 +128,18 @@ def test_no_successful_sample_gives_no_deltas_and_a_note() -> None:
     deltas = engine_deltas([engine(0, status=EngineStatus.UNREACHABLE)], WINDOW)
     assert deltas.counters == {} and deltas.histograms == {}
     assert deltas.notes == ["no successful engine sample"]
+
+
+def test_a_histogram_sum_may_fall_without_being_a_reset() -> None:
+    # Prometheus allows negative observations, so _sum is not monotonic; _count is.
+    name = "request_queue_time_seconds"
+    samples = [
+        engine(0, histograms={name: (0.0, 0)}, counters={"prompt_tokens": 5}),
+        engine(2, histograms={name: (-0.01, 1)}, counters={"prompt_tokens": 9}),
+        drain(4, histograms={name: (0.02, 3)}, counters={"prompt_tokens": 12}),
+    ]
+    deltas = engine_deltas(samples, WINDOW)
+    got = deltas.histograms[name]
+    assert deltas.resets == 0 and got.exact
+    assert (got.sum_delta, got.count_delta) == (pytest.approx(0.02), 3)
+    assert deltas.counters["prompt_tokens"].delta == 7
