@@ -221,7 +221,13 @@ def _not_required(campaign: str) -> RestoreOutcome:
 
 
 def _already_restored(campaign: str, restoration: RestorationRow) -> RestoreOutcome:
-    path = Path(restoration.receipt_path or "")
+    if not restoration.receipt_path or not Path(restoration.receipt_path).is_file():
+        raise FaceoffError(
+            f"the ledger says campaign {campaign} was restored, but its receipt "
+            f"{restoration.receipt_path or '(none recorded)'} is not there",
+            fix="restore receipt.json from the evidence bundle before trusting this restoration",
+        )
+    path = Path(restoration.receipt_path)
     receipt = verify_receipt(path)
     if receipt.receipt_sha256 != restoration.receipt_sha256:
         raise FaceoffError(

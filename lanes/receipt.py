@@ -120,8 +120,11 @@ class Receipt(Artifact):
 
     def summary(self) -> list[str]:
         """The receipt in a few lines, for terminals and logs."""
-        where = f"container {self.container_id[:12]}" if self.container_id else f"pid {self.pid}"
-        lines = [f"incumbent {self.incumbent_arm}: {self.image or self.lane_kind.value} ({where})"]
+        if self.container_id:
+            lane = f"{self.image} (container {self.container_id[:12]})"
+        else:
+            lane = f"{self.lane_kind.value} lane, host process pid {self.pid}"
+        lines = [f"incumbent {self.incumbent_arm}: {lane}"]
         lines.append(
             "candidates absent" if all(c.absent for c in self.candidates) else "candidate present"
         )
