@@ -23,7 +23,7 @@ from lanes.restoration import RestoreTools
 from lanes.router import RouterHook
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope
-from ledger.restoration import find_restoration
+from ledger.restoration import begin_attempt, find_restoration
 from ledger.tables import LaneRunRow
 from tests.conftest import free_port
 from tests.lanes import helpers
@@ -171,3 +171,29 @@ def test_a_failed_restoration_stays_open_and_is_retried(workdir: Path) -> None:
     with session_scope(engine) as session:
         row = find_restoration(session, require_campaign(session, "proc-fail"))
         assert row is not None and (row.state, row.attempts) == ("failed", 2)
+
+
+def test_an_attempt_killed_midway_is_resumed(workdir: Path) -> None:
+    incumbent = helpers.simulator_arm(name="inc")
+    candidate = helpers.simulator_arm(name="cand", role="candidate")
+    arms = [incumbent.model_dump(mode="json"), candidate.model_dump(mode="json")]
+    frozen = matrix("proc-resume", arms, [])
+    engine, campaign_dir = open_test_campaign(workdir, frozen)
+    require_restoration(engine, campaign="proc-resume", frozen=frozen,
+                        campaign_dir=campaign_dir, now=now)  # fmt: skip
+    # An attempt that got as far as starting the incumbent, then died with its process:
+    # the row says "restoring" and the lane it started is still serving.
+    with session_scope(engine) as session:
+        row = find_restoration(session, require_campaign(session, "proc-resume"))
+        assert row is not None
+        begin_attempt(session, row)
+    ctx = context(campaign_dir, incumbent, campaign="proc-resume", purpose=LanePurpose.RESTORE)
+    orphan = open_lane(incumbent, ctx, python=helpers.SIM_PYTHON)
+    assert bring_up(orphan, UrllibHttp(), Waiting(now=now)).ok
+
+    outcome = restore_incumbent(engine, "proc-resume", tools())
+    orphan.exit_status()  # reap: the resumed attempt replaced it
+    assert outcome.state == "restored" and outcome.receipt is not None
+    assert outcome.receipt.attempt == 2 and outcome.receipt.lane_run == "lanes/inc/restore-002"
+    assert gone(orphan.record.pid or 0)
+    assert LaneRecord.read(ctx.run_dir / "lane.json").state == "stopped"
