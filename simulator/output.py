@@ -21,6 +21,7 @@ import hashlib
 import json
 import random
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,7 +96,7 @@ def plan_output(
 def request_seed(request: OutputRequest) -> int:
     if request.seed is not None:
         return int(request.seed)
-    digest = hashlib.sha256(str(list(request.prompt_tokens)).encode()).digest()
+    digest = hashlib.sha256(array("q", request.prompt_tokens).tobytes()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
