@@ -249,20 +249,51 @@ def legacy_counters(text: str) -> str:
     return re.sub(rf"(?m)^(# (?:HELP|TYPE) )?({alternatives})_total\b", r"\1\2", text)
 
 
+# cache_config_info labels that do not depend on the profile, as vLLM 0.32 reports them
+STATIC_CACHE_CONFIG = {
+    "_block_size_resolved": "True",
+    "cache_hit_alignment_tokens": "None",
+    "enable_mamba_shared_prefix_checkpoint": "False",
+    "hash_block_size": "None",
+    "is_attention_free": "False",
+    "kv_cache_dtype_skip_layers": "[]",
+    "kv_cache_layout": "None",
+    "kv_offloading_backend": "native",
+    "kv_offloading_size": "None",
+    "kv_sharing_fast_prefill": "False",
+    "mamba_block_size": "None",
+    "mamba_cache_dtype": "auto",
+    "mamba_cache_mode": "none",
+    "mamba_page_size_padded": "None",
+    "mamba_ssm_cache_dtype": "auto",
+    "num_cpu_blocks": "None",
+    "num_gpu_blocks_override": "None",
+    "prefix_cache_retention_interval": "0",
+    "prefix_caching_hash_algo": "sha256",
+    "prefix_match_unit": "None",
+    "replayssm_buffer_len": "16",
+    "skip_page_size_padded": "None",
+    "sliding_window": "None",
+    "swa_bounded_replay": "True",
+    "use_kda_recoverssm": "False",
+    "use_replayssm": "False",
+    "user_specified_block_size": "True",
+}
+
+
 def cache_config_labels(profile: Profile) -> dict[str, str]:
     engine, model = profile.engine, profile.model
     concurrency = engine.kv_cache_tokens / model.max_model_len
-    return {
+    labels = {
+        **STATIC_CACHE_CONFIG,
         "block_size": str(engine.block_size),
         "cache_dtype": model.kv_cache_dtype,
+        "effective_attention_block_size": str(engine.block_size),
         "enable_prefix_caching": str(engine.enable_prefix_caching),
         "gpu_memory_utilization": "0.9",
         "kv_cache_max_concurrency": f"{concurrency:.1f}",
         "kv_cache_memory_bytes": str(int(model.kv_cache_gib * 2**30)),
         "kv_cache_size_tokens": str(engine.kv_cache_tokens),
-        "num_cpu_blocks": "None",
         "num_gpu_blocks": str(engine.num_gpu_blocks),
-        "num_gpu_blocks_override": "None",
-        "prefix_caching_hash_algo": "sha256",
-        "sliding_window": "None",
     }
+    return dict(sorted(labels.items()))
