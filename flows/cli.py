@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -129,9 +130,33 @@ def tickets(workdir: Workdir = Path("runs")) -> None:
 
 
 @app.command()
-def sim() -> None:
-    """Start the vLLM-compatible engine simulator."""
-    raise _not_yet("sim")
+def sim(
+    *,
+    profile: Annotated[str, typer.Option(help="Bundled profile name or a profile TOML.")] = "tiny",
+    port: Annotated[int, typer.Option(help="Port to serve on; 0 picks a free one.")] = 8000,
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    time_scale: Annotated[float, typer.Option(help="Run the engine model N× faster.")] = 1.0,
+    served_model_name: Annotated[str | None, typer.Option(help="Model id to report.")] = None,
+    model_path: Annotated[str | None, typer.Option(help="Model root to report.")] = None,
+    ground_truth: Annotated[Path | None, typer.Option(help="Journal chunk emit times.")] = None,
+    legacy_names: Annotated[bool, typer.Option(help="Expose pre-V1 metric names.")] = False,
+    fault: Annotated[list[str] | None, typer.Option(help="A fault setting, key=value.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="section.key=value.")] = None,
+) -> None:
+    """Start the vLLM-compatible engine simulator in the foreground."""
+    # exec, not import: production packages never import the simulator
+    args = ["--profile", profile, "--port", str(port), "--host", host]
+    args += ["--time-scale", str(time_scale)]
+    for flag, value in (
+        ("--served-model-name", served_model_name),
+        ("--model-path", model_path),
+        ("--ground-truth", ground_truth),
+    ):
+        args += [flag, str(value)] if value is not None else []
+    args += ["--legacy-names"] if legacy_names else []
+    args += [arg for item in fault or [] for arg in ("--fault", item)]
+    args += [arg for item in set_ or [] for arg in ("--set", item)]
+    os.execv(sys.executable, [sys.executable, "-m", "simulator", *args])
 
 
 @app.command()
