@@ -63,6 +63,9 @@ def die(kind: str, code: int) -> NoReturn:
     """The crash and OOM faults end the process at once, as the real failures would."""
     sys.stdout.flush()
     if kind == "oom":
+        # PID 1 of a container cannot SIGKILL itself; exit with the status Docker would show
+        if os.getpid() == 1:
+            os._exit(128 + signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
     print("ERROR EngineCore encountered a fatal error (injected crash fault).", flush=True)
     os._exit(code)
