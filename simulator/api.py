@@ -20,7 +20,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
-from simulator.output import OutputRequest, plan_output
+from simulator.output import OutputPlan, OutputRequest, plan_output
 from simulator.profile import Profile, ProfileError
 from simulator.protocol import (
     ApiError,
@@ -186,15 +186,19 @@ class Api:
                 response = await whole(gen, self.truth, self.tokenizer, chat)
         except (ConnectionResetError, asyncio.CancelledError):
             self.engine.abort(seq)
+            self._journal(gen, seq, status=499, finish_reason="abort")  # client went away
             raise
+        self._journal(gen, seq, status=200, finish_reason=gen.plan.finish_reason)
+        return response
+
+    def _journal(self, gen: Generation, seq: Seq, *, status: int, finish_reason: str) -> None:
         self.truth.finish(
             gen.trace,
-            status=200,
+            status=status,
             prompt_tokens=gen.prompt_tokens,
             completion_tokens=seq.generated,
-            finish_reason=gen.plan.finish_reason,
+            finish_reason=finish_reason,
         )
-        return response
 
     def _fatal_faults(self) -> str | None:
         fault = self.faults.arrival()
@@ -230,17 +234,8 @@ class Api:
     def _admit(
         self, req: GenerationRequest, max_tokens: int, arrival: int
     ) -> tuple[Generation, Seq]:
-        spec = self.faults.spec
-        plan = plan_output(
-            self._output_request(req, max_tokens),
-            self.profile.output,
-            self.tokenizer,
-            overrun=spec.contract_overrun,
-        )
-        prefix = "chatcmpl" if req.endpoint == "chat" else "cmpl"
-        envelope = Envelope(
-            f"{prefix}-{uuid.uuid4().hex[:16]}", int(self.wall()), self.model_name, self.fingerprint
-        )
+        plan = self._plan(req, max_tokens)
+        envelope = self._envelope(req)
         queue: asyncio.Queue = asyncio.Queue()
         seq = Seq(
             request_id=envelope.ident,
@@ -253,18 +248,21 @@ class Api:
             sink=queue.put_nowait,
         )
         trace = self.truth.start(envelope.ident, req.endpoint, req.stream, arrival)
-        gen = Generation(
-            envelope,
-            plan,
-            len(req.prompt_tokens),
-            queue,
-            trace,
-            reasoning_field=self.profile.output.reasoning_field,
-            include_usage=req.include_usage,
-            continuous_usage=req.continuous_usage,
-        )
+        gen = Generation(envelope, plan, len(req.prompt_tokens), queue, trace)
+        gen.reasoning_field = self.profile.output.reasoning_field
+        gen.include_usage, gen.continuous_usage = req.include_usage, req.continuous_usage
         self.engine.submit(seq)
         return gen, seq
+
+    def _plan(self, req: GenerationRequest, max_tokens: int) -> OutputPlan:
+        overrun = self.faults.spec.contract_overrun
+        request = self._output_request(req, max_tokens)
+        return plan_output(request, self.profile.output, self.tokenizer, overrun=overrun)
+
+    def _envelope(self, req: GenerationRequest) -> Envelope:
+        prefix = "chatcmpl" if req.endpoint == "chat" else "cmpl"
+        ident = f"{prefix}-{uuid.uuid4().hex[:16]}"
+        return Envelope(ident, int(self.wall()), self.model_name, self.fingerprint)
 
     def _output_request(self, req: GenerationRequest, max_tokens: int) -> OutputRequest:
         return OutputRequest(

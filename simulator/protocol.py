@@ -91,6 +91,8 @@ def stream_options(body: dict[str, Any]) -> tuple[bool, bool, bool]:
 
 def common_fields(body: dict[str, Any]) -> dict[str, Any]:
     stream, include_usage, continuous = stream_options(body)
+    if optional(body, "n", int) not in (None, 1):
+        raise ApiError(400, "The simulator serves one choice per request (n=1).", param="n")
     return {
         "model": optional(body, "model", str),
         "stream": stream,

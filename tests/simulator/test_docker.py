@@ -30,6 +30,17 @@ def call(url: str, body: dict[str, Any] | None = None) -> Any:
     return json.loads(raw) if is_json else raw
 
 
+def hang_up_mid_stream(url: str) -> None:
+    body = {"messages": [{"role": "user", "content": "x"}], "max_tokens": 400, "stream": True}
+    request = urllib.request.Request(
+        url + "/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.readline()
+
+
 def start(docker_client, sim_image: str, *args: str):  # type: ignore[no-untyped-def]
     repo, digest = sim_image.split("@")
     docker_client.images.pull(repo, tag=digest)
@@ -64,6 +75,9 @@ def test_image_runs_by_digest_and_serves_like_vllm(docker_client, sim_image: str
         assert streamed.rstrip().endswith("data: [DONE]") and '"completion_tokens":8' in streamed
         names = {f.name for f in text_string_to_metric_families(call(url + "/metrics"))}
         assert {"vllm:prompt_tokens", "vllm:kv_cache_usage_perc"} <= names
+        hang_up_mid_stream(url)
+        time.sleep(0.5)
+        assert 'finished_reason="abort",model_name="sim-tiny"} 1.0' in call(url + "/metrics")
         container.stop(timeout=10)
         assert container.wait(timeout=30)["StatusCode"] == 0
         logs = container.logs().decode()

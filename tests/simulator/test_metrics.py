@@ -145,3 +145,18 @@ async def test_legacy_names_for_the_alias_table(session) -> None:
     # prometheus_client's parser reads the bare sample back as vllm:prompt_tokens_total
     assert fams["vllm:prompt_tokens"].type == "counter"
     assert value(fams, "vllm:prompt_tokens", "vllm:prompt_tokens_total") > 0
+
+
+async def test_a_client_that_goes_away_is_counted_as_aborted(session) -> None:
+    with running("tiny") as sim:
+        body = chat("x", max_tokens=400, ignore_eos=True, stream=True)
+        async with session.post(sim.url + "/v1/chat/completions", json=body) as response:
+            await response.content.readline()  # the first event, then hang up mid-stream
+        await asyncio.sleep(0.3)
+        fams = await scrape(sim, session)
+    aborted = value(
+        fams, "vllm:request_success", "vllm:request_success_total", finished_reason="abort"
+    )
+    assert aborted == 1
+    assert value(fams, "vllm:num_requests_running") == 0
+    assert value(fams, "vllm:kv_cache_usage_perc") == 0
