@@ -84,13 +84,13 @@ def jobs(cell: Cell, seed: int = 42) -> list[Job]:
 def measures(cell: Cell, run: Run) -> dict[str, float]:
     t = run.timings
     p50 = statistics.median
-    first = p50(x.first_output - x.sent for x in t)
+    first = p50(x.ttfo for x in t)
     return {
         "effective prefill tok/s": cell.prompt_tokens / first,
         "first output s": first,
-        "visible TTFT s": p50(x.first_content - x.sent for x in t),
+        "visible TTFT s": p50(x.ttft for x in t),
         "decode tok/s": p50(x.decode_rate for x in t),
-        "end-to-end s": p50(x.end - x.sent for x in t),
+        "end-to-end s": p50(x.e2e for x in t),
         "aggregate output tok/s": sum(x.tokens for x in t) / run.elapsed,
         "peak running": run.peak_running,
         "peak KV usage %": 100 * run.peak_kv_usage,
@@ -147,6 +147,8 @@ async def one(session: aiohttp.ClientSession, url: str, text: str, seed: int) ->
                 usage = line
             elif b'"delta":{"reasoning"' in line or b'"delta":{"content":"' in line:
                 first, last = first or now, now
+    if usage is None or first is None or last is None:
+        raise RuntimeError(f"the stream from {url} ended without output or usage")
     counts = json.loads(usage.decode()[6:])["usage"]
     return counts["prompt_tokens"], first - sent, last - sent, counts["completion_tokens"]
 

@@ -131,7 +131,8 @@ LABEL_VALUES = {
 
 def buckets_1_2_5(limit: int) -> tuple[int, ...]:
     """vLLM's token-count buckets: 1, 2, 5, 10, 20, 50, … up to ``limit``."""
-    out, scale = [], 1
+    out: list[int] = []
+    scale = 1
     while True:
         for mantissa in (1, 2, 5):
             if mantissa * scale > limit:
@@ -142,6 +143,42 @@ def buckets_1_2_5(limit: int) -> tuple[int, ...]:
 
 class Families:
     """The registry, with one attribute per family (a bound child where labels are fixed)."""
+
+    # set from the tables above; a labelled family is a dict of its children by label value
+    running: Gauge
+    waiting: Gauge
+    kv_usage: Gauge
+    waiting_by_reason: dict[str, Gauge]
+    sleep_state: dict[str, Gauge]
+    prefix_queries: Counter
+    prefix_hits: Counter
+    preemptions: Counter
+    prompt_tokens: Counter
+    prompt_cached: Counter
+    generation_tokens: Counter
+    prompt_by_source: dict[str, Counter]
+    cached_by_source: dict[str, Counter]
+    success: dict[str, Counter]
+    drafts: Counter
+    draft_tokens: Counter
+    accepted: Counter
+    accepted_per_pos: dict[str, Counter]
+    h_prompt: Histogram
+    h_generation: Histogram
+    h_iteration: Histogram
+    h_max_generation: Histogram
+    h_n: Histogram
+    h_max_tokens: Histogram
+    h_ttft: Histogram
+    h_itl: Histogram
+    h_tpot: Histogram
+    h_e2e: Histogram
+    h_queue: Histogram
+    h_inference: Histogram
+    h_prefill: Histogram
+    h_decode: Histogram
+    h_preemptions: Histogram
+    h_kv_computed: Histogram
 
     def __init__(self, profile: Profile, model_name: str, *, legacy: bool = False) -> None:
         self.legacy = legacy

@@ -72,7 +72,9 @@ def text_kind(instruction: str, response_format: dict[str, Any] | None) -> str:
 
 
 def is_json_format(response_format: dict[str, Any] | None) -> bool:
-    return bool(response_format) and response_format.get("type") in ("json_object", "json_schema")
+    if not response_format:
+        return False
+    return response_format.get("type") in ("json_object", "json_schema")
 
 
 def plan_output(

@@ -45,8 +45,27 @@ class Timing:
     emissions: list[float] = field(default_factory=list)  # step ends that yielded tokens
 
     @property
+    def ttfo(self) -> float:
+        """Seconds from sending to the first output token (reasoning or visible)."""
+        return self._since(self.first_output)
+
+    @property
+    def ttft(self) -> float:
+        """Seconds from sending to the first visible token."""
+        return self._since(self.first_content)
+
+    @property
+    def e2e(self) -> float:
+        return self._since(self.end)
+
+    @property
     def decode_rate(self) -> float:
-        return (self.tokens - 1) / (self.end - self.first_output)  # type: ignore[operator]
+        return (self.tokens - 1) / (self.e2e - self.ttfo)
+
+    def _since(self, moment: float | None) -> float:
+        if moment is None:
+            raise ValueError(f"request {self.index} did not get that far")
+        return moment - self.sent
 
 
 @dataclass
@@ -77,8 +96,9 @@ class VirtualEngine:
         self.now = 0.0
         self.run = Run()
 
-    def submit(self, job: Job, index: int) -> Seq:
-        timing = Timing(index=index, sent=self.now)
+    def submit(self, job: Job, index: int, sent: float | None = None) -> Seq:
+        """Hand a job to the scheduler; ``sent`` (default now) may lie inside the last step."""
+        timing = Timing(index=index, sent=self.now if sent is None else sent)
         self.run.timings.append(timing)
         seq = Seq(
             request_id=str(index),
@@ -87,7 +107,7 @@ class VirtualEngine:
             max_tokens=job.output_tokens,
             per_step=tokens_per_step(self.profile.speculative, job.text_kind),
             finish_reason="stop",
-            arrival_ns=int(self.now * NS),
+            arrival_ns=int(timing.sent * NS),
             sink=lambda emission: self._record(timing, job, emission),
         )
         self.scheduler.add(seq)
@@ -148,8 +168,8 @@ def open_loop(profile: Profile, arrivals: list[tuple[float, Job]], *, warm: bool
     pending = deque(sorted(enumerate(arrivals), key=lambda item: item[1][0]))
     while pending or engine.scheduler.has_work:
         while pending and pending[0][1][0] <= engine.now:
-            index, (_at, job) = pending.popleft()
-            engine.submit(job, index)
+            index, (at, job) = pending.popleft()
+            engine.submit(job, index, sent=at)
         if engine.scheduler.has_work:
             engine.step()
         elif pending:

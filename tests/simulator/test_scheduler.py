@@ -28,15 +28,15 @@ def test_a_lone_request_takes_prefill_chunks_then_one_decode_step_per_token() ->
     # eight 512-token chunks, each at the curve's rate (50K tok/s falling to 40K at 8K)
     # read at the chunk's middle
     expected = sum(512 / (50_000 - 10_000 * (i * 512 + 256) / 8192) for i in range(8))
-    assert timing.first_output == pytest.approx(expected, rel=1e-9)
+    assert timing.ttfo == pytest.approx(expected, rel=1e-9)
     assert timing.decode_rate == pytest.approx(200.0, rel=0.01)  # 5 ms steps at batch 1
 
 
 def test_max_num_seqs_makes_the_rest_wait() -> None:
     run = closed_loop(tiny("engine.max_num_seqs=2"), [Job(200, 50)] * 4, 4)
     assert run.peak_running == 2 and run.peak_waiting == 2
-    first_end = min(t.end for t in run.timings[:2])
-    assert all(t.first_output >= first_end for t in run.timings[2:])
+    first_end = min(t.e2e for t in run.timings[:2])  # all four were sent at 0
+    assert all(t.ttfo >= first_end for t in run.timings[2:])
 
 
 def test_a_full_kv_pool_preempts_and_every_request_still_finishes() -> None:
@@ -57,7 +57,7 @@ def test_a_repeated_prefix_skips_prefill_unless_the_nonce_comes_first() -> None:
     shared = [Job(4096, 10, shared_prefix=4000)] * 2
     run = closed_loop(tiny(), shared, 1)
     assert run.prefix_hits == 4000 // 16 * 16
-    first, second = (t.first_output - t.sent for t in run.timings)
+    first, second = (t.ttfo for t in run.timings)
     assert second < first / 10
     nonce_first = closed_loop(tiny(), [Job(4096, 10)] * 2, 1)
     assert nonce_first.prefix_hits == 0
@@ -84,15 +84,14 @@ def gaps_during(run: Run, start: float, end: float) -> list[float]:
 def test_a_cold_prefill_stalls_decoding_and_the_threshold_removes_the_stall() -> None:
     plain = head_of_line(tiny())
     capped = head_of_line(tiny("engine.long_prefill_token_threshold=64"))
-    long_done = plain.timings[1].first_output
+    long_done = 0.3 + plain.timings[1].ttfo
     stalled = max(gaps_during(plain, 0.3, long_done))
     assert stalled > 2 * 0.005  # a 512-token chunk rides along with every decode step
-    spared = max(gaps_during(capped, 0.3, capped.timings[1].first_output))
+    spared = max(gaps_during(capped, 0.3, 0.3 + capped.timings[1].ttfo))
     assert spared < stalled / 2
     # the short request no longer waits for the whole long prefill
-    short_plain = plain.timings[2].first_output - 0.31
-    short_capped = capped.timings[2].first_output - 0.31
-    assert short_plain >= long_done - 0.31 - 1e-9 and short_capped < short_plain / 3
+    short_plain, short_capped = plain.timings[2].ttfo, capped.timings[2].ttfo
+    assert 0.31 + short_plain >= long_done - 1e-9 and short_capped < short_plain / 3
 
 
 def test_speculative_decoding_is_faster_on_structured_text() -> None:
@@ -107,8 +106,8 @@ def test_speculative_decoding_is_faster_on_structured_text() -> None:
 
 def test_the_first_request_after_start_pays_the_jit_warmup() -> None:
     nvfp4 = load_profile("nvfp4-r2")
-    cold = closed_loop(nvfp4, [Job(8192, 2)], 1, warm=False).timings[0].first_output
-    warm = closed_loop(nvfp4, [Job(8192, 2)], 1).timings[0].first_output
+    cold = closed_loop(nvfp4, [Job(8192, 2)], 1, warm=False).timings[0].ttfo
+    warm = closed_loop(nvfp4, [Job(8192, 2)], 1).timings[0].ttfo
     assert cold - warm == pytest.approx(nvfp4.timing.jit_warmup_s)
 
 
@@ -117,7 +116,7 @@ def test_the_first_request_after_start_pays_the_jit_warmup() -> None:
 )
 def test_calibrated_profiles_reproduce_the_published_c1_cell(name, prefill, decode) -> None:
     run = closed_loop(load_profile(name), [Job(31_600, 181, 115)] * 3, 1)
-    first_output = statistics.median(t.first_output - t.sent for t in run.timings)
+    first_output = statistics.median(t.ttfo for t in run.timings)
     assert 31_600 / first_output == pytest.approx(prefill, rel=0.005)
     assert statistics.median(t.decode_rate for t in run.timings) == pytest.approx(decode, rel=0.01)
 
@@ -128,7 +127,7 @@ def test_capacity_edge_c4_has_the_published_shape() -> None:
     nvfp4 = closed_loop(load_profile("nvfp4-r2"), jobs, 4)
 
     def ttft(run: Run) -> float:
-        return statistics.median(t.first_content - t.sent for t in run.timings)
+        return statistics.median(t.ttft for t in run.timings)
 
     def aggregate(run: Run) -> float:
         return sum(t.tokens for t in run.timings) / run.elapsed

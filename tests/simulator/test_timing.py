@@ -41,7 +41,7 @@ async def test_c1_token_timing_matches_the_profile(session) -> None:
     assert decode == pytest.approx(200.0, rel=0.05)  # tiny: 5 ms decode steps at batch 1
     predicted = closed_loop(load_profile("tiny"), [Job(usage["prompt_tokens"], 100)], 1)
     first_output = (times[0] - result.sent_ns) / 1e9 * 0.25
-    assert first_output == pytest.approx(predicted.timings[0].first_output, rel=0.05)
+    assert first_output == pytest.approx(predicted.timings[0].ttfo, rel=0.05)
 
 
 async def test_calibrated_profile_over_http_at_time_scale_5(session) -> None:
