@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import click
 import typer
 
+from evidence.audit import audit_bundle
+from evidence.console import audit_lines, card, tickets_table
+from evidence.review import ReviewRequest, record_review
+from evidence.reviews import Decision
 from faceoff import __version__
 from faceoff.errors import FaceoffError
 from flows import console as views
@@ -18,6 +23,7 @@ from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
 from matrix.load import load_matrix
+from tickets.store import open_tickets
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM serving qualification.")
 
@@ -110,23 +116,52 @@ def restore(
 @app.command()
 def audit(bundle: Annotated[Path, typer.Argument(help="Campaign bundle folder.")]) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts."""
-    raise _not_yet("audit")
+    report = audit_bundle(bundle)
+    for line in audit_lines(report):
+        typer.echo(line)
+    if not report.ok:
+        raise SystemExit(1)
 
 
 @app.command()
 def review(
     campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
+    decision: Annotated[
+        Decision | None, typer.Option(help="The decision to record; omit to only show.")
+    ] = None,
+    note: Annotated[str | None, typer.Option(help="Why; required with --decision.")] = None,
+    reviewer: Annotated[
+        str, typer.Option(envvar="USER", help="Who decides (default: $USER).")
+    ] = "unknown",
+    cell: Annotated[list[str] | None, typer.Option(help="CELL/ARM to rerun (repeat).")] = None,
+    force_reason: Annotated[
+        str | None, typer.Option(help="Why promote is safe although the campaign is partial.")
+    ] = None,
 ) -> None:
     """Show the dispositions and card, and record a reviewer's decision."""
-    raise _not_yet("review")
+    engine = open_ledger(resolve_url(db, workdir))
+    out = views.make_console()
+    with session_scope(engine) as session:
+        row = require_campaign(session, campaign)
+        out.print(views.dispositions_table(row, cell_runs(session, row)))
+    out.print(card(Path(row.evidence_dir)))
+    if decision is None:
+        typer.echo("no decision recorded; pass --decision and --note to record one")
+        return
+    if not note:
+        raise FaceoffError("a review needs a note", fix="pass --note 'why'")
+    request = ReviewRequest(reviewer, decision, note, tuple(cell or ()), force_reason)
+    record = record_review(engine, campaign, request, now=lambda: datetime.now(UTC))
+    typer.echo(f"recorded {record.decision.value} by {record.reviewer}: {record.record_sha256}")
 
 
 @app.command()
 def tickets(workdir: Workdir = Path("runs")) -> None:
     """List open follow-up tickets across campaigns."""
-    raise _not_yet("tickets")
+    views.make_console().print(tickets_table(open_tickets(workdir)))
 
 
 @app.command()

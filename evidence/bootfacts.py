@@ -1,0 +1,37 @@
+"""What a lane's boot log says about its memory: KV allocation, KV pool, model load. Pure.
+
+vLLM prints these at startup (``Model loading took 80.58 GiB …``, ``Available KV
+cache memory: 7.75 GiB``, ``GPU KV cache size: 998,210 tokens``). They are the
+engine's own startup report, per GPU worker and rounded as printed; the card shows
+them as such, beside the runtime-reported pool from ``cache_config_info``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from faceoff.artifact import Spec
+
+MODEL_LOAD = re.compile(r"Model loading took (?P<gib>[0-9.]+) GiB")
+KV_MEMORY = re.compile(r"Available KV cache memory: (?P<gib>[0-9.]+) GiB")
+KV_TOKENS = re.compile(r"GPU KV cache size: (?P<tokens>[0-9,]+) tokens")
+
+
+class BootFacts(Spec):
+    model_load_gib: float | None = Field(description="'Model loading took N GiB', last seen.")
+    kv_cache_gib: float | None = Field(description="'Available KV cache memory: N GiB', last seen.")
+    kv_cache_tokens: int | None = Field(description="'GPU KV cache size: N tokens', last seen.")
+
+
+def boot_facts(boot_log: str) -> BootFacts:
+    """The last value of each line (a restarted engine prints them again)."""
+    load = MODEL_LOAD.findall(boot_log)
+    kv = KV_MEMORY.findall(boot_log)
+    tokens = KV_TOKENS.findall(boot_log)
+    return BootFacts(
+        model_load_gib=float(load[-1]) if load else None,
+        kv_cache_gib=float(kv[-1]) if kv else None,
+        kv_cache_tokens=int(tokens[-1].replace(",", "")) if tokens else None,
+    )

@@ -1,0 +1,86 @@
+"""``build_comparison``: the comparison as a pure function of the loaded campaign."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from evidence.arms import arm_entry
+from evidence.caveats import caveats
+from evidence.cells import cell_entry
+from evidence.comparison import Comparison, ReviewRef
+from evidence.coverage import coverage, failures, restoration, ticket_refs
+from evidence.inputs import CampaignInputs
+from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
+from evidence.totals import arm_totals
+from guards.dispositions import pair_view
+from guards.reasons import Disposition
+from matrix.families import FamilyStatus
+from matrix.plan import CellRunKey, plan
+from workload.metrics import DEFINITIONS
+
+
+def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) -> Comparison:
+    matrix = inputs.frozen.matrix
+    order = matrix.arm_order()
+    arms = [arm_entry(arm, inputs.lanes.get(arm.name, [])) for arm in order]
+    the_plan = plan(matrix)
+    pairs = pair_view(the_plan.pairs, _dispositions(inputs), inputs.pairs)
+    cells = [
+        cell_entry(
+            cell,
+            [a for a in order if cell in matrix.cells_for(a)],
+            inputs.attempts,
+            pairs=[p for p in pairs if p.cell_id == cell.id],
+            seed=matrix.campaign.seed,
+            root=inputs.folder.root,
+        )
+        for cell in matrix.cells
+    ]
+    covered = coverage(the_plan, cells)
+    failed = failures(cells, matrix.campaign.name)
+    restored = restoration(inputs.receipt)
+    not_applicable = {
+        f.name: f.not_applicable_reason or "declared not applicable"
+        for f in inputs.frozen.registry
+        if f.status is FamilyStatus.NOT_APPLICABLE
+    }
+    return Comparison(
+        campaign=matrix.campaign.name,
+        description=matrix.campaign.description,
+        matrix_id=inputs.frozen.matrix_id,
+        seed=matrix.campaign.seed,
+        observed_from=_first_start(inputs),
+        observed_to=restored.completed_at,
+        arms=arms,
+        cells=cells,
+        totals=[arm_totals(arm.name, cells) for arm in order],
+        coverage=covered,
+        failures=failed,
+        restoration=restored,
+        tickets=ticket_refs(failed),
+        reviews=list(reviews),
+        not_applicable=not_applicable,
+        caveats=caveats(arms, cells, covered, restored, not_applicable),
+        percentile_method=PERCENTILE_METHOD,
+        ratio_method=RATIO_METHOD,
+        definitions=DEFINITIONS,
+    )
+
+
+def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:
+    return {
+        CellRunKey(cell, arm): Disposition(attempt.judgement.disposition)
+        for (cell, arm), attempt in inputs.attempts.items()
+        if attempt.judgement.disposition != Disposition.PENDING.value
+    }
+
+
+def _first_start(inputs: CampaignInputs) -> datetime | None:
+    starts = [
+        run.record.created_at
+        for runs in inputs.lanes.values()
+        for run in runs
+        if run.record is not None
+    ]
+    return min(starts) if starts else None

@@ -1,0 +1,131 @@
+"""``write_bundle``: turn a campaign folder into its evidence bundle, in place.
+
+It reads only the folder (so a bundle can be rebuilt from native artifacts alone
+at any time), writes each attempt's ``summary.json``, the tickets, then
+``comparison.json``, ``RESULT.md``, ``report.html``, ``MANIFEST.json`` and last
+``SHA256SUMS`` over everything. It starts and stops nothing. Rewriting is
+idempotent except for ``MANIFEST.json``'s ``written_at`` and host facts.
+
+    index = write_bundle(campaign_dir, now=utc_now, host=collect_host(...),
+                         source=collect_source(checkout))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from evidence.build import build_comparison
+from evidence.card import render_card
+from evidence.comparison import Comparison
+from evidence.host import HostFacts, SourceFacts
+from evidence.inputs import CampaignInputs, load_campaign
+from evidence.layout import (
+    COMPARISON_FILE,
+    MANIFEST_FILE,
+    REPORT_FILE,
+    RESULT_FILE,
+    CampaignFolder,
+)
+from evidence.manifest import manifest
+from evidence.report import render_report
+from evidence.reviews import read_reviews
+from evidence.summary import SUMMARY_FILE, summarize_attempt
+from evidence.sums import write_sums
+from faceoff.files import write_text_atomic
+from tickets.cluster import BadRun, cluster
+from tickets.store import write_tickets
+from workload.journal import JOURNAL_NAME
+from workload.plan import PLAN_NAME
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class BundleIndex:
+    """What was written, for the flow and the CLI to report."""
+
+    root: Path
+    comparison: Comparison
+    files: dict[str, Path]  # artifact name -> path
+
+
+def write_summaries(folder: CampaignFolder) -> list[Path]:
+    """summary.json of every attempt that has a plan and a journal (recomputed, replaced)."""
+    written = []
+    for attempt in folder.attempts():
+        if (attempt.path / PLAN_NAME).is_file() and (attempt.path / JOURNAL_NAME).is_file():
+            summary = summarize_attempt(attempt.path, arm=attempt.arm, attempt=attempt.attempt)
+            written.append(summary.write(attempt.path / SUMMARY_FILE, replace=True))
+    return written
+
+
+def comparison_of(inputs: CampaignInputs) -> Comparison:
+    """The comparison the folder implies, reviews included (what audit recomputes)."""
+    reviews = [r.ref() for r in read_reviews(inputs.folder.root)]
+    return build_comparison(inputs, reviews=reviews)
+
+
+def write_bundle(
+    campaign_dir: Path, *, now: Clock, host: HostFacts, source: SourceFacts
+) -> BundleIndex:
+    folder = CampaignFolder.at(campaign_dir)
+    write_summaries(folder)
+    inputs = load_campaign(folder)
+    comparison = comparison_of(inputs)
+    write_campaign_tickets(folder, comparison, now)
+    files = write_views(folder, comparison, inputs)
+    files[MANIFEST_FILE] = manifest(
+        campaign=comparison.campaign,
+        matrix_id=comparison.matrix_id,
+        arms=comparison.arms,
+        host=host,
+        source=source,
+        written_at=now(),
+    ).write(folder.path(MANIFEST_FILE), replace=True)
+    files["SHA256SUMS"] = write_sums(folder)
+    return BundleIndex(root=folder.root, comparison=comparison, files=files)
+
+
+def refresh_views(campaign_dir: Path) -> BundleIndex:
+    """Rebuild comparison.json, RESULT.md and report.html (after a review) and SHA256SUMS."""
+    folder = CampaignFolder.at(campaign_dir)
+    inputs = load_campaign(folder)
+    comparison = comparison_of(inputs)
+    files = write_views(folder, comparison, inputs)
+    files["SHA256SUMS"] = write_sums(folder)
+    return BundleIndex(root=folder.root, comparison=comparison, files=files)
+
+
+def write_views(
+    folder: CampaignFolder, comparison: Comparison, inputs: CampaignInputs
+) -> dict[str, Path]:
+    """comparison.json, RESULT.md and report.html, replaced."""
+    card = render_card(comparison)
+    return {
+        COMPARISON_FILE: comparison.write(folder.path(COMPARISON_FILE), replace=True),
+        RESULT_FILE: write_text_atomic(folder.path(RESULT_FILE), card, replace=True),
+        REPORT_FILE: write_text_atomic(
+            folder.path(REPORT_FILE),
+            render_report(comparison, card, inputs.attempts),
+            replace=True,
+        ),
+    }
+
+
+def write_campaign_tickets(folder: CampaignFolder, comparison: Comparison, now: Clock) -> None:
+    runs = [
+        BadRun(
+            cell=f.cell,
+            arm=f.arm,
+            disposition=f.disposition,
+            reason_code=next(t.reason_code for t in comparison.tickets if t.id == f.ticket),
+            reason=f.reason or "",
+            evidence=tuple(f.evidence),
+        )
+        for f in comparison.failures
+    ]
+    tickets = cluster(runs, campaign=comparison.campaign, matrix_id=comparison.matrix_id, now=now())
+    write_tickets(folder.root, comparison.campaign, tickets)

@@ -1,0 +1,144 @@
+"""``RESULT.md``, the result card: a renderer of ``comparison.json`` that computes nothing.
+
+Its sections follow an operator's write-up: decision, scope, the headline card,
+ratios, recipes and workload, full measurements, coverage, failures and tickets,
+restoration, caveats, definitions, reviews, and numbered sources naming the
+comparison key and the bundle files behind every figure.
+"""
+
+from __future__ import annotations
+
+from evidence import card_tables as tables
+from evidence.comparison import Comparison
+from evidence.format import join_words
+from evidence.markdown import Sources, table
+
+DECISIONS = {
+    "promote": "promote the candidate",
+    "no_promotion": "no promotion",
+    "rerun_cells": "rerun cells before deciding",
+}
+
+
+def render_card(comparison: Comparison) -> str:
+    sources = Sources()
+    parts = [
+        _title(comparison),
+        _decision(comparison),
+        _scope(comparison),
+        "## Result card\n\n" + tables.headline(comparison, sources),
+        "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
+        "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
+        "## Full measurements\n\n" + tables.measurements(comparison, sources),
+        "## Coverage and dispositions\n\n" + tables.dispositions(comparison),
+        "## Failures and their evidence\n\n" + _failures(comparison),
+        "## Restoration\n\n" + _restoration(comparison),
+        "## Caveats\n\n" + "\n".join(f"- {c.text}" for c in comparison.caveats),
+        _definitions(comparison),
+        "## Reviews\n\n" + _reviews(comparison),
+        "## Sources\n\nEvery figure above is read from `comparison.json`, which was computed "
+        "from the native artifacts named here.\n\n" + sources.render(),
+    ]
+    return "\n\n".join(parts) + "\n"
+
+
+def _title(c: Comparison) -> str:
+    names = [a.name for a in c.arms]
+    return f"# {c.campaign}: {names[0]} versus {join_words(names[1:], 'and')}"
+
+
+def _decision(c: Comparison) -> str:
+    observed = c.observed_from.date().isoformat() if c.observed_from else "not recorded"
+    if c.reviews:
+        last = c.reviews[-1]
+        decision = f"{DECISIONS.get(last.decision, last.decision)} (recorded by {last.reviewer})"
+    else:
+        decision = "pending human review"
+    incumbent = c.arms[0].name
+    restored = c.restoration.verified and c.restoration.outcome == "restored"
+    tail = f"incumbent {incumbent} restored" if restored else "restoration not proven"
+    line = f"Observed: {observed}. Decision: {decision}; {tail}."
+    return f"{line}\n\n{c.description}" if c.description else line
+
+
+def _scope(c: Comparison) -> str:
+    cov = c.coverage
+    per_arm = join_words([f"{a.scored_ok} for {a.arm}" for a in cov.arms], "and")
+    return (
+        f"The accepted scope contains {cov.matched_pairs} comparable matched pairs and {per_arm} "
+        f"successful scored requests. The plan is {cov.sentence}. Matrix `{c.matrix_id}`."
+    )
+
+
+def _workload(c: Comparison) -> str:
+    rows = [
+        [
+            cell.id,
+            cell.kind,
+            f"{cell.input_target:,}",
+            f"C{cell.concurrency}",
+            str(cell.requests),
+            str(cell.warmups),
+            f"{cell.sampling.max_tokens:,}",
+            f"{cell.sampling.temperature:g} / {cell.sampling.top_p:g}",
+            cell.sampling.reasoning_effort or "—",
+        ]
+        for cell in c.cells
+    ]
+    header = ["cell", "kind", "nominal input", "conc.", "requests", "warmups", "max tokens",
+              "temperature / top-p", "reasoning effort"]  # fmt: skip
+    return (
+        "Each matched pair used the same seed, request indices, prompt namespace and prompt "
+        "text; nonces open every prompt and each request carries a canary. Nominal targets "
+        "label the cells; the tables give actual input tokens from API usage. Warmups are "
+        "journaled and never scored.\n\n" + table(header, rows)
+    )
+
+
+def _failures(c: Comparison) -> str:
+    if not c.failures:
+        return "No cell run failed or was blocked."
+    lines = []
+    for f in c.failures:
+        ticket = f" Ticket `tickets/{f.ticket}.md`." if f.ticket else ""
+        files = ", ".join(f"`{p}`" for p in f.evidence) or "no files (never ran)"
+        lines.append(
+            f"- **{f.cell} / {f.arm}: {f.disposition}** ({f.reason_code}). {f.reason or ''} "
+            f"Evidence: {files}.{ticket}"
+        )
+    if c.tickets:
+        lines.append("\nFollow-up tickets: " + ", ".join(f"`{t.path}`" for t in c.tickets) + ".")
+    return "\n".join(lines)
+
+
+def _restoration(c: Comparison) -> str:
+    r = c.restoration
+    if not r.verified:
+        return f"No verified restoration receipt: {r.problem}"
+    at = r.completed_at.isoformat() if r.completed_at else "an unrecorded time"
+    body = "; ".join(r.lines)
+    changed = (
+        f"Changed or unproven protected files: {', '.join(r.protected_changed)}."
+        if r.protected_changed
+        else f"All {r.protected_total} protected operator files were unchanged."
+    )
+    problems = f" Problems: {'; '.join(r.problems)}." if r.problems else ""
+    return (
+        f"At {at} the receipt (`receipt.json`, self-hashed and verified) recorded outcome "
+        f"**{r.outcome}**: {body}. {changed}{problems}"
+    )
+
+
+def _definitions(c: Comparison) -> str:
+    body = c.definitions.replace("## Metric definitions", "").strip()
+    return f"## Definitions\n\n{c.percentile_method}. Ratios: {c.ratio_method}.\n\n{body}"
+
+
+def _reviews(c: Comparison) -> str:
+    if not c.reviews:
+        return "No review recorded yet (`faceoff review` records one)."
+    return "\n".join(
+        f"- {r.at.isoformat()} {r.reviewer}: **{r.decision}** — {r.note}"
+        + (f" (forced: {r.forced_reason})" if r.forced_reason else "")
+        for r in c.reviews
+    )

@@ -1,0 +1,207 @@
+"""Per-cell entries of the comparison: each arm's figures and the pair ratios. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from collectors.summary import TelemetrySummary
+from evidence.comparison import ArmCell, CellEntry, EngineFacts, MemoryFacts, PairEntry, Ratio
+from evidence.inputs import AttemptInputs
+from evidence.stats import Sample, median_ratio
+from evidence.summary import SUMMARY_FILE
+from guards.dispositions import PairStatus
+from matrix.model import Arm, Cell
+from workload.metrics import REQUEST_METRICS
+from workload.outcome import Phase, RequestOutcome, Status
+
+RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
+PREFILL_HIST = "request_prefill_time_seconds"
+QUEUE_HIST = "request_queue_time_seconds"
+
+
+def stratum(cell: Cell) -> str:
+    return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+
+
+def cell_entry(
+    cell: Cell,
+    arms: Sequence[Arm],
+    attempts: Mapping[tuple[str, str], AttemptInputs],
+    *,
+    pairs: Sequence[PairStatus],
+    seed: int,
+    root: Path,
+) -> CellEntry:
+    entries = [arm_cell(cell, arm.name, attempts.get((cell.id, arm.name)), root) for arm in arms]
+    comparable = [p.candidate for p in pairs if p.comparable]
+    return CellEntry(
+        id=cell.id,
+        kind=cell.kind.value,
+        stratum=stratum(cell),
+        input_target=cell.input_tokens,
+        concurrency=cell.concurrency,
+        requests=cell.requests,
+        warmups=cell.warmups,
+        sampling=cell.sampling,
+        arms=entries,
+        pairs=[
+            PairEntry(
+                candidate=p.candidate,
+                comparable=p.comparable,
+                reason=p.reason.value if p.reason else None,
+                sentence=p.sentence,
+            )
+            for p in pairs
+        ],
+        ratios=[
+            ratio
+            for candidate in comparable
+            for ratio in pair_ratios(
+                cell,
+                attempts[(cell.id, arms[0].name)],
+                attempts[(cell.id, candidate)],
+                candidate,
+                seed,
+            )
+        ],
+    )
+
+
+def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) -> ArmCell:
+    if attempt is None:
+        return _never_run(cell, arm)
+    summary, judgement = attempt.summary, attempt.judgement
+    folder = attempt.where.path
+    return ArmCell(
+        arm=arm,
+        attempt=attempt.where.attempt,
+        disposition=judgement.disposition,  # type: ignore[arg-type]
+        reason_code=judgement.reason_code,
+        reason=judgement.reason,
+        oom=judgement.oom,
+        planned=cell.requests,
+        statuses=summary.statuses if summary else {},
+        refusals=summary.refusals if summary else 0,
+        input_tokens=summary.input_tokens if summary else None,
+        completion_tokens=summary.completion_tokens if summary else None,
+        metrics=summary.metrics if summary else {},
+        aggregate_output_tps=summary.aggregate_output_tps if summary else None,
+        engine=engine_facts(attempt.telemetry),
+        memory=memory_facts(attempt.telemetry),
+        sources={
+            name: (folder / file).relative_to(root).as_posix()
+            for name, file in _SOURCE_FILES.items()
+            if (folder / file).is_file()
+        },
+    )
+
+
+_SOURCE_FILES = {
+    "summary": SUMMARY_FILE,
+    "telemetry": "telemetry.json",
+    "verdict": "verdict.json",
+    "cell": "cell.json",
+    "journal": "journal.jsonl",
+    "plan": "requests.json",
+}
+
+
+def _never_run(cell: Cell, arm: str) -> ArmCell:
+    return ArmCell(
+        arm=arm,
+        attempt=None,
+        disposition="pending",
+        reason_code=None,
+        reason=None,
+        oom=None,
+        planned=cell.requests,
+        statuses={},
+        refusals=0,
+        input_tokens=None,
+        completion_tokens=None,
+        metrics={},
+        aggregate_output_tps=None,
+        engine=None,
+        memory=None,
+        sources={},
+    )
+
+
+def engine_facts(telemetry: TelemetrySummary | None) -> EngineFacts | None:
+    if telemetry is None:
+        return None
+    engine = telemetry.engine
+    prefill, queue = engine.histograms.get(PREFILL_HIST), engine.histograms.get(QUEUE_HIST)
+    preempt, hits = engine.counters.get("num_preemptions"), engine.counters.get("prefix_cache_hits")
+    return EngineFacts(
+        prefill_mean_s=prefill.mean if prefill else None,
+        queue_mean_s=queue.mean if queue else None,
+        max_running=engine.max_running,
+        max_waiting=engine.max_waiting,
+        max_kv_usage_perc=engine.max_kv_usage_perc,
+        kv_pool_tokens=engine.kv_pool_tokens,
+        preemptions=preempt.delta if preempt else None,
+        prefix_cache_hits=hits.delta if hits else None,
+    )
+
+
+def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
+    if telemetry is None:
+        return None
+    gpu, host = telemetry.gpu, telemetry.host
+    return MemoryFacts(
+        worst_gpu_index=gpu.worst_device if gpu else None,
+        worst_gpu_used_bytes=gpu.worst_used_bytes if gpu else None,
+        min_gpu_free_bytes=gpu.min_free_bytes if gpu else None,
+        lane_peak_bytes=host.lane_peak_bytes,
+        lane_source=host.lane_sources[0] if host.lane_sources else None,
+        host_available_min_bytes=host.host_available_min_bytes,
+    )
+
+
+def metric_values(outcomes: Sequence[RequestOutcome], metric: str) -> tuple[float, ...]:
+    """The metric over scored ok requests, as the summary's distributions take it."""
+    fn = REQUEST_METRICS[metric]
+    values = (fn(o).value for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK)
+    return tuple(v for v in values if v is not None)
+
+
+def pair_ratios(
+    cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
+) -> list[Ratio]:
+    """Candidate/incumbent ratios of one comparable pair, metric by metric."""
+    found = (
+        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed) for metric in RATIO_METRICS
+    )
+    return [r for r in found if r is not None]
+
+
+def _ratio(
+    cell: Cell,
+    metric: str,
+    incumbent: AttemptInputs,
+    candidate: AttemptInputs,
+    *,
+    name: str,
+    seed: int,
+) -> Ratio | None:
+    found = median_ratio(
+        Sample(stratum(cell), metric_values(incumbent.outcomes, metric)),
+        Sample(stratum(cell), metric_values(candidate.outcomes, metric)),
+        seed=seed,
+    )
+    if found is None:
+        return None
+    return Ratio(
+        metric=metric,
+        candidate=name,
+        ratio=found.ratio,
+        low=found.low,
+        high=found.high,
+        confidence=found.confidence,
+        resamples=found.resamples,
+        seed=found.seed,
+        n_incumbent=found.n_incumbent,
+        n_candidate=found.n_candidate,
+    )

@@ -1,0 +1,233 @@
+"""``comparison.json``: the machine-readable result of a campaign, and the card's only input.
+
+Every number here was computed from a native artifact of the bundle, and each
+entry names that artifact (``sources``), so a reader can trace any figure of
+RESULT.md or report.html back to a file. The JSON Schema is exported to
+``evidence/schemas/comparison.schema.json``.
+
+Format history of ``Comparison.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from evidence.bootfacts import BootFacts
+from evidence.summary import Stats
+from faceoff.artifact import Artifact, Spec
+from matrix.model import Recipe, Sampling
+
+COMPARISON_SCHEMA_VERSION = 1
+Disposition = Literal["accepted", "failed", "blocked", "pending"]
+CampaignStatus = Literal["complete", "closed_partial"]
+
+
+class ArmIdentity(Spec):
+    lane_run: str | None = Field(description="lanes/<arm>/<run> whose identity is shown.")
+    verified: bool | None = Field(description="Identity matched every pin; None if never checked.")
+    running_image: str | None = Field(description="Digest the running container was verified on.")
+    served_model: str | None = Field(description="Model id /v1/models reported.")
+    root: str | None = Field(description="Model root /v1/models reported.")
+    quantizations: list[str] = Field(description="quantization= values of the boot log.")
+    weights_sha256: str | None = Field(description="Hash of the weights manifest, if hashed.")
+
+
+class SimulatorFacts(Spec):
+    profile: str = Field(description="Simulator profile the lane ran.")
+    time_scale: float = Field(description="The engine model ran this many times faster.")
+
+
+class ArmEntry(Spec):
+    name: str = Field(description="Arm name.")
+    role: Literal["incumbent", "candidate"] = Field(description="incumbent or candidate.")
+    lane: str = Field(description="docker, process or simulator.")
+    image: str | None = Field(description="Pinned image repo@sha256:….")
+    recipe: Recipe = Field(description="Recipe facts from the frozen matrix.")
+    env_knobs: dict[str, str] = Field(description="Env knobs of the arm (secrets never appear).")
+    engine_args: list[str] = Field(description="Engine flags of the arm.")
+    memory_limit: str | None = Field(description="Container memory limit.")
+    simulator: SimulatorFacts | None = Field(description="Set when the lane is the simulator.")
+    identity: ArmIdentity = Field(description="What the lane proved about itself.")
+    boot: BootFacts | None = Field(description="Startup memory report from the boot log.")
+    sources: list[str] = Field(description="Bundle files these facts come from.")
+
+
+class EngineFacts(Spec):
+    prefill_mean_s: float | None = Field(description="request_prefill_time_seconds sum/count.")
+    queue_mean_s: float | None = Field(description="request_queue_time_seconds sum/count.")
+    max_running: float | None = Field(description="Sampled max of num_requests_running.")
+    max_waiting: float | None = Field(description="Sampled max of num_requests_waiting.")
+    max_kv_usage_perc: float | None = Field(description="Sampled max KV usage (1.0 = full).")
+    kv_pool_tokens: int | None = Field(description="Runtime-reported KV pool (block × blocks).")
+    preemptions: float | None = Field(description="num_preemptions delta over the cell.")
+    prefix_cache_hits: float | None = Field(description="prefix_cache_hits delta over the cell.")
+
+
+class MemoryFacts(Spec):
+    worst_gpu_index: int | None = Field(description="Device with the highest sampled use.")
+    worst_gpu_used_bytes: int | None = Field(description="That device's sampled max used.")
+    min_gpu_free_bytes: int | None = Field(description="Lowest sampled free of any one device.")
+    lane_peak_bytes: int | None = Field(description="Sampled max lane (cgroup) memory.")
+    lane_source: str | None = Field(description="Where lane memory came from.")
+    host_available_min_bytes: int | None = Field(description="Sampled min host available.")
+
+
+class ArmCell(Spec):
+    arm: str = Field(description="Arm name.")
+    attempt: int | None = Field(description="Attempt whose verdict stands; None if never run.")
+    disposition: Disposition = Field(description="accepted, failed, blocked or pending.")
+    reason_code: str | None = Field(description="Guard reason code, for failed or blocked.")
+    reason: str | None = Field(description="The guard's sentence.")
+    oom: bool | None = Field(description="The lane was OOM-killed during the cell, where known.")
+    planned: int = Field(description="Scored requests planned.")
+    statuses: dict[str, int] = Field(description="Scored requests by terminal status.")
+    refusals: int = Field(description="Scored requests refused.")
+    input_tokens: Stats | None = Field(description="Actual prompt tokens (API usage).")
+    completion_tokens: Stats | None = Field(description="Completion tokens (API usage).")
+    metrics: dict[str, Stats] = Field(description="Request metric -> distribution.")
+    aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
+    engine: EngineFacts | None = Field(description="From telemetry.json.")
+    memory: MemoryFacts | None = Field(description="From telemetry.json.")
+    sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
+
+
+class Ratio(Spec):
+    metric: str = Field(description="Request metric compared.")
+    candidate: str = Field(description="Candidate arm.")
+    ratio: float = Field(description="candidate p50 / incumbent p50.")
+    low: float = Field(description="Lower bound of the bootstrap interval.")
+    high: float = Field(description="Upper bound of the bootstrap interval.")
+    confidence: float = Field(description="Interval confidence, e.g. 0.95.")
+    resamples: int = Field(description="Bootstrap resamples.")
+    seed: int = Field(description="Bootstrap seed.")
+    n_incumbent: int = Field(description="Incumbent requests the ratio rests on.")
+    n_candidate: int = Field(description="Candidate requests the ratio rests on.")
+
+
+class PairEntry(Spec):
+    candidate: str = Field(description="Candidate arm of the pair.")
+    comparable: bool = Field(description="Both arms accepted and the pair's plans match.")
+    reason: str | None = Field(description="arm_not_accepted or pair_mismatch when not.")
+    sentence: str = Field(description="The guard's sentence.")
+
+
+class CellEntry(Spec):
+    id: str = Field(description="Cell id.")
+    kind: str = Field(description="Workload kind.")
+    stratum: str = Field(description="kind/input target/concurrency; ratios never cross it.")
+    input_target: int = Field(description="Nominal input target in tokens.")
+    concurrency: int = Field(description="Client streams in flight.")
+    requests: int = Field(description="Scored requests per arm.")
+    warmups: int = Field(description="Unscored warmups before the cell.")
+    sampling: Sampling = Field(description="Request parameters of the cell.")
+    arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
+    pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
+    ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
+
+
+class ArmCoverage(Spec):
+    arm: str = Field(description="Arm name.")
+    planned: int = Field(description="Cell runs the plan gives the arm.")
+    accepted: int = Field(description="Accepted cell runs.")
+    failed: int = Field(description="Failed cell runs.")
+    blocked: int = Field(description="Blocked cell runs.")
+    pending: int = Field(description="Cell runs without a verdict.")
+    scored_ok: int = Field(description="Successful scored requests in accepted cells.")
+
+
+class Coverage(Spec):
+    status: CampaignStatus = Field(description="complete only if every planned run is accepted.")
+    sentence: str = Field(description="The guards' closure line with the counts.")
+    planned: int = Field(description="Cell runs in the plan.")
+    accepted: int = Field(description="Accepted cell runs.")
+    failed: int = Field(description="Failed cell runs.")
+    blocked: int = Field(description="Blocked cell runs.")
+    pending: int = Field(description="Cell runs without a verdict.")
+    matched_pairs: int = Field(description="Comparable pairs: both accepted, plans matching.")
+    arms: list[ArmCoverage] = Field(description="Per arm.")
+
+
+class FailureEntry(Spec):
+    cell: str = Field(description="Cell id.")
+    arm: str = Field(description="Arm.")
+    disposition: Disposition = Field(description="failed or blocked.")
+    reason_code: str | None = Field(description="Guard reason code.")
+    reason: str | None = Field(description="The guard's sentence.")
+    evidence: list[str] = Field(description="Bundle files that show it.")
+    ticket: str | None = Field(description="Ticket id of its cluster.")
+
+
+class RestorationEntry(Spec):
+    present: bool = Field(description="receipt.json is in the bundle.")
+    verified: bool = Field(description="Its own hash and judged outcome verify.")
+    problem: str | None = Field(description="Why it does not verify, or is missing.")
+    outcome: str | None = Field(description="restored | restored_with_changes | failed.")
+    completed_at: datetime | None = Field(description="When the receipt was written.")
+    lines: list[str] = Field(description="The receipt's own summary lines.")
+    protected_total: int = Field(description="Protected operator files checked.")
+    protected_changed: list[str] = Field(description="Protected files not proven unchanged.")
+    problems: list[str] = Field(description="The receipt's problem sentences.")
+
+
+class ArmTotals(Spec):
+    arm: str = Field(description="Arm name.")
+    kv_pool_tokens: int | None = Field(description="Runtime KV pool of its first accepted cell.")
+    kv_pool_cell: str | None = Field(description="The cell it is read from.")
+    worst_gpu_used_bytes: int | None = Field(description="Highest sampled use of any device.")
+    worst_gpu_cell: str | None = Field(description="The cell it was sampled in.")
+    min_gpu_free_bytes: int | None = Field(description="Lowest sampled free of any device.")
+    min_gpu_free_cell: str | None = Field(description="The cell it was sampled in.")
+    lane_peak_bytes: int | None = Field(description="Largest sampled lane memory of any cell.")
+    lane_peak_cell: str | None = Field(description="The cell it was sampled in.")
+    scored_ok: int = Field(description="Successful scored requests in accepted cells.")
+    oom_cells: int = Field(description="Cells whose lane was observed OOM-killed.")
+    preemptions: float = Field(description="Engine preemptions summed over accepted cells.")
+    refusals: int = Field(description="Refused scored requests over accepted cells.")
+
+
+class TicketRef(Spec):
+    id: str = Field(description="Ticket id.")
+    reason_code: str = Field(description="Reason code the cluster shares.")
+    cells: list[str] = Field(description="cell/arm runs in the cluster.")
+    path: str = Field(description="tickets/<id>.md.")
+
+
+class ReviewRef(Spec):
+    decision: str = Field(description="promote | no_promotion | rerun_cells.")
+    reviewer: str = Field(description="Who decided.")
+    note: str = Field(description="The reviewer's note.")
+    at: datetime = Field(description="When it was recorded.")
+    forced_reason: str | None = Field(description="Why a promote overrode the campaign status.")
+    record_sha256: str = Field(description="Hash of the review record.")
+
+
+class Caveat(Spec):
+    code: str = Field(description="Stable code, e.g. small_n, simulator_lane.")
+    text: str = Field(description="The caveat in one or two sentences.")
+
+
+class Comparison(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Comparison format version.")
+    campaign: str = Field(description="Campaign name.")
+    description: str | None = Field(description="What the campaign asks.")
+    matrix_id: str = Field(description="Frozen matrix id.")
+    seed: int = Field(description="Campaign seed (prompts and bootstrap).")
+    observed_from: datetime | None = Field(description="First lane start or cell send (UTC).")
+    observed_to: datetime | None = Field(description="Restoration receipt time, if any (UTC).")
+    arms: list[ArmEntry] = Field(description="Incumbent first, then candidates.")
+    cells: list[CellEntry] = Field(description="Every planned cell, in matrix order.")
+    totals: list[ArmTotals] = Field(description="Per arm, across its accepted cells.")
+    coverage: Coverage = Field(description="Dispositions against the plan.")
+    failures: list[FailureEntry] = Field(description="Failed and blocked cell runs.")
+    restoration: RestorationEntry = Field(description="The restoration receipt.")
+    tickets: list[TicketRef] = Field(description="Follow-up tickets in tickets/.")
+    reviews: list[ReviewRef] = Field(description="Recorded human decisions, oldest first.")
+    not_applicable: dict[str, str] = Field(description="Families declared not applicable, why.")
+    caveats: list[Caveat] = Field(description="Limits of the evidence, generated from the data.")
+    percentile_method: str = Field(description="How p50 and p95 are computed.")
+    ratio_method: str = Field(description="How ratios and their intervals are computed.")
+    definitions: str = Field(description="The metric definitions, verbatim.")

@@ -1,0 +1,121 @@
+"""Coverage against the plan, the failure list, and the restoration entry. Pure."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from evidence.comparison import (
+    ArmCoverage,
+    CellEntry,
+    Coverage,
+    FailureEntry,
+    RestorationEntry,
+    TicketRef,
+)
+from evidence.inputs import ReceiptInputs
+from guards.dispositions import close_campaign
+from guards.reasons import Disposition
+from matrix.plan import Plan
+from tickets.cluster import ticket_id
+from tickets.store import TICKETS_DIR
+
+TERMINAL_BAD = ("failed", "blocked")
+UNCODED = "uncoded"  # a verdict without a reason code still gets a ticket
+
+
+def coverage(plan: Plan, cells: Sequence[CellEntry]) -> Coverage:
+    standing = {(c.id, a.arm): a for c in cells for a in c.arms}
+    closure = close_campaign(
+        plan.cell_runs,
+        {
+            key: Disposition(standing[(key.cell_id, key.arm)].disposition)
+            for key in plan.cell_runs
+            if standing[(key.cell_id, key.arm)].disposition != "pending"
+        },
+    )
+    return Coverage(
+        status=closure.status.value,  # type: ignore[arg-type]
+        sentence=closure.sentence,
+        planned=closure.planned,
+        accepted=closure.accepted,
+        failed=closure.failed,
+        blocked=closure.blocked,
+        pending=closure.pending,
+        matched_pairs=sum(1 for c in cells for p in c.pairs if p.comparable),
+        arms=[_arm_coverage(p.arm.name, [c.id for c in p.cells], standing) for p in plan.arms],
+    )
+
+
+def _arm_coverage(arm: str, cell_ids: list[str], standing: Mapping) -> ArmCoverage:  # type: ignore[type-arg]
+    entries = [standing[(c, arm)] for c in cell_ids]
+    counts = Counter(e.disposition for e in entries)
+    return ArmCoverage(
+        arm=arm,
+        planned=len(entries),
+        accepted=counts["accepted"],
+        failed=counts["failed"],
+        blocked=counts["blocked"],
+        pending=counts["pending"],
+        scored_ok=sum(e.statuses.get("ok", 0) for e in entries if e.disposition == "accepted"),
+    )
+
+
+def failures(cells: Sequence[CellEntry], campaign: str) -> list[FailureEntry]:
+    return [
+        FailureEntry(
+            cell=cell.id,
+            arm=entry.arm,
+            disposition=entry.disposition,
+            reason_code=entry.reason_code,
+            reason=entry.reason,
+            evidence=sorted(entry.sources.values()),
+            ticket=ticket_id(campaign, entry.disposition, entry.reason_code or UNCODED),
+        )
+        for cell in cells
+        for entry in cell.arms
+        if entry.disposition in TERMINAL_BAD
+    ]
+
+
+def ticket_refs(found: Sequence[FailureEntry]) -> list[TicketRef]:
+    """One ticket per cluster (same disposition and reason code), as tickets/ holds them."""
+    clusters: dict[str, list[FailureEntry]] = {}
+    for failure in found:
+        clusters.setdefault(failure.ticket or "", []).append(failure)
+    return [
+        TicketRef(
+            id=ticket,
+            reason_code=members[0].reason_code or UNCODED,
+            cells=[f"{m.cell}/{m.arm}" for m in members],
+            path=f"{TICKETS_DIR}/{ticket}.md",
+        )
+        for ticket, members in sorted(clusters.items())
+    ]
+
+
+def restoration(found: ReceiptInputs) -> RestorationEntry:
+    receipt = found.receipt
+    if receipt is None:
+        return RestorationEntry(
+            present=found.present,
+            verified=False,
+            problem=found.problem,
+            outcome=None,
+            completed_at=None,
+            lines=[],
+            protected_total=0,
+            protected_changed=[],
+            problems=[],
+        )
+    return RestorationEntry(
+        present=True,
+        verified=True,
+        problem=None,
+        outcome=receipt.outcome,
+        completed_at=receipt.completed_at,
+        lines=receipt.summary(),
+        protected_total=len(receipt.protected_files),
+        protected_changed=[c.path for c in receipt.protected_files if not c.unchanged],
+        problems=list(receipt.problems),
+    )

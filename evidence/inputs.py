@@ -1,0 +1,129 @@
+"""Reading a campaign folder into typed inputs: the I/O edge of the comparison.
+
+Everything the comparison, the card and the report show is loaded here from the
+native artifacts (and the recomputable ones beside them); the builders that
+follow are pure functions of what this module returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence.bootfacts import BootFacts, boot_facts
+from evidence.judgement import Judgement, read_judgement
+from evidence.layout import AttemptDir, CampaignFolder
+from evidence.summary import SUMMARY_FILE, RequestSummary
+from faceoff.errors import FaceoffError
+from guards.judge import judge_pair
+from guards.verdict import RuleResult
+from lanes.bringup import IdentityRecord
+from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
+from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LaneRecord
+from matrix.freeze import FrozenMatrix, read_frozen
+from matrix.plan import PairKey, plan
+from workload.journal import JOURNAL_NAME, read_journal
+from workload.outcome import RequestOutcome
+from workload.plan import PLAN_NAME
+
+
+@dataclass(frozen=True)
+class AttemptInputs:
+    where: AttemptDir
+    summary: RequestSummary | None
+    outcomes: tuple[RequestOutcome, ...]
+    telemetry: TelemetrySummary | None
+    judgement: Judgement
+
+
+@dataclass(frozen=True)
+class LaneInputs:
+    arm: str
+    run: str  # lanes/<arm>/<run>, relative to the campaign folder
+    record: LaneRecord | None
+    identity: IdentityRecord | None
+    boot: BootFacts | None
+
+
+@dataclass(frozen=True)
+class ReceiptInputs:
+    present: bool
+    receipt: Receipt | None  # None when missing or when it does not verify
+    problem: str | None  # why it is missing or does not verify
+
+
+@dataclass(frozen=True)
+class CampaignInputs:
+    folder: CampaignFolder
+    frozen: FrozenMatrix
+    attempts: dict[tuple[str, str], AttemptInputs]  # (cell, arm) -> the attempt that stands
+    lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
+    receipt: ReceiptInputs
+    pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+
+
+def load_campaign(folder: CampaignFolder) -> CampaignInputs:
+    frozen = read_frozen(folder.frozen)
+    attempts = {key: load_attempt(a) for key, a in folder.latest().items()}
+    return CampaignInputs(
+        folder=folder,
+        frozen=frozen,
+        attempts=attempts,
+        lanes={
+            arm.name: [load_lane(folder, run) for run in folder.lane_runs(arm.name)]
+            for arm in frozen.matrix.arm_order()
+        },
+        receipt=load_receipt(folder),
+        pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
+    )
+
+
+def load_pairs(
+    pairs: tuple[PairKey, ...], attempts: dict[tuple[str, str], AttemptInputs]
+) -> dict[PairKey, RuleResult]:
+    found = {}
+    for pair in pairs:
+        incumbent = attempts.get((pair.cell_id, pair.incumbent))
+        candidate = attempts.get((pair.cell_id, pair.candidate))
+        if incumbent is None or candidate is None:
+            continue
+        if all((a.where.path / PLAN_NAME).is_file() for a in (incumbent, candidate)):
+            found[pair] = judge_pair(incumbent.where.path, candidate.where.path)
+    return found
+
+
+def load_attempt(where: AttemptDir) -> AttemptInputs:
+    summary_path = where.path / SUMMARY_FILE
+    telemetry_path = where.path / TELEMETRY_FILE
+    return AttemptInputs(
+        where=where,
+        summary=RequestSummary.read(summary_path) if summary_path.is_file() else None,
+        outcomes=tuple(read_journal(where.path / JOURNAL_NAME).outcomes),
+        telemetry=TelemetrySummary.read(telemetry_path) if telemetry_path.is_file() else None,
+        judgement=read_judgement(where),
+    )
+
+
+def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
+    record_path, identity_path = run_dir / LANE_FILE, run_dir / IDENTITY_FILE
+    boot_path = run_dir / BOOT_LOG_FILE
+    boot_text = (
+        boot_path.read_text(encoding="utf-8", errors="replace") if boot_path.is_file() else None
+    )
+    return LaneInputs(
+        arm=run_dir.parent.name,
+        run=run_dir.relative_to(folder.root).as_posix(),
+        record=LaneRecord.read(record_path) if record_path.is_file() else None,
+        identity=IdentityRecord.read(identity_path) if identity_path.is_file() else None,
+        boot=boot_facts(boot_text) if boot_text is not None else None,
+    )
+
+
+def load_receipt(folder: CampaignFolder) -> ReceiptInputs:
+    if not folder.receipt.is_file():
+        return ReceiptInputs(False, None, "no receipt.json: restoration has not completed")
+    try:
+        return ReceiptInputs(True, verify_receipt(folder.receipt), None)
+    except FaceoffError as exc:  # its own sentence; the absolute path would tie it to one host
+        return ReceiptInputs(True, None, f"{RECEIPT_FILE}: {exc.what}")

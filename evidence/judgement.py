@@ -1,0 +1,41 @@
+"""A cell attempt's standing, as the guards judged it (``verdict.json``) and the flow saw it.
+
+The evidence package never judges: it reads the guards' verdict for the
+disposition and reason, and the flow's ``cell.json`` for the OOM observation.
+An attempt folder without a verdict is pending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evidence.layout import AttemptDir
+from guards.record import CELL_FILE, CellRecord
+from guards.verdict import VERDICT_FILE, Verdict
+
+
+@dataclass(frozen=True)
+class Judgement:
+    disposition: str  # accepted | failed | blocked | pending
+    reason_code: str | None
+    reason: str | None
+    oom: bool | None  # None where the lane's end was not observed
+    verdict: Verdict | None
+    record: CellRecord | None
+
+
+def read_judgement(where: AttemptDir) -> Judgement:
+    verdict_path, record_path = where.path / VERDICT_FILE, where.path / CELL_FILE
+    verdict = Verdict.read(verdict_path) if verdict_path.is_file() else None
+    record = CellRecord.read(record_path) if record_path.is_file() else None
+    oom = record.lane_end.oom if record is not None and record.lane_end is not None else None
+    if verdict is None:
+        return Judgement("pending", None, None, oom, None, record)
+    return Judgement(
+        disposition=verdict.disposition.value,
+        reason_code=verdict.reason.value,
+        reason=verdict.sentence,
+        oom=oom,
+        verdict=verdict,
+        record=record,
+    )

@@ -1,0 +1,95 @@
+"""Where things are in a campaign folder (docs/architecture.md, "Campaign folder").
+
+The bundle grows in place: the native artifacts are already where the flow wrote
+them; this module only finds them. File names of other packages are imported
+from those packages, so a rename there cannot silently break the bundle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from faceoff.errors import FaceoffError
+from lanes.receipt import RECEIPT_FILE
+
+FROZEN_FILE = "matrix.frozen.json"
+MANIFEST_FILE = "MANIFEST.json"
+COMPARISON_FILE = "comparison.json"
+RESULT_FILE = "RESULT.md"
+REPORT_FILE = "report.html"
+SUMS_FILE = "SHA256SUMS"
+REVIEWS_FILE = "reviews.jsonl"
+TICKETS_DIR = "tickets"
+CELLS_DIR = "cells"
+LANES_DIR = "lanes"
+ATTEMPT = re.compile(r"^attempt-(\d+)$")
+
+
+@dataclass(frozen=True)
+class AttemptDir:
+    """``cells/<cell>/<arm>/attempt-<n>/`` of one cell run."""
+
+    cell_id: str
+    arm: str
+    attempt: int
+    path: Path
+
+    def relative(self, root: Path) -> str:
+        return self.path.relative_to(root).as_posix()
+
+
+@dataclass(frozen=True)
+class CampaignFolder:
+    root: Path
+
+    @classmethod
+    def at(cls, root: Path) -> CampaignFolder:
+        root = Path(root)
+        if not (root / FROZEN_FILE).is_file():
+            raise FaceoffError(
+                f"no {FROZEN_FILE} here, so this is not a campaign folder",
+                where=str(root),
+                fix="pass the folder <workdir>/<campaign> that the campaign wrote",
+            )
+        return cls(root)
+
+    @property
+    def frozen(self) -> Path:
+        return self.root / FROZEN_FILE
+
+    @property
+    def receipt(self) -> Path:
+        return self.root / RECEIPT_FILE
+
+    def path(self, name: str) -> Path:
+        return self.root / name
+
+    def attempts(self) -> list[AttemptDir]:
+        """Every attempt folder, ordered by cell, arm and attempt number."""
+        found = []
+        for arm_dir in sorted(self.root.glob(f"{CELLS_DIR}/*/*")):
+            for child in arm_dir.iterdir():
+                match = ATTEMPT.match(child.name)
+                if match and child.is_dir():
+                    found.append(
+                        AttemptDir(arm_dir.parent.name, arm_dir.name, int(match[1]), child)
+                    )
+        return sorted(found, key=lambda a: (a.cell_id, a.arm, a.attempt))
+
+    def latest(self) -> dict[tuple[str, str], AttemptDir]:
+        """(cell, arm) -> its highest-numbered attempt: the one whose verdict stands."""
+        return {(a.cell_id, a.arm): a for a in self.attempts()}
+
+    def lane_runs(self, arm: str) -> list[Path]:
+        """``lanes/<arm>/<purpose>-<NNN>/`` folders, in name order."""
+        return sorted(p for p in (self.root / LANES_DIR / arm).glob("*") if p.is_dir())
+
+    def files(self) -> list[Path]:
+        """Every regular file of the bundle, except SHA256SUMS itself, in path order."""
+        return sorted(
+            p
+            for p in self.root.rglob("*")
+            if p.is_file() and p != self.root / SUMS_FILE and not p.name.startswith(".")
+        )

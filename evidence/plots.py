@@ -1,0 +1,135 @@
+"""Plots for report.html as inline SVG (matplotlib, no pyplot state, deterministic output).
+
+They draw what the bundle holds: p50/p95 from comparison.json, and the raw
+engine, GPU and host samples of each cell attempt against seconds since the
+attempt's first sample. Nothing is smoothed or derived.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from collectors.samples import EngineSample, GpuSample, HostSample
+from evidence.comparison import Comparison
+
+GIB = 1024**3
+NS = 1e9
+RC = {"svg.hashsalt": "faceoff", "font.size": 8, "axes.grid": True, "grid.alpha": 0.3}
+
+
+@dataclass(frozen=True)
+class CellSeries:
+    """The samples of one cell attempt on one arm."""
+
+    arm: str
+    engine: Sequence[EngineSample]
+    gpu: Sequence[GpuSample] | None
+    host: Sequence[HostSample]
+
+
+def _svg(fig: Figure) -> str:
+    buffer = io.StringIO()
+    with matplotlib.rc_context(RC):
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _figure(rows: int, width: float = 9.0, height: float = 2.4) -> Figure:
+    with matplotlib.rc_context(RC):
+        return Figure(figsize=(width, height * rows), layout="constrained")
+
+
+def percentile_bars(comparison: Comparison, metric: str, label: str) -> str:
+    """p50 bars with p95 markers for each cell (stratum and concurrency) and arm."""
+    names = [a.name for a in comparison.arms]
+    cells = [c for c in comparison.cells if any(a.metrics.get(metric) for a in c.arms)]
+    fig = _figure(1, width=max(6.0, 0.9 * len(cells) + 2))
+    with matplotlib.rc_context(RC):
+        ax = fig.add_subplot()
+        width = 0.8 / max(1, len(names))
+        for i, name in enumerate(names):
+            p50, p95, xs = [], [], []
+            for x, cell in enumerate(cells):
+                entry = next((a for a in cell.arms if a.arm == name), None)
+                stats = entry.metrics.get(metric) if entry else None
+                if stats is not None and stats.p50 is not None:
+                    xs.append(x + i * width)
+                    p50.append(stats.p50)
+                    p95.append(stats.p95)
+            ax.bar(xs, p50, width=width, label=f"{name} p50")
+            ax.scatter(xs, p95, marker="_", s=120, color="black", zorder=3)
+        ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(cells))])
+        ax.set_xticklabels([c.id for c in cells], rotation=30, ha="right")
+        ax.set_ylabel(label)
+        ax.set_title(f"{label} per cell (bars p50, black marks p95)")
+        ax.legend()
+    return _svg(fig)
+
+
+def _seconds(samples: Sequence[EngineSample | GpuSample | HostSample]) -> list[float]:
+    start = samples[0].actual_ns if samples else 0
+    return [(s.actual_ns - start) / NS for s in samples]
+
+
+def engine_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
+    """Engine running and waiting requests, and KV usage, over time for each arm."""
+    fig = _figure(2)
+    with matplotlib.rc_context(RC):
+        queue_ax, kv_ax = fig.subplots(2, 1, sharex=False)
+        for s in series:
+            ok = [e for e in s.engine if e.ok and e.metrics is not None]
+            t = _seconds(ok)
+            gauges = [e.metrics.gauges if e.metrics else {} for e in ok]
+            queue_ax.plot(
+                t, [g.get("num_requests_running") for g in gauges], label=f"{s.arm} running"
+            )
+            queue_ax.plot(
+                t, [g.get("num_requests_waiting") for g in gauges], "--", label=f"{s.arm} waiting"
+            )
+            kv_ax.plot(t, [100 * (g.get("kv_cache_usage_perc") or 0) for g in gauges], label=s.arm)
+        queue_ax.set_title(f"{cell_id}: engine requests running / waiting")
+        kv_ax.set_title(f"{cell_id}: KV cache usage (%)")
+        kv_ax.set_xlabel("seconds since the attempt's first engine sample")
+        queue_ax.legend(fontsize=7)
+        kv_ax.legend(fontsize=7)
+    return _svg(fig)
+
+
+def _gpu_lines(gpu: Sequence[GpuSample]) -> dict[int, tuple[list[float], list[float]]]:
+    """Per device index: (seconds, GiB used) of the samples that read its memory."""
+    start = gpu[0].actual_ns if gpu else 0
+    lines: dict[int, tuple[list[float], list[float]]] = {}
+    for sample in gpu:
+        for device in sample.devices:
+            if device.used_bytes is not None:
+                t, used = lines.setdefault(device.index, ([], []))
+                t.append((sample.actual_ns - start) / NS)
+                used.append(device.used_bytes / GIB)
+    return lines
+
+
+def memory_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
+    """Lane (cgroup) memory and, where sampled, each GPU's used memory over time."""
+    has_gpu = any(s.gpu for s in series)
+    fig = _figure(2 if has_gpu else 1)
+    with matplotlib.rc_context(RC):
+        axes = fig.subplots(2 if has_gpu else 1, 1, squeeze=False)[:, 0]
+        for s in series:
+            lanes = [h for h in s.host if h.lane is not None]
+            lane_gib = [h.lane.usage_bytes / GIB for h in lanes if h.lane]
+            axes[0].plot(_seconds(lanes), lane_gib, label=s.arm)
+            for index, (t, used) in _gpu_lines(s.gpu or []).items():
+                axes[-1].plot(t, used, label=f"{s.arm} GPU {index}")
+        axes[0].set_title(f"{cell_id}: lane memory (GiB; cgroups include page cache)")
+        if has_gpu:
+            axes[1].set_title(f"{cell_id}: GPU memory used per device (GiB)")
+        for ax in axes:
+            ax.legend(fontsize=7)
+        axes[-1].set_xlabel("seconds since the attempt's first sample")
+    return _svg(fig)

@@ -1,0 +1,110 @@
+"""Recording a reviewer's decision: in the bundle (hashed, chained) and in the ledger.
+
+"promote" is refused unless the campaign is complete, both in the ledger and in
+the bundle's coverage, or the reviewer gives a reason for forcing it. After the
+record is appended the bundle's views and SHA256SUMS are rebuilt, so the card
+shows the decision and ``faceoff audit`` still passes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from evidence.bundle import refresh_views
+from evidence.comparison import Comparison
+from evidence.layout import COMPARISON_FILE, CampaignFolder
+from evidence.reviews import GENESIS, Decision, ReviewRecord, append_review
+from evidence.sums import file_sha256
+from faceoff.errors import FaceoffError
+from ledger.campaigns import require_campaign
+from ledger.db import session_scope
+from ledger.tables import ReviewRow
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    reviewer: str
+    decision: Decision
+    note: str
+    cells: Sequence[str] = ()  # cell/arm runs, for rerun_cells
+    force_reason: str | None = None
+
+
+def check_request(request: ReviewRequest, comparison: Comparison, ledger_status: str) -> None:
+    """Refuse a decision the evidence does not allow; pure."""
+    status = comparison.coverage.status
+    complete = status == "complete" and ledger_status == "complete"
+    if request.decision is Decision.PROMOTE and not complete and not request.force_reason:
+        raise FaceoffError(
+            f"refusing to record promote: the campaign is {ledger_status} in the ledger and "
+            f"{status} in the bundle ({comparison.coverage.sentence})",
+            where=f"campaign {comparison.campaign}",
+            fix="rerun the missing cells, or pass --force-reason 'why promotion is safe'",
+        )
+    if request.decision is Decision.RERUN_CELLS:
+        _check_cells(request.cells, comparison)
+
+
+def _check_cells(cells: Sequence[str], comparison: Comparison) -> None:
+    known = {f"{c.id}/{a.arm}" for c in comparison.cells for a in c.arms}
+    if not cells:
+        raise FaceoffError(
+            "rerun_cells needs the cell runs to rerun",
+            fix="pass --cell CELL/ARM once per run, e.g. --cell natural-8192-c1/exl3-r11",
+        )
+    unknown = sorted(set(cells) - known)
+    if unknown:
+        raise FaceoffError(
+            f"unknown cell runs {', '.join(unknown)}",
+            where=f"campaign {comparison.campaign}",
+            fix=f"use cell/arm names from the plan, e.g. {sorted(known)[0]}",
+        )
+
+
+def record_review(
+    engine: Engine, campaign: str, request: ReviewRequest, *, now: Callable[[], datetime]
+) -> ReviewRecord:
+    with session_scope(engine) as session:
+        row = require_campaign(session, campaign)
+        folder = CampaignFolder.at(Path(row.evidence_dir))
+        comparison = Comparison.read(folder.path(COMPARISON_FILE))
+        check_request(request, comparison, row.status)
+        record = append_review(folder.root, _record(request, comparison, folder, now()))
+        session.add(
+            ReviewRow(
+                campaign_id=row.id,  # type: ignore[arg-type]
+                reviewer=record.reviewer,
+                decision=record.decision.value,
+                note=record.note,
+                cells=json.dumps(record.cells) if record.cells else None,
+                forced_reason=record.forced_reason,
+                created_at=record.recorded_at,
+                record_sha256=record.record_sha256,
+            )
+        )
+    refresh_views(folder.root)
+    return record
+
+
+def _record(
+    request: ReviewRequest, comparison: Comparison, folder: CampaignFolder, at: datetime
+) -> ReviewRecord:
+    return ReviewRecord(
+        campaign=comparison.campaign,
+        matrix_id=comparison.matrix_id,
+        reviewer=request.reviewer,
+        decision=request.decision,
+        note=request.note,
+        cells=list(request.cells),
+        campaign_status=comparison.coverage.status,
+        forced_reason=request.force_reason,
+        comparison_sha256=file_sha256(folder.path(COMPARISON_FILE)),
+        previous_sha256=GENESIS,
+        recorded_at=at,
+    )

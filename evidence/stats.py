@@ -1,0 +1,153 @@
+"""Descriptive statistics and candidate/incumbent ratios. Pure; imports only the stdlib's maths.
+
+Percentiles use linear interpolation between closest ranks (Hyndman & Fan type 7,
+the default of numpy and R): for n ascending values and fraction q, the position is
+h = (n − 1)·q, and the value is x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
+
+A ratio compares one cell on two arms, never a pool: both samples carry their
+stratum (workload kind × input target × concurrency), and samples of different
+strata are refused rather than compared. Its interval is a seeded two-sample
+percentile bootstrap of the ratio of medians, so the same inputs and seed always
+give the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+PERCENTILE_METHOD = (
+    "p50 and p95 by linear interpolation between closest ranks (Hyndman & Fan type 7): "
+    "position h = (n − 1)·q in the ascending values, interpolated between its neighbours"
+)
+RATIO_METHOD = (
+    "ratio = candidate p50 / incumbent p50 of the same cell; interval: two-sample percentile "
+    "bootstrap of that ratio (each arm resampled with replacement), seeded by the campaign seed"
+)
+DEFAULT_RESAMPLES = 2000
+DEFAULT_CONFIDENCE = 0.95
+
+
+class StratumMismatch(ValueError):
+    """Two samples of different strata were about to be compared or pooled."""
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """n, mean, extremes and the two percentiles the card shows."""
+
+    n: int
+    mean: float
+    min: float
+    max: float
+    p50: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The values of one metric in one cell on one arm, labelled with the cell's stratum."""
+
+    stratum: str
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """candidate p50 / incumbent p50 with a bootstrap interval and the n it rests on."""
+
+    ratio: float
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    seed: int
+    n_incumbent: int
+    n_candidate: int
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """Type-7 quantile of ascending, non-empty ``ordered`` at fraction ``q`` in [0, 1]."""
+    if not ordered:
+        raise ValueError("quantile of no values")
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"quantile fraction {q} is outside [0, 1]")
+    h = (len(ordered) - 1) * q
+    low = math.floor(h)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
+
+
+def describe(values: Sequence[float]) -> Distribution | None:
+    """The distribution of ``values``; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return Distribution(
+        n=len(ordered),
+        mean=statistics.fmean(ordered),
+        min=ordered[0],
+        max=ordered[-1],
+        p50=quantile(ordered, 0.5),
+        p95=quantile(ordered, 0.95),
+    )
+
+
+def ensure_same_stratum(incumbent: Sample, candidate: Sample) -> None:
+    if incumbent.stratum != candidate.stratum:
+        raise StratumMismatch(
+            f"refusing to compare stratum {candidate.stratum!r} with {incumbent.stratum!r}: "
+            "ratios are taken within one cell, never across input strata"
+        )
+
+
+def median_ratio(
+    incumbent: Sample,
+    candidate: Sample,
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> RatioInterval | None:
+    """candidate/incumbent ratio of medians with its bootstrap interval.
+
+    None when either side has no value or the incumbent's median is not positive
+    (a ratio to zero says nothing).
+    """
+    ensure_same_stratum(incumbent, candidate)
+    if not incumbent.values or not candidate.values:
+        return None
+    base = statistics.median(incumbent.values)
+    if base <= 0:
+        return None
+    ratios = _bootstrap(incumbent.values, candidate.values, seed, resamples)
+    if not ratios:
+        return None
+    tail = (1.0 - confidence) / 2.0
+    return RatioInterval(
+        ratio=statistics.median(candidate.values) / base,
+        low=quantile(ratios, tail),
+        high=quantile(ratios, 1.0 - tail),
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        n_incumbent=len(incumbent.values),
+        n_candidate=len(candidate.values),
+    )
+
+
+def _bootstrap(
+    incumbent: Sequence[float], candidate: Sequence[float], seed: int, resamples: int
+) -> list[float]:
+    """Sorted ratios of resampled medians; resamples whose incumbent median is 0 are skipped."""
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        base = statistics.median(rng.choices(incumbent, k=len(incumbent)))
+        top = statistics.median(rng.choices(candidate, k=len(candidate)))
+        if base > 0:
+            ratios.append(top / base)
+    return sorted(ratios)

@@ -1,0 +1,172 @@
+"""The request summary of one cell attempt (``summary.json``), a pure function of its journal.
+
+Per-request metrics come from ``workload.metrics`` (the definitions written into
+every bundle); this module only counts and describes them. Statistics are taken
+over the scored requests whose status is ``ok``; every other scored line is
+counted by status, and a planned request without a journal line is named.
+``faceoff audit`` recomputes the summary from ``journal.jsonl`` and
+``requests.json`` and compares it field by field.
+
+Format history of ``RequestSummary.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from evidence.stats import PERCENTILE_METHOD, describe
+from faceoff.artifact import Artifact, Spec
+from workload.journal import JOURNAL_NAME, JournalContents, read_journal
+from workload.metrics import REQUEST_METRICS, aggregate_output_throughput
+from workload.outcome import Phase, RequestOutcome, Status
+from workload.plan import PLAN_NAME, RequestPlan
+
+SUMMARY_FILE = "summary.json"
+
+
+class Stats(Spec):
+    """A distribution over requests, and why some requests have no value."""
+
+    n: int = Field(description="Requests with a value.")
+    mean: float | None = Field(description="Arithmetic mean; None when n = 0.")
+    min: float | None = Field(description="Smallest value.")
+    max: float | None = Field(description="Largest value.")
+    p50: float | None = Field(description="Median (type-7 interpolation).")
+    p95: float | None = Field(description="95th percentile (type-7 interpolation).")
+    undefined: dict[str, int] = Field(
+        default_factory=dict, description="Reason the metric is undefined -> requests."
+    )
+
+
+class JournalHealth(Spec):
+    torn_tail: bool = Field(description="The last line is unterminated (a kill mid-write).")
+    bad_lines: list[int] = Field(description="1-based lines that are not JSON.")
+    invalid: list[str] = Field(description="JSON lines that are not valid outcomes, and why.")
+
+
+class RequestSummary(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Request summary format version.")
+    cell_id: str = Field(description="Cell of the plan.")
+    arm: str = Field(description="Arm the requests went to.")
+    attempt: int = Field(description="Attempt number of the cell run.")
+    plan_sha256: str = Field(description="sha256 of requests.json's content.")
+    quantile_method: str = Field(description="How p50 and p95 are computed.")
+    planned_scored: int = Field(description="Scored requests in the plan.")
+    journaled_scored: int = Field(description="Scored requests with a journal line.")
+    missing_scored: list[int] = Field(description="Planned scored indices with no journal line.")
+    foreign_lines: int = Field(
+        description="Lines whose plan hash, cell or arm is not this attempt's."
+    )
+    statuses: dict[str, int] = Field(description="Scored lines by terminal status.")
+    warmups: int = Field(description="Warmup lines (never scored).")
+    diagnostics: int = Field(description="Diagnostic lines (never scored).")
+    refusals: int = Field(description="Scored lines the server refused.")
+    contract_violations: int = Field(
+        description="Scored lines whose word count differs from the output contract."
+    )
+    markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
+    target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
+    input_tokens: Stats = Field(description="usage.prompt_tokens of scored ok requests.")
+    completion_tokens: Stats = Field(description="usage.completion_tokens of scored ok requests.")
+    metrics: dict[str, Stats] = Field(description="Request metric -> its distribution.")
+    aggregate_output_tps: float | None = Field(
+        description="Σ completion / (last end − first send)."
+    )
+    first_send_ns: int | None = Field(description="perf_counter_ns of the first scored send.")
+    last_end_ns: int | None = Field(description="perf_counter_ns the last scored request ended.")
+    journal: JournalHealth = Field(description="What could not be read from the journal.")
+
+
+def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
+    dist = describe(values)
+    if dist is None:
+        return Stats(
+            n=0, mean=None, min=None, max=None, p50=None, p95=None, undefined=undefined or {}
+        )
+    return Stats(
+        n=dist.n,
+        mean=dist.mean,
+        min=dist.min,
+        max=dist.max,
+        p50=dist.p50,
+        p95=dist.p95,
+        undefined=undefined or {},
+    )
+
+
+def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
+    result = {}
+    for name, fn in REQUEST_METRICS.items():
+        values: list[float] = []
+        undefined: Counter[str] = Counter()
+        for outcome in outcomes:
+            measured = fn(outcome)
+            if measured.value is None:
+                undefined[measured.reason or "undefined"] += 1
+            else:
+                values.append(measured.value)
+        result[name] = stats_of(values, dict(sorted(undefined.items())))
+    return result
+
+
+def summarize_journal(
+    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int
+) -> RequestSummary:
+    """The summary of one attempt from its journal lines and the plan that was run."""
+    plan_hash = plan.sha256()
+    ours = [
+        o
+        for o in contents.outcomes
+        if o.plan_sha256 == plan_hash and o.cell_id == plan.cell.id and o.arm == arm
+    ]
+    scored = [o for o in ours if o.phase is Phase.SCORED]
+    ok = [o for o in scored if o.status is Status.OK]
+    planned = {r.index for r in plan.phase(Phase.SCORED)}
+    sends = [o.send_ns for o in scored if o.send_ns is not None]
+    throughput = aggregate_output_throughput(scored)
+    return RequestSummary(
+        cell_id=plan.cell.id,
+        arm=arm,
+        attempt=attempt,
+        plan_sha256=plan_hash,
+        quantile_method=PERCENTILE_METHOD,
+        planned_scored=len(planned),
+        journaled_scored=len({o.index for o in scored}),
+        missing_scored=sorted(planned - {o.index for o in scored}),
+        foreign_lines=len(contents.outcomes) - len(ours),
+        statuses=dict(sorted(Counter(o.status.value for o in scored).items())),
+        warmups=sum(1 for o in ours if o.phase is Phase.WARMUP),
+        diagnostics=sum(1 for o in ours if o.phase is Phase.DIAGNOSTIC),
+        refusals=sum(1 for o in scored if o.refusal),
+        contract_violations=sum(1 for o in scored if _breaks_contract(o)),
+        markers_missed=sum(1 for o in scored if o.marker_found is False),
+        target_input_tokens=sorted({o.target_input_tokens for o in scored}),
+        input_tokens=stats_of([o.usage.prompt_tokens for o in ok if o.usage]),
+        completion_tokens=stats_of([o.usage.completion_tokens for o in ok if o.usage]),
+        metrics=metric_stats(ok),
+        aggregate_output_tps=throughput.value,
+        first_send_ns=min(sends) if sends else None,
+        last_end_ns=max(o.end_ns for o in scored) if scored else None,
+        journal=JournalHealth(
+            torn_tail=contents.torn_tail is not None,
+            bad_lines=contents.bad_lines,
+            invalid=contents.invalid,
+        ),
+    )
+
+
+def _breaks_contract(outcome: RequestOutcome) -> bool:
+    return outcome.contract_words is not None and outcome.output_words != outcome.contract_words
+
+
+def summarize_attempt(folder: Path, *, arm: str, attempt: int) -> RequestSummary:
+    """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
+    folder = Path(folder)
+    plan = RequestPlan.read(folder / PLAN_NAME)
+    return summarize_journal(read_journal(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)

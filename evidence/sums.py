@@ -1,0 +1,92 @@
+"""``SHA256SUMS``: every file of the bundle, in the format ``sha256sum -c`` verifies.
+
+One line per file, ``<64 hex>  <path relative to the bundle>``, sorted by path.
+Names that coreutils would have to escape (a newline or a backslash) are refused
+instead, so that the file stays readable by both tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from evidence.layout import SUMS_FILE, CampaignFolder
+from faceoff.errors import FaceoffError
+from faceoff.files import write_text_atomic
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class SumProblem:
+    """A file whose hash does not match, or that is missing from one side."""
+
+    path: str
+    what: str
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def sums_text(folder: CampaignFolder) -> str:
+    lines = []
+    for path in folder.files():
+        name = path.relative_to(folder.root).as_posix()
+        if "\n" in name or "\\" in name:
+            raise FaceoffError(
+                "a file name holds a newline or backslash, which SHA256SUMS cannot list plainly",
+                where=str(path),
+                fix="rename the file",
+            )
+        lines.append(f"{file_sha256(path)}  {name}\n")
+    return "".join(lines)
+
+
+def write_sums(folder: CampaignFolder) -> Path:
+    """(Re)write SHA256SUMS over every file now in the bundle."""
+    return write_text_atomic(folder.path(SUMS_FILE), sums_text(folder), replace=True)
+
+
+def read_sums(folder: CampaignFolder) -> dict[str, str]:
+    path = folder.path(SUMS_FILE)
+    if not path.is_file():
+        raise FaceoffError(
+            f"{SUMS_FILE} is missing", where=str(folder.root), fix="rebuild the bundle"
+        )
+    listed = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            raise FaceoffError(
+                f"line {number} is not '<sha256>  <path>'",
+                where=str(path),
+                fix="rebuild the bundle",
+            )
+        listed[name] = digest
+    return listed
+
+
+def verify_sums(folder: CampaignFolder) -> list[SumProblem]:
+    """Every listed file that changed or vanished, and every file that is not listed."""
+    listed = read_sums(folder)
+    problems = []
+    for name, digest in listed.items():
+        path = folder.root / name
+        if not path.is_file():
+            problems.append(SumProblem(name, "listed in SHA256SUMS but missing"))
+        elif (actual := file_sha256(path)) != digest:
+            problems.append(
+                SumProblem(name, f"sha256 is {actual[:12]}…, SHA256SUMS says {digest[:12]}…")
+            )
+    present = {p.relative_to(folder.root).as_posix() for p in folder.files()}
+    problems += [
+        SumProblem(name, "present but not listed in SHA256SUMS")
+        for name in sorted(present - set(listed))
+    ]
+    return problems

@@ -1,0 +1,82 @@
+"""A follow-up ticket: Markdown with a front matter block, and its round trip.
+
+The front matter is YAML-ish and deliberately plain: one ``key: value`` per line,
+every value a JSON scalar (so quoting is never ambiguous), lists as ``- item``
+lines under their key. It reads as YAML and parses back without a YAML library.
+
+Format history of ``Ticket.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from faceoff.artifact import Spec, first_error
+from faceoff.errors import FaceoffError
+
+FENCE = "---"
+LIST_FIELDS = ("cells", "evidence")
+
+
+class Ticket(Spec):
+    schema_version: Literal[1] = Field(default=1, description="Ticket format version.")
+    id: str = Field(description="<campaign>-<reason code>: stable across bundle rebuilds.")
+    campaign: str = Field(description="Campaign name.")
+    matrix_id: str = Field(description="Frozen matrix id of the campaign.")
+    status: Literal["open", "closed"] = Field(description="open until someone closes it.")
+    disposition: Literal["failed", "blocked"] = Field(description="What the cluster's runs are.")
+    reason_code: str = Field(description="The guard reason code the cluster shares.")
+    reason: str = Field(description="The guard's sentence for the first run of the cluster.")
+    cells: list[str] = Field(description="cell/arm runs in the cluster.")
+    evidence: list[str] = Field(description="Bundle files that show it.")
+    suggested_next_step: str = Field(description="What to do about it.")
+    created_at: datetime = Field(description="When the ticket was written (UTC).")
+
+
+def render(ticket: Ticket, body: str) -> str:
+    lines = [FENCE]
+    for key, value in ticket.model_dump(mode="json").items():
+        if key in LIST_FIELDS:
+            lines.append(f"{key}:")
+            lines += [f"  - {json.dumps(item, ensure_ascii=False)}" for item in value]
+        else:
+            lines.append(f"{key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join([*lines, FENCE, "", body.rstrip("\n"), ""])
+
+
+def parse(text: str, where: str) -> tuple[Ticket, str]:
+    """The ticket and its Markdown body; a malformed file is an error naming it."""
+    head, body = _split(text, where)
+    fields: dict[str, Any] = {}
+    current: str | None = None
+    try:
+        for line in head:
+            if line.startswith("  - ") and current in LIST_FIELDS:
+                fields[current].append(json.loads(line[4:]))
+                continue
+            key, _, value = line.partition(":")
+            current = key.strip()
+            fields[current] = json.loads(value) if value.strip() else []
+        return Ticket.model_validate(fields), body
+    except (json.JSONDecodeError, ValidationError) as exc:
+        what = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise FaceoffError(
+            f"front matter is not a valid ticket: {what}",
+            where=where,
+            fix="restore the file from the bundle",
+        ) from exc
+
+
+def _split(text: str, where: str) -> tuple[list[str], str]:
+    lines = text.split("\n")
+    if not lines or lines[0] != FENCE or FENCE not in lines[1:]:
+        raise FaceoffError(
+            "no front matter block between '---' lines", where=where, fix="restore the file"
+        )
+    end = lines.index(FENCE, 1)
+    return lines[1:end], "\n".join(lines[end + 1 :]).strip("\n")
