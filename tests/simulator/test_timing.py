@@ -28,19 +28,18 @@ def words(count: int) -> str:
 
 
 async def test_c1_token_timing_matches_the_profile(session) -> None:
-    # time scale 0.25: 20 ms decode steps and a ~340 ms prefill, so that the client's own
+    # time scale 0.2: 25 ms decode steps and a ~420 ms prefill, so that the client's own
     # request encoding and the server's tokenization stay well inside 5 %
-    body = chat(
-        words(4000), max_tokens=100, ignore_eos=True, stream_options={"include_usage": True}
-    )
-    with running("tiny", time_scale=0.25, args=NO_STARTUP) as sim:
+    scale = 0.2
+    body = chat(words(4000), max_tokens=80, ignore_eos=True, stream_options={"include_usage": True})
+    with running("tiny", time_scale=scale, args=NO_STARTUP) as sim:
         result = await stream(session, sim.url + "/v1/chat/completions", body)
     usage, times = result.usage, result.output_times()
-    assert usage["completion_tokens"] == len(times) == 100
-    decode = (len(times) - 1) / ((times[-1] - times[0]) / 1e9) / 0.25
+    assert usage["completion_tokens"] == len(times) == 80
+    decode = (len(times) - 1) / ((times[-1] - times[0]) / 1e9) / scale
     assert decode == pytest.approx(200.0, rel=0.05)  # tiny: 5 ms decode steps at batch 1
-    predicted = closed_loop(load_profile("tiny"), [Job(usage["prompt_tokens"], 100)], 1)
-    first_output = (times[0] - result.sent_ns) / 1e9 * 0.25
+    predicted = closed_loop(load_profile("tiny"), [Job(usage["prompt_tokens"], 80)], 1)
+    first_output = (times[0] - result.sent_ns) / 1e9 * scale
     assert first_output == pytest.approx(predicted.timings[0].ttfo, rel=0.05)
 
 
