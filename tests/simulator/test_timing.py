@@ -122,3 +122,25 @@ async def test_requests_queue_when_the_kv_pool_is_exhausted(session) -> None:
         bodies = [chat(words(7000), max_tokens=1000, ignore_eos=True) for _ in range(5)]
         results, waiting = await run_concurrently(sim.url, session, bodies)
     assert waiting >= 1 and all(r.status == 200 for r in results)
+
+
+async def test_turn_two_of_a_session_reuses_the_cached_prefix(tiny: SimServer, session) -> None:
+    turn_one = [{"role": "user", "content": words(4000)}]
+    turn_two = [
+        *turn_one,
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "more"},
+    ]
+    url = tiny.url + "/v1/chat/completions"
+
+    async def hits() -> float:
+        text = (await get(session, tiny.url + "/metrics"))[1]
+        line = next(x for x in text.splitlines() if x.startswith("vllm:prefix_cache_hits_total{"))
+        return float(line.rsplit(" ", 1)[1])
+
+    before = await hits()
+    first = await stream(session, url, {"messages": turn_one, "max_tokens": 1})
+    second = await stream(session, url, {"messages": turn_two, "max_tokens": 1})
+    ttfo = [(r.output_times()[0] - r.sent_ns) / 1e9 for r in (first, second)]
+    assert await hits() - before >= 4000 // 16 * 16 - 16
+    assert ttfo[1] < ttfo[0] / 3
