@@ -48,7 +48,6 @@ from faceoff.files import read_jsonl
 TELEMETRY_FILE = "telemetry.json"
 
 S = TypeVar("S", bound=SampleBase)
-SOURCE_FILES = {"engine": ENGINE_FILE, "gpu": GPU_FILE, "host": HOST_FILE}
 
 
 class EngineSummary(Spec):
