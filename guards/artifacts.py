@@ -1,0 +1,135 @@
+"""The native artifacts of one cell attempt, read once, for the pure rules to judge.
+
+``load_cell`` is the guards' only reader: ``cell.json``, ``requests.json``,
+``journal.jsonl`` and the sample files; the telemetry summary is recomputed from
+the samples (``collectors.summary.summarize_folder``) rather than trusted from
+``telemetry.json``, so a verdict depends on native files alone. Every file read
+is hashed into ``inputs``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from collectors.aliases import AliasTable, vllm_aliases
+from collectors.engine import ENGINE_FILE
+from collectors.gpu import GPU_FILE
+from collectors.host import HOST_FILE
+from collectors.samples import EngineSample
+from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
+from faceoff.canonical import sha256_hex
+from faceoff.errors import FaceoffError
+from guards.record import CELL_FILE, CellRecord
+from workload.journal import JOURNAL_NAME, JournalContents, read_journal
+from workload.outcome import Phase, RequestOutcome, Status
+from workload.plan import PLAN_NAME, PlannedRequest, RequestPlan
+
+NATIVE_FILES = (CELL_FILE, PLAN_NAME, JOURNAL_NAME, ENGINE_FILE, GPU_FILE, HOST_FILE)
+
+
+@dataclass(frozen=True)
+class CellArtifacts:
+    """Everything the rules read about one cell attempt; built by ``load_cell`` or by tests."""
+
+    record: CellRecord
+    plan: RequestPlan | None
+    plan_error: str | None
+    journal: JournalContents
+    telemetry: TelemetrySummary | None
+    engine: Sequence[EngineSample] = ()
+    inputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def outcomes(self) -> list[RequestOutcome]:
+        return self.journal.outcomes
+
+    @property
+    def scored(self) -> list[RequestOutcome]:
+        """Scored lines of this attempt's plan (foreign lines are the terminal rule's business)."""
+        return [o for o in self.own_lines if o.phase is Phase.SCORED]
+
+    @property
+    def scored_ok(self) -> list[RequestOutcome]:
+        return [o for o in self.scored if o.status is Status.OK]
+
+    @cached_property
+    def own_lines(self) -> list[RequestOutcome]:
+        """Journal lines written for this plan, arm and attempt."""
+        return [o for o in self.outcomes if self.owns(o)]
+
+    @cached_property
+    def plan_sha256(self) -> str | None:
+        """The hash the client wrote on every line it ran from this plan."""
+        return None if self.plan is None else self.plan.sha256()
+
+    def owns(self, outcome: RequestOutcome) -> bool:
+        record = self.record
+        return (
+            outcome.cell_id == record.cell_id
+            and outcome.arm == record.arm
+            and outcome.attempt == record.attempt
+            and (self.plan_sha256 is None or outcome.plan_sha256 == self.plan_sha256)
+        )
+
+    def planned(self, phase: Phase) -> list[PlannedRequest]:
+        return [] if self.plan is None else self.plan.phase(phase)
+
+    def sample(self, seq: int | None) -> EngineSample | None:
+        """The engine sample with this sequence number (the deltas' baseline or final)."""
+        return next((s for s in self.engine if s.seq == seq), None)
+
+
+def file_sha256(path: Path) -> str:
+    return sha256_hex(path.read_bytes())
+
+
+def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
+    """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged."""
+    folder = Path(folder)
+    if not (folder / CELL_FILE).exists():
+        raise FaceoffError(
+            f"{CELL_FILE} is missing; the guard cannot tell which cell, arm and attempt this is",
+            where=str(folder),
+            fix="judge a cell attempt folder written by the campaign flow",
+        )
+    record = CellRecord.read(folder / CELL_FILE)
+    plan, plan_error = _plan(folder / PLAN_NAME)
+    samples = load_cell_samples(folder)
+    return CellArtifacts(
+        record=record,
+        plan=plan,
+        plan_error=plan_error,
+        journal=read_journal(folder / JOURNAL_NAME),
+        telemetry=_telemetry(record, samples, table or vllm_aliases()),
+        engine=[s for s in samples.engine if s.ok],
+        inputs={
+            name: file_sha256(folder / name) for name in NATIVE_FILES if (folder / name).exists()
+        },
+    )
+
+
+def _telemetry(
+    record: CellRecord, samples: CellSamples, table: AliasTable
+) -> TelemetrySummary | None:
+    """The summary telemetry.json holds, recomputed; None without a window to judge over."""
+    if record.window is None:
+        return None
+    return summarize(
+        samples.engine,
+        samples.gpu,
+        samples.host,
+        window=record.window,
+        settings=record.collector_settings,
+        table=table,
+        unreadable=samples.unreadable,
+    )
+
+
+def _plan(path: Path) -> tuple[RequestPlan | None, str | None]:
+    try:
+        return RequestPlan.read(path), None
+    except FaceoffError as exc:
+        return None, exc.message

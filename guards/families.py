@@ -1,0 +1,287 @@
+"""Presence rules: one pure function per registry family, over a cell's artifacts.
+
+Each rule answers present, missing (with why, and the values it judged) or not
+applicable. Not applicable is only ever answered where the cell's own frozen
+spec makes the family impossible by design: decode rate, TPOT and visible TTFT
+of a cell whose every request asks for ``max_tokens = 1`` (a prefill probe:
+its single token may be reasoning, and there is no interval between tokens).
+Campaign-wide declarations (a host without GPUs) come only from the frozen
+matrix registry and are applied by ``guards.metric_guard``.
+
+Journal families judge the scored requests that ended ``ok``; engine, GPU and
+host families judge the telemetry summary recomputed from the samples, with the
+matrix's cadence, coverage and consecutive-miss thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from collectors.cadence import FamilyCoverage
+from collectors.summary import EngineSummary, TelemetrySummary
+from guards.artifacts import CellArtifacts
+from guards.verdict import Evidence, EvidenceValue, Presence
+from matrix.model import Thresholds
+from workload import metrics
+from workload.metrics import Measured
+from workload.outcome import RequestOutcome
+
+MAX_LISTED = 10  # indices listed in evidence; the count says how many in all
+
+
+@dataclass(frozen=True)
+class Found:
+    presence: Presence
+    why: str | None = None
+    evidence: Evidence = field(default_factory=dict)
+
+
+PresenceRule = Callable[[CellArtifacts, Thresholds], Found]
+
+
+def present(**evidence: EvidenceValue) -> Found:
+    return Found(Presence.PRESENT, None, dict(evidence))
+
+
+def missing(why: str, **evidence: int | float | str | bool | list[int] | None) -> Found:
+    return Found(Presence.MISSING, why, dict(evidence))
+
+
+# --- journal families -------------------------------------------------------------------
+
+RequestCheck = Callable[[RequestOutcome], Measured]
+
+
+def _usage(field_name: str) -> RequestCheck:
+    def check(r: RequestOutcome) -> Measured:
+        if r.usage is None:
+            return Measured.undefined("the server reported no usage")
+        value = getattr(r.usage, field_name)
+        return Measured(value) if value > 0 else Measured.undefined(f"usage.{field_name} is 0")
+
+    return check
+
+
+def _asks_for_decode(r: RequestOutcome) -> bool:
+    return r.max_tokens >= 2
+
+
+NO_DECODE_BY_DESIGN = (
+    "every scored request asks for max_tokens = 1 (a prefill probe): its one token may be "
+    "reasoning and there is no interval between tokens, by design of the cell"
+)
+
+
+def per_request(check: RequestCheck, *, needs_decode: bool = False) -> PresenceRule:
+    """Present when the metric is defined for every scored ok request it applies to."""
+
+    def rule(art: CellArtifacts, _: Thresholds) -> Found:
+        ok = art.scored_ok
+        if needs_decode and art.scored and not any(_asks_for_decode(r) for r in art.scored):
+            return Found(Presence.NOT_APPLICABLE, NO_DECODE_BY_DESIGN)
+        if not ok:
+            return missing(f"no scored request ended ok (0 of {len(art.scored)})", requests=0)
+        judged = [r for r in ok if _asks_for_decode(r)] if needs_decode else ok
+        undefined = [(r.index, m.reason) for r in judged if (m := check(r)).value is None]
+        if undefined:
+            first_index, first_why = undefined[0]
+            return missing(
+                f"undefined for {len(undefined)} of {len(judged)} scored ok requests "
+                f"(request {first_index}: {first_why})",
+                requests=len(judged),
+                undefined=[i for i, _ in undefined[:MAX_LISTED]],
+            )
+        return present(requests=len(judged))
+
+    return rule
+
+
+def aggregate_throughput(art: CellArtifacts, _: Thresholds) -> Found:
+    measured = metrics.aggregate_output_throughput(art.scored)
+    if measured.value is None:
+        return missing(measured.reason or "undefined")
+    return present(tokens_per_s=round(measured.value, 3))
+
+
+# --- engine families --------------------------------------------------------------------
+
+
+def _engine(art: CellArtifacts) -> EngineSummary | Found:
+    if art.telemetry is None:
+        return missing("cell.json has no window (no request was sent): nothing to judge over")
+    return art.telemetry.engine
+
+
+def histogram(name: str, *, needs_sum: bool) -> PresenceRule:
+    """Exact sum/count deltas over the cell, with observations in it."""
+
+    def rule(art: CellArtifacts, _: Thresholds) -> Found:
+        engine = _engine(art)
+        if isinstance(engine, Found):
+            return engine
+        delta = engine.histograms.get(name)
+        if delta is None:
+            return missing(f"{name} is absent from the engine samples")
+        values = {"sum_delta": delta.sum_delta, "count_delta": delta.count_delta}
+        if not delta.exact:
+            return missing(f"{name} deltas are inexact: {delta.why_inexact}", **values)
+        if delta.count_delta <= 0 or (needs_sum and delta.sum_delta <= 0):
+            return missing(f"{name} observed nothing in the cell", **values)
+        return present(**values)
+
+    return rule
+
+
+def _cadence_gap(period_s: float, required_s: float, source: str) -> Found | None:
+    if period_s > required_s:
+        return missing(
+            f"{source} samples were taken every {period_s} s; the matrix requires {required_s} s",
+            period_s=period_s,
+            required_period_s=required_s,
+        )
+    return None
+
+
+def covered(cov: FamilyCoverage | None, what: str, t: Thresholds) -> Found:
+    """Coverage and longest gap against the matrix's thresholds."""
+    if cov is None:
+        return missing(f"{what} was never expected by the collectors")
+    values = {
+        "coverage": round(cov.coverage, 4),
+        "carried": cov.carried,
+        "max_consecutive_misses": cov.max_consecutive_misses,
+        "min_coverage": t.min_coverage,
+        "max_allowed_misses": t.max_consecutive_misses,
+    }
+    if cov.coverage < t.min_coverage or cov.max_consecutive_misses > t.max_consecutive_misses:
+        return missing(
+            f"{what} carried in {cov.coverage:.0%} of the cell's ticks with up to "
+            f"{cov.max_consecutive_misses} missed in a row (the matrix requires ≥ "
+            f"{t.min_coverage:.0%} and ≤ {t.max_consecutive_misses})",
+            **values,
+        )
+    return present(**values)
+
+
+def engine_gauge(canonical: str) -> PresenceRule:
+    def rule(art: CellArtifacts, t: Thresholds) -> Found:
+        engine = _engine(art)
+        if isinstance(engine, Found):
+            return engine
+        period = art.record.collector_settings.engine_period_s
+        gap = _cadence_gap(period, t.engine_period_s, "engine")
+        if gap is not None:
+            return gap
+        found = covered(engine.families.get(canonical), canonical, t)
+        wire = engine.aliased.get(canonical)
+        return _with(found, read_as=wire) if wire else found
+
+    return rule
+
+
+def _with(found: Found, **extra: str) -> Found:
+    return Found(found.presence, found.why, {**found.evidence, **extra})
+
+
+def kv_pool(art: CellArtifacts, _: Thresholds) -> Found:
+    engine = _engine(art)
+    if isinstance(engine, Found):
+        return engine
+    if engine.kv_pool_tokens is None:
+        return missing(
+            "cache_config_info gave no block_size × num_gpu_blocks",
+            block_size=engine.block_size,
+            num_gpu_blocks=engine.num_gpu_blocks,
+        )
+    return present(
+        kv_pool_tokens=engine.kv_pool_tokens,
+        block_size=engine.block_size,
+        num_gpu_blocks=engine.num_gpu_blocks,
+    )
+
+
+def counters(*names: str) -> PresenceRule:
+    """Counters with exact deltas over the cell (a name ending in '{' matches its labels)."""
+
+    def rule(art: CellArtifacts, _: Thresholds) -> Found:
+        engine = _engine(art)
+        if isinstance(engine, Found):
+            return engine
+        values: dict[str, float] = {}
+        for name in names:
+            keys = [k for k in engine.counters if k == name or k.startswith(name + "{")]
+            if not keys:
+                return missing(f"counter {name} is absent from the engine samples")
+            inexact = [engine.counters[k] for k in keys if not engine.counters[k].exact]
+            if inexact:
+                return missing(f"counter {name} delta is inexact: {inexact[0].why_inexact}")
+            values[name] = sum(engine.counters[k].delta for k in keys)
+        return present(**values)
+
+    return rule
+
+
+# --- GPU and host families --------------------------------------------------------------
+
+
+def _telemetry(art: CellArtifacts) -> TelemetrySummary | Found:
+    if art.telemetry is None:
+        return missing("cell.json has no window (no request was sent): nothing to judge over")
+    return art.telemetry
+
+
+def gpu_memory(art: CellArtifacts, t: Thresholds) -> Found:
+    telemetry = _telemetry(art)
+    if isinstance(telemetry, Found):
+        return telemetry
+    if telemetry.gpu is None:
+        return missing(
+            "no GPU samples: the arm has no GPU ids (on a host without GPUs, declare "
+            "gpu_memory under [families.not_applicable] in the matrix)"
+        )
+    period = art.record.collector_settings.memory_period_s
+    gap = _cadence_gap(period, t.memory_period_s, "GPU")
+    return gap or covered(telemetry.gpu.families.get("gpu_memory"), "GPU memory", t)
+
+
+def host_family(key: str, what: str) -> PresenceRule:
+    def rule(art: CellArtifacts, t: Thresholds) -> Found:
+        telemetry = _telemetry(art)
+        if isinstance(telemetry, Found):
+            return telemetry
+        period = art.record.collector_settings.memory_period_s
+        gap = _cadence_gap(period, t.memory_period_s, "host")
+        return gap or covered(telemetry.host.families.get(key), what, t)
+
+    return rule
+
+
+PRESENCE_RULES: Mapping[str, PresenceRule] = MappingProxyType(
+    {
+        "prompt_tokens": per_request(_usage("prompt_tokens")),
+        "completion_tokens": per_request(_usage("completion_tokens")),
+        "ttfo": per_request(metrics.ttfo),
+        "ttft": per_request(metrics.ttft, needs_decode=True),
+        "effective_prefill": per_request(metrics.effective_prefill),
+        "decode_rate": per_request(metrics.decode, needs_decode=True),
+        "e2e": per_request(metrics.e2e),
+        "tpot": per_request(metrics.tpot, needs_decode=True),
+        "aggregate_output_throughput": aggregate_throughput,
+        "engine_prefill_time": histogram("request_prefill_time_seconds", needs_sum=True),
+        "engine_queue_time": histogram("request_queue_time_seconds", needs_sum=False),
+        "engine_running": engine_gauge("num_requests_running"),
+        "engine_waiting": engine_gauge("num_requests_waiting"),
+        "kv_cache_usage": engine_gauge("kv_cache_usage_perc"),
+        "kv_pool_tokens": kv_pool,
+        "gpu_memory": gpu_memory,
+        "lane_cgroup_memory": host_family("lane_memory", "lane memory"),
+        "host_available_memory": host_family("host_available_memory", "host available memory"),
+        "preemptions": counters("num_preemptions"),
+        "prefix_cache_hits": counters("prefix_cache_hits", "prefix_cache_queries"),
+        "engine_counter_reconciliation": counters(
+            "prompt_tokens", "generation_tokens", "request_success"
+        ),
+    }
+)

@@ -1,0 +1,65 @@
+"""Pair integrity: did both arms of a pair send the same requests? A pure comparison.
+
+Both arms' plans (``requests.json``) must share the campaign seed, the prompt
+namespace and the cell spec, plan the same request indices, and record the same
+prompt-token vector hash for every index: each lane tokenized the same text with
+its own tokenizer and chat template, so equal hashes prove both engines prefilled
+the same tokens. Wire hashes may differ (the model name is in the body).
+Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
+"""
+
+from __future__ import annotations
+
+from guards.outcomes import failed, passed
+from guards.reasons import Reason
+from guards.verdict import Evidence, RuleResult
+from workload.plan import RequestPlan
+
+MAX_LISTED = 10
+
+
+def _header_differences(incumbent: RequestPlan, candidate: RequestPlan) -> list[str]:
+    pairs = [
+        ("seed", incumbent.seed, candidate.seed),
+        ("prompt namespace", incumbent.namespace, candidate.namespace),
+        ("cell id", incumbent.cell.id, candidate.cell.id),
+    ]
+    found = [f"{what} {a!r} vs {b!r}" for what, a, b in pairs if a != b]
+    if incumbent.cell != candidate.cell and incumbent.cell.id == candidate.cell.id:
+        found.append("the cell specs differ")
+    return found
+
+
+def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult:
+    """PAIR_MISMATCH unless both plans send the same prompt-token vectors, index by index."""
+    code = Reason.PAIR_MISMATCH
+    problems = _header_differences(incumbent, candidate)
+    ours = {(r.phase, r.index): r for r in incumbent.requests}
+    theirs = {(r.phase, r.index): r for r in candidate.requests}
+    only = sorted(set(ours) ^ set(theirs))
+    if only:
+        problems.append(f"{len(only)} request(s) planned on one arm only")
+    shared = sorted(set(ours) & set(theirs))
+    differ = [k for k in shared if ours[k].prompt_sha256 != theirs[k].prompt_sha256]
+    if differ:
+        phase, index = first = differ[0]
+        problems.append(
+            f"prompt-token vectors differ for {len(differ)} request(s), first {phase.value} "
+            f"{index} ({ours[first].prompt_sha256[:12]} vs {theirs[first].prompt_sha256[:12]})"
+        )
+    evidence: Evidence = {
+        "requests": len(ours),
+        "vector_mismatches": len(differ),
+        "mismatched_indices": [index for _, index in differ[:MAX_LISTED]],
+        "unmatched_requests": len(only),
+        "seeds": [str(incumbent.seed), str(candidate.seed)],
+        "namespaces": [incumbent.namespace, candidate.namespace],
+    }
+    if problems:
+        return failed(code, f"the pair's plans differ: {'; '.join(problems)}", **evidence)
+    return passed(
+        code,
+        f"both arms planned the same {len(ours)} requests with equal prompt-token vectors, "
+        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}",
+        **evidence,
+    )

@@ -1,0 +1,104 @@
+"""Dispositions and their reason codes, with what each code means.
+
+A cell attempt starts ``pending`` and ends ``accepted``, ``failed`` (it ran and a
+validity rule failed) or ``blocked`` (it could not be run or scored). Every
+code below belongs to exactly one of those; ``MEANINGS`` is the text
+``docs/guards.md`` carries, kept here so the two cannot drift apart silently
+(a test compares them).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from types import MappingProxyType
+
+
+class Disposition(StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+
+class Reason(StrEnum):
+    ACCEPTED = "accepted"
+    # blocked: prerequisites
+    LANE_NOT_READY = "lane_not_ready"
+    IDENTITY_MISMATCH = "identity_mismatch"
+    TELEMETRY_UNAVAILABLE = "telemetry_unavailable"
+    ARTIFACTS_MISSING = "artifacts_missing"
+    STOP_POLICY = "stop_policy"
+    FAMILY_MISSING = "family_missing"
+    # failed: validity rules, in precedence order
+    OOM = "oom"
+    LANE_EXITED = "lane_exited"
+    ENGINE_RESTARTED = "engine_restarted"
+    DEADLINE = "deadline"
+    REQUESTS_NOT_TERMINAL = "requests_not_terminal"
+    ERROR_RATE = "error_rate"
+    REFUSALS = "refusals"
+    CONTRACT_OVERRUN = "contract_overrun"
+    PREEMPTIONS = "preemptions"
+    WARM_CACHE = "warm_cache"
+    COUNTER_MISMATCH = "counter_mismatch"
+    INPUT_OFF_TARGET = "input_off_target"
+    WINDOW_MISMATCH = "window_mismatch"
+    # pairs
+    PAIR_MISMATCH = "pair_mismatch"
+    ARM_NOT_ACCEPTED = "arm_not_accepted"
+
+
+BLOCKING = frozenset(
+    {
+        Reason.LANE_NOT_READY,
+        Reason.IDENTITY_MISMATCH,
+        Reason.TELEMETRY_UNAVAILABLE,
+        Reason.ARTIFACTS_MISSING,
+        Reason.STOP_POLICY,
+        Reason.FAMILY_MISSING,
+    }
+)
+PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
+
+MEANINGS = MappingProxyType(
+    {
+        Reason.ACCEPTED: "every required family is present and every validity rule passed",
+        Reason.LANE_NOT_READY: "the lane did not pass readiness, so the cell never ran",
+        Reason.IDENTITY_MISMATCH: "the lane's identity differs from the arm's pins; not run",
+        Reason.TELEMETRY_UNAVAILABLE: "the collectors could not start; the cell was not run",
+        Reason.ARTIFACTS_MISSING: "a native artifact the guard needs (cell.json, requests.json) "
+        "is missing or unreadable, so the cell cannot be scored",
+        Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
+        Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
+        Reason.OOM: "an out-of-memory kill was observed (OOMKilled, or exit 137 where the lane "
+        "cannot tell) beyond the matrix's max_oom",
+        Reason.LANE_EXITED: "the lane was no longer running after the cell",
+        Reason.ENGINE_RESTARTED: "the engine's counters reset during the cell: the lane restarted",
+        Reason.DEADLINE: "the cell's outer deadline stopped the client",
+        Reason.REQUESTS_NOT_TERMINAL: "a planned request has no journal line, or two, or a line "
+        "belongs to another plan, arm or attempt (a torn or foreign journal)",
+        Reason.ERROR_RATE: "errored, timed-out or cancelled scored requests exceed max_error_rate",
+        Reason.REFUSALS: "refused scored requests exceed max_refusals",
+        Reason.CONTRACT_OVERRUN: "a scored request overran the strict output contract (more "
+        "words than the contract, or stopped at max_tokens)",
+        Reason.PREEMPTIONS: "engine preemptions during the cell exceed max_preemptions",
+        Reason.WARM_CACHE: "prefix-cache hits in a cold cell exceed cold_cache_max_hit_ratio",
+        Reason.COUNTER_MISMATCH: "engine prompt/generation token or success deltas differ from "
+        "the journal's sums beyond counter_tolerance_tokens",
+        Reason.INPUT_OFF_TARGET: "a scored request's actual input is off its target beyond "
+        "input_tolerance",
+        Reason.WINDOW_MISMATCH: "cell.json's window does not cover the journaled requests",
+        Reason.PAIR_MISMATCH: "the two arms of a pair did not send the same prompt-token vectors "
+        "(or seed, indices, namespace)",
+        Reason.ARM_NOT_ACCEPTED: "a pair is not comparable because one of its arms is not accepted",
+    }
+)
+
+
+def disposition_of(reason: Reason) -> Disposition:
+    """The disposition a cell reason code implies."""
+    if reason in PAIR_REASONS:
+        raise ValueError(f"{reason} is a pair reason, not a cell disposition")
+    if reason is Reason.ACCEPTED:
+        return Disposition.ACCEPTED
+    return Disposition.BLOCKED if reason in BLOCKING else Disposition.FAILED

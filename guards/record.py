@@ -1,0 +1,108 @@
+"""``cell.json``: the facts the campaign flow records about one cell attempt.
+
+The journal, the request plan and the samples say what the client and the
+collectors saw; this record adds what only the orchestrator knows: whether the
+lane came up and proved its identity, the window the telemetry is judged over,
+the cell deadline, how the client process and the lane ended, and the cadence
+the collectors ran on. The guards read it; they never write it.
+
+Whether the engine drained is not recorded here: the drain sample in
+``engine.jsonl`` proves it (``guards.reconcile``).
+
+Format history of ``schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import AwareDatetime, Field
+
+from collectors.cadence import CellWindow
+from collectors.settings import CollectorSettings
+from faceoff.artifact import Artifact, Spec
+from workload.outcome import RequestOutcome
+
+CELL_FILE = "cell.json"
+CELL_RECORD_SCHEMA_VERSION = 1
+EXIT_SIGKILL = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
+
+
+class IdentityRef(Spec):
+    """Where the lane's identity verdict is, and what it said."""
+
+    path: str = Field(description="identity.json of the lane run, relative to the campaign folder.")
+    sha256: str | None = Field(description="sha256 of that file's bytes; None if none was written.")
+    ok: bool = Field(description="Every pinned identity field matched.")
+    reason: str | None = Field(description="The identity verdict's sentence when it did not.")
+
+
+class LaneAtEnd(Spec):
+    """The lane as the flow found it after the cell's drain."""
+
+    running: bool = Field(description="The lane's process or container was still running.")
+    exit_code: int | None = Field(
+        description="Its exit status when it had ended (128+N: signal N)."
+    )
+    oom_killed: bool | None = Field(
+        description="Docker's OOMKilled flag; None where the lane cannot tell (host processes)."
+    )
+
+    @property
+    def oom(self) -> bool:
+        """An OOM observation: the OOM flag, or a SIGKILL where no flag exists."""
+        if self.oom_killed is not None:
+            return self.oom_killed
+        return not self.running and self.exit_code == EXIT_SIGKILL
+
+
+class CellRecord(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Cell record format version.")
+    campaign: str = Field(description="Campaign name.")
+    matrix_id: str = Field(description="Frozen matrix id the cell ran under.")
+    cell_id: str = Field(description="Cell id in the frozen matrix.")
+    arm: str = Field(description="Arm name.")
+    attempt: int = Field(ge=1, description="Attempt number; a rerun is a new attempt folder.")
+    lane_run: str | None = Field(
+        description="Lane run folder (lanes/<arm>/<run>) relative to the campaign folder."
+    )
+    lane_ready: bool = Field(description="The lane passed readiness before the cell.")
+    lane_ready_reason: str | None = Field(description="Why it did not, when it did not.")
+    identity: IdentityRef | None = Field(description="The identity verdict; None if never checked.")
+    telemetry_error: str | None = Field(
+        description="Why the collectors could not start, when they could not."
+    )
+    window: CellWindow | None = Field(
+        description="First send to last end of every journaled request (journal_window); "
+        "None when no request was sent."
+    )
+    started_at: AwareDatetime = Field(description="When the cell attempt began (UTC).")
+    ended_at: AwareDatetime = Field(description="When it ended, drain included (UTC).")
+    deadline_s: float = Field(gt=0, description="The cell deadline the client ran under.")
+    deadline_hit: bool = Field(description="The client stopped because the deadline passed.")
+    client_exit_code: int | None = Field(
+        description="Exit status of python -m workload.run_cell; None if it was never started."
+    )
+    lane_end: LaneAtEnd | None = Field(description="The lane after the drain; None if not looked.")
+    collector_settings: CollectorSettings = Field(description="Cadence the collectors ran on.")
+
+    @property
+    def ran(self) -> bool:
+        """Whether the client process was started at all."""
+        return self.client_exit_code is not None
+
+
+def journal_window(outcomes: Iterable[RequestOutcome]) -> CellWindow | None:
+    """The window a cell's telemetry is judged over: first send to last end, every phase.
+
+    Warmups are inside it on purpose: the engine counters then start before the
+    cell's first request and end after its last, so every token the lane served
+    for the cell is in the deltas and in the journal.
+    """
+    sent = [o for o in outcomes if o.send_ns is not None]
+    if not sent:
+        return None
+    first = min(o.send_ns for o in sent if o.send_ns is not None)
+    return CellWindow(start_ns=first, end_ns=max(o.end_ns for o in sent))

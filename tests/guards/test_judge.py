@@ -1,0 +1,97 @@
+"""judge_cell from native files: the verdict artifact, its inputs, recomputation, errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from faceoff.canonical import sha256_hex
+from faceoff.errors import FaceoffError
+from guards.dispositions import Decision
+from guards.judge import judge_cell, judge_pair, not_run
+from guards.reasons import Disposition, Reason
+from guards.verdict import VERDICT_FILE, Outcome, Verdict
+from matrix.freeze import FrozenMatrix
+from tests.guards.helpers import CELLS
+
+
+def test_a_verdict_round_trips_and_names_its_native_inputs(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    verdict = judge_cell(CELLS / "natural", frozen)
+    path = verdict.write(tmp_path / VERDICT_FILE)
+    assert Verdict.read(path) == verdict
+    assert set(verdict.inputs) == {
+        "cell.json", "requests.json", "journal.jsonl", "engine.jsonl", "host.jsonl"
+    }  # fmt: skip
+    for name, digest in verdict.inputs.items():
+        assert digest == sha256_hex((CELLS / "natural" / name).read_bytes()), name
+    assert (verdict.cell_id, verdict.arm, verdict.attempt) == ("natural-512-c2", "incumbent", 1)
+    assert verdict.matrix_id == frozen.matrix_id
+
+
+def test_recomputing_gives_the_same_verdict_byte_for_byte(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    copy = shutil.copytree(CELLS / "warm-cache", tmp_path / "copy")
+    first, again = judge_cell(CELLS / "warm-cache", frozen), judge_cell(copy, frozen)
+    assert first.canonical() == again.canonical()
+
+
+def test_an_edited_input_changes_the_recorded_hash(frozen: FrozenMatrix, tmp_path: Path) -> None:
+    copy = shutil.copytree(CELLS / "natural", tmp_path / "copy")
+    host = copy / "host.jsonl"
+    host.write_text(host.read_text().replace('"seq":0,', '"seq":0, ', 1))
+    assert (
+        judge_cell(copy, frozen).inputs["host.jsonl"]
+        != judge_cell(CELLS / "natural", frozen).inputs["host.jsonl"]
+    )
+
+
+def test_a_telemetry_json_in_the_folder_is_not_an_input(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    copy = shutil.copytree(CELLS / "natural", tmp_path / "copy")
+    (copy / "telemetry.json").write_text("{}")  # recomputed from samples, never read
+    verdict = judge_cell(copy, frozen)
+    assert verdict.disposition is Disposition.ACCEPTED and "telemetry.json" not in verdict.inputs
+
+
+def test_judging_under_another_matrix_is_refused(frozen: FrozenMatrix) -> None:
+    other = frozen.model_copy(update={"matrix_id": "f" * 64})
+    with pytest.raises(FaceoffError, match="not ffffffffffff") as err:
+        judge_cell(CELLS / "natural", other)
+    assert "natural-512-c2 arm incumbent attempt 1" in err.value.message
+
+
+def test_a_folder_without_cell_json_is_an_error(frozen: FrozenMatrix, tmp_path: Path) -> None:
+    with pytest.raises(FaceoffError, match=r"cell\.json is missing"):
+        judge_cell(tmp_path, frozen)
+
+
+def test_a_missing_plan_blocks_instead_of_raising(frozen: FrozenMatrix, tmp_path: Path) -> None:
+    copy = shutil.copytree(CELLS / "natural", tmp_path / "copy")
+    (copy / "requests.json").unlink()
+    verdict = judge_cell(copy, frozen)
+    assert verdict.reason is Reason.ARTIFACTS_MISSING
+    assert "RequestPlan file is missing" in verdict.sentence
+
+
+def test_a_cell_that_never_ran_gets_a_verdict_without_families(frozen: FrozenMatrix) -> None:
+    decision = Decision(Disposition.BLOCKED, Reason.STOP_POLICY, "blocked by controlled-a/inc")
+    verdict = not_run(frozen, "controlled-512-c1", "candidate", 1, decision)
+    assert verdict.disposition is Disposition.BLOCKED and verdict.inputs == {}
+    assert verdict.campaign == "guards-capture"
+
+
+def test_pair_integrity_over_both_arms_plans() -> None:
+    matched = judge_pair(CELLS / "natural", CELLS / "candidate-natural")
+    assert matched.outcome is Outcome.PASSED, matched.detail
+    assert matched.evidence["requests"] == 7 and matched.evidence["vector_mismatches"] == 0
+    other = judge_pair(CELLS / "natural", CELLS / "candidate-other-seed")
+    assert other.outcome is Outcome.FAILED
+    assert other.evidence["vector_mismatches"] == 7
+    assert other.evidence["seeds"] == ["7", "8"]
+    assert "prompt-token vectors differ for 7 request(s), first scored 0" in other.detail
