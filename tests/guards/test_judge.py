@@ -12,6 +12,7 @@ from faceoff.errors import FaceoffError
 from guards.dispositions import Decision
 from guards.judge import judge_cell, judge_pair, not_run
 from guards.reasons import Disposition, Reason
+from guards.record import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.freeze import FrozenMatrix
 from tests.guards.helpers import CELLS
@@ -77,6 +78,26 @@ def test_a_missing_plan_blocks_instead_of_raising(frozen: FrozenMatrix, tmp_path
     verdict = judge_cell(copy, frozen)
     assert verdict.reason is Reason.ARTIFACTS_MISSING
     assert "RequestPlan file is missing" in verdict.sentence
+
+
+def test_a_lane_that_never_became_ready_leaves_only_cell_json(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    record = CellRecord.read(CELLS / "natural" / CELL_FILE).model_copy(
+        update={
+            "lane_ready": False,
+            "lane_ready_reason": "exited with 1 before /health answered",
+            "identity": None,
+            "window": None,
+            "client_exit_code": None,
+            "lane_end": None,
+        }
+    )
+    record.write(tmp_path / CELL_FILE)
+    verdict = judge_cell(tmp_path, frozen)
+    assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.LANE_NOT_READY)
+    assert verdict.sentence == "the lane never became ready: exited with 1 before /health answered"
+    assert list(verdict.inputs) == [CELL_FILE]
 
 
 def test_a_cell_that_never_ran_gets_a_verdict_without_families(frozen: FrozenMatrix) -> None:
