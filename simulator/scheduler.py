@@ -183,7 +183,9 @@ class Scheduler:
             self.running.append(seq)
             seq.status = "running"
             if seq.first_scheduled_ns is None:
-                seq.first_scheduled_ns = now_ns
+                # A step is planned at its start; a request that arrived while the
+                # previous step ran must not get a queue time below zero.
+                seq.first_scheduled_ns = max(now_ns, seq.arrival_ns)
             step.admitted.append(seq)
             step.prefill.append((seq, seq.computed, tokens))
             budget -= tokens
