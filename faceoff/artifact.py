@@ -7,7 +7,7 @@ Every artifact is a pydantic model with ``schema_version`` as a ``Literal`` and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -53,6 +53,6 @@ class Artifact(Spec):
 
 
 def first_error(exc: ValidationError) -> str:
-    err: dict[str, Any] = exc.errors()[0]
+    err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"])
     return f"{loc}: {err['msg']}" if loc else str(err["msg"])

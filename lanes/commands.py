@@ -7,6 +7,8 @@ image, whose entrypoint is ``python3 -m simulator``.
 
 from __future__ import annotations
 
+import json
+
 from matrix.model import Arm, LaneKind
 
 
@@ -42,7 +44,10 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(value)
 
 
-def _fault_value(value: float | int | str | bool) -> str:
+def _fault_value(value: float | int | str | bool | list[str]) -> str:
+    """Render as the TOML value the simulator's ``--fault k=v`` parses."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, list):
+        return json.dumps(value)
     return str(value)

@@ -84,7 +84,7 @@ class SimulatorLane(Spec):
         description="Simulator profile name (simulator/profiles/<name>.toml) or path."
     )
     time_scale: float = Field(default=1.0, gt=0, description="Run the engine model N× faster.")
-    faults: dict[str, float | int | str | bool] = Field(
+    faults: dict[str, float | int | str | bool | list[str]] = Field(
         default_factory=dict, description="Fault-injection overrides, as in the profile's [faults]."
     )
     legacy_names: bool = Field(default=False, description="Emit vLLM's deprecated metric names.")

@@ -82,6 +82,15 @@ def test_simulator_arms_become_simulator_flags() -> None:
     assert container_command(docker_sim) == simulator_args(sim)
 
 
+def test_a_list_fault_is_rendered_as_the_toml_array_the_simulator_parses() -> None:
+    faults = {"missing_families": ["request_prefill_time_seconds"]}
+    sim = arm(lane="simulator", command=None, simulator={"profile": "tiny", "faults": faults})
+    flags = simulator_args(sim)
+    assert flags[flags.index("--fault") + 1] == (
+        'missing_families=["request_prefill_time_seconds"]'
+    )
+
+
 def test_container_arguments_carry_the_whole_recipe(tmp_path: Path) -> None:
     the_arm = arm(
         lane="docker",
