@@ -1,10 +1,10 @@
 """One streamed chat completion over aiohttp, timed with ``perf_counter_ns``.
 
-aiohttp rather than httpx: on this project's loopback benchmark
-(``benchmarks/client_http_choice.py``) it reads an SSE stream with several times
-less CPU per chunk, which is what keeps chunk timestamps close to the server's
-emit times at C32 on a small host. Every read is timestamped as soon as it
-returns, before any parsing.
+aiohttp rather than httpx: on the loopback benchmark
+``benchmarks/client_http_choice.py`` it reads an SSE stream with less CPU per
+chunk and a smaller timing error, most of all at C32. Each SSE event is dated by
+the socket read that delivered its last byte (``workload.transport``), not by when
+the reading coroutine got to it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from faceoff.canonical import sha256_hex
 from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest
 from workload.stream import SseFramer, StreamProtocolError, StreamState
+from workload.transport import Arrivals, check_timed
 
 Clock = Callable[[], int]
 
@@ -80,11 +81,12 @@ async def stream_chat(
 
 
 async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock) -> None:
-    framer, state = SseFramer(), ex.state
+    framer, state, arrivals = SseFramer(), ex.state, Arrivals(resp)
+    check_timed(arrivals)
     while data := await resp.content.readany():
-        t_ns = clock()
-        for payload in framer.feed(data):
-            state.observe(payload, t_ns)
+        read_ns = clock()
+        for payload, end in framer.feed(data):
+            state.observe(payload, arrivals.at(end, read_ns))
     if framer.pending.strip():
         raise StreamProtocolError(f"stream ended inside an event: {framer.pending[:200]!r}")
 
@@ -137,6 +139,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         stream=request.stream,
         role=request.role,
         status=ex.status or Status.CANCELLED,
+        response_id=state.response_id,
         finish_reason=state.finish_reason,
         http_status=ex.http_status,
         error=ex.error,
@@ -167,8 +170,12 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         contract_words=request.contract_words,
         marker_expected=request.marker,
         marker_found=(request.marker in text) if request.marker else None,
-        refusal=state.refusal,
+        refusal=state.refusal or _context_refusal(ex),
     )
+
+
+def _context_refusal(ex: Exchange) -> bool:
+    return ex.http_status == 400 and "maximum context length" in (ex.error or "")
 
 
 def _ended(ex: Exchange) -> int:

@@ -168,6 +168,16 @@ def request_metrics(r: TimedRequest) -> dict[str, Measured]:
     return {name: fn(r) for name, fn in REQUEST_METRICS.items()}
 
 
+def cell_window(requests: Iterable[TimedRequest]) -> tuple[int, int] | None:
+    """(first send, last end) of the scored requests that were sent, in perf_counter_ns."""
+    sent: list[tuple[int, int]] = [
+        (r.send_ns, r.end_ns) for r in requests if r.phase is Phase.SCORED and r.send_ns is not None
+    ]
+    if not sent:
+        return None
+    return min(s for s, _ in sent), max(e for _, e in sent)
+
+
 def aggregate_output_throughput(requests: Iterable[TimedRequest]) -> Measured:
     """Σ completion tokens / (last end − first send) over scored requests with usage."""
     counted = [

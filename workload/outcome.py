@@ -64,6 +64,7 @@ class RequestOutcome(Artifact):
     stream: int = Field(ge=0, description="Closed-loop stream that sent it.")
     role: RequestRole = Field(description="Role of the request in its workload's pattern.")
     status: Status = Field(description="Terminal status.")
+    response_id: str | None = Field(description="The completion id the server sent (chatcmpl-…).")
     finish_reason: str | None = Field(description="Last finish_reason seen, e.g. stop, length.")
     http_status: int | None = Field(description="HTTP status; None when never answered.")
     error: str | None = Field(description="Error body or reason (truncated to 4 KiB).")
@@ -100,7 +101,10 @@ class RequestOutcome(Artifact):
     contract_words: int | None = Field(description="Output contract (exactly N words), if any.")
     marker_expected: str | None = Field(description="Needle marker planted in the prompt.")
     marker_found: bool | None = Field(description="Whether the marker came back verbatim.")
-    refusal: bool = Field(description="The server sent a refusal delta or a content_filter stop.")
+    refusal: bool = Field(
+        description="The lane declined the request: a refusal delta, a content_filter stop, or "
+        "an HTTP 400 over the maximum context length."
+    )
 
     @property
     def scored(self) -> bool:

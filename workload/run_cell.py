@@ -7,7 +7,9 @@ It runs in its own process so that sampling and orchestration cannot delay its
 event loop. Request bodies come from the plan file, never from argv. SIGTERM (or
 SIGINT) cancels the requests in flight and journals them as cancelled before the
 process exits. On stdout: one JSON line per journaled request with ``--progress``
-(written after its fsync), then a JSON summary.
+(written after its fsync), then a JSON summary (counts by status, what stopped the
+run, the process's CPU seconds and the seconds it waited for a CPU, so a starved
+client shows).
 
 Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
 the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import secrets
 import signal
@@ -40,6 +43,24 @@ GIL_SWITCH_INTERVAL_S = 0.0005
 EXIT_BAD_INPUT = 2
 EXIT_DEADLINE = 3
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def client_command(
+    plan: Path,
+    base_url: str,
+    journal: Path,
+    *,
+    arm: str,
+    attempt: int,
+    cell_deadline_s: float | None = None,
+    python: str = sys.executable,
+) -> list[str]:
+    """The argv that starts the client process of one cell run (for the flow)."""
+    command = [python, "-m", "workload.run_cell", "--plan", str(plan), "--base-url", base_url]
+    command += ["--journal", str(journal), "--arm", arm, "--attempt", str(attempt)]
+    if cell_deadline_s is not None:
+        command += ["--cell-deadline-s", str(cell_deadline_s)]
+    return command
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -80,11 +101,21 @@ def print_progress(outcome: RequestOutcome) -> None:
     print(json.dumps({"journaled": line}), flush=True)
 
 
-async def run(runner: CellRunner, deadline_s: float) -> RunReport:
+async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> RunReport:
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, runner.stop.stop, f"{signal.Signals(signum).name} received")
-    return await runner.run(deadline_s)
+    return await runner.run(journal, deadline_s)
+
+
+def process_times() -> dict[str, float | None]:
+    """CPU seconds of this process and seconds it waited for a CPU (Linux schedstat)."""
+    try:
+        fields = Path("/proc/self/schedstat").read_text().split()
+        waited: float | None = int(fields[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        waited = None
+    return {"cpu_s": round(time.process_time(), 3), "runqueue_wait_s": waited}
 
 
 def exit_status(report: RunReport) -> int:
@@ -99,19 +130,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         plan = RequestPlan.read(args.plan)
-        journal = JournalWriter(args.journal, on_written=print_progress if args.progress else None)
-        runner = CellRunner(
-            plan, args.base_url, context_for(plan, args), journal, time.perf_counter_ns
-        )
+        runner = CellRunner(plan, args.base_url, context_for(plan, args), time.perf_counter_ns)
     except FaceoffError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    journal = JournalWriter(args.journal, on_written=print_progress if args.progress else None)
+    # Everything loaded so far lives until exit; freezing it spares the run the full
+    # collections that otherwise stall the event loop for tens of ms (measured).
+    gc.collect()
+    gc.freeze()
     try:
-        report = asyncio.run(run(runner, args.cell_deadline_s or plan.cell.deadline_s))
+        report = asyncio.run(run(runner, journal, args.cell_deadline_s or plan.cell.deadline_s))
     finally:
         journal.close()
     summary = {"journaled": report.journaled, "statuses": dict(report.statuses)}
     summary |= {"stopped_by": report.stopped_by, "prewarm_error": report.prewarm_error}
+    summary |= process_times()
     print(json.dumps({"summary": summary}), flush=True)
     return exit_status(report)
 

@@ -21,6 +21,7 @@ from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of
 from workload.journal import JournalWriter
 from workload.outcome import Phase, Status
 from workload.plan import PlannedRequest, RequestPlan
+from workload.transport import TimedConnector
 
 START_LEAD_NS = 20_000_000  # streams are created, then all start at one instant this far ahead
 
@@ -47,8 +48,8 @@ class RunReport:
     prewarm_error: str | None = None
 
 
-def open_session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=120)
+def open_session(clock: Clock) -> aiohttp.ClientSession:
+    connector = TimedConnector(clock=clock, limit=0, keepalive_timeout=120)
     return aiohttp.ClientSession(
         connector=connector,
         read_bufsize=READ_BUFFER,
@@ -79,24 +80,25 @@ class CellRunner:
         plan: RequestPlan,
         base_url: str,
         context: RunContext,
-        journal: JournalWriter,
         clock: Clock,
     ) -> None:
-        self.plan, self.context, self.journal, self.clock = plan, context, journal, clock
+        self.plan, self.context, self.clock = plan, context, clock
         self.base_url = base_url.rstrip("/")
         self.bodies = verified_bodies(plan)
         self.started: set[tuple[Phase, int]] = set()
         self.report = RunReport()
         self.stop = Stop()
+        self.journal: JournalWriter | None = None
 
-    async def run(self, cell_deadline_s: float) -> RunReport:
+    async def run(self, journal: JournalWriter, cell_deadline_s: float) -> RunReport:
         """Send every planned request, unless stopped; journal one line per request."""
+        self.journal = journal
         self.stop.task = asyncio.current_task()
         timer = asyncio.get_running_loop().call_later(
             cell_deadline_s, self.stop.stop, f"cell deadline of {cell_deadline_s} s reached"
         )
         try:
-            async with open_session() as session:
+            async with open_session(self.clock) as session:
                 await self._prewarm(session)
                 for phase in dict.fromkeys(r.phase for r in self.plan.requests):
                     await self._phase(session, self.plan.phase(phase))
@@ -167,6 +169,7 @@ class CellRunner:
 
     def _journal(self, ex: Exchange) -> None:
         outcome = outcome_of(self.context, ex)
+        assert self.journal is not None, "run() sets the journal"
         self.journal.submit(outcome)
         self.report.statuses[outcome.status.value] += 1
         self.report.journaled += 1

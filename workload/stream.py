@@ -20,17 +20,29 @@ class StreamProtocolError(Exception):
 
 
 class SseFramer:
-    """Splits a byte stream into the data payloads of its events."""
+    """Splits a byte stream into the data payloads of its events.
+
+    Each payload comes with the stream offset just past its terminating blank line,
+    so that the caller can date the event by the socket read that delivered it.
+    """
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._base = 0  # stream offset of _buffer[0]
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes) -> list[tuple[bytes, int]]:
         buffer = self._buffer + data
-        if b"\r" in buffer:
-            buffer = buffer.replace(b"\r\n", b"\n")
-        *blocks, self._buffer = buffer.split(b"\n\n")
-        return [payload for block in blocks if (payload := _data_of(block)) is not None]
+        crlf = b"\r" in buffer
+        events, start = [], 0
+        while (found := _terminator(buffer, start, crlf)) is not None:
+            end, gap = found
+            payload = _data_of(buffer[start:end], crlf)
+            start = end + gap
+            if payload is not None:
+                events.append((payload, self._base + start))
+        self._base += start
+        self._buffer = buffer[start:]
+        return events
 
     @property
     def pending(self) -> bytes:
@@ -38,9 +50,20 @@ class SseFramer:
         return self._buffer
 
 
-def _data_of(block: bytes) -> bytes | None:
-    lines = [line[5:].removeprefix(b" ") for line in block.split(b"\n") if line[:5] == b"data:"]
-    return b"\n".join(lines) if lines else None
+def _terminator(buffer: bytes, start: int, crlf: bool) -> tuple[int, int] | None:
+    """(index, length) of the first blank line at or after ``start``."""
+    lf = buffer.find(b"\n\n", start)
+    if crlf:
+        cr = buffer.find(b"\r\n\r\n", start)
+        if cr >= 0 and (lf < 0 or cr < lf):
+            return cr, 4
+    return (lf, 2) if lf >= 0 else None
+
+
+def _data_of(block: bytes, crlf: bool) -> bytes | None:
+    lines = block.split(b"\r\n" if crlf and b"\r\n" in block else b"\n")
+    data = [line[5:].removeprefix(b" ") for line in lines if line[:5] == b"data:"]
+    return b"\n".join(data) if data else None
 
 
 @dataclass
@@ -48,6 +71,7 @@ class StreamState:
     """What a chat-completion stream has said so far, with arrival times (perf_counter_ns)."""
 
     events: int = 0
+    response_id: str | None = None
     first_output_ns: int | None = None
     first_content_ns: int | None = None
     last_token_ns: int | None = None
@@ -73,6 +97,8 @@ class StreamState:
             raise StreamProtocolError(f"event is not JSON: {payload[:200]!r}") from exc
         if not isinstance(event, dict):
             raise StreamProtocolError(f"event is not a JSON object: {payload[:200]!r}")
+        if self.response_id is None and isinstance(event.get("id"), str):
+            self.response_id = event["id"]
         if "error" in event:
             self.error = _error_text(event["error"])
         if event.get("usage"):

@@ -94,7 +94,7 @@ def replay(
     ex = Exchange(request or planned(), due_ns=0, send_ns=send_ms * MS, http_status=200)
     framer = SseFramer()
     for at_ms, data in reads:
-        for payload in framer.feed(data):
+        for payload, _end in framer.feed(data):
             ex.state.observe(payload, at_ms * MS)
     ex.status, ex.error = terminal_status(ex)
     ex.end_ns = (reads[-1][0] if reads else send_ms) * MS

@@ -239,3 +239,12 @@ def test_aggregate_throughput_without_usage_is_undefined() -> None:
 def test_definitions_name_every_request_metric() -> None:
     for term in ("TTFO", "TTFT", "Effective prefill", "Decode", "TPOT", "E2E", "schedule delay"):
         assert term in metrics.DEFINITIONS
+
+
+def test_cell_window_spans_the_scored_requests_that_were_sent() -> None:
+    a = replay([(10, chunk("a", finish_reason="stop")), (40, DONE)], send_ms=2)
+    b = replay([(60, chunk("a", finish_reason="stop")), (90, DONE)], send_ms=20)
+    warm = b.model_copy(update={"phase": Phase.WARMUP, "send_ns": 0, "end_ns": 500 * MS})
+    unsent = failed(Status.CANCELLED).model_copy(update={"send_ns": None, "end_ns": 900 * MS})
+    assert metrics.cell_window([a, b, warm, unsent]) == (2 * MS, 90 * MS)
+    assert metrics.cell_window([warm, unsent]) is None

@@ -1,0 +1,78 @@
+"""Workload fixtures: real simulator processes, plans built over their /tokenize."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from matrix.model import Cell, WorkloadKind
+from simulator.launch import SimServer, running
+from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.tokenizer import LaneTokenizer
+
+MODEL = "sim-tiny"
+# A tiny engine that runs C32 at the same 200 tok/s per stream as C1, in real time.
+FLAT_DECODE = (
+    "--set",
+    "timing.startup_s=0",
+    "--set",
+    "engine.max_num_seqs=64",
+    "--set",
+    "engine.kv_cache_tokens=262144",
+)
+
+StartSim = Callable[..., SimServer]
+
+
+@pytest.fixture
+def start_sim(tmp_path: Path) -> Iterator[StartSim]:
+    """Start simulators (stopped at the end): start_sim(time_scale=…, args=[…])."""
+    numbers = itertools.count()
+    with ExitStack() as stack:
+
+        def start(time_scale: float = 10.0, args: Sequence[str] = ()) -> SimServer:
+            log = tmp_path / f"sim-{next(numbers)}.log"
+            return stack.enter_context(
+                running("tiny", time_scale=time_scale, args=[*FLAT_DECODE, *args], log_path=log)
+            )
+
+        yield start
+
+
+def cell(kind: WorkloadKind = WorkloadKind.NATURAL, **fields: Any) -> Cell:
+    base: dict[str, Any] = {"id": f"{kind.value}-c", "kind": kind, "input_tokens": 600}
+    base |= {"concurrency": 2, "requests": 4, "sampling": {"max_tokens": 64}}
+    if kind is WorkloadKind.CONTROLLED:
+        base["output_words"] = 20
+    return Cell.model_validate(base | fields)
+
+
+async def http_plan(url: str, c: Cell, **options: Any) -> RequestPlan:
+    async with aiohttp.ClientSession() as session:
+        tokenizer = LaneTokenizer(session, url, MODEL)
+        return await build_plan(
+            c,
+            seed=7,
+            namespace="workload-tests",
+            model=MODEL,
+            tokenizer=tokenizer,
+            options=PlanOptions(**options),
+        )
+
+
+def ground_truth(path: Path) -> dict[str, dict[str, Any]]:
+    """The simulator's journal of emitted chunks, by completion id."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    return {r["request_id"]: r for r in map(json.loads, lines)}
+
+
+def token_chunks(trace: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(kind, emit perf_ns, tokens) of the chunks that carried reasoning or content."""
+    return [(k, ns, n) for k, ns, _wall, n in trace["chunks"] if k in ("reasoning", "content")]

@@ -1,0 +1,173 @@
+"""The client process (`python -m workload.run_cell`): exit statuses, signals, SIGKILL."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from tests.workload.conftest import StartSim, cell, ground_truth, http_plan
+from workload.journal import read_journal
+from workload.outcome import Status
+from workload.plan import RequestPlan
+from workload.run_cell import client_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def client(plan: Path, url: str, journal: Path, *extra: str) -> subprocess.Popen[str]:
+    command = [*client_command(plan, url, journal, arm="inc", attempt=2), *extra]
+    return subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def read_progress(stream: IO[str], count: int) -> list[dict[str, object]]:
+    lines = []
+    while len(lines) < count:
+        line = stream.readline()
+        assert line, "client exited before journaling enough requests"
+        lines.append(json.loads(line)["journaled"])
+    return lines
+
+
+def write_plan(url: str, path: Path, **fields: object) -> RequestPlan:
+    plan = asyncio.run(http_plan(url, cell(**fields)))  # type: ignore[arg-type]
+    plan.write(path)
+    return plan
+
+
+def test_a_run_journals_every_request_and_prints_a_summary(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim()
+    plan = write_plan(sim.url, tmp_path / "requests.json", warmups=1)
+    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len([x for x in lines if "journaled" in x]) == 5
+    assert lines[-1]["summary"]["statuses"] == {"ok": 5}
+    outcomes = read_journal(tmp_path / "journal.jsonl").outcomes
+    assert {(o.arm, o.attempt) for o in outcomes} == {("inc", 2)}
+    assert {o.plan_sha256 for o in outcomes} == {plan.sha256()}
+    assert len({(o.wall_anchor_utc, o.mono_anchor_ns, o.client_run) for o in outcomes}) == 1
+
+
+def test_sigkill_mid_cell_keeps_exactly_the_finished_requests(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    truth = tmp_path / "truth.jsonl"
+    sim = start_sim(time_scale=1.0, args=["--ground-truth", str(truth)])
+    # C1, 40-token answers at 200 tok/s: a request ends every ~0.2 s
+    write_plan(
+        sim.url,
+        tmp_path / "requests.json",
+        requests=8,
+        concurrency=1,
+        sampling={"max_tokens": 40, "ignore_eos": True},
+    )
+    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
+    assert proc.stdout is not None
+    read_progress(proc.stdout, 3)
+    time.sleep(0.08)  # well inside request 4 (it streams for ~0.2 s)
+    killed_ns = time.perf_counter_ns()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    contents = read_journal(tmp_path / "journal.jsonl")
+    assert contents.torn_tail is None and not contents.bad_lines and not contents.invalid
+    assert [o.index for o in contents.outcomes] == [0, 1, 2]
+    assert all(o.status is Status.OK for o in contents.outcomes)
+    time.sleep(0.5)  # the server notices the dropped connection and journals it
+    done_before_kill = [
+        r
+        for r in ground_truth(truth).values()
+        if r["chunks"][-1][0] == "done" and r["chunks"][-1][1] < killed_ns
+    ]
+    assert len(done_before_kill) == 3
+
+
+def test_sigkill_under_concurrency_leaves_only_complete_parsable_lines(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim(time_scale=1.0)
+    write_plan(
+        sim.url,
+        tmp_path / "requests.json",
+        requests=64,
+        concurrency=16,
+        sampling={"max_tokens": 20, "ignore_eos": True},
+    )
+    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
+    assert proc.stdout is not None
+    seen = read_progress(proc.stdout, 20)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    contents = read_journal(tmp_path / "journal.jsonl")
+    assert not contents.bad_lines and not contents.invalid
+    journaled = [(o.phase.value, o.index) for o in contents.outcomes]
+    # every line the client reported as fsync'd is there, complete, exactly once
+    assert {(str(s["phase"]), s["index"]) for s in seen} <= set(journaled)
+    assert len(set(journaled)) == len(journaled) < 64
+
+
+def test_sigterm_cancels_in_flight_requests_and_journals_all_of_them(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim(time_scale=1.0)
+    write_plan(
+        sim.url,
+        tmp_path / "requests.json",
+        requests=6,
+        concurrency=2,
+        sampling={"max_tokens": 300, "ignore_eos": True},
+    )
+    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl")
+    time.sleep(1.0)  # plan loaded, two 1.5 s requests streaming
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM
+    summary = json.loads(out.splitlines()[-1])["summary"]
+    assert summary["stopped_by"] == "SIGTERM received"
+    outcomes = read_journal(tmp_path / "journal.jsonl").outcomes
+    assert sorted(o.index for o in outcomes) == list(range(6))
+    cut = [o for o in outcomes if o.error == "cancelled in flight: SIGTERM received"]
+    assert len(cut) == 2 and all(0 < len(o.chunk_offsets_us) < 300 for o in cut)
+    assert {o.status for o in outcomes} == {Status.CANCELLED}
+
+
+def test_cell_deadline_exits_3_and_bad_input_exits_2(start_sim: StartSim, tmp_path: Path) -> None:
+    sim = start_sim(time_scale=1.0)
+    write_plan(
+        sim.url,
+        tmp_path / "requests.json",
+        requests=2,
+        concurrency=1,
+        sampling={"max_tokens": 300, "ignore_eos": True},
+    )
+    journal = tmp_path / "journal.jsonl"
+    proc = client(tmp_path / "requests.json", sim.url, journal, "--cell-deadline-s", "0.3")
+    proc.communicate(timeout=30)
+    assert proc.returncode == 3
+    assert len(read_journal(journal).outcomes) == 2
+    (tmp_path / "broken.json").write_text('{"schema_version": 1}')
+    proc = client(tmp_path / "broken.json", sim.url, tmp_path / "other.jsonl")
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "not a valid RequestPlan" in err
+    assert not (tmp_path / "other.jsonl").exists()
+
+
+@pytest.mark.parametrize("argv", [["--plan"], []])
+def test_usage_errors_exit_2(argv: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "workload.run_cell", *argv], cwd=REPO, capture_output=True
+    )
+    assert proc.returncode == 2
