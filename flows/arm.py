@@ -1,0 +1,179 @@
+"""An arm's lane during a campaign: bring it up, warm it up, take it down.
+
+Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run``
+ledger row. A lane that does not pass readiness or identity stays recorded as
+such; its cells are then blocked by the guard, never run. A port that already
+answers before the lane starts is a lane that cannot be ours: it is not started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from faceoff.errors import FaceoffError
+from flows.client import CLIENT_LOG, ClientArgs, ClientExit, ClientProcess
+from flows.planning import plan_warmups
+from flows.scope import CampaignScope
+from lanes.bringup import bring_up, read_baseline
+from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.factory import open_lane
+from lanes.lane import Lane
+from lanes.readiness import Waiting
+from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
+from ledger.campaigns import require_campaign
+from ledger.db import session_scope
+from ledger.restoration import add_lane_run, close_lane_runs
+from ledger.tables import LaneRunRow
+from matrix.model import Arm, Cell
+from workload.journal import JOURNAL_NAME
+from workload.plan import PLAN_NAME
+
+WARMUP_DIR = "warmup"
+PORT_PROBE_TIMEOUT_S = 2.0
+STOP_GRACE_S = 30.0
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """One start of an arm's lane, and whether its cells may run on it."""
+
+    arm: Arm
+    lane: Lane | None  # None when the lane was never started
+    run_dir: Path
+    ready: bool
+    identity_ok: bool
+    reason: str | None  # why the cells cannot run, when they cannot
+
+    @property
+    def usable(self) -> bool:
+        return self.lane is not None and self.ready and self.identity_ok
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.arm.host}:{self.arm.port}"
+
+    @property
+    def identity_path(self) -> Path:
+        return self.run_dir / IDENTITY_FILE
+
+
+def start_arm(scope: CampaignScope, arm: Arm) -> ArmRun:
+    """Start the arm's lane and judge readiness and identity (``identity.json``)."""
+    run_dir = next_run_dir(scope.campaign_dir, arm.name, LanePurpose.CAMPAIGN)
+    busy = port_answers(scope, arm)
+    if busy is not None:
+        return ArmRun(arm, None, run_dir, False, False, busy)
+    ctx = LaneContext(
+        campaign=scope.name,
+        matrix_id=scope.frozen.matrix_id,
+        purpose=LanePurpose.CAMPAIGN,
+        run_dir=run_dir,
+        environ=scope.tools.environ,
+        now=scope.tools.now,
+    )
+    lane = open_lane(arm, ctx, docker_client=scope.docker, python=scope.tools.python)
+    baseline = read_baseline(scope.campaign_dir, arm.name)
+    try:
+        up = bring_up(lane, scope.tools.http, Waiting(now=scope.tools.now), baseline=baseline)
+    except FaceoffError as exc:  # pull, create or start refused: the lane never came up
+        started = _started_or_none(lane)
+        if started is not None:
+            _record_lane_run(scope, started, ok=False, reason=exc.message)
+        return ArmRun(arm, started, run_dir, False, False, exc.message)
+    _record_lane_run(scope, lane, ok=up.ok, reason=up.reason)
+    readiness = up.identity.readiness
+    return ArmRun(arm, lane, run_dir, readiness.ready, up.ok, None if up.ok else up.reason)
+
+
+def port_answers(scope: CampaignScope, arm: Arm) -> str | None:
+    """A sentence when something already serves on the arm's port, else None."""
+    url = f"http://{arm.host}:{arm.port}/health"
+    reply = scope.tools.http.get(url, timeout=PORT_PROBE_TIMEOUT_S)
+    if reply.status is None:
+        return None
+    return (
+        f"something already answers on {arm.host}:{arm.port} ({reply.describe()}) before arm "
+        f"{arm.name!r} was started; it is not this campaign's lane, so the arm was not started"
+    )
+
+
+def run_warmups(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | None:
+    """The arm's warmups after its start: journaled under the lane run, never scored."""
+    if run.arm.warmups == 0:
+        return None
+    folder = run.run_dir / WARMUP_DIR
+    folder.mkdir(parents=True, exist_ok=False)
+    spec = scope.frozen.matrix.campaign
+    plan = plan_warmups(
+        cell,
+        run.arm,
+        base_url=run.base_url,
+        seed=spec.seed,
+        namespace=f"{spec.namespace}:arm-warmup:{run.arm.name}:{run.run_dir.name}",
+    )
+    plan.write(folder / PLAN_NAME)
+    args = ClientArgs(
+        plan=folder / PLAN_NAME,
+        base_url=run.base_url,
+        journal=folder / JOURNAL_NAME,
+        deadline_s=cell.deadline_s,
+        arm=run.arm.name,
+        attempt=1,
+    )
+    client = ClientProcess(args, folder / CLIENT_LOG, scope.tools.python)
+    client.start()
+    try:
+        return client.wait()
+    finally:
+        client.stop("the campaign run is ending")
+
+
+def stop_arm(scope: CampaignScope, run: ArmRun) -> LaneExit | None:
+    """Stop and remove the lane; its ledger row gets ``stopped_at``."""
+    if run.lane is None:
+        return None
+    ended = run.lane.stop(STOP_GRACE_S)
+    run.lane.remove()
+    record = run.lane.record
+    with session_scope(scope.engine) as session:
+        row = require_campaign(session, scope.name)
+        close_lane_runs(
+            session,
+            row,
+            container_ids=[record.container_id] if record.container_id else [],
+            pids=[record.pid] if record.pid and not record.container_id else [],
+            now=scope.tools.now,
+        )
+    return ended
+
+
+def _started_or_none(lane: Lane) -> Lane | None:
+    try:
+        lane.record  # noqa: B018  (raises when the lane was never created)
+    except FaceoffError:
+        return None
+    return lane
+
+
+def _record_lane_run(scope: CampaignScope, lane: Lane, *, ok: bool, reason: str | None) -> None:
+    record = lane.record
+    with session_scope(scope.engine) as session:
+        row = require_campaign(session, scope.name)
+        assert row.id is not None
+        add_lane_run(
+            session,
+            LaneRunRow(
+                campaign_id=row.id,
+                arm=record.arm,
+                purpose=record.purpose,
+                lane_kind=record.lane_kind.value,
+                image_digest=record.running_image or record.image,
+                container_id=record.container_id,
+                pid=record.pid,
+                started_at=record.started_at or record.created_at,
+                identity_ok=ok,
+                identity_reason=reason,
+                record_path=str(lane.ctx.run_dir / LANE_FILE),
+            ),
+        )

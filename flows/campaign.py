@@ -1,0 +1,134 @@
+"""The campaign flow: ARCHITECTURE §1's walk, as a Prefect 3 flow over plain functions.
+
+    freeze → open (or resume: restore first, mark interrupted) → port check →
+    "restoration required" → take over (drain, stop) → for each arm, incumbent
+    first: lane up, identity, warmups, each cell (plan, collectors, client, drain,
+    guard, ledger), lane down → finally restore the incumbent → close (closure,
+    bundle, tickets) → Prefect artifacts.
+
+A run that has nothing left to do touches no lane and only rewrites the bundle.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from prefect import flow, get_run_logger
+
+from flows.arm import ArmRun
+from flows.closing import CampaignResult
+from flows.handoff import check_incumbent_port
+from flows.lock import CampaignLock
+from flows.opening import OPEN, Opened, campaign_dir_of, frozen_of, remaining_work, set_status
+from flows.restore import RestoreOutcome, restore_tools
+from flows.scope import CampaignScope
+from flows.tasks import (
+    cell_run,
+    close_task,
+    handoff_task,
+    open_task,
+    publish_task,
+    require_task,
+    restore_task,
+    started,
+    stop_task,
+    warmed,
+)
+from matrix.model import Arm, Cell
+
+FLOW_NAME = "faceoff-campaign"
+
+
+@flow(name=FLOW_NAME, persist_result=False, log_prints=False)
+def campaign(matrix: str, workdir: str = "runs", db: str | None = None) -> CampaignResult:
+    """Run, or resume, the campaign of a matrix TOML file."""
+    frozen = frozen_of(Path(matrix))
+    tools = restore_tools(os.environ)
+    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+        opened = open_task(frozen, workdir=Path(workdir), db_url=db, tools=tools)
+        _log_opening(opened)
+        try:
+            restoration = run_arms(opened.scope)
+        except BaseException:
+            set_status(opened.scope, OPEN)
+            raise
+        result = close_task(opened.scope, restoration)
+        get_run_logger().info(
+            "%s: %s; bundle %s", result.campaign, result.closure.sentence, result.bundle
+        )
+        publish_task(opened.scope, result)
+        return result
+
+
+def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
+    """Every arm with cells left; restoration in ``finally``. None when nothing was left."""
+    work = [(arm, cells) for arm, cells in remaining_work(scope) if cells]
+    if not work:
+        get_run_logger().info("every planned cell run has a disposition; no lane is touched")
+        return None
+    check_incumbent_port(scope)
+    require_task(scope)
+    try:
+        handoff = handoff_task(scope)
+        get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
+        for arm, cells in work:
+            walk_arm(scope, arm, cells)
+    finally:
+        outcome = restore_task(scope)
+        get_run_logger().info("%s", outcome.message)
+    return outcome
+
+
+def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
+    """Lane up, warmups, the cells in order, lane down; a lane that died is started again."""
+    runs = [bring_up(scope, arm, cells[0])]
+    try:
+        for cell in cells:
+            if _ended(runs[-1]):
+                stop_task(scope, runs[-1])
+                runs.append(bring_up(scope, arm, cell))
+            result = cell_run(scope, runs[-1], cell)
+            get_run_logger().info(
+                "%s on %s attempt %d: %s (%s) %s",
+                *(cell.id, arm.name, result.attempt, result.disposition, result.reason_code),
+                result.setup_error or result.sentence,
+            )
+    finally:
+        stop_task(scope, runs[-1])
+
+
+def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:
+    run = started(scope, arm)
+    logger = get_run_logger()
+    if not run.usable:
+        logger.warning("arm %s cannot run cells: %s", arm.name, run.reason)
+        return run
+    logger.info("arm %s: lane up at %s, identity ok", arm.name, run.base_url)
+    warmups = warmed(scope, run, first)
+    if warmups is not None:
+        logger.info(
+            "arm %s: %d warmup(s), client exit %d", arm.name, arm.warmups, warmups.returncode
+        )
+    return run
+
+
+def _ended(run: ArmRun) -> bool:
+    return run.lane is not None and run.usable and run.lane.exit_status() is not None
+
+
+def _log_opening(opened: Opened) -> None:
+    logger = get_run_logger()
+    scope = opened.scope
+    verb = "resumed" if opened.resumed else "opened"
+    logger.info(
+        "campaign %s %s (matrix %s) in %s",
+        scope.name,
+        verb,
+        scope.frozen.short_id,
+        scope.campaign_dir,
+    )
+    if opened.restored_first is not None:
+        logger.info("pending restoration first: %s", opened.restored_first.message)
+    for attempt in opened.interrupted:
+        logger.info("interrupted earlier: %s (its journal is kept and indexed)", attempt)

@@ -1,0 +1,229 @@
+"""One attempt of one cell on one arm: plan, collectors, client process, drain, record.
+
+The attempt gets its ledger row (committed) and its folder
+``cells/<cell>/<arm>/attempt-<n>/`` before anything runs, so a kill at any
+point leaves an attempt that the next run marks interrupted, never a hole. The
+flow writes ``cell.json`` (``guards.record.CellRecord``); the guard judges the
+folder; the verdict goes into ``verdict.json`` and the ledger. A cell whose lane
+never became usable still gets an attempt, judged blocked from its record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from collectors.cadence import CellWindow
+from collectors.cell import CellCollectors
+from collectors.host import LaneTarget as CollectorTarget
+from collectors.settings import CollectorSettings
+from faceoff.canonical import sha256_hex
+from faceoff.errors import FaceoffError
+from flows.arm import ArmRun
+from flows.client import CLIENT_LOG, ClientArgs, ClientExit, ClientProcess
+from flows.journal_index import index_journal
+from flows.planning import plan_cell
+from flows.scope import CampaignScope
+from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.verdict import Verdict
+from ledger.campaigns import require_campaign
+from ledger.cells import begin_attempt, finish_attempt, next_attempt
+from ledger.db import session_scope
+from ledger.tables import CellRunRow
+from matrix.model import Cell
+from workload.journal import JOURNAL_NAME, read_journal
+from workload.plan import PLAN_NAME, RequestPlan
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The attempt being run: its row id, number and folder."""
+
+    row_id: int
+    cell: Cell
+    arm: str
+    number: int
+    folder: Path
+
+
+@dataclass
+class Observed:
+    """What the orchestrator saw while the attempt ran, for ``cell.json``."""
+
+    started_at: datetime
+    telemetry_error: str | None = None
+    client: ClientExit | None = None
+
+
+def begin(scope: CampaignScope, cell: Cell, arm: str) -> Attempt:
+    """The next attempt number, its folder and its pending ledger row."""
+    with session_scope(scope.engine) as session:
+        campaign = require_campaign(session, scope.name)
+        # Folders count too: a ledger that lost a row must not reuse a folder.
+        on_disk = [*scope.attempt_numbers(cell.id, arm), 0][0]
+        number = max(next_attempt(session, campaign, cell.id, arm), on_disk + 1)
+        folder = scope.attempt_dir(cell.id, arm, number)
+        folder.mkdir(parents=True, exist_ok=False)
+        row = begin_attempt(
+            session,
+            campaign,
+            cell_id=cell.id,
+            arm=arm,
+            attempt=number,
+            artifacts_dir=scope.relative(folder),
+            now=scope.tools.now,
+        )
+        assert row.id is not None
+        return Attempt(row.id, cell, arm, number, folder)
+
+
+def run_attempt(
+    scope: CampaignScope, run: ArmRun, attempt: Attempt, reference: RequestPlan | None
+) -> CellRecord:
+    """Run the attempt if its lane is usable, and write ``cell.json`` either way."""
+    seen = Observed(started_at=scope.now())
+    window = None
+    if run.usable:
+        plan = _plan(scope, run, attempt.cell, reference)
+        plan.write(attempt.folder / PLAN_NAME)
+        window = _measure(scope, run, attempt, seen)
+    record = cell_record(scope, run, attempt, seen, window)
+    record.write(attempt.folder / CELL_FILE)
+    return record
+
+
+def _plan(
+    scope: CampaignScope, run: ArmRun, cell: Cell, reference: RequestPlan | None
+) -> RequestPlan:
+    spec = scope.frozen.matrix.campaign
+    return plan_cell(
+        cell,
+        run.arm,
+        base_url=run.base_url,
+        seed=spec.seed,
+        namespace=spec.namespace,
+        reference=reference,
+    )
+
+
+def _measure(
+    scope: CampaignScope, run: ArmRun, attempt: Attempt, seen: Observed
+) -> CellWindow | None:
+    """Collectors around the client process; the drain sample is taken at stop."""
+    collectors = _collectors(scope, run, attempt.folder)
+    try:
+        collectors.start()
+    except FaceoffError as exc:
+        seen.telemetry_error = exc.message
+        return None
+    try:
+        seen.client = _client(scope, run, attempt)
+    finally:
+        collectors.stop()
+    window = journal_window(read_journal(attempt.folder / JOURNAL_NAME).outcomes)
+    if window is not None:
+        collectors.summarize(window)
+    return window
+
+
+def _collectors(scope: CampaignScope, run: ArmRun, folder: Path) -> CellCollectors:
+    assert run.lane is not None
+    target = run.lane.target()
+    return CellCollectors(
+        metrics_url=f"{run.base_url}/metrics",
+        target=CollectorTarget(container_id=target.container_id, pid=target.pid),
+        gpu_ids=run.arm.gpu_ids,
+        folder=folder,
+        settings=collector_settings(scope),
+        docker=None if scope.docker is None else scope.docker.api,
+    )
+
+
+def collector_settings(scope: CampaignScope) -> CollectorSettings:
+    return CollectorSettings.from_thresholds(scope.frozen.matrix.thresholds)
+
+
+def _client(scope: CampaignScope, run: ArmRun, attempt: Attempt) -> ClientExit:
+    args = ClientArgs(
+        plan=attempt.folder / PLAN_NAME,
+        base_url=run.base_url,
+        journal=attempt.folder / JOURNAL_NAME,
+        deadline_s=attempt.cell.deadline_s,
+        arm=attempt.arm,
+        attempt=attempt.number,
+    )
+    client = ClientProcess(args, attempt.folder / CLIENT_LOG, scope.tools.python)
+    client.start()
+    try:
+        return client.wait()
+    finally:  # a termination or timeout lands here: the client journals what is in flight
+        client.stop("the campaign run was interrupted")
+
+
+def cell_record(
+    scope: CampaignScope,
+    run: ArmRun,
+    attempt: Attempt,
+    seen: Observed,
+    window: CellWindow | None,
+) -> CellRecord:
+    client = seen.client
+    return CellRecord(
+        campaign=scope.name,
+        matrix_id=scope.frozen.matrix_id,
+        cell_id=attempt.cell.id,
+        arm=attempt.arm,
+        attempt=attempt.number,
+        lane_run=scope.relative(run.run_dir),
+        lane_ready=run.ready,
+        lane_ready_reason=None if run.ready else run.reason,
+        identity=_identity_ref(scope, run),
+        telemetry_error=seen.telemetry_error,
+        window=window,
+        started_at=seen.started_at,
+        ended_at=scope.now(),
+        deadline_s=attempt.cell.deadline_s,
+        deadline_hit=client is not None and client.deadline_hit,
+        client_exit_code=None if client is None else client.returncode,
+        lane_end=_lane_end(run),
+        collector_settings=collector_settings(scope),
+    )
+
+
+def _identity_ref(scope: CampaignScope, run: ArmRun) -> IdentityRef | None:
+    path = run.identity_path
+    if not path.is_file():
+        return None
+    return IdentityRef(
+        path=scope.relative(path),
+        sha256=sha256_hex(path.read_bytes()),
+        ok=run.identity_ok,
+        reason=None if run.identity_ok else run.reason,
+    )
+
+
+def _lane_end(run: ArmRun) -> LaneAtEnd | None:
+    if run.lane is None:
+        return None
+    ended = run.lane.exit_status()
+    if ended is None:
+        return LaneAtEnd(running=True, exit_code=None, oom_killed=None)
+    return LaneAtEnd(running=False, exit_code=ended.exit_code, oom_killed=ended.oom_killed)
+
+
+def finish(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellRunRow:
+    """``verdict.json`` is written by the caller; here the ledger row and the request index."""
+    with session_scope(scope.engine) as session:
+        row = session.get(CellRunRow, attempt.row_id)
+        assert row is not None
+        index_journal(session, row, attempt.folder / JOURNAL_NAME)
+        return finish_attempt(
+            session,
+            row,
+            disposition=verdict.disposition.value,
+            reason_code=verdict.reason.value,
+            reason=verdict.sentence,
+            verdict_sha256=verdict.sha256(),
+            now=scope.tools.now,
+        )

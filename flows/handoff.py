@@ -1,0 +1,166 @@
+"""Taking the GPUs over from the incumbent before the first lane of a run starts.
+
+Before: a port check that touches nothing. If something serves on the
+incumbent's port that faceoff cannot account for (a lane of this campaign, or
+the incumbent an earlier campaign restored under this workdir), the run is
+refused: faceoff would otherwise measure next to, or on top of, production.
+
+Then, after "restoration required" is in the ledger: drain the incumbent from
+its router, remove every lane this campaign left (earlier runs, a restored
+incumbent of a resume), and stop the incumbent an earlier campaign restored.
+``handoffs/handoff-<NNN>.json`` records what was done.
+
+Format history of ``HandoffRecord.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import docker.errors
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
+from flows.scope import CampaignScope
+from lanes.context import LanePurpose
+from lanes.leftovers import Leftover, remove_containers, stop_processes
+from lanes.process import is_same_process
+from lanes.records import LANE_FILE, LaneRecord
+from lanes.restoration import Scope, clear_lanes
+from lanes.router import RouterAction, RouterHook
+from matrix.model import Arm
+
+HANDOFFS_DIR = "handoffs"
+PORT_PROBE_TIMEOUT_S = 2.0
+
+
+class StoppedLane(Spec):
+    campaign: str = Field(description="Campaign whose lane it was.")
+    arm: str = Field(description="Arm name.")
+    run: str = Field(description="Lane run folder name, e.g. restore-001.")
+    kind: Literal["container", "process"] = Field(description="Container or host process.")
+    ident: str = Field(description="Container id or pid.")
+    purpose: str = Field(description="campaign | restore.")
+
+
+class HandoffRecord(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Handoff record format version.")
+    campaign: str = Field(description="Campaign name.")
+    incumbent: str = Field(description="Incumbent arm name.")
+    at: datetime = Field(description="When the handoff began (UTC).")
+    drain: RouterAction | None = Field(description="Router drain; None when the arm has no router.")
+    stopped: list[StoppedLane] = Field(description="Lanes stopped or removed to free the GPUs.")
+
+
+def check_incumbent_port(scope: CampaignScope) -> None:
+    """Refuse to start when an unknown server answers on the incumbent's port."""
+    arm = scope.frozen.matrix.incumbent
+    reply = scope.tools.http.get(_health(arm), timeout=PORT_PROBE_TIMEOUT_S)
+    if reply.status is None or _own_lanes(scope, arm) or earlier_production(scope, arm):
+        return
+    raise FaceoffError(
+        f"something answers on the incumbent's port {arm.host}:{arm.port} "
+        f"({reply.describe()}), and it is no lane faceoff started under {scope.workdir}",
+        where=f"arms[{arm.name}]",
+        fix="stop the operator's incumbent (faceoff restores it from the frozen recipe at the "
+        "end, with a receipt), or run from the workdir of the campaign that restored it",
+    )
+
+
+def take_over(scope: CampaignScope) -> HandoffRecord:
+    """Drain, then stop every lane in the way; write and return the record."""
+    arm = scope.frozen.matrix.incumbent
+    started = scope.now()
+    drain = _drain(scope, arm)
+    removed = clear_lanes(Scope(scope.frozen, scope.campaign_dir, scope.docker, scope.tools))
+    stopped = [_stopped(scope.name, x) for x in removed]
+    for campaign, leftover in stop_earlier_production(scope, arm):
+        stopped.append(_stopped(campaign, leftover))
+    record = HandoffRecord(
+        campaign=scope.name, incumbent=arm.name, at=started, drain=drain, stopped=stopped
+    )
+    record.write(_next_path(scope.campaign_dir / HANDOFFS_DIR))
+    return record
+
+
+def _drain(scope: CampaignScope, arm: Arm) -> RouterAction | None:
+    if arm.router is None:
+        return None
+    action = RouterHook(arm, scope.tools.environ, scope.tools.http, scope.tools.now).drain()
+    if not action.ok:
+        raise FaceoffError(
+            f"the router refused to drain the incumbent: {action.detail}",
+            where=f"arms[{arm.name}].router",
+            fix="check the router's drain hook and token; nothing was stopped",
+        )
+    return action
+
+
+def earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[Path, LaneRecord]]:
+    """Live restore lanes of other campaigns under the workdir serving on the arm's address."""
+    base_url = f"http://{arm.host}:{arm.port}"
+    found = []
+    pattern = f"*/lanes/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
+    for path in sorted(scope.workdir.resolve().glob(pattern)):
+        if path.parent.parent.parent.parent == scope.campaign_dir:
+            continue  # this campaign's own lanes are cleared by clear_lanes
+        record = LaneRecord.read(path)
+        if record.base_url == base_url and _alive(scope, record):
+            found.append((path.parent, record))
+    return found
+
+
+def stop_earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[str, Leftover]]:
+    stopped: list[tuple[str, Leftover]] = []
+    for run_dir, record in earlier_production(scope, arm):
+        if record.container_id is not None:
+            container = scope.docker.containers.get(record.container_id)
+            done = remove_containers([container], scope.tools.grace_s)
+        else:
+            done = stop_processes([(run_dir, record)], scope.tools.now, scope.tools.grace_s)
+        stopped += [(record.campaign, x) for x in done]
+    return stopped
+
+
+def _alive(scope: CampaignScope, record: LaneRecord) -> bool:
+    if record.container_id is None:
+        return record.pid is not None and is_same_process(record.pid, record.pid_started_at)
+    if scope.docker is None:
+        return False
+    try:
+        return bool(scope.docker.containers.get(record.container_id).status == "running")
+    except docker.errors.NotFound:
+        return False
+
+
+def _own_lanes(scope: CampaignScope, arm: Arm) -> bool:
+    """A lane of this campaign that is still alive (a kill or a restoration left it)."""
+    pattern = f"lanes/{arm.name}/*/{LANE_FILE}"
+    records = [LaneRecord.read(p) for p in scope.campaign_dir.glob(pattern)]
+    return any(_alive(scope, r) for r in records if r.state != "removed")
+
+
+def _health(arm: Arm) -> str:
+    return f"http://{arm.host}:{arm.port}/health"
+
+
+def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:
+    kind: Any = leftover.kind
+    return StoppedLane(
+        campaign=campaign,
+        arm=leftover.arm,
+        run=leftover.run,
+        kind=kind,
+        ident=leftover.ident,
+        purpose=leftover.purpose,
+    )
+
+
+def _next_path(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    number = len(list(folder.glob("handoff-*.json"))) + 1
+    return folder / f"handoff-{number:03d}.json"

@@ -1,0 +1,55 @@
+"""One run of a campaign at a time: an advisory lock on a file in the campaign folder.
+
+The kernel drops the lock when the holder dies, SIGKILL included, so a crashed
+run never blocks the resume. (Across hosts the Prefect deployment's concurrency
+limit is what keeps campaigns apart.)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from faceoff.errors import FaceoffError
+
+LOCK_FILE = ".run.lock"
+
+
+class CampaignLock:
+    def __init__(self, campaign_dir: Path) -> None:
+        self.path = Path(campaign_dir) / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> CampaignLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise FaceoffError(
+                f"the campaign is being run right now (pid {holder})",
+                where=str(self.path.parent),
+                fix="wait for that run to end, or stop it; a second run would mix attempts",
+            ) from exc
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> CampaignLock:
+        return self.acquire()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()

@@ -1,0 +1,134 @@
+"""Opening a campaign run: freeze, ledger row, frozen file, and what a resume must do first.
+
+A campaign whose name is in the ledger with the same matrix id is resumed: a
+pending restoration runs first (a killed run may have left the incumbent down),
+attempts a killed run left pending are marked interrupted (their journals
+indexed, their folders kept), and the walk continues from the first cell run
+without a terminal disposition. A changed matrix under the same name is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from faceoff.errors import FaceoffError
+from flows.journal_index import index_journal
+from flows.restore import FROZEN_FILE, RestoreOutcome, restore_incumbent
+from flows.scope import CampaignScope, docker_for
+from lanes.restoration import RestoreTools
+from ledger.campaigns import open_campaign, require_campaign
+from ledger.cells import TERMINAL, latest_attempts, mark_interrupted, set_campaign_state
+from ledger.db import open_ledger, resolve_url, session_scope
+from ledger.restoration import RESTORED, find_restoration
+from matrix.freeze import FrozenMatrix, freeze, read_frozen
+from matrix.load import load_matrix
+from matrix.model import Arm, Cell
+from matrix.plan import plan
+from workload.journal import JOURNAL_NAME
+
+RUNNING = "running"
+OPEN = "open"  # stopped before it closed; `faceoff run` resumes it
+
+
+@dataclass(frozen=True)
+class Opened:
+    scope: CampaignScope
+    resumed: bool
+    restored_first: RestoreOutcome | None = None  # the pending restoration a resume ran
+    interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
+
+
+def frozen_of(matrix_path: Path) -> FrozenMatrix:
+    return freeze(load_matrix(matrix_path))
+
+
+def campaign_dir_of(workdir: Path, frozen: FrozenMatrix) -> Path:
+    return (Path(workdir) / frozen.matrix.campaign.name).resolve()
+
+
+def open_run(
+    frozen: FrozenMatrix, *, workdir: Path, db_url: str | None, tools: RestoreTools
+) -> Opened:
+    """Open or resume the campaign; on resume, restore first and mark interrupted attempts."""
+    engine = open_ledger(resolve_url(db_url, workdir))
+    campaign_dir = campaign_dir_of(workdir, frozen)
+    with session_scope(engine) as session:
+        _, resumed = open_campaign(
+            session,
+            name=frozen.matrix.campaign.name,
+            matrix_id=frozen.matrix_id,
+            evidence_dir=campaign_dir,
+            now=tools.now,
+        )
+    write_frozen(frozen, campaign_dir)
+    scope = CampaignScope(
+        frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)
+    )
+    restored = restore_if_pending(scope) if resumed else None
+    interrupted = close_interrupted(scope)
+    _set_running(scope)
+    return Opened(scope, resumed, restored, interrupted)
+
+
+def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:
+    """``matrix.frozen.json``, or proof that the one already there is this matrix."""
+    path = campaign_dir / FROZEN_FILE
+    if not path.exists():
+        frozen.write(path)
+        return
+    existing = read_frozen(path)
+    if existing.matrix_id != frozen.matrix_id:
+        raise FaceoffError(
+            f"the folder holds campaign files of matrix {existing.short_id}, "
+            f"but this matrix freezes to {frozen.short_id}",
+            where=str(path),
+            fix="rename the campaign, or move the old folder away (the ledger does not know it)",
+        )
+
+
+def restore_if_pending(scope: CampaignScope) -> RestoreOutcome | None:
+    """A killed run may have left the incumbent down: bring it back before anything else."""
+    with session_scope(scope.engine) as session:
+        restoration = find_restoration(session, require_campaign(session, scope.name))
+        pending = restoration is not None and restoration.state != RESTORED
+    return restore_incumbent(scope.engine, scope.name, scope.tools) if pending else None
+
+
+def close_interrupted(scope: CampaignScope) -> list[str]:
+    """Mark attempts left pending as interrupted and index whatever their journals kept."""
+    with session_scope(scope.engine) as session:
+        campaign = require_campaign(session, scope.name)
+        rows = mark_interrupted(session, campaign, scope.tools.now)
+        for row in rows:
+            journal = scope.attempt_dir(row.cell_id, row.arm, row.attempt) / JOURNAL_NAME
+            index_journal(session, row, journal)
+        return [f"{row.cell_id}/{row.arm} attempt {row.attempt}" for row in rows]
+
+
+def _set_running(scope: CampaignScope) -> None:
+    set_status(scope, RUNNING)
+
+
+def set_status(scope: CampaignScope, status: str) -> None:
+    """The campaign's status, counts unchanged (``open``: stopped before closing; resumable)."""
+    with session_scope(scope.engine) as session:
+        campaign = require_campaign(session, scope.name)
+        counts = {k: getattr(campaign, k) for k in ("accepted", "failed", "blocked", "pending")}
+        set_campaign_state(session, campaign, status=status, counts=counts, now=scope.tools.now)
+
+
+def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:
+    """Per arm in plan order (incumbent first), the cells without a terminal disposition."""
+    with session_scope(scope.engine) as session:
+        latest = latest_attempts(session, require_campaign(session, scope.name))
+    work = []
+    for arm_plan in plan(scope.frozen.matrix).arms:
+        name = arm_plan.arm.name
+        cells = [
+            c
+            for c in arm_plan.cells
+            if (c.id, name) not in latest or latest[(c.id, name)].disposition not in TERMINAL
+        ]
+        work.append((arm_plan.arm, cells))
+    return work

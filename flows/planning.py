@@ -1,0 +1,92 @@
+"""The request plan of a cell run, built against the running lane's own ``/tokenize``.
+
+The first arm of a cell to run (the incumbent, normally) searches the prompt
+texts on its tokenizer; every later arm gets the same texts retokenized by its own
+lane, so the pair guard compares what each engine really prefilled. Arm warmups
+are a plan too: every request in the warmup phase, never scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+
+from faceoff.errors import FaceoffError
+from matrix.model import Arm, Cell
+from workload.outcome import Phase
+from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
+from workload.tokenizer import LaneTokenizer
+
+TOKENIZE_TIMEOUT_S = 60.0
+
+
+def plan_cell(
+    cell: Cell,
+    arm: Arm,
+    *,
+    base_url: str,
+    seed: int,
+    namespace: str,
+    reference: RequestPlan | None,
+) -> RequestPlan:
+    """Build the plan on this lane, or retokenize ``reference`` (another arm's plan)."""
+    return asyncio.run(
+        _plan(cell, arm, base_url=base_url, seed=seed, namespace=namespace, reference=reference)
+    )
+
+
+def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: str) -> RequestPlan:
+    """``arm.warmups`` requests shaped like ``cell``, all in the warmup phase, one stream.
+
+    Give them a namespace of their own: their nonces then differ from every scored
+    and cell-warmup prompt, so they cannot warm the prefix cache for a cell.
+    """
+    shaped = cell.model_copy(
+        update={"requests": arm.warmups, "warmups": 0, "concurrency": 1, "arms": None}
+    )
+    options = PlanOptions(scored_phase=Phase.WARMUP)
+    return asyncio.run(
+        _plan(shaped, arm, base_url=base_url, seed=seed, namespace=namespace, options=options)
+    )
+
+
+async def _plan(
+    cell: Cell,
+    arm: Arm,
+    *,
+    base_url: str,
+    seed: int,
+    namespace: str,
+    reference: RequestPlan | None = None,
+    options: PlanOptions | None = None,
+) -> RequestPlan:
+    timeout = aiohttp.ClientTimeout(total=TOKENIZE_TIMEOUT_S)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            tokenizer = LaneTokenizer(session, base_url, arm.served_model)
+            if reference is not None:
+                return await retokenize(reference, tokenizer, model=arm.served_model)
+            return await build_plan(
+                cell,
+                seed=seed,
+                namespace=namespace,
+                model=arm.served_model,
+                tokenizer=tokenizer,
+                options=options,
+            )
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise FaceoffError(
+            f"could not tokenize the prompts of cell {cell.id} on the lane: {exc!r}",
+            where=f"{base_url}/tokenize",
+            fix="check that the lane is still running and serves /tokenize",
+        ) from exc
+
+
+def reference_plan(newest_first: list[Path]) -> RequestPlan | None:
+    """The plan to retokenize: the first that exists among earlier arms' attempts."""
+    for path in newest_first:
+        if path.is_file():
+            return RequestPlan.read(path)
+    return None

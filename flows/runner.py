@@ -1,0 +1,38 @@
+"""``faceoff run`` without the terminal: the flow call, SIGTERM handling, the exit status.
+
+Exit status of ``faceoff run`` (also in docs/flows.md):
+
+    0    complete: every planned cell run accepted, incumbent restored (or never touched)
+    3    closed partial: some cell runs failed, blocked or pending; incumbent restored
+    4    the incumbent's restoration failed: read receipt.json and run `faceoff restore`
+    2    an error before or during the run (the message says what and where)
+    143  terminated by SIGTERM (the incumbent was restored before exit; see receipt.json)
+    130  interrupted by Ctrl-C
+
+Import this module only after ``ephemeral.prefect_defaults`` is applied: Prefect
+reads its settings when it is imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flows.campaign import campaign
+from flows.closing import CampaignResult
+from flows.signals import sigterm_raises
+
+EXIT_COMPLETE = 0
+EXIT_PARTIAL = 3
+EXIT_NOT_RESTORED = 4
+
+
+def run_campaign(matrix: Path, workdir: Path, db: str | None) -> CampaignResult:
+    """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
+    with sigterm_raises():
+        return campaign(matrix=str(matrix), workdir=str(workdir), db=db)
+
+
+def exit_status(result: CampaignResult) -> int:
+    if not result.restored:
+        return EXIT_NOT_RESTORED
+    return EXIT_COMPLETE if result.complete else EXIT_PARTIAL

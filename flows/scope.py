@@ -1,0 +1,66 @@
+"""What every step of a campaign run needs: the frozen matrix, its folder, the ledger, tools.
+
+Built once at the start of a run and passed down; nothing here is global. The
+tools are the ones restoration uses (operator environment, wall clock, HTTP,
+Docker-client factory, the Python that runs simulator lanes and the client).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from lanes.restoration import RestoreTools
+from matrix.freeze import FrozenMatrix
+from matrix.model import LaneKind
+
+CELLS_DIR = "cells"
+ATTEMPT = re.compile(r"^attempt-(\d+)$")
+
+
+@dataclass(frozen=True)
+class CampaignScope:
+    frozen: FrozenMatrix
+    campaign_dir: Path
+    workdir: Path
+    engine: Engine
+    tools: RestoreTools
+    docker: Any  # a Docker client when an arm is a docker lane, else None
+
+    @property
+    def name(self) -> str:
+        return self.frozen.matrix.campaign.name
+
+    def now(self) -> datetime:
+        return self.tools.now()
+
+    def cell_dir(self, cell_id: str, arm: str) -> Path:
+        return self.campaign_dir / CELLS_DIR / cell_id / arm
+
+    def attempt_dir(self, cell_id: str, arm: str, attempt: int) -> Path:
+        return self.cell_dir(cell_id, arm) / f"attempt-{attempt}"
+
+    def attempt_numbers(self, cell_id: str, arm: str) -> list[int]:
+        """Numbers of the cell run's ``attempt-<n>`` folders, highest first."""
+        folder = self.cell_dir(cell_id, arm)
+        names = [p.name for p in folder.iterdir()] if folder.is_dir() else []
+        return sorted((int(m[1]) for n in names if (m := ATTEMPT.match(n))), reverse=True)
+
+    def attempt_dirs(self, cell_id: str, arm: str) -> list[Path]:
+        """The cell run's ``attempt-<n>`` folders, highest number first."""
+        return [self.attempt_dir(cell_id, arm, n) for n in self.attempt_numbers(cell_id, arm)]
+
+    def relative(self, path: Path) -> str:
+        return Path(path).relative_to(self.campaign_dir).as_posix()
+
+
+def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> Any:
+    """The Docker client, only when some arm runs in a container."""
+    if any(arm.lane is LaneKind.DOCKER for arm in frozen.matrix.arms):
+        return tools.docker()
+    return None

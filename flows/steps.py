@@ -1,0 +1,119 @@
+"""A cell run as the campaign walks it: stop policy, attempt, guard, ledger.
+
+The guard decides every disposition (``guards.judge``); this module only puts
+its inputs in place and files its verdict. An attempt that an interruption
+(SIGTERM, cancellation, a task timeout) cuts short is marked interrupted at once,
+with its journal indexed, and the interruption goes on; a resume re-attempts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from faceoff.errors import FaceoffError
+from flows.arm import ArmRun
+from flows.cell import Attempt, Observed, begin, cell_record, finish, run_attempt
+from flows.journal_index import index_journal
+from flows.planning import reference_plan
+from flows.scope import CampaignScope
+from guards.dispositions import Decision, Ran, stop_policy_block
+from guards.judge import judge_cell, not_run
+from guards.reasons import Disposition
+from guards.record import CELL_FILE
+from guards.verdict import VERDICT_FILE, Verdict
+from ledger.campaigns import require_campaign
+from ledger.cells import TERMINAL, latest_attempts
+from ledger.db import session_scope
+from ledger.tables import CellRunRow
+from matrix.model import Cell
+from matrix.plan import CellRunKey
+from workload.journal import JOURNAL_NAME
+from workload.plan import PLAN_NAME, RequestPlan
+
+
+@dataclass(frozen=True)
+class CellResult:
+    cell_id: str
+    arm: str
+    attempt: int
+    disposition: str
+    reason_code: str
+    sentence: str
+    setup_error: str | None = None  # why the attempt could not be set up, when it could not
+
+
+def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
+    """Block it under the stop policy, or run one attempt; judge it and file the verdict."""
+    blocked = policy_block(scope, cell, run.arm.name)
+    attempt = begin(scope, cell, run.arm.name)
+    if blocked is not None:
+        verdict = not_run(scope.frozen, cell.id, run.arm.name, attempt.number, blocked)
+        return _file(scope, attempt, verdict)
+    setup_error = None
+    try:
+        run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
+    except FaceoffError as exc:  # e.g. the plan could not be built; the record says what ran
+        setup_error = exc.message
+        _record_without_run(scope, run, attempt)
+    except BaseException:
+        interrupt(scope, attempt)
+        raise
+    result = _file(scope, attempt, judge_cell(attempt.folder, scope.frozen))
+    return replace(result, setup_error=setup_error)
+
+
+def policy_block(scope: CampaignScope, cell: Cell, arm: str) -> Decision | None:
+    """The stop policy's decision over every cell run decided so far (any earlier run too)."""
+    matrix = scope.frozen.matrix
+    kinds = {c.id: c.kind for c in matrix.cells}
+    with session_scope(scope.engine) as session:
+        latest = latest_attempts(session, require_campaign(session, scope.name))
+    earlier = [
+        Ran(CellRunKey(cell_id, arm_name), kinds[cell_id], Disposition(row.disposition))
+        for (cell_id, arm_name), row in latest.items()
+        if row.disposition in TERMINAL
+    ]
+    return stop_policy_block(
+        matrix.campaign.stop_policy, earlier, CellRunKey(cell.id, arm), cell.kind
+    )
+
+
+def reference_for(scope: CampaignScope, cell: Cell, arm: str) -> RequestPlan | None:
+    """The plan of the same cell on the arms before this one (incumbent first), newest first."""
+    order = [a.name for a in scope.frozen.matrix.arm_order()]
+    paths: list[Path] = []
+    for earlier in order[: order.index(arm)]:
+        paths += [a / PLAN_NAME for a in scope.attempt_dirs(cell.id, earlier)]
+    return reference_plan(paths)
+
+
+def interrupt(scope: CampaignScope, attempt: Attempt) -> None:
+    """The attempt will never get a verdict in this run: say so, keep what it journaled."""
+    with session_scope(scope.engine) as session:
+        row = session.get(CellRunRow, attempt.row_id)
+        assert row is not None
+        index_journal(session, row, attempt.folder / JOURNAL_NAME)
+        row.interrupted = True
+        row.ended_at = scope.now()
+        row.reason = "the run was interrupted during this attempt"
+        session.add(row)
+
+
+def _record_without_run(scope: CampaignScope, run: ArmRun, attempt: Attempt) -> None:
+    if not (attempt.folder / CELL_FILE).exists():
+        seen = Observed(started_at=scope.now())
+        cell_record(scope, run, attempt, seen, None).write(attempt.folder / CELL_FILE)
+
+
+def _file(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellResult:
+    verdict.write(attempt.folder / VERDICT_FILE)
+    finish(scope, attempt, verdict)
+    return CellResult(
+        cell_id=attempt.cell.id,
+        arm=attempt.arm,
+        attempt=attempt.number,
+        disposition=verdict.disposition.value,
+        reason_code=verdict.reason.value,
+        sentence=verdict.sentence,
+    )
