@@ -34,7 +34,7 @@ def _shown_run(runs: Sequence[LaneInputs]) -> LaneInputs | None:
     """The first campaign run whose identity verified, else the first campaign run."""
     campaign = [r for r in runs if r.run.rsplit("/", 1)[-1].startswith("campaign-")]
     verified = [r for r in campaign if r.identity is not None and r.identity.verdict.ok]
-    return (verified or campaign or [None])[0]
+    return next(iter(verified or campaign), None)
 
 
 def _identity(run: LaneInputs | None) -> ArmIdentity:

@@ -63,10 +63,11 @@ def _decision(c: Comparison) -> str:
 
 def _scope(c: Comparison) -> str:
     cov = c.coverage
-    per_arm = join_words([f"{a.scored_ok} for {a.arm}" for a in cov.arms], "and")
+    per_arm = join_words([f"{a.scored_ok} on {a.arm}" for a in cov.arms], "and")
     return (
-        f"The accepted scope contains {cov.matched_pairs} comparable matched pairs and {per_arm} "
-        f"successful scored requests. The plan is {cov.sentence}. Matrix `{c.matrix_id}`."
+        f"The accepted scope contains {cov.matched_pairs} comparable matched pair(s) and "
+        f"successful scored requests {per_arm}. The plan is {cov.sentence}. "
+        f"Matrix `{c.matrix_id}`."
     )
 
 

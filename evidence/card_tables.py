@@ -93,7 +93,9 @@ def _kv_allocation(c: Comparison, arm: str) -> str:
 def _totals_rows(c: Comparison, sources: Sources) -> list[list[str]]:
     t = c.totals
     boot_files = [s for a in c.arms for s in a.sources if s.endswith("boot.log")]
-    counted = ["cells/*/*/attempt-*/summary.json", "telemetry.json", "cell.json"]
+    counted = [
+        f"cells/*/*/attempt-*/{name}" for name in ("summary.json", "telemetry.json", "cell.json")
+    ]
     return [
         _row(
             "Runtime-reported KV token pool",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -19,7 +20,12 @@ from evidence.comparison import Comparison
 
 GIB = 1024**3
 NS = 1e9
-RC = {"svg.hashsalt": "faceoff", "font.size": 8, "axes.grid": True, "grid.alpha": 0.3}
+RC: dict[Any, Any] = {
+    "svg.hashsalt": "faceoff",
+    "font.size": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
 
 
 @dataclass(frozen=True)
@@ -54,11 +60,13 @@ def percentile_bars(comparison: Comparison, metric: str, label: str) -> str:
         ax = fig.add_subplot()
         width = 0.8 / max(1, len(names))
         for i, name in enumerate(names):
-            p50, p95, xs = [], [], []
+            p50: list[float] = []
+            p95: list[float] = []
+            xs: list[float] = []
             for x, cell in enumerate(cells):
                 entry = next((a for a in cell.arms if a.arm == name), None)
                 stats = entry.metrics.get(metric) if entry else None
-                if stats is not None and stats.p50 is not None:
+                if stats is not None and stats.p50 is not None and stats.p95 is not None:
                     xs.append(x + i * width)
                     p50.append(stats.p50)
                     p95.append(stats.p95)

@@ -1,0 +1,65 @@
+"""One real simulated campaign per test session, and fresh bundles built from copies of it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from evidence.bundle import BundleIndex, write_bundle
+from evidence.host import HostFacts, PynvmlInventory, SourceFacts, collect_host, collect_source
+from tests.evidence.campaign import run_campaign
+from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def no_docker() -> object:
+    raise ConnectionError("the evidence tests do not ask Docker for host facts")
+
+
+@pytest.fixture(scope="session")
+def host_facts() -> HostFacts:
+    return collect_host(PynvmlInventory(), no_docker)
+
+
+@pytest.fixture(scope="session")
+def source_facts() -> SourceFacts:
+    return collect_source(REPO)
+
+
+@pytest.fixture(scope="session")
+def campaign_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The glm53-shaped campaign, run once: 2 natural cells accepted, a controlled one failed."""
+    workdir = tmp_path_factory.mktemp("campaign")
+    protected = workdir / "routes.yaml"
+    protected.write_text("routes:\n  - llm.primary\n", encoding="utf-8")
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), TOKEN_ENV: PLANTED_TOKEN}
+    return run_campaign(workdir, glm53_matrix([protected]), environ)
+
+
+@pytest.fixture(scope="session")
+def built(
+    campaign_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    host_facts: HostFacts,
+    source_facts: SourceFacts,
+) -> BundleIndex:
+    """A bundle of the campaign, built once; tests that change files copy it first."""
+    root = tmp_path_factory.mktemp("built") / campaign_dir.name
+    shutil.copytree(campaign_dir, root)
+    return write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+
+
+@pytest.fixture
+def bundle_copy(built: BundleIndex, tmp_path: Path) -> Callable[[], Path]:
+    def copy() -> Path:
+        target = tmp_path / built.root.name
+        shutil.copytree(built.root, target)
+        return target
+
+    return copy

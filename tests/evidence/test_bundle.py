@@ -1,0 +1,137 @@
+"""The bundle of a real simulated campaign: files, SHA256SUMS with coreutils, schema, secrets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import jsonschema
+
+from evidence.bundle import BundleIndex
+from evidence.comparison import Comparison
+from evidence.layout import CampaignFolder
+from evidence.manifest import Manifest
+from evidence.schema_export import SCHEMA_PATH, schema_text
+from evidence.summary import RequestSummary, summarize_attempt
+from tests.evidence.matrices import PLANTED_TOKEN
+from workload.journal import read_journal
+from workload.metrics import ttft
+
+EXPECTED = [
+    "MANIFEST.json",
+    "SHA256SUMS",
+    "comparison.json",
+    "RESULT.md",
+    "report.html",
+    "receipt.json",
+    "matrix.frozen.json",
+    "tickets/index.json",
+]
+
+
+def test_the_bundle_holds_every_artifact_of_the_contract(built: BundleIndex) -> None:
+    for name in EXPECTED:
+        assert (built.root / name).is_file(), name
+    attempts = CampaignFolder(built.root).attempts()
+    assert len(attempts) == 6
+    ran = [a for a in attempts if (a.path / "journal.jsonl").exists()]
+    assert len(ran) == 5  # the blocked candidate cell never ran
+    assert all((a.path / "summary.json").is_file() for a in ran)
+    assert list((built.root / "lanes").glob("*/campaign-001/boot.log"))
+
+
+def test_sha256sum_c_verifies_every_file(built: BundleIndex) -> None:
+    done = subprocess.run(
+        ["sha256sum", "--strict", "-c", "SHA256SUMS"],
+        cwd=built.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = (built.root / "SHA256SUMS").read_text().splitlines()
+    files = [p for p in built.root.rglob("*") if p.is_file() and p.name != "SHA256SUMS"]
+    assert len(listed) == len(files) and done.stdout.count(": OK") == len(files)
+
+
+def test_sha256sum_c_fails_on_a_changed_byte(built: BundleIndex, bundle_copy) -> None:  # type: ignore[no-untyped-def]
+    root = bundle_copy()
+    path = root / "RESULT.md"
+    path.write_text(path.read_text().replace("Decision", "Decisión", 1))
+    done = subprocess.run(
+        ["sha256sum", "-c", "SHA256SUMS"], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1 and "RESULT.md: FAILED" in done.stdout
+
+
+def test_comparison_validates_against_the_shipped_json_schema(built: BundleIndex) -> None:
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
+        "the shipped schema is stale; run `python -m evidence.schema_export`"
+    )
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    document = json.loads((built.root / "comparison.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(document)
+    broken = {**document, "coverage": {**document["coverage"], "accepted": "four"}}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(broken))
+    assert errors and "four" in errors[0].message
+
+
+def test_a_planted_secret_appears_nowhere_in_the_bundle(built: BundleIndex) -> None:
+    # The campaign ran both lanes with HF_TOKEN resolved from the operator's environment.
+    lane = json.loads(next(built.root.glob("lanes/exl3-r11/campaign-001/lane.json")).read_text())
+    assert lane["env"]["HF_TOKEN"] == "***"
+    leaked = [
+        p for p in built.root.rglob("*") if p.is_file() and PLANTED_TOKEN.encode() in p.read_bytes()
+    ]
+    assert leaked == []
+    fragment = PLANTED_TOKEN[4:20].encode()
+    assert not [p for p in built.root.rglob("*") if p.is_file() and fragment in p.read_bytes()]
+
+
+def test_the_manifest_names_tool_host_matrix_and_arms(built: BundleIndex) -> None:
+    manifest = Manifest.read(built.root / "MANIFEST.json")
+    comparison = Comparison.read(built.root / "comparison.json")
+    assert manifest.matrix_id == comparison.matrix_id and manifest.campaign == "glm53-sim"
+    assert manifest.host.memory.total_bytes > 0 and manifest.host.cpu.logical_cores
+    assert manifest.host.kernel.release
+    assert manifest.host.docker.status == "unavailable"  # the fixture gives no Docker client
+    assert [a.name for a in manifest.arms] == ["exl3-r11", "nvfp4-r2"]
+    assert manifest.arms[0].quantizations == ["exl3"] and manifest.arms[0].identity_verified
+    assert manifest.arms[1].quantizations == ["modelopt_fp4"]
+
+
+def test_each_summary_is_the_journal_recomputed(built: BundleIndex) -> None:
+    attempt = next(
+        a for a in CampaignFolder(built.root).attempts() if a.cell_id == "natural-8192-c1"
+    )
+    stored = RequestSummary.read(attempt.path / "summary.json")
+    assert stored == summarize_attempt(attempt.path, arm=attempt.arm, attempt=attempt.attempt)
+    ttfts = sorted(
+        v
+        for o in read_journal(attempt.path / "journal.jsonl").outcomes
+        if o.scored and (v := ttft(o).value) is not None
+    )
+    assert stored.metrics["ttft_s"].n == 4 == stored.planned_scored
+    assert stored.metrics["ttft_s"].p50 == (ttfts[1] + ttfts[2]) / 2
+    assert stored.metrics["ttft_s"].min == ttfts[0] and stored.metrics["ttft_s"].max == ttfts[-1]
+
+
+def test_rewriting_the_bundle_changes_nothing_but_the_manifest_time(
+    built: BundleIndex,
+    bundle_copy,
+    host_facts,
+    source_facts,  # type: ignore[no-untyped-def]
+) -> None:
+    from datetime import UTC, datetime
+
+    from evidence.bundle import write_bundle
+
+    root = bundle_copy()
+    before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    after = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    changed = {str(k) for k in before if before[k] != after[k]}
+    assert set(after) == set(before)
+    assert changed <= {"MANIFEST.json", "SHA256SUMS"}, changed
+    assert Path("report.html") not in {Path(c) for c in changed}  # plots are deterministic

@@ -1,0 +1,90 @@
+"""RESULT.md of the glm53-shaped campaign: every section, every figure traced to a file."""
+
+from __future__ import annotations
+
+import re
+
+from evidence import format as fmt
+from evidence.bundle import BundleIndex
+from evidence.comparison import Comparison
+from workload.metrics import DEFINITIONS
+
+
+def card(built: BundleIndex) -> str:
+    return (built.root / "RESULT.md").read_text(encoding="utf-8")
+
+
+def test_the_card_opens_with_the_decision_and_the_scope(built: BundleIndex) -> None:
+    text = card(built)
+    assert text.startswith("# glm53-sim: exl3-r11 versus nvfp4-r2\n")
+    assert "Decision: pending human review; incumbent exl3-r11 restored." in text
+    assert "2 comparable matched pair(s)" in text
+    assert "closed partial: 4 accepted, 1 failed, 1 blocked, 0 pending of 6 planned" in text
+
+
+def test_headline_figures_are_the_comparisons_own_values(built: BundleIndex) -> None:
+    text, comparison = card(built), built.comparison
+    cell = next(c for c in comparison.cells if c.id == "natural-31600-c2")
+    inc, cand = cell.arms
+    prefill = [a.metrics["effective_prefill_tps"].p50 for a in (inc, cand)]
+    row = f"effective prefill p50 | {fmt.rate(prefill[0])} tok/s | {fmt.rate(prefill[1])} tok/s"
+    assert row in text
+    e2e = inc.metrics["e2e_s"]
+    assert f"{fmt.seconds(e2e.p50)} ({fmt.seconds(e2e.p95)})" in text
+    pools = [t.kv_pool_tokens for t in comparison.totals]
+    assert f"| Runtime-reported KV token pool | {pools[0]:,} slots | {pools[1]:,} slots |" in text
+    assert "| Startup-reported KV allocation per GPU | 7.75 GiB, as printed | 7.12 GiB" in text
+    assert (
+        "| Accepted requests / OOM / preemption / refusal | 8 / 0 / 0 / 0 | 8 / 0 / 0 / 0 |" in text
+    )
+    assert "not applicable (declared)" in text  # gpu_memory on a host without GPUs
+
+
+def test_every_reference_names_existing_bundle_files(built: BundleIndex) -> None:
+    text = card(built)
+    refs = re.findall(r"\| \[(\d+)\] \|", text)
+    sources = text.split("## Sources", 1)[1]
+    entries = re.findall(r"^(\d+)\. `comparison.json` → `([^`]+)` ← (.+)$", sources, re.M)
+    assert refs and {int(n) for n in refs} == {int(n) for n, _, _ in entries}
+    for _, _, files in entries:
+        for name in re.findall(r"`([^`]+)`", files):
+            if "*" not in name:
+                assert (built.root / name).is_file(), name
+
+
+def test_recipe_table_and_workload_are_from_the_frozen_matrix(built: BundleIndex) -> None:
+    text = card(built)
+    assert "| TP / DCP | 2 / 1 | 2 / 2 |" in text
+    assert "| KV / speculation | FP8 DSMLA / none | FP8 / MTP3 |" in text
+    assert "| Prefill batch token budget | 2,048 | 4,096 |" in text
+    assert "| Configured context / sequences | 327,680 / 4 | 327,680 / 4 |" in text
+    assert "| Boot-log quantization | exl3 | modelopt_fp4 |" in text
+    assert "| natural-31600-c2 | natural | 31,600 | C2 | 4 | 0 | 512 | 0.6 / 0.95 | max |" in text
+
+
+def test_failures_tickets_and_restoration_are_told_with_their_evidence(built: BundleIndex) -> None:
+    text = card(built)
+    assert "**controlled-8192-c1 / exl3-r11: failed** (contract_overrun)" in text
+    assert "`cells/controlled-8192-c1/exl3-r11/attempt-1/journal.jsonl`" in text
+    assert "Ticket `tickets/glm53-sim-failed-contract-overrun.md`" in text
+    assert "**controlled-8192-c1 / nvfp4-r2: blocked** (stop_policy)" in text
+    assert "recorded outcome **restored**" in text
+    assert "All 1 protected operator files were unchanged." in text
+
+
+def test_caveats_are_generated_from_the_data(built: BundleIndex) -> None:
+    codes = [c.code for c in Comparison.read(built.root / "comparison.json").caveats]
+    expected = {"small_n", "queueing_included", "speculation_not_isolated", "simulator_lanes"}
+    expected |= {"families_not_applicable", "partial_coverage", "complete_recipes"}
+    assert expected <= set(codes)
+    assert "restoration_not_proven" not in codes and "identity_unverified" not in codes
+    text = card(built)
+    assert "p50/p95 describe n=4 populations" in text
+    assert "exl3-r11 none and nvfp4-r2 MTP3" in text
+    assert "time_scale 10" in text
+
+
+def test_definitions_are_written_verbatim(built: BundleIndex) -> None:
+    body = DEFINITIONS.replace("## Metric definitions", "").strip()
+    assert body in card(built)
+    assert "Hyndman & Fan type 7" in card(built)
