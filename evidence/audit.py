@@ -200,7 +200,9 @@ def _derived(folder: CampaignFolder, report: AuditReport) -> None:
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
     card = folder.path(RESULT_FILE)
     if card.is_file() and card.read_text(encoding="utf-8") != render_card(fresh):
-        report.findings.append(
-            Finding(RESULT_FILE, "", "differs from the card comparison.json gives")
+        problem = (
+            "differs from the card this faceoff renders from comparison.json (edited, or "
+            "written by another faceoff version: MANIFEST.json names it)"
         )
+        report.findings.append(Finding(RESULT_FILE, "", problem))
     report.checked.append(RESULT_FILE)

@@ -9,7 +9,7 @@ comparison key and the bundle files behind every figure.
 from __future__ import annotations
 
 from evidence import card_tables as tables
-from evidence.comparison import Comparison
+from evidence.comparison import Comparison, Ratio
 from evidence.format import join_words
 from evidence.markdown import Sources, table
 
@@ -27,6 +27,7 @@ def render_card(comparison: Comparison) -> str:
         _decision(comparison),
         _scope(comparison),
         "## Result card\n\n" + tables.headline(comparison, sources),
+        "## What the measurements establish\n\n" + _established(comparison),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
         "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
         "## Full measurements\n\n" + tables.measurements(comparison, sources),
@@ -68,6 +69,35 @@ def _scope(c: Comparison) -> str:
         f"The accepted scope contains {cov.matched_pairs} comparable matched pair(s) and "
         f"successful scored requests {per_arm}. The plan is {cov.sentence}. "
         f"Matrix `{c.matrix_id}`."
+    )
+
+
+def _established(c: Comparison) -> str:
+    """Per cell, the ratios whose interval excludes 1, and those it cannot separate from 1."""
+    lines = []
+    for cell in c.cells:
+        for pair in cell.pairs:
+            if not pair.comparable:
+                lines.append(f"- {cell.id}: not compared ({pair.sentence}).")
+                continue
+            ratios = [r for r in cell.ratios if r.candidate == pair.candidate]
+            clear = [r for r in ratios if r.low > 1 or r.high < 1]
+            unclear = [tables.RATIO_LABELS[r.metric] for r in ratios if r not in clear]
+            said = join_words([_ratio_words(r) for r in clear], "and") or "no ratio"
+            tail = (
+                f"; the intervals of {join_words(unclear, 'and')} include 1 at this n"
+                if unclear
+                else ""
+            )
+            lines.append(f"- {cell.id} (C{cell.concurrency}), {pair.candidate}: {said}{tail}.")
+    return "\n".join(lines) or "No pair was planned."
+
+
+def _ratio_words(r: Ratio) -> str:
+    label = tables.RATIO_LABELS[r.metric]
+    return (
+        f"{label} p50 {r.ratio:.2f}× the incumbent's ({r.confidence:.0%} interval "
+        f"{r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate})"
     )
 
 

@@ -25,17 +25,20 @@ def _p(a: ArmCell, metric: str, stat: str = "p50") -> float | None:
     return getattr(stats, stat) if stats else None
 
 
+def _tps(value: float | None) -> str:
+    return fmt.MISSING if value is None else f"{fmt.rate(value)} tok/s"
+
+
 HEADLINE: list[tuple[str, str, Cell]] = [
     ("effective prefill p50", "metrics.effective_prefill_tps.p50",
-     lambda a: f"{fmt.rate(_p(a, 'effective_prefill_tps'))} tok/s"),
+     lambda a: _tps(_p(a, "effective_prefill_tps"))),
     ("first output / visible TTFT p50", "metrics.ttfo_s.p50, metrics.ttft_s.p50",
      lambda a: f"{fmt.seconds(_p(a, 'ttfo_s'))} / {fmt.seconds(_p(a, 'ttft_s'))}"),
-    ("decode p50", "metrics.decode_tps.p50",
-     lambda a: f"{fmt.rate(_p(a, 'decode_tps'))} tok/s"),
+    ("decode p50", "metrics.decode_tps.p50", lambda a: _tps(_p(a, "decode_tps"))),
     ("end-to-end p50 (p95)", "metrics.e2e_s.p50, metrics.e2e_s.p95",
      lambda a: f"{fmt.seconds(_p(a, 'e2e_s'))} ({fmt.seconds(_p(a, 'e2e_s', 'p95'))})"),
     ("aggregate output throughput", "aggregate_output_tps",
-     lambda a: f"{fmt.rate(a.aggregate_output_tps)} tok/s"),
+     lambda a: _tps(a.aggregate_output_tps)),
 ]  # fmt: skip
 
 

@@ -127,3 +127,20 @@ def test_an_added_file_is_reported_as_not_listed(bundle_copy) -> None:  # type: 
     root = bundle_copy()
     (root / "cells" / "extra.txt").write_text("not evidence")
     assert "cells/extra.txt: present but not listed in SHA256SUMS" in lines_of(root)
+
+
+def test_an_edited_verdict_or_card_is_found_by_recomputation(bundle_copy) -> None:  # type: ignore[no-untyped-def]
+    root = bundle_copy()
+    verdict = root / "cells/controlled-8192-c1/exl3-r11/attempt-1/verdict.json"
+    document = json.loads(verdict.read_text())
+    document["disposition"], document["reason"] = "accepted", "accepted"
+    verdict.write_text(json.dumps(document, indent=2))
+    card = root / "RESULT.md"
+    card.write_text(card.read_text().replace("Decision: pending human review", "Decision: promote"))
+    write_sums(CampaignFolder(root))
+    found = lines_of(root)
+    prefix = "cells/controlled-8192-c1/exl3-r11/attempt-1/verdict.json: disposition: file says"
+    assert any(
+        f.startswith(f"{prefix} 'accepted', recomputed from native files: 'failed'") for f in found
+    )
+    assert any(f.startswith("RESULT.md: differs from the card") for f in found)

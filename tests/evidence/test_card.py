@@ -52,6 +52,16 @@ def test_every_reference_names_existing_bundle_files(built: BundleIndex) -> None
                 assert (built.root / name).is_file(), name
 
 
+def test_established_findings_quote_intervals_and_what_was_not_compared(
+    built: BundleIndex,
+) -> None:
+    text = card(built)
+    section = text.split("## What the measurements establish", 1)[1].split("## ", 1)[0]
+    ratio = next(r for c in built.comparison.cells for r in c.ratios if r.metric == "decode_tps")
+    assert f"{ratio.ratio:.2f}× the incumbent's" in section or "include 1 at this n" in section
+    assert "- controlled-8192-c1: not compared (not comparable: exl3-r11 failed" in section
+
+
 def test_recipe_table_and_workload_are_from_the_frozen_matrix(built: BundleIndex) -> None:
     text = card(built)
     assert "| TP / DCP | 2 / 1 | 2 / 2 |" in text
