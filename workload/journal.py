@@ -34,6 +34,7 @@ class JournalWriter:
     ) -> None:
         self.path = Path(path)
         self.written = 0
+        self.callback_error: Exception | None = None
         self._on_written = on_written
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._failure: BaseException | None = None
@@ -81,8 +82,16 @@ class JournalWriter:
                 self._failure = exc
                 continue
             self.written += 1
-            if self._on_written is not None:
-                self._on_written(item)
+            self._notify(item)
+
+    def _notify(self, outcome: RequestOutcome) -> None:
+        """Progress is best effort: a failing callback never stops the journal."""
+        if self._on_written is None or self.callback_error is not None:
+            return
+        try:
+            self._on_written(outcome)
+        except Exception as exc:  # reported by close(), after every line is written
+            self.callback_error = exc
 
     def _error(self) -> FaceoffError:
         return FaceoffError(

@@ -80,11 +80,19 @@ class RequestOutcome(Artifact):
     due_ns: int | None = Field(
         description="When it became due (aligned start or end of the stream's previous request)."
     )
-    send_ns: int | None = Field(description="Just before the request was handed to the socket.")
-    headers_ns: int | None = Field(description="Response status and headers received.")
-    first_output_ns: int | None = Field(description="First non-empty reasoning or content chunk.")
-    first_content_ns: int | None = Field(description="First non-empty visible content chunk.")
-    last_token_ns: int | None = Field(description="Last non-empty reasoning or content chunk.")
+    send_ns: int | None = Field(
+        description="When sending started (just before aiohttp wrote the request); None if unsent."
+    )
+    headers_ns: int | None = Field(description="When the response status and headers were read.")
+    first_output_ns: int | None = Field(
+        description="Arrival (socket read) of the first non-empty reasoning or content chunk."
+    )
+    first_content_ns: int | None = Field(
+        description="Arrival (socket read) of the first non-empty visible content chunk."
+    )
+    last_token_ns: int | None = Field(
+        description="Arrival (socket read) of the last non-empty reasoning or content chunk."
+    )
     end_ns: int = Field(description="When the client finished with the request.")
     events: int = Field(ge=0, description="SSE data events received, [DONE] included.")
     chunk_offsets_us: list[int] = Field(

@@ -20,7 +20,7 @@ from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
 from matrix.model import Cell, WorkloadKind
-from workload.fit import Rate, fit_filler
+from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import Phase, RequestRole
 from workload.prompts import Prompt, PromptKey, compose, follow_up
@@ -172,29 +172,37 @@ class _Planner:
         self.cell, self.seed, self.namespace, self.model = cell, seed, namespace, model
         self.tokenizer = tokenizer
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
-        self.turn_1: dict[tuple[Phase, int], tuple[Prompt, int]] = {}
+        self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
 
     async def plan(self, slot: Slot) -> PlannedRequest:
         key = PromptKey(self.seed, self.namespace, self.cell.id, slot.phase, slot.index)
-        kwargs = _template_kwargs(self.cell)
         if slot.role is RequestRole.TURN_2:
-            first, words = self.turn_1[(slot.phase, slot.index - 1)]
-            prompt = follow_up(first, key)
-            tokens = await self.tokenizer.tokenize(prompt.messages, kwargs)
+            fit, target = await self._follow_up(slot, key)
         else:
-            fit = await fit_filler(
-                lambda n: compose(self.cell, key, slot.role, n),
-                slot.target_tokens,
-                self.tokenizer,
-                template_kwargs=kwargs,
-                rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
-                where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
-            )
-            prompt, words, tokens = fit.prompt, fit.filler_words, fit.tokens
-            self.turn_1[(slot.phase, slot.index)] = (prompt, words)
-        self._check_context(tokens, slot)
-        return _hashed(self._request(slot, key, prompt, words), tokens, self.model)
+            fit, target = await self._fit(slot, key), slot.target_tokens
+        self.fits[(slot.phase, slot.index)] = fit
+        self._check_context(fit.tokens, slot)
+        request = self._request(slot, key, fit.prompt, fit.filler_words, target)
+        return _hashed(request, fit.tokens, self.model)
+
+    async def _fit(self, slot: Slot, key: PromptKey) -> Fit:
+        return await fit_filler(
+            lambda n: compose(self.cell, key, slot.role, n),
+            slot.target_tokens,
+            self.tokenizer,
+            template_kwargs=_template_kwargs(self.cell),
+            rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
+            where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
+        )
+
+    async def _follow_up(self, slot: Slot, key: PromptKey) -> tuple[Fit, int]:
+        """Turn 2 and its target: turn 1's target plus what the second turn adds."""
+        first = self.fits[(slot.phase, slot.index - 1)]
+        prompt = follow_up(first.prompt, key)
+        tokens = await self.tokenizer.tokenize(prompt.messages, _template_kwargs(self.cell))
+        target = slot.target_tokens + tokens.count - first.tokens.count
+        return Fit(first.filler_words, prompt, tokens), target
 
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len
@@ -206,7 +214,9 @@ class _Planner:
                 fix="lower input_tokens or raise the lane's --max-model-len",
             )
 
-    def _request(self, slot: Slot, key: PromptKey, prompt: Prompt, words: int) -> PlannedRequest:
+    def _request(
+        self, slot: Slot, key: PromptKey, prompt: Prompt, words: int, target: int
+    ) -> PlannedRequest:
         sampling = self.cell.sampling
         probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
         max_tokens = 1 if probe else sampling.max_tokens
@@ -230,7 +240,7 @@ class _Planner:
             marker=prompt.marker,
             contract_words=prompt.contract_words,
             filler_words=words,
-            target_input_tokens=slot.target_tokens,
+            target_input_tokens=target,
             input_tokens=0,
             prompt_sha256="",
             wire_sha256="",

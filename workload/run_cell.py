@@ -143,6 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         report = asyncio.run(run(runner, journal, args.cell_deadline_s or plan.cell.deadline_s))
     finally:
         journal.close()
+    if journal.callback_error is not None:
+        print(f"warning: progress lines stopped: {journal.callback_error}", file=sys.stderr)
     summary = {"journaled": report.journaled, "statuses": dict(report.statuses)}
     summary |= {"stopped_by": report.stopped_by, "prewarm_error": report.prewarm_error}
     summary |= process_times()

@@ -78,3 +78,16 @@ def test_outcome_lines_round_trip_exactly(tmp_path: Path) -> None:
     with JournalWriter(path) as writer:
         writer.submit(original)
     assert read_journal(path).outcomes == [original]
+
+
+def test_a_failing_progress_callback_never_stops_the_journal(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+
+    def on_written(outcome: RequestOutcome) -> None:
+        raise BrokenPipeError("stdout closed")
+
+    with JournalWriter(path, on_written=on_written) as writer:
+        for outcome in outcomes(3):
+            writer.submit(outcome)
+    assert len(read_journal(path).outcomes) == 3
+    assert isinstance(writer.callback_error, BrokenPipeError)

@@ -135,6 +135,9 @@ async def test_session_turn_two_extends_turn_one_token_for_token() -> None:
     shared = len(first) - 3  # all but the generation prompt's assistant header
     assert second[:shared] == first[:shared]
     assert turn_2.input_tokens > turn_1.input_tokens
+    # turn 2's target is turn 1's plus what turn 2 adds: it inherits only turn 1's fit error
+    added = turn_2.input_tokens - turn_1.input_tokens
+    assert turn_2.target_input_tokens == turn_1.target_input_tokens + added
 
 
 async def test_head_of_line_plans_one_long_and_short_requests() -> None:
