@@ -34,7 +34,19 @@ class Slot:
 def layout(
     cell: Cell, *, scored_phase: Phase, short_input_tokens: int, hol_delay_ms: int
 ) -> list[Slot]:
-    """Warmups first (their own aligned start), then the scored or diagnostic requests."""
+    """Warmups first (their own aligned start), then the scored or diagnostic requests.
+
+    A plan whose main phase is itself ``warmup`` (an arm's warmups shaped like a cell)
+    has no head-of-line or session pattern: warmups are independent requests.
+    """
+    if scored_phase is Phase.WARMUP:
+        if cell.warmups:
+            raise FaceoffError(
+                "a warmup-only plan cannot also hold the cell's warmups (their indices collide)",
+                where=f"cell {cell.id}",
+                fix="set warmups = 0 on the cell shape used for arm warmups",
+            )
+        return _round_robin(cell, scored_phase, cell.requests, cell.concurrency)
     warmups = _round_robin(cell, Phase.WARMUP, cell.warmups, min(cell.concurrency, cell.warmups))
     if cell.kind is WorkloadKind.HEAD_OF_LINE:
         return warmups + _head_of_line(cell, scored_phase, short_input_tokens, hol_delay_ms)

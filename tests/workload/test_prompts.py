@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from faceoff.errors import FaceoffError
 from matrix.model import Cell, WorkloadKind
 from workload.layout import layout
 from workload.outcome import Phase, RequestRole
@@ -187,8 +188,23 @@ def test_session_layout_runs_both_turns_on_one_stream() -> None:
 def test_layouts_that_cannot_work_are_refused_naming_the_cell(
     kind: WorkloadKind, fields: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(Exception, match=message) as info:
+    with pytest.raises(FaceoffError, match=message) as info:
         layout(
             cell(kind, **fields), scored_phase=Phase.SCORED, short_input_tokens=1, hol_delay_ms=0
         )
     assert "cell c" in str(info.value)
+
+
+def test_a_warmup_only_plan_has_no_head_of_line_or_session_shape() -> None:
+    for kind in (WorkloadKind.HEAD_OF_LINE, WorkloadKind.SESSION_REUSE):
+        slots = layout(
+            cell(kind, concurrency=1, requests=3),
+            scored_phase=Phase.WARMUP,
+            short_input_tokens=64,
+            hol_delay_ms=100,
+        )
+        assert [(s.index, s.stream, s.role) for s in slots] == [
+            (i, 0, RequestRole.SINGLE) for i in range(3)
+        ]
+    with pytest.raises(FaceoffError, match="indices collide"):
+        layout(cell(warmups=1), scored_phase=Phase.WARMUP, short_input_tokens=1, hol_delay_ms=0)
