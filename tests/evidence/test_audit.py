@@ -13,6 +13,7 @@ from evidence.bundle import BundleIndex
 from evidence.layout import CampaignFolder
 from evidence.sums import write_sums
 from guards.record import CellRecord
+from lanes.receipt import Receipt
 
 REPO = Path(__file__).resolve().parents[2]
 CELL = "cells/natural-8192-c1/exl3-r11/attempt-1"
@@ -112,8 +113,6 @@ def test_tampering_is_found_even_when_sha256sums_is_rewritten_to_match(bundle_co
 
 
 def test_a_reforged_self_consistent_receipt_is_refused_by_its_bindings(bundle_copy) -> None:  # type: ignore[no-untyped-def]
-    from lanes.receipt import Receipt
-
     root = bundle_copy()
     receipt = Receipt.read(root / "receipt.json")
     forged = receipt.model_copy(update={"pid": 1, "receipt_sha256": ""}).judged().sealed()

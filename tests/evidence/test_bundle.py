@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
 
-from evidence.bundle import BundleIndex
+from evidence.audit import audit_bundle
+from evidence.bundle import BundleIndex, write_bundle
 from evidence.comparison import Comparison
 from evidence.layout import CampaignFolder
 from evidence.manifest import Manifest
@@ -123,10 +126,6 @@ def test_rewriting_the_bundle_changes_nothing_but_the_manifest_time(
     host_facts,
     source_facts,  # type: ignore[no-untyped-def]
 ) -> None:
-    from datetime import UTC, datetime
-
-    from evidence.bundle import write_bundle
-
     root = bundle_copy()
     before = {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
     write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
@@ -135,3 +134,26 @@ def test_rewriting_the_bundle_changes_nothing_but_the_manifest_time(
     assert set(after) == set(before)
     assert changed <= {"MANIFEST.json", "SHA256SUMS"}, changed
     assert Path("report.html") not in {Path(c) for c in changed}  # plots are deterministic
+
+
+def test_a_campaign_cut_short_still_gets_an_honest_bundle(
+    campaign_dir: Path,
+    tmp_path: Path,
+    host_facts,
+    source_facts,  # type: ignore[no-untyped-def]
+) -> None:
+    root = tmp_path / campaign_dir.name
+    shutil.copytree(campaign_dir, root)
+    (root / "receipt.json").unlink()  # killed before restoration finished
+    shutil.rmtree(root / "cells/natural-31600-c2/nvfp4-r2")  # never started
+    (root / "cells/natural-31600-c2/exl3-r11/attempt-1/verdict.json").unlink()  # not judged yet
+    index = write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    coverage = index.comparison.coverage
+    assert (coverage.pending, coverage.matched_pairs) == (2, 1)
+    text = (root / "RESULT.md").read_text(encoding="utf-8")
+    assert "Decision: pending human review; restoration not proven." in text
+    assert "No verified restoration receipt: no receipt.json" in text
+    assert "restoration_not_proven" in {c.code for c in index.comparison.caveats}
+    assert [f.line for f in audit_bundle(root).findings] == [
+        "receipt.json: missing: restoration is not proven"
+    ]
