@@ -41,6 +41,7 @@ def outcome(chunks: int) -> RequestOutcome:
             **dict.fromkeys(["plan_sha256", "prompt_sha256", "wire_sha256", "output_sha256"], sha),
             **dict.fromkeys(["response_id", "error", "contract_words", "marker_expected"]),
             **dict.fromkeys(["marker_found", "headers_ns", "first_content_ns"]),
+            **dict.fromkeys(["first_event_ns", "usage_ns", "done_ns"]),
             "attempt": 1,
             "phase": "scored",
             "index": 0,

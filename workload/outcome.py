@@ -84,6 +84,9 @@ class RequestOutcome(Artifact):
         description="When sending started (just before aiohttp wrote the request); None if unsent."
     )
     headers_ns: int | None = Field(description="When the response status and headers were read.")
+    first_event_ns: int | None = Field(
+        description="Arrival of the first SSE event of any kind (vLLM: the role chunk)."
+    )
     first_output_ns: int | None = Field(
         description="Arrival (socket read) of the first non-empty reasoning or content chunk."
     )
@@ -93,6 +96,8 @@ class RequestOutcome(Artifact):
     last_token_ns: int | None = Field(
         description="Arrival (socket read) of the last non-empty reasoning or content chunk."
     )
+    usage_ns: int | None = Field(description="Arrival of the (last) event that carried usage.")
+    done_ns: int | None = Field(description="Arrival of data: [DONE].")
     end_ns: int = Field(description="When the client finished with the request.")
     events: int = Field(ge=0, description="SSE data events received, [DONE] included.")
     chunk_offsets_us: list[int] = Field(

@@ -71,6 +71,9 @@ class StreamState:
     """What a chat-completion stream has said so far, with arrival times (perf_counter_ns)."""
 
     events: int = 0
+    first_event_ns: int | None = None
+    usage_ns: int | None = None
+    done_ns: int | None = None
     response_id: str | None = None
     first_output_ns: int | None = None
     first_content_ns: int | None = None
@@ -88,8 +91,10 @@ class StreamState:
     def observe(self, payload: bytes, t_ns: int) -> None:
         """Take one event's data payload that arrived at ``t_ns``."""
         self.events += 1
+        if self.first_event_ns is None:
+            self.first_event_ns = t_ns
         if payload == DONE:
-            self.done = True
+            self.done, self.done_ns = True, t_ns
             return
         try:
             event = json.loads(payload)
@@ -102,7 +107,7 @@ class StreamState:
         if "error" in event:
             self.error = _error_text(event["error"])
         if event.get("usage"):
-            self.usage = _usage(event["usage"])
+            self.usage, self.usage_ns = _usage(event["usage"]), t_ns
         for choice in event.get("choices") or ():
             self._choice(choice, t_ns)
 

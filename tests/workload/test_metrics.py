@@ -147,7 +147,12 @@ def test_usage_chunk_after_last_token_does_not_move_the_end() -> None:
     )
     assert r.last_token_ns == 20 * MS
     assert metrics.e2e(r).value == pytest.approx(0.020)
-    assert r.end_ns == 95 * MS
+    assert (r.first_event_ns, r.usage_ns, r.done_ns, r.end_ns) == (
+        10 * MS,
+        90 * MS,
+        95 * MS,
+        95 * MS,
+    )
 
 
 def test_events_in_one_read_share_its_arrival_time() -> None:
