@@ -6,6 +6,7 @@ import re
 
 from evidence import format as fmt
 from evidence.bundle import BundleIndex
+from evidence.caveats import caveats
 from evidence.comparison import Comparison
 from workload.metrics import DEFINITIONS
 
@@ -98,3 +99,26 @@ def test_definitions_are_written_verbatim(built: BundleIndex) -> None:
     body = DEFINITIONS.replace("## Metric definitions", "").strip()
     assert body in card(built)
     assert "Hyndman & Fan type 7" in card(built)
+
+
+def test_each_caveat_appears_only_when_its_condition_holds(built: BundleIndex) -> None:
+    c = built.comparison
+
+    def codes(**changes: object) -> set[str]:
+        parts = {"arms": c.arms, "cells": c.cells, "coverage": c.coverage}
+        parts |= {"restoration": c.restoration, "not_applicable": c.not_applicable, **changes}
+        return {x.code for x in caveats(**parts)}  # type: ignore[arg-type]
+
+    same_recipe = [a.model_copy(update={"recipe": c.arms[0].recipe}) for a in c.arms]
+    assert not {"speculation_not_isolated", "complete_recipes"} & codes(arms=same_recipe)
+    unverified = c.arms[1].model_copy(
+        update={"identity": c.arms[1].identity.model_copy(update={"verified": False})}
+    )
+    assert "identity_unverified" in codes(arms=[c.arms[0], unverified])
+    complete = c.coverage.model_copy(update={"status": "complete"})
+    assert "partial_coverage" not in codes(coverage=complete)
+    assert "families_not_applicable" not in codes(not_applicable={})
+    unrestored = c.restoration.model_copy(update={"verified": False, "problem": "no receipt"})
+    assert "restoration_not_proven" in codes(restoration=unrestored)
+    real = [a.model_copy(update={"simulator": None}) for a in c.arms]
+    assert "simulator_lanes" not in codes(arms=real)
