@@ -1,7 +1,8 @@
 """One journal line: the terminal outcome of one request, as guards and evidence read it.
 
 Format history of ``schema_version``:
-  1 — first release.
+  1 — first release; later in 1, ``first_event_ns``, ``usage_ns`` and ``done_ns`` were
+      added with a default of None, so lines written before them still read.
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class RequestOutcome(Artifact):
     )
     headers_ns: int | None = Field(description="When the response status and headers were read.")
     first_event_ns: int | None = Field(
-        description="Arrival of the first SSE event of any kind (vLLM: the role chunk)."
+        default=None,
+        description="Arrival of the first SSE event of any kind (vLLM: the role chunk).",
     )
     first_output_ns: int | None = Field(
         description="Arrival (socket read) of the first non-empty reasoning or content chunk."
@@ -96,8 +98,10 @@ class RequestOutcome(Artifact):
     last_token_ns: int | None = Field(
         description="Arrival (socket read) of the last non-empty reasoning or content chunk."
     )
-    usage_ns: int | None = Field(description="Arrival of the (last) event that carried usage.")
-    done_ns: int | None = Field(description="Arrival of data: [DONE].")
+    usage_ns: int | None = Field(
+        default=None, description="Arrival of the (last) event that carried usage."
+    )
+    done_ns: int | None = Field(default=None, description="Arrival of data: [DONE].")
     end_ns: int = Field(description="When the client finished with the request.")
     events: int = Field(ge=0, description="SSE data events received, [DONE] included.")
     chunk_offsets_us: list[int] = Field(
