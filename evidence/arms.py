@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from evidence.comparison import ArmEntry, ArmIdentity, SimulatorFacts
 from evidence.inputs import LaneInputs
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
-from matrix.model import Arm
+from matrix.model import Arm, Role
 
 
 def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:
@@ -16,7 +16,7 @@ def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:
     sim = arm.simulator
     return ArmEntry(
         name=arm.name,
-        role=arm.role.value,  # type: ignore[arg-type]
+        role="incumbent" if arm.role is Role.INCUMBENT else "candidate",
         lane=arm.lane.value,
         image=arm.image,
         recipe=arm.recipe,

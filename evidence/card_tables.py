@@ -58,9 +58,10 @@ def _accepted_somewhere(cell: CellEntry) -> bool:
 
 
 def _cell_label(cell: CellEntry) -> str:
-    accepted = [a for a in cell.arms if a.disposition == "accepted" and a.input_tokens]
-    actual = f"~{fmt.count(accepted[0].input_tokens.p50)} actual input" if accepted else ""  # type: ignore[union-attr]
-    return f"{cell.id} ({actual}, C{cell.concurrency})" if actual else cell.id
+    inputs = [a.input_tokens for a in cell.arms if a.disposition == "accepted" and a.input_tokens]
+    if not inputs:
+        return cell.id
+    return f"{cell.id} (~{fmt.count(inputs[0].p50)} actual input, C{cell.concurrency})"
 
 
 def headline(c: Comparison, sources: Sources) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evidence.comparison import ArmEntry, Caveat, CellEntry, Coverage, RestorationEntry
+from evidence.comparison import ArmCell, ArmEntry, Caveat, CellEntry, Coverage, RestorationEntry
 from evidence.format import join_words
 
 RECIPE_FIELDS = {
@@ -48,7 +48,7 @@ def caveats(
     return [c for c in (rule() for rule in rules) if c is not None]
 
 
-def _accepted(cells: Sequence[CellEntry]) -> list[tuple[CellEntry, list]]:  # type: ignore[type-arg]
+def _accepted(cells: Sequence[CellEntry]) -> list[tuple[CellEntry, list[ArmCell]]]:
     return [(c, [a for a in c.arms if a.disposition == "accepted"]) for c in cells]
 
 

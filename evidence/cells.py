@@ -76,7 +76,7 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
     return ArmCell(
         arm=arm,
         attempt=attempt.where.attempt,
-        disposition=judgement.disposition,  # type: ignore[arg-type]
+        disposition=judgement.disposition,
         reason_code=judgement.reason_code,
         reason=judgement.reason,
         oom=judgement.oom,

@@ -6,7 +6,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from evidence.comparison import (
+    ArmCell,
     ArmCoverage,
+    CampaignStatus,
     CellEntry,
     Coverage,
     FailureEntry,
@@ -14,12 +16,17 @@ from evidence.comparison import (
     TicketRef,
 )
 from evidence.inputs import ReceiptInputs
+from guards.dispositions import CampaignStatus as GuardStatus
 from guards.dispositions import close_campaign
 from guards.reasons import Disposition
 from matrix.plan import Plan
 from tickets.cluster import ticket_id
 from tickets.store import TICKETS_DIR
 
+STATUSES: dict[GuardStatus, CampaignStatus] = {
+    GuardStatus.COMPLETE: "complete",
+    GuardStatus.CLOSED_PARTIAL: "closed_partial",
+}
 TERMINAL_BAD = ("failed", "blocked")
 UNCODED = "uncoded"  # a verdict without a reason code still gets a ticket
 
@@ -35,7 +42,7 @@ def coverage(plan: Plan, cells: Sequence[CellEntry]) -> Coverage:
         },
     )
     return Coverage(
-        status=closure.status.value,  # type: ignore[arg-type]
+        status=STATUSES[closure.status],
         sentence=closure.sentence,
         planned=closure.planned,
         accepted=closure.accepted,
@@ -47,7 +54,9 @@ def coverage(plan: Plan, cells: Sequence[CellEntry]) -> Coverage:
     )
 
 
-def _arm_coverage(arm: str, cell_ids: list[str], standing: Mapping) -> ArmCoverage:  # type: ignore[type-arg]
+def _arm_coverage(
+    arm: str, cell_ids: list[str], standing: Mapping[tuple[str, str], ArmCell]
+) -> ArmCoverage:
     entries = [standing[(c, arm)] for c in cell_ids]
     counts = Counter(e.disposition for e in entries)
     return ArmCoverage(

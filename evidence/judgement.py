@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evidence.comparison import Disposition
 from evidence.layout import AttemptDir
+from guards.reasons import Disposition as GuardDisposition
 from guards.record import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
+
+DISPOSITIONS: dict[GuardDisposition, Disposition] = {
+    GuardDisposition.PENDING: "pending",
+    GuardDisposition.ACCEPTED: "accepted",
+    GuardDisposition.FAILED: "failed",
+    GuardDisposition.BLOCKED: "blocked",
+}
 
 
 @dataclass(frozen=True)
 class Judgement:
-    disposition: str  # accepted | failed | blocked | pending
+    disposition: Disposition
     reason_code: str | None
     reason: str | None
     oom: bool | None  # None where the lane's end was not observed
@@ -32,7 +41,7 @@ def read_judgement(where: AttemptDir) -> Judgement:
     if verdict is None:
         return Judgement("pending", None, None, oom, None, record)
     return Judgement(
-        disposition=verdict.disposition.value,
+        disposition=DISPOSITIONS[verdict.disposition],
         reason_code=verdict.reason.value,
         reason=verdict.sentence,
         oom=oom,

@@ -81,7 +81,7 @@ def cluster(
             campaign=campaign,
             matrix_id=matrix_id,
             status="open",
-            disposition=disposition,  # type: ignore[arg-type]
+            disposition="failed" if disposition == "failed" else "blocked",
             reason_code=code,
             reason=members[0].reason,
             cells=[f"{r.cell}/{r.arm}" for r in members],
