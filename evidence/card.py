@@ -134,8 +134,8 @@ def _failures(c: Comparison) -> str:
         ticket = f" Ticket `tickets/{f.ticket}.md`." if f.ticket else ""
         files = ", ".join(f"`{p}`" for p in f.evidence) or "no files (never ran)"
         lines.append(
-            f"- **{f.cell} / {f.arm}: {f.disposition}** ({f.reason_code}). {f.reason or ''} "
-            f"Evidence: {files}.{ticket}"
+            f"- **{f.cell} / {f.arm}: {f.disposition}** ({f.reason_code}). "
+            f"{(f.reason or 'no reason recorded').rstrip('.')}. Evidence: {files}.{ticket}"
         )
     if c.tickets:
         lines.append("\nFollow-up tickets: " + ", ".join(f"`{t.path}`" for t in c.tickets) + ".")
