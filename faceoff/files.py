@@ -30,6 +30,7 @@ def write_text_atomic(path: Path, text: str, *, replace: bool = False) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o644)  # mkstemp's 0600 would hide bundles from reviewers
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

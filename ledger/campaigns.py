@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from faceoff.errors import FaceoffError
 from ledger.tables import CampaignRow, CellRunRow
@@ -61,11 +61,12 @@ def require_campaign(session: Session, name: str) -> CampaignRow:
 
 
 def list_campaigns(session: Session) -> list[CampaignRow]:
-    return list(session.exec(select(CampaignRow).order_by(CampaignRow.created_at)))
+    query = select(CampaignRow).order_by(col(CampaignRow.created_at))
+    return list(session.exec(query))
 
 
 def cell_runs(session: Session, campaign: CampaignRow) -> list[CellRunRow]:
     query = (
-        select(CellRunRow).where(CellRunRow.campaign_id == campaign.id).order_by(CellRunRow.id)  # type: ignore[arg-type]
+        select(CellRunRow).where(CellRunRow.campaign_id == campaign.id).order_by(col(CellRunRow.id))
     )
     return list(session.exec(query))

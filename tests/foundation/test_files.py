@@ -40,3 +40,8 @@ def test_canonical_json_is_order_independent() -> None:
     with pytest.raises(ValueError, match="Out of range float"):
         canonical_json({"x": float("nan")})
     assert json.loads(canonical_json({"k": "é"})) == {"k": "é"}
+
+
+def test_atomic_files_are_readable_by_reviewers(tmp_path: Path) -> None:
+    path = write_text_atomic(tmp_path / "card.md", "# card\n")
+    assert path.stat().st_mode & 0o777 == 0o644
