@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger
+from prefect.runtime import flow_run
 
 from flows.arm import ArmRun
 from flows.closing import CampaignResult
@@ -23,7 +24,9 @@ from flows.lock import CampaignLock
 from flows.opening import OPEN, Opened, campaign_dir_of, frozen_of, remaining_work, set_status
 from flows.restore import RestoreOutcome, restore_tools
 from flows.scope import CampaignScope
+from flows.steps import CellResult, policy_block
 from flows.tasks import (
+    block_task,
     cell_run,
     close_task,
     handoff_task,
@@ -41,9 +44,16 @@ FLOW_NAME = "faceoff-campaign"
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def campaign(matrix: str, workdir: str = "runs", db: str | None = None) -> CampaignResult:
-    """Run, or resume, the campaign of a matrix TOML file."""
-    frozen = frozen_of(Path(matrix))
+def campaign(
+    matrix: str, workdir: str = "runs", db: str | None = None, dated: bool = False
+) -> CampaignResult:
+    """Run, or resume, the campaign of a matrix TOML file.
+
+    ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start (UTC),
+    so that a nightly deployment opens one campaign per night.
+    """
+    when = flow_run.scheduled_start_time.date() if dated else None
+    frozen = frozen_of(Path(matrix), dated=when)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), db_url=db, tools=tools)
@@ -81,21 +91,29 @@ def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
 
 
 def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
-    """Lane up, warmups, the cells in order, lane down; a lane that died is started again."""
+    """Lane up, warmups, the cells in order, lane down; a lane that died is started again
+    before the next cell that will run (the stop policy may block it without a lane)."""
     runs = [bring_up(scope, arm, cells[0])]
     try:
         for cell in cells:
+            blocked = policy_block(scope, cell, arm.name)
+            if blocked is not None:
+                _log_result(block_task(scope, cell, arm.name, blocked))
+                continue
             if _ended(runs[-1]):
                 stop_task(scope, runs[-1])
                 runs.append(bring_up(scope, arm, cell))
-            result = cell_run(scope, runs[-1], cell)
-            get_run_logger().info(
-                "%s on %s attempt %d: %s (%s) %s",
-                *(cell.id, arm.name, result.attempt, result.disposition, result.reason_code),
-                result.setup_error or result.sentence,
-            )
+            _log_result(cell_run(scope, runs[-1], cell))
     finally:
         stop_task(scope, runs[-1])
+
+
+def _log_result(result: CellResult) -> None:
+    get_run_logger().info(
+        "%s on %s attempt %d: %s (%s) %s",
+        *(result.cell_id, result.arm, result.attempt, result.disposition, result.reason_code),
+        result.setup_error or result.sentence,
+    )
 
 
 def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:

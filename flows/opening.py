@@ -10,8 +10,12 @@ without a terminal disposition. A changed matrix under the same name is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
+from pydantic import ValidationError
+
+from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
 from flows.restore import FROZEN_FILE, RestoreOutcome, restore_incumbent
@@ -23,7 +27,7 @@ from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import RESTORED, find_restoration
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.load import load_matrix
-from matrix.model import Arm, Cell
+from matrix.model import Arm, Cell, Matrix
 from matrix.plan import plan
 from workload.journal import JOURNAL_NAME
 
@@ -39,8 +43,26 @@ class Opened:
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
 
 
-def frozen_of(matrix_path: Path) -> FrozenMatrix:
-    return freeze(load_matrix(matrix_path))
+def frozen_of(matrix_path: Path, *, dated: date | None = None) -> FrozenMatrix:
+    """The frozen matrix; ``dated`` appends ``-YYYYMMDD`` to the campaign name (nightly runs:
+    one campaign per night, and a rerun the same night resumes it)."""
+    matrix = load_matrix(matrix_path)
+    if dated is not None:
+        matrix = renamed(matrix, f"{matrix.campaign.name}-{dated:%Y%m%d}", where=matrix_path)
+    return freeze(matrix)
+
+
+def renamed(matrix: Matrix, name: str, *, where: Path) -> Matrix:
+    data = matrix.model_dump(mode="json")
+    data["campaign"]["name"] = name
+    try:
+        return Matrix.model_validate(data)
+    except ValidationError as exc:
+        raise FaceoffError(
+            f"the dated campaign name {name!r} is not valid: {first_error(exc)}",
+            where=f"{where}: campaign.name",
+            fix="shorten the campaign name (names are at most 63 characters)",
+        ) from exc
 
 
 def campaign_dir_of(workdir: Path, frozen: FrozenMatrix) -> Path:

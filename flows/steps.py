@@ -44,12 +44,8 @@ class CellResult:
 
 
 def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
-    """Block it under the stop policy, or run one attempt; judge it and file the verdict."""
-    blocked = policy_block(scope, cell, run.arm.name)
+    """One attempt on the arm's lane; the guard judges it and the verdict is filed."""
     attempt = begin(scope, cell, run.arm.name)
-    if blocked is not None:
-        verdict = not_run(scope.frozen, cell.id, run.arm.name, attempt.number, blocked)
-        return _file(scope, attempt, verdict)
     setup_error = None
     try:
         run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
@@ -61,6 +57,12 @@ def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
         raise
     result = _file(scope, attempt, judge_cell(attempt.folder, scope.frozen))
     return replace(result, setup_error=setup_error)
+
+
+def block_cell(scope: CampaignScope, cell: Cell, arm: str, decision: Decision) -> CellResult:
+    """An attempt that is never run (the stop policy blocks it): only its verdict is filed."""
+    attempt = begin(scope, cell, arm)
+    return _file(scope, attempt, not_run(scope.frozen, cell.id, arm, attempt.number, decision))
 
 
 def policy_block(scope: CampaignScope, cell: Cell, arm: str) -> Decision | None:

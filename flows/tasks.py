@@ -24,7 +24,7 @@ from flows.publish import publish
 from flows.restore import require_restoration, restore_incumbent
 from flows.scope import CampaignScope
 from flows.signals import sigterm_deferred
-from flows.steps import run_cell
+from flows.steps import block_cell, run_cell
 from matrix.model import Arm, Cell
 
 SIDE_EFFECTS: dict[str, Any] = {"cache_policy": NONE, "persist_result": False}
@@ -57,6 +57,9 @@ warmup_task = task(
     run_warmups, name="arm warmups", task_run_name="warm up {run.arm.name}", **SIDE_EFFECTS
 )
 cell_task = task(run_cell, name="cell", task_run_name="{cell.id} on {run.arm.name}", **SIDE_EFFECTS)
+block_task = task(
+    block_cell, name="cell blocked", task_run_name="{cell.id} on {arm} blocked", **SIDE_EFFECTS
+)
 stop_task = task(
     stop_arm,
     name="stop lane",
