@@ -1,0 +1,120 @@
+"""A whole campaign under the Prefect test harness: 2 simulator arms, 4 cell runs.
+
+Real parts throughout: simulator processes on loopback, the client process, the
+collectors, the guard, a SQLite ledger, the evidence bundle, the incumbent behind
+a token-checking router that the flow drains and restoration readmits.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+from evidence.audit import audit_bundle
+from flows.campaign import campaign
+from lanes.receipt import verify_receipt
+from ledger.campaigns import cell_runs, require_campaign
+from ledger.cells import request_rows
+from ledger.db import open_ledger, resolve_url, session_scope
+from tests.conftest import free_port
+from tests.e2e.matrices import arm, write_matrix
+from tests.e2e.matrices import campaign as matrix
+from tests.lanes.router_proxy import RouterProxy
+
+TOKEN = "router-token-e2e-5e1"
+TOKEN_ENV = "FACEOFF_E2E_ROUTER_TOKEN"
+BUNDLE_FILES = ("MANIFEST.json", "comparison.json", "RESULT.md", "report.html", "SHA256SUMS")
+
+pytestmark = pytest.mark.prefect
+
+
+@pytest.fixture
+def proxy() -> Iterator[RouterProxy]:
+    router = RouterProxy(upstream="", token=TOKEN, port=free_port()).start()
+    yield router
+    router.stop()
+
+
+def test_a_two_arm_campaign_runs_end_to_end(
+    prefect_harness: None,
+    workdir: Path,
+    tmp_path: Path,
+    proxy: RouterProxy,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    protected = tmp_path / "routes.yaml"
+    protected.write_text("llm.primary: 127.0.0.1\n")
+    incumbent = arm("inc", "incumbent")
+    proxy.upstream = f"http://127.0.0.1:{incumbent['port']}"
+    incumbent["router"] = {
+        "url": proxy.url,
+        "token_env": TOKEN_ENV,
+        "drain_url": proxy.admin("drain"),
+        "readmit_url": proxy.admin("readmit"),
+    }
+    data = matrix("e2e-sim", [incumbent, arm("cand", "candidate")])
+    path = write_matrix(tmp_path, data | {"protected_files": [str(protected)]})
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    assert result.complete and result.restored
+    assert result.closure.sentence.startswith("complete: 4 accepted, 0 failed, 0 blocked")
+    engine = open_ledger(resolve_url(None, workdir))
+    with session_scope(engine) as session:
+        row = require_campaign(session, "e2e-sim")
+        runs = cell_runs(session, row)
+        assert row.status == "complete" and (row.accepted, row.pending) == (4, 0)
+        assert sorted((r.cell_id, r.arm, r.attempt, r.disposition) for r in runs) == [
+            ("natural-600-c1", "cand", 1, "accepted"),
+            ("natural-600-c1", "inc", 1, "accepted"),
+            ("natural-600-c2", "cand", 1, "accepted"),
+            ("natural-600-c2", "inc", 1, "accepted"),
+        ]
+        assert all(len(request_rows(session, r)) == 4 for r in runs)  # 4 scored, no cell warmups
+
+    bundle = result.bundle
+    for name in BUNDLE_FILES:
+        assert (bundle / name).is_file(), name
+    assert "inc versus cand" in result.card
+    sums = subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=bundle, check=False)
+    assert sums.returncode == 0
+    assert audit_bundle(bundle).ok
+    for attempt in bundle.glob("cells/*/*/attempt-1"):
+        names = {p.name for p in attempt.iterdir()}
+        assert {"requests.json", "journal.jsonl", "engine.jsonl", "host.jsonl"} <= names
+        assert {"cell.json", "telemetry.json", "verdict.json", "summary.json"} <= names
+
+    receipt = verify_receipt(bundle / "receipt.json")
+    assert receipt.outcome == "restored" and receipt.protected_unchanged
+    assert [c.absent for c in receipt.candidates] == [True]
+    assert receipt.router is not None and receipt.router.readmitted_after_identity
+    assert [e for e, _ in proxy.events] == ["drain", "readmit"]
+    assert proxy.refused == 0
+    assert (bundle / "handoffs" / "handoff-001.json").is_file()
+    warmup = bundle / "lanes" / "inc" / "campaign-001" / "warmup" / "journal.jsonl"
+    assert '"phase":"warmup"' in warmup.read_text()
+
+    keys = _artifact_keys()
+    assert {"e2e-sim-dispositions", "e2e-sim-result-card"} <= keys
+
+    again = campaign(matrix=str(path), workdir=str(workdir))  # nothing left: no lane touched
+    assert again.complete and again.restoration is None
+    assert sorted(p.name for p in (bundle / "lanes" / "inc").iterdir()) == [
+        "campaign-001",
+        "restore-001",
+    ]
+    assert [e for e, _ in proxy.events] == ["drain", "readmit"]
+
+
+def _artifact_keys() -> set[str]:
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="e2e-sim"))
+        )
+    return {a.key for a in found if a.key}

@@ -1,0 +1,82 @@
+"""Campaigns whose candidate lane misbehaves, judged end to end by the guard.
+
+One drops ``vllm:request_prefill_time_seconds`` from /metrics: its cells must be
+blocked for exactly that family and the campaign close partial. One crashes
+after two requests: its first cell fails, and the stop policy blocks the next
+cell of the same workload without running it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.campaign import campaign
+from flows.runner import EXIT_PARTIAL, exit_status
+from guards.verdict import Presence, Verdict
+from ledger.campaigns import cell_runs, require_campaign
+from ledger.db import open_ledger, resolve_url, session_scope
+from tests.e2e.matrices import arm, write_matrix
+from tests.e2e.matrices import campaign as matrix
+
+pytestmark = pytest.mark.prefect
+
+
+def dispositions(workdir: Path, name: str) -> dict[tuple[str, str, int], tuple[str, str | None]]:
+    engine = open_ledger(resolve_url(None, workdir))
+    with session_scope(engine) as session:
+        runs = cell_runs(session, require_campaign(session, name))
+    return {(r.cell_id, r.arm, r.attempt): (r.disposition, r.reason_code) for r in runs}
+
+
+def test_a_lane_without_the_prefill_histogram_is_blocked_for_that_family_only(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    faults = {"faults": {"missing_families": ["vllm:request_prefill_time_seconds"]}}
+    arms = [arm("inc", "incumbent"), arm("cand", "candidate", simulator=faults)]
+    path = write_matrix(tmp_path, matrix("e2e-family", arms))
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    assert result.closure.sentence.startswith("closed partial: 2 accepted, 0 failed, 2 blocked, 0")
+    assert exit_status(result) == EXIT_PARTIAL and result.restored
+    assert dispositions(workdir, "e2e-family") == {
+        ("natural-600-c1", "inc", 1): ("accepted", "accepted"),
+        ("natural-600-c2", "inc", 1): ("accepted", "accepted"),
+        ("natural-600-c1", "cand", 1): ("blocked", "family_missing"),
+        ("natural-600-c2", "cand", 1): ("blocked", "family_missing"),
+    }
+    for cell in ("natural-600-c1", "natural-600-c2"):
+        attempt = result.bundle / "cells" / cell / "cand" / "attempt-1"
+        verdict = Verdict.read(attempt / "verdict.json")
+        missing = [f.name for f in verdict.families if f.presence is Presence.MISSING and f.blocks]
+        assert missing == ["engine_prefill_time"]
+        assert "engine_prefill_time" in verdict.sentence
+
+
+def test_a_crashing_lane_fails_its_cells_and_the_stop_policy_blocks_its_workload(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    crash = {"faults": {"crash_after_requests": 2}}
+    arms = [arm("inc", "incumbent"), arm("cand", "candidate", warmups=0, simulator=crash)]
+    data = matrix("e2e-crash", arms)
+    data["campaign"]["stop_policy"] = "block_workload"
+    probe = {"id": "probe-600-c1", "kind": "prefill_probe", "input_tokens": 600}
+    data["cells"].append(probe | {"concurrency": 1, "requests": 4, "deadline_s": 60.0})
+    path = write_matrix(tmp_path, data)
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    found = dispositions(workdir, "e2e-crash")
+    assert found[("natural-600-c1", "cand", 1)][0] == "failed"
+    assert found[("natural-600-c2", "cand", 1)] == ("blocked", "stop_policy")
+    assert found[("probe-600-c1", "cand", 1)][0] == "failed"  # another workload still runs
+    assert result.closure.sentence.startswith("closed partial: 3 accepted, 2 failed, 1 blocked")
+    blocked = result.bundle / "cells" / "natural-600-c2" / "cand" / "attempt-1"
+    assert sorted(p.name for p in blocked.iterdir()) == ["verdict.json"]  # never run
+    assert "natural-600-c1/cand failed" in Verdict.read(blocked / "verdict.json").sentence
+    # The crashed lane was replaced before the next cell that ran: a second lane run.
+    lane_runs = sorted(p.name for p in (result.bundle / "lanes" / "cand").iterdir())
+    assert lane_runs == ["campaign-001", "campaign-002"]
+    assert result.restored

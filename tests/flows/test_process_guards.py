@@ -1,0 +1,85 @@
+"""What keeps one run safe on its host: the campaign lock, SIGTERM handling, Prefect settings."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from faceoff.errors import FaceoffError
+from flows.ephemeral import apply_prefect_defaults, prefect_defaults
+from flows.lock import CampaignLock
+from flows.publish import artifact_key
+from flows.signals import Terminated, sigterm_deferred, sigterm_raises
+
+REPO = Path(__file__).resolve().parents[2]
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from flows.lock import CampaignLock
+CampaignLock(Path(sys.argv[1])).acquire()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_second_run_of_the_campaign_is_refused_until_the_first_dies(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(FaceoffError, match=f"being run right now \\(pid {holder.pid}\\)"):
+            CampaignLock(tmp_path).acquire()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    with CampaignLock(tmp_path):  # the kernel released it with the process
+        pass
+
+
+def terminate_self() -> None:
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs right after, in this thread
+
+
+def restoration(steps: list[str]) -> None:
+    with sigterm_deferred():
+        terminate_self()
+        steps.append("restoration went on")
+    steps.append("never reached")
+
+
+def test_sigterm_raises_terminated_in_the_main_thread() -> None:
+    with sigterm_raises(), pytest.raises(Terminated):
+        terminate_self()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_sigterm_during_restoration_waits_for_it_to_finish() -> None:
+    steps: list[str] = []
+    with sigterm_raises(), pytest.raises(Terminated):
+        restoration(steps)
+    assert steps == ["restoration went on"]
+
+
+def test_prefect_defaults_keep_what_the_operator_set(tmp_path: Path) -> None:
+    mine = {"PREFECT_HOME": "/srv/prefect", "PREFECT_API_URL": "http://prefect:4200/api"}
+    assert prefect_defaults(mine, tmp_path) == {
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+    }
+    quiet = prefect_defaults({}, tmp_path, live_view=True)
+    assert quiet["PREFECT_HOME"] == str((tmp_path / ".prefect").resolve())
+    assert quiet["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] == "WARNING"
+    environ: dict[str, str] = {}
+    apply_prefect_defaults(environ, tmp_path / "runs")
+    assert Path(environ["PREFECT_HOME"]).is_dir()
+
+
+def test_artifact_keys_are_what_prefect_accepts() -> None:
+    assert artifact_key("GLM_5.3 exl3", "result-card") == "glm-5-3-exl3-result-card"
