@@ -18,6 +18,7 @@ from evidence.reviews import Decision
 from faceoff import __version__
 from faceoff.errors import FaceoffError
 from flows import console as views
+from flows import ephemeral, live, signals
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
@@ -86,8 +87,23 @@ def _not_yet(command: str) -> FaceoffError:
 
 @app.command()
 def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
-    """Run (or resume) the campaign of a matrix."""
-    raise _not_yet("run")
+    """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
+    restored, 143 terminated (docs/flows.md)."""
+    frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
+    out = views.make_console()
+    ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
+    from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+    try:
+        with live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name):
+            result = run_campaign(path, workdir, db)
+    except signals.Terminated:
+        typer.echo(signals.TERMINATED_MESSAGE, err=True)
+        raise SystemExit(signals.EXIT_TERMINATED) from None
+    out.print(live.card_view(result.card))
+    for line in live.closing_lines(result):
+        out.print(line)
+    raise SystemExit(exit_status(result))
 
 
 @app.command()
