@@ -74,8 +74,10 @@ async def test_streams_start_together_and_run_closed_loop(
     by_stream: dict[int, list[RequestOutcome]] = {}
     for o in sorted(outcomes, key=lambda o: o.send_ns or 0):
         by_stream.setdefault(o.stream, []).append(o)
-    firsts = [s[0].send_ns or 0 for s in by_stream.values()]
-    assert max(firsts) - min(firsts) < 50 * MS  # aligned start (generous on a shared host)
+    firsts = [s[0] for s in by_stream.values()]
+    assert len({o.due_ns for o in firsts}) == 1  # one aligned start for every stream
+    sends = [o.send_ns or 0 for o in firsts]
+    assert max(sends) - min(sends) < 250 * MS  # generous on a shared host
     for first, second in by_stream.values():
         assert second.due_ns == first.end_ns  # due when the stream's previous one ended
         assert (second.send_ns or 0) >= first.end_ns
@@ -148,7 +150,7 @@ async def test_per_request_deadline_times_out_with_partial_timing(
     for o in outcomes:
         assert o.status is Status.TIMEOUT and o.error == "request deadline of 0.3 s reached"
         assert 10 < len(o.chunk_offsets_us) < 400
-        assert o.end_ns - (o.send_ns or 0) == pytest.approx(0.3e9, abs=0.1e9)
+        assert o.end_ns - (o.send_ns or 0) == pytest.approx(0.3e9, abs=0.25e9)
 
 
 async def test_cell_deadline_journals_every_request_once(

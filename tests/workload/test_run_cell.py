@@ -66,18 +66,18 @@ def test_sigkill_mid_cell_keeps_exactly_the_finished_requests(
 ) -> None:
     truth = tmp_path / "truth.jsonl"
     sim = start_sim(time_scale=1.0, args=["--ground-truth", str(truth)])
-    # C1, 40-token answers at 200 tok/s: a request ends every ~0.2 s
+    # C1, 200-token answers at 200 tok/s: a request ends every ~1 s
     write_plan(
         sim.url,
         tmp_path / "requests.json",
-        requests=8,
+        requests=6,
         concurrency=1,
-        sampling={"max_tokens": 40, "ignore_eos": True},
+        sampling={"max_tokens": 200, "ignore_eos": True},
     )
     proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
     assert proc.stdout is not None
     read_progress(proc.stdout, 3)
-    time.sleep(0.08)  # well inside request 4 (it streams for ~0.2 s)
+    time.sleep(0.4)  # well inside request 4 (it streams for ~1 s)
     killed_ns = time.perf_counter_ns()
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
