@@ -78,13 +78,6 @@ def status(
         out.print(views.dispositions_table(row, cell_runs(session, row)))
 
 
-def _not_yet(command: str) -> FaceoffError:
-    return FaceoffError(
-        f"`faceoff {command}` is not available in this build yet",
-        fix="see `faceoff --help` for the commands that are",
-    )
-
-
 @app.command()
 def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
     """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
