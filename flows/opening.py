@@ -4,7 +4,8 @@ A campaign whose name is in the ledger with the same matrix id is resumed: a
 pending restoration runs first (a killed run may have left the incumbent down),
 attempts a killed run left pending are marked interrupted (their journals
 indexed, their folders kept), and the walk continues from the first cell run
-without a terminal disposition. A changed matrix under the same name is refused.
+without a terminal disposition (or named by a ``rerun_cells`` review). A changed
+matrix under the same name is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from flows.restore import FROZEN_FILE, RestoreOutcome, restore_incumbent
 from flows.scope import CampaignScope, docker_for
 from lanes.restoration import RestoreTools
 from ledger.campaigns import open_campaign, require_campaign
-from ledger.cells import TERMINAL, latest_attempts, mark_interrupted, set_campaign_state
+from ledger.cells import (
+    TERMINAL,
+    latest_attempts,
+    mark_interrupted,
+    rerun_requested,
+    set_campaign_state,
+)
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import RESTORED, find_restoration
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
@@ -141,16 +148,21 @@ def set_status(scope: CampaignScope, status: str) -> None:
 
 
 def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:
-    """Per arm in plan order (incumbent first), the cells without a terminal disposition."""
+    """Per arm in plan order (incumbent first), the cells without a terminal disposition
+    and those a ``rerun_cells`` review asked for again."""
     with session_scope(scope.engine) as session:
-        latest = latest_attempts(session, require_campaign(session, scope.name))
+        campaign = require_campaign(session, scope.name)
+        latest = latest_attempts(session, campaign)
+        rerun = rerun_requested(session, campaign)
     work = []
     for arm_plan in plan(scope.frozen.matrix).arms:
         name = arm_plan.arm.name
         cells = [
             c
             for c in arm_plan.cells
-            if (c.id, name) not in latest or latest[(c.id, name)].disposition not in TERMINAL
+            if (c.id, name) not in latest
+            or latest[(c.id, name)].disposition not in TERMINAL
+            or (c.id, name) in rerun
         ]
         work.append((arm_plan.arm, cells))
     return work

@@ -23,7 +23,7 @@ from guards.reasons import Disposition
 from guards.record import CELL_FILE
 from guards.verdict import VERDICT_FILE, Verdict
 from ledger.campaigns import require_campaign
-from ledger.cells import TERMINAL, latest_attempts
+from ledger.cells import TERMINAL, latest_attempts, rerun_requested
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.model import Cell
@@ -70,11 +70,14 @@ def policy_block(scope: CampaignScope, cell: Cell, arm: str) -> Decision | None:
     matrix = scope.frozen.matrix
     kinds = {c.id: c.kind for c in matrix.cells}
     with session_scope(scope.engine) as session:
-        latest = latest_attempts(session, require_campaign(session, scope.name))
+        campaign = require_campaign(session, scope.name)
+        latest = latest_attempts(session, campaign)
+        # A run about to be rerun (this one, or one a review named) no longer stands.
+        superseded = rerun_requested(session, campaign) | {(cell.id, arm)}
     earlier = [
         Ran(CellRunKey(cell_id, arm_name), kinds[cell_id], Disposition(row.disposition))
         for (cell_id, arm_name), row in latest.items()
-        if row.disposition in TERMINAL
+        if row.disposition in TERMINAL and (cell_id, arm_name) not in superseded
     ]
     return stop_policy_block(
         matrix.campaign.stop_policy, earlier, CellRunKey(cell.id, arm), cell.kind

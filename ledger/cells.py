@@ -1,7 +1,8 @@
 """Cell-run attempts and their request index rows.
 
 A cell run (one cell on one arm) gets a new row per attempt; a rerun never
-overwrites an earlier attempt. An attempt that a kill left ``pending`` is marked
+overwrites an earlier attempt. A reviewer's ``rerun_cells`` decision asks for a new
+attempt of the runs it names. An attempt that a kill left ``pending`` is marked
 interrupted when the campaign resumes, and the next attempt gets the next number.
 Request rows index the attempt's journal lines; indexing is idempotent, so a
 journal indexed after a crash and again later yields each line once.
@@ -9,18 +10,20 @@ journal indexed after a crash and again later yields each line once.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from ledger.tables import CampaignRow, CellRunRow, RequestRow
+from ledger.tables import CampaignRow, CellRunRow, RequestRow, ReviewRow
 
 Clock = Callable[[], datetime]
 
 PENDING = "pending"
 TERMINAL = ("accepted", "failed", "blocked")
+RERUN_CELLS = "rerun_cells"  # the review decision that asks for new attempts
 
 
 def latest_attempts(session: Session, campaign: CampaignRow) -> dict[tuple[str, str], CellRunRow]:
@@ -29,6 +32,28 @@ def latest_attempts(session: Session, campaign: CampaignRow) -> dict[tuple[str, 
         select(CellRunRow).where(CellRunRow.campaign_id == campaign.id).order_by(CellRunRow.attempt)  # type: ignore[arg-type]
     )
     return {(row.cell_id, row.arm): row for row in session.exec(query)}
+
+
+def rerun_requested(session: Session, campaign: CampaignRow) -> set[tuple[str, str]]:
+    """(cell id, arm) runs a ``rerun_cells`` review named after their latest attempt began."""
+    query = select(ReviewRow).where(
+        ReviewRow.campaign_id == campaign.id, ReviewRow.decision == RERUN_CELLS
+    )
+    latest = latest_attempts(session, campaign)
+    wanted: set[tuple[str, str]] = set()
+    for review in session.exec(query):
+        for name in json.loads(review.cells or "[]"):
+            cell_id, _, arm = str(name).partition("/")
+            row = latest.get((cell_id, arm))
+            began = None if row is None else row.started_at
+            if began is None or _utc(began) < _utc(review.created_at):
+                wanted.add((cell_id, arm))
+    return wanted
+
+
+def _utc(moment: datetime) -> datetime:
+    """Naive UTC: SQLite hands timestamps back without their zone."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def next_attempt(session: Session, campaign: CampaignRow, cell_id: str, arm: str) -> int:

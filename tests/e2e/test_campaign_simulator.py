@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from evidence.audit import audit_bundle
+from evidence.review import ReviewRequest, record_review
+from evidence.reviews import Decision
 from flows.campaign import campaign
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
@@ -40,14 +43,8 @@ def proxy() -> Iterator[RouterProxy]:
     router.stop()
 
 
-def test_a_two_arm_campaign_runs_end_to_end(
-    prefect_harness: None,
-    workdir: Path,
-    tmp_path: Path,
-    proxy: RouterProxy,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+def routed_matrix(tmp_path: Path, proxy: RouterProxy) -> Path:
+    """Incumbent behind the router, one protected operator file."""
     protected = tmp_path / "routes.yaml"
     protected.write_text("llm.primary: 127.0.0.1\n")
     incumbent = arm("inc", "incumbent")
@@ -59,12 +56,64 @@ def test_a_two_arm_campaign_runs_end_to_end(
         "readmit_url": proxy.admin("readmit"),
     }
     data = matrix("e2e-sim", [incumbent, arm("cand", "candidate")])
-    path = write_matrix(tmp_path, data | {"protected_files": [str(protected)]})
+    return write_matrix(tmp_path, data | {"protected_files": [str(protected)]})
+
+
+def test_a_two_arm_campaign_runs_end_to_end(
+    prefect_harness: None,
+    workdir: Path,
+    tmp_path: Path,
+    proxy: RouterProxy,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    path = routed_matrix(tmp_path, proxy)
 
     result = campaign(matrix=str(path), workdir=str(workdir))
 
     assert result.complete and result.restored
     assert result.closure.sentence.startswith("complete: 4 accepted, 0 failed, 0 blocked")
+    assert "inc versus cand" in result.card
+    check_ledger(workdir)
+    check_bundle(result.bundle)
+    check_restoration(result.bundle, proxy)
+    assert {"e2e-sim-dispositions", "e2e-sim-result-card"} <= _artifact_keys()
+
+    # A reviewer asks for one cell run again: the next run makes attempt 2 of it alone.
+    rerun = ReviewRequest("qa", Decision.RERUN_CELLS, "noisy neighbour", ("natural-600-c2/cand",))
+    record_review(open_ledger(resolve_url(None, workdir)), "e2e-sim", rerun, now=utc_now)
+    again = campaign(matrix=str(path), workdir=str(workdir))
+    assert again.complete and again.restored and again.restoration is not None
+    assert attempts(workdir) == [
+        ("natural-600-c1", "cand", 1),
+        ("natural-600-c1", "inc", 1),
+        ("natural-600-c2", "cand", 1),
+        ("natural-600-c2", "cand", 2),
+        ("natural-600-c2", "inc", 1),
+    ]
+    assert sorted(p.name for p in (result.bundle / "lanes" / "cand").iterdir()) == [
+        "campaign-001",
+        "campaign-002",
+    ]
+    assert [e for e, _ in proxy.events] == ["drain", "readmit", "drain", "readmit"]
+
+    last = campaign(matrix=str(path), workdir=str(workdir))  # nothing left: no lane touched
+    assert last.complete and last.restoration is None
+    assert len(proxy.events) == 4
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def attempts(workdir: Path) -> list[tuple[str, str, int]]:
+    engine = open_ledger(resolve_url(None, workdir))
+    with session_scope(engine) as session:
+        runs = cell_runs(session, require_campaign(session, "e2e-sim"))
+    return sorted((r.cell_id, r.arm, r.attempt) for r in runs)
+
+
+def check_ledger(workdir: Path) -> None:
     engine = open_ledger(resolve_url(None, workdir))
     with session_scope(engine) as session:
         row = require_campaign(session, "e2e-sim")
@@ -78,10 +127,10 @@ def test_a_two_arm_campaign_runs_end_to_end(
         ]
         assert all(len(request_rows(session, r)) == 4 for r in runs)  # 4 scored, no cell warmups
 
-    bundle = result.bundle
+
+def check_bundle(bundle: Path) -> None:
     for name in BUNDLE_FILES:
         assert (bundle / name).is_file(), name
-    assert "inc versus cand" in result.card
     sums = subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=bundle, check=False)
     assert sums.returncode == 0
     assert audit_bundle(bundle).ok
@@ -89,27 +138,18 @@ def test_a_two_arm_campaign_runs_end_to_end(
         names = {p.name for p in attempt.iterdir()}
         assert {"requests.json", "journal.jsonl", "engine.jsonl", "host.jsonl"} <= names
         assert {"cell.json", "telemetry.json", "verdict.json", "summary.json"} <= names
+    warmup = bundle / "lanes" / "inc" / "campaign-001" / "warmup" / "journal.jsonl"
+    assert '"phase":"warmup"' in warmup.read_text()
+    assert (bundle / "handoffs" / "handoff-001.json").is_file()
 
+
+def check_restoration(bundle: Path, proxy: RouterProxy) -> None:
     receipt = verify_receipt(bundle / "receipt.json")
     assert receipt.outcome == "restored" and receipt.protected_unchanged
     assert [c.absent for c in receipt.candidates] == [True]
     assert receipt.router is not None and receipt.router.readmitted_after_identity
     assert [e for e, _ in proxy.events] == ["drain", "readmit"]
     assert proxy.refused == 0
-    assert (bundle / "handoffs" / "handoff-001.json").is_file()
-    warmup = bundle / "lanes" / "inc" / "campaign-001" / "warmup" / "journal.jsonl"
-    assert '"phase":"warmup"' in warmup.read_text()
-
-    keys = _artifact_keys()
-    assert {"e2e-sim-dispositions", "e2e-sim-result-card"} <= keys
-
-    again = campaign(matrix=str(path), workdir=str(workdir))  # nothing left: no lane touched
-    assert again.complete and again.restoration is None
-    assert sorted(p.name for p in (bundle / "lanes" / "inc").iterdir()) == [
-        "campaign-001",
-        "restore-001",
-    ]
-    assert [e for e, _ in proxy.events] == ["drain", "readmit"]
 
 
 def _artifact_keys() -> set[str]:
