@@ -18,6 +18,7 @@ from flows.scope import CampaignScope
 from lanes.bringup import bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
+from lanes.http import HttpReply
 from lanes.lane import Lane
 from lanes.readiness import Waiting
 from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
@@ -30,7 +31,7 @@ from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
 
 WARMUP_DIR = "warmup"
-PORT_PROBE_TIMEOUT_S = 2.0
+PORT_PROBE_S = 2.0  # a port check: anything listening answers at once
 STOP_GRACE_S = 30.0
 
 
@@ -86,10 +87,14 @@ def start_arm(scope: CampaignScope, arm: Arm) -> ArmRun:
     return ArmRun(arm, lane, run_dir, readiness.ready, up.ok, None if up.ok else up.reason)
 
 
+def probe_port(scope: CampaignScope, arm: Arm) -> HttpReply:
+    """``GET /health`` on the arm's address; ``status`` is None when nothing answers."""
+    return scope.tools.http.get(f"http://{arm.host}:{arm.port}/health", timeout=PORT_PROBE_S)
+
+
 def port_answers(scope: CampaignScope, arm: Arm) -> str | None:
     """A sentence when something already serves on the arm's port, else None."""
-    url = f"http://{arm.host}:{arm.port}/health"
-    reply = scope.tools.http.get(url, timeout=PORT_PROBE_TIMEOUT_S)
+    reply = probe_port(scope, arm)
     if reply.status is None:
         return None
     return (

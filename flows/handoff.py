@@ -25,6 +25,7 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from flows.arm import probe_port
 from flows.scope import CampaignScope
 from lanes.context import LanePurpose
 from lanes.leftovers import Leftover, remove_containers, stop_processes
@@ -35,7 +36,6 @@ from lanes.router import RouterAction, RouterHook
 from matrix.model import Arm
 
 HANDOFFS_DIR = "handoffs"
-PORT_PROBE_TIMEOUT_S = 2.0
 
 
 class StoppedLane(Spec):
@@ -59,7 +59,7 @@ class HandoffRecord(Artifact):
 def check_incumbent_port(scope: CampaignScope) -> None:
     """Refuse to start when an unknown server answers on the incumbent's port."""
     arm = scope.frozen.matrix.incumbent
-    reply = scope.tools.http.get(_health(arm), timeout=PORT_PROBE_TIMEOUT_S)
+    reply = probe_port(scope, arm)
     if reply.status is None or _own_lanes(scope, arm) or earlier_production(scope, arm):
         return
     raise FaceoffError(
@@ -142,10 +142,6 @@ def _own_lanes(scope: CampaignScope, arm: Arm) -> bool:
     pattern = f"lanes/{arm.name}/*/{LANE_FILE}"
     records = [LaneRecord.read(p) for p in scope.campaign_dir.glob(pattern)]
     return any(_alive(scope, r) for r in records if r.state != "removed")
-
-
-def _health(arm: Arm) -> str:
-    return f"http://{arm.host}:{arm.port}/health"
 
 
 def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:
