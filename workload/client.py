@@ -39,7 +39,6 @@ class RunContext:
     attempt: int
     plan_sha256: str
     client_run: str
-    model: str
     wall_anchor_utc: datetime
     mono_anchor_ns: int
 

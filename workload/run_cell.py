@@ -90,7 +90,6 @@ def context_for(plan: RequestPlan, args: argparse.Namespace) -> RunContext:
         attempt=args.attempt,
         plan_sha256=plan.sha256(),
         client_run=secrets.token_hex(6),
-        model=plan.model,
         wall_anchor_utc=wall,
         mono_anchor_ns=mono,
     )

@@ -20,7 +20,6 @@ CONTEXT = RunContext(
     attempt=1,
     plan_sha256="0" * 64,
     client_run="abc123",
-    model="tiny",
     wall_anchor_utc=datetime(2026, 1, 1, tzinfo=UTC),
     mono_anchor_ns=0,
 )

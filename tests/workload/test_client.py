@@ -31,7 +31,6 @@ async def run(
         attempt=1,
         plan_sha256=plan.sha256(),
         client_run="test",
-        model=plan.model,
         wall_anchor_utc=datetime.now(UTC),
         mono_anchor_ns=time.perf_counter_ns(),
     )
