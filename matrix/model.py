@@ -211,12 +211,31 @@ class Cell(Spec):
                 f"concurrency {self.concurrency} exceeds requests {self.requests}; "
                 "a closed loop needs at least one request per stream"
             )
+        _check_shape(self)
         return self
 
     @property
     def cold(self) -> bool:
         """Whether the prefix cache must stay cold (session reuse is warm by design)."""
         return self.kind is not WorkloadKind.SESSION_REUSE
+
+
+def _check_shape(cell: Cell) -> None:
+    """Workload kinds whose request pattern needs a particular concurrency or count."""
+    if cell.kind is WorkloadKind.HEAD_OF_LINE and cell.concurrency < 2:
+        raise ValueError(
+            "head_of_line needs concurrency ≥ 2: one stream for the long cold prefill, "
+            "the others for short requests behind it"
+        )
+    if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests % 2:
+        raise ValueError(
+            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd"
+        )
+    if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests < 2 * cell.concurrency:
+        raise ValueError(
+            f"session_reuse at concurrency {cell.concurrency} needs at least "
+            f"{2 * cell.concurrency} requests (a session of two turns per stream)"
+        )
 
 
 class CampaignSpec(Spec):

@@ -63,13 +63,7 @@ def _round_robin(cell: Cell, phase: Phase, count: int, streams: int) -> list[Slo
 
 
 def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) -> list[Slot]:
-    if cell.concurrency < 2 or cell.requests < 2:
-        raise FaceoffError(
-            "head_of_line needs concurrency ≥ 2 and requests ≥ 2: one stream for the long "
-            "cold prefill, the others for short requests behind it",
-            where=f"cell {cell.id}",
-            fix="set concurrency = 2 or more",
-        )
+    # matrix.Cell guarantees concurrency ≥ 2 and requests ≥ concurrency for this kind.
     shorts = cell.concurrency - 1
     long = Slot(phase, 0, 0, 0, 0, RequestRole.LONG_PREFILL, cell.input_tokens)
     return [long] + [
@@ -87,19 +81,7 @@ def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) ->
 
 
 def _sessions(cell: Cell, phase: Phase) -> list[Slot]:
-    if cell.requests % 2:
-        raise FaceoffError(
-            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd",
-            where=f"cell {cell.id}",
-            fix="set requests to an even number (two per session)",
-        )
-    if cell.requests < 2 * cell.concurrency:
-        raise FaceoffError(
-            f"session_reuse at concurrency {cell.concurrency} needs at least "
-            f"{2 * cell.concurrency} requests (a session of two turns per stream)",
-            where=f"cell {cell.id}",
-            fix="raise requests or lower concurrency",
-        )
+    # matrix.Cell guarantees an even request count of at least two per stream.
     slots = []
     for i in range(cell.requests):
         session, turn = divmod(i, 2)

@@ -158,3 +158,20 @@ def test_examples_parse_as_toml() -> None:
     for path in EXAMPLES.glob("*.toml"):
         assert tomllib.loads(path.read_text())["campaign"]["name"]
         assert load_matrix(path).campaign.name
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "hint"),
+    [
+        ("head_of_line", "concurrency = 1", "head_of_line needs concurrency ≥ 2"),
+        ("session_reuse", "requests = 3\nconcurrency = 1", "requests = 3 is odd"),
+        ("session_reuse", "requests = 4\nconcurrency = 3", "at least 6 requests"),
+    ],
+)
+def test_request_patterns_that_cannot_work_are_refused(tmp_path: Path, kind, fields, hint) -> None:  # type: ignore[no-untyped-def]
+    cell = f'\n[[cells]]\nid = "x"\nkind = "{kind}"\ninput_tokens = 1024\n{fields}\n'
+    if "requests" not in fields:
+        cell += "requests = 4\n"
+    with pytest.raises(MatrixError, match=hint) as info:
+        load_matrix(write(tmp_path, MINIMAL + cell))
+    assert "cells[1] (id='x')" in info.value.message
