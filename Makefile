@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(NAME) $(ARGS)
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
