@@ -17,6 +17,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
 
+from faceoff.errors import FaceoffError
 from flows.arm import ArmRun
 from flows.closing import CampaignResult
 from flows.handoff import check_incumbent_port
@@ -123,7 +124,11 @@ def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:
         logger.warning("arm %s cannot run cells: %s", arm.name, run.reason)
         return run
     logger.info("arm %s: lane up at %s, identity ok", arm.name, run.base_url)
-    warmups = warmed(scope, run, first)
+    try:
+        warmups = warmed(scope, run, first)
+    except FaceoffError as exc:  # unscored: the cells themselves will say what fails
+        logger.warning("arm %s: warmups not run: %s", arm.name, exc.message)
+        return run
     if warmups is not None:
         logger.info(
             "arm %s: %d warmup(s), client exit %d", arm.name, arm.warmups, warmups.returncode
