@@ -92,21 +92,23 @@ def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
 
 
 def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
-    """Lane up, warmups, the cells in order, lane down; a lane that died is started again
-    before the next cell that will run (the stop policy may block it without a lane)."""
-    runs = [bring_up(scope, arm, cells[0])]
+    """The arm's cells in order on one lane, started for the first cell that will run (the
+    stop policy may block cells without one) and started again if it died; then lane down."""
+    run: ArmRun | None = None
     try:
         for cell in cells:
             blocked = policy_block(scope, cell, arm.name)
             if blocked is not None:
                 _log_result(block_task(scope, cell, arm.name, blocked))
                 continue
-            if _ended(runs[-1]):
-                stop_task(scope, runs[-1])
-                runs.append(bring_up(scope, arm, cell))
-            _log_result(cell_run(scope, runs[-1], cell))
+            if run is None or _ended(run):
+                if run is not None:
+                    stop_task(scope, run)
+                run = bring_up(scope, arm, cell)
+            _log_result(cell_run(scope, run, cell))
     finally:
-        stop_task(scope, runs[-1])
+        if run is not None:
+            stop_task(scope, run)
 
 
 def _log_result(result: CellResult) -> None:

@@ -80,3 +80,28 @@ def test_a_crashing_lane_fails_its_cells_and_the_stop_policy_blocks_its_workload
     lane_runs = sorted(p.name for p in (result.bundle / "lanes" / "cand").iterdir())
     assert lane_runs == ["campaign-001", "campaign-002"]
     assert result.restored
+
+
+def test_stop_campaign_after_a_failure_blocks_the_rest_without_starting_their_lanes(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    overrun = {"faults": {"contract_overrun": True}}  # ignores "exactly N words"
+    arms = [arm("inc", "incumbent", simulator=overrun), arm("cand", "candidate")]
+    data = matrix("e2e-stop", arms)
+    data["campaign"]["stop_policy"] = "stop_campaign"
+    controlled = {"id": "controlled-600-c1", "kind": "controlled", "input_tokens": 600}
+    controlled |= {"concurrency": 1, "requests": 2, "output_words": 8, "deadline_s": 60.0}
+    data["cells"] = [controlled | {"sampling": {"max_tokens": 48}}, data["cells"][0]]
+    path = write_matrix(tmp_path, data)
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    assert dispositions(workdir, "e2e-stop") == {
+        ("controlled-600-c1", "inc", 1): ("failed", "contract_overrun"),
+        ("natural-600-c1", "inc", 1): ("blocked", "stop_policy"),
+        ("controlled-600-c1", "cand", 1): ("blocked", "stop_policy"),
+        ("natural-600-c1", "cand", 1): ("blocked", "stop_policy"),
+    }
+    assert result.closure.sentence.startswith("closed partial: 0 accepted, 1 failed, 3 blocked")
+    assert not (result.bundle / "lanes" / "cand").exists()  # its lane was never started
+    assert result.restored
