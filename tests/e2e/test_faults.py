@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence.audit import audit_bundle
 from flows.campaign import campaign
 from flows.runner import EXIT_PARTIAL, exit_status
 from guards.verdict import Presence, Verdict
@@ -41,6 +42,7 @@ def test_a_lane_without_the_prefill_histogram_is_blocked_for_that_family_only(
 
     assert result.closure.sentence.startswith("closed partial: 2 accepted, 0 failed, 2 blocked, 0")
     assert exit_status(result) == EXIT_PARTIAL and result.restored
+    assert audit_bundle(result.bundle).ok
     assert dispositions(workdir, "e2e-family") == {
         ("natural-600-c1", "inc", 1): ("accepted", "accepted"),
         ("natural-600-c2", "inc", 1): ("accepted", "accepted"),
@@ -79,7 +81,7 @@ def test_a_crashing_lane_fails_its_cells_and_the_stop_policy_blocks_its_workload
     # The crashed lane was replaced before the next cell that ran: a second lane run.
     lane_runs = sorted(p.name for p in (result.bundle / "lanes" / "cand").iterdir())
     assert lane_runs == ["campaign-001", "campaign-002"]
-    assert result.restored
+    assert result.restored and audit_bundle(result.bundle).ok
 
 
 def test_stop_campaign_after_a_failure_blocks_the_rest_without_starting_their_lanes(
@@ -104,4 +106,4 @@ def test_stop_campaign_after_a_failure_blocks_the_rest_without_starting_their_la
     }
     assert result.closure.sentence.startswith("closed partial: 0 accepted, 1 failed, 3 blocked")
     assert not (result.bundle / "lanes" / "cand").exists()  # its lane was never started
-    assert result.restored
+    assert result.restored and audit_bundle(result.bundle).ok

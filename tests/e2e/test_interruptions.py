@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from evidence.audit import audit_bundle
 from flows.signals import EXIT_TERMINATED, TERMINATED_MESSAGE
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
@@ -92,6 +93,7 @@ def test_sigkill_mid_cell_then_resume_keeps_every_request_and_adds_attempt_2(
     # The resume restored the incumbent first (kept aside), then again at its end.
     assert verify_receipt(campaign_dir / "receipt.superseded-1.json").outcome == "restored"
     assert verify_receipt(campaign_dir / "receipt.json").outcome == "restored"
+    assert audit_bundle(campaign_dir).ok  # the interrupted attempt's folder included
 
 
 def test_sigterm_mid_cell_restores_and_writes_the_receipt_before_exit(
