@@ -53,6 +53,7 @@ class Observed:
 
     started_at: datetime
     telemetry_error: str | None = None
+    setup_error: str | None = None
     client: ClientExit | None = None
 
 
@@ -180,6 +181,7 @@ def cell_record(
         lane_ready_reason=None if run.ready else run.reason,
         identity=_identity_ref(scope, run),
         telemetry_error=seen.telemetry_error,
+        setup_error=seen.setup_error,
         window=window,
         started_at=seen.started_at,
         ended_at=scope.now(),

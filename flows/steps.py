@@ -51,7 +51,7 @@ def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
         run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
     except FaceoffError as exc:  # e.g. the plan could not be built; the record says what ran
         setup_error = exc.message
-        _record_without_run(scope, run, attempt)
+        _record_without_run(scope, run, attempt, setup_error)
     except BaseException:
         interrupt(scope, attempt)
         raise
@@ -105,9 +105,11 @@ def interrupt(scope: CampaignScope, attempt: Attempt) -> None:
         session.add(row)
 
 
-def _record_without_run(scope: CampaignScope, run: ArmRun, attempt: Attempt) -> None:
+def _record_without_run(
+    scope: CampaignScope, run: ArmRun, attempt: Attempt, setup_error: str
+) -> None:
     if not (attempt.folder / CELL_FILE).exists():
-        seen = Observed(started_at=scope.now())
+        seen = Observed(started_at=scope.now(), setup_error=setup_error)
         cell_record(scope, run, attempt, seen, None).write(attempt.folder / CELL_FILE)
 
 

@@ -51,6 +51,10 @@ def prerequisite(art: CellArtifacts) -> Decision | None:
         never = "identity was never checked"
         why = (record.identity.reason or "no reason recorded") if record.identity else never
         return Decision(blocked, Reason.IDENTITY_MISMATCH, f"identity not proven: {why}")
+    if record.setup_error is not None:
+        return Decision(
+            blocked, Reason.SETUP_FAILED, f"the cell could not be set up: {record.setup_error}"
+        )
     if record.telemetry_error is not None:
         return Decision(
             blocked,

@@ -27,6 +27,7 @@ class Reason(StrEnum):
     IDENTITY_MISMATCH = "identity_mismatch"
     TELEMETRY_UNAVAILABLE = "telemetry_unavailable"
     ARTIFACTS_MISSING = "artifacts_missing"
+    SETUP_FAILED = "setup_failed"
     STOP_POLICY = "stop_policy"
     FAMILY_MISSING = "family_missing"
     # failed: validity rules, in precedence order
@@ -54,6 +55,7 @@ BLOCKING = frozenset(
         Reason.IDENTITY_MISMATCH,
         Reason.TELEMETRY_UNAVAILABLE,
         Reason.ARTIFACTS_MISSING,
+        Reason.SETUP_FAILED,
         Reason.STOP_POLICY,
         Reason.FAMILY_MISSING,
     }
@@ -68,6 +70,8 @@ MEANINGS = MappingProxyType(
         Reason.TELEMETRY_UNAVAILABLE: "the collectors could not start; the cell was not run",
         Reason.ARTIFACTS_MISSING: "a native artifact the guard needs (cell.json, requests.json) "
         "is missing or unreadable, so the cell cannot be scored",
+        Reason.SETUP_FAILED: "the orchestrator could not set the cell up (e.g. its request plan "
+        "could not be built on the lane); the client was never started",
         Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
         Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
         Reason.OOM: "an out-of-memory kill was observed (OOMKilled, or exit 137 where the lane "

@@ -74,6 +74,10 @@ class CellRecord(Artifact):
     telemetry_error: str | None = Field(
         description="Why the collectors could not start, when they could not."
     )
+    setup_error: str | None = Field(
+        default=None,
+        description="Why the attempt could not be set up (e.g. the plan could not be built).",
+    )
     window: CellWindow | None = Field(
         description="First send to last end of every journaled request (journal_window); "
         "None when no request was sent."

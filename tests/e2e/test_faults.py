@@ -107,3 +107,23 @@ def test_stop_campaign_after_a_failure_blocks_the_rest_without_starting_their_la
     assert result.closure.sentence.startswith("closed partial: 0 accepted, 1 failed, 3 blocked")
     assert not (result.bundle / "lanes" / "cand").exists()  # its lane was never started
     assert result.restored and audit_bundle(result.bundle).ok
+
+
+def test_a_cell_that_cannot_be_planned_is_blocked_with_the_reason_in_its_verdict(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    arms = [arm("inc", "incumbent", warmups=0), arm("cand", "candidate", warmups=0)]
+    data = matrix("e2e-setup", arms)
+    data["cells"] = [data["cells"][0] | {"id": "natural-9000-c1", "input_tokens": 9000}]
+    path = write_matrix(tmp_path, data)  # the tiny profile serves 8,192 tokens of context
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    assert dispositions(workdir, "e2e-setup") == {
+        ("natural-9000-c1", "inc", 1): ("blocked", "setup_failed"),
+        ("natural-9000-c1", "cand", 1): ("blocked", "setup_failed"),
+    }
+    verdict = Verdict.read(result.bundle / "cells/natural-9000-c1/inc/attempt-1/verdict.json")
+    assert "could not be set up" in verdict.sentence
+    assert "8192" in verdict.sentence.replace(",", "")
+    assert result.restored and audit_bundle(result.bundle).ok
