@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from lanes.protected import compare, snapshot
 from tests.lanes.helpers import arm, checkpoint
 
 WHEN = datetime(2026, 10, 17, 13, 3, 57, tzinfo=UTC)
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_manifest_hashes_config_and_tokenizer_files_not_shards(tmp_path: Path) -> None:
@@ -89,12 +92,25 @@ def test_protected_files_compare_before_and_after(tmp_path: Path) -> None:
     assert checks[str(tmp_path)].change == "unreadable"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
 def test_an_unreadable_file_is_recorded_not_raised(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("x")
     secret.chmod(0)
-    assert snapshot([str(secret)], WHEN).files[0].state == "unreadable"
+    code = (
+        "import sys; from datetime import UTC, datetime; from lanes.protected import snapshot; "
+        "print(snapshot([sys.argv[1]], datetime.now(UTC)).files[0].state)"
+    )
+    # Root reads every file: the child gives up the capabilities that let it.
+    drop = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    result = subprocess.run(
+        [*drop, sys.executable, "-c", code, str(secret)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "unreadable"
 
 
 def test_run_folders_never_reuse_a_number(tmp_path: Path) -> None:
