@@ -29,5 +29,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(NAME) $(ARGS)
 
+# The demo leaves its restored (simulated) incumbent serving, as a real campaign would.
 clean:
+	@if [ -x $(BIN)/faceoff ] && [ -d runs ]; then $(BIN)/faceoff teardown --workdir runs; fi
 	rm -rf $(VENV) runs .pytest_cache

@@ -20,6 +20,7 @@ from faceoff.errors import FaceoffError
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
@@ -120,6 +121,22 @@ def restore(
             typer.echo(f"  {line}")
     if not all(o.ok for o in outcomes):
         raise SystemExit(1)
+
+
+@app.command()
+def teardown(
+    campaign: Annotated[
+        str | None, typer.Argument(help="Campaign name; every campaign of the workdir if omitted.")
+    ] = None,
+    workdir: Workdir = Path("runs"),
+) -> None:
+    """Stop every lane a campaign left running, its restored incumbent too (demos, test hosts)."""
+    found = sorted(p.parent for p in workdir.glob("*/lanes"))
+    folders = [workdir / campaign] if campaign else found
+    tools = restore_tools(os.environ)
+    for folder in folders:
+        for gone in stop_campaign_lanes(folder, folder.name, tools.now, tools.docker):
+            typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
 
 
 @app.command()

@@ -8,7 +8,7 @@ production again and is left alone unless the caller asks otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,8 +78,7 @@ def live_process_records(
     """Host-process lane records whose recorded process is still alive."""
     wanted = None if arms is None else set(arms)
     live = []
-    for path in sorted(Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}")):
-        record = LaneRecord.read(path)
+    for path, record in _records(campaign_dir):
         if record.pid is None or record.container_id is not None:
             continue
         if wanted is not None and record.arm not in wanted:
@@ -105,3 +104,24 @@ def stop_processes(
         )
         stopped.append(Leftover(record.arm, record.run, "process", str(pid), record.purpose))
     return stopped
+
+
+def teardown(
+    campaign_dir: Path, campaign: str, now: Any, docker_factory: Callable[[], Any]
+) -> list[Leftover]:
+    """Stop every lane the campaign started, the restored incumbent too.
+
+    For demos and test hosts, where the incumbent is not production: a real
+    campaign leaves its restored incumbent serving. Docker is only reached when
+    a lane record names a container.
+    """
+    stopped = stop_processes(live_process_records(campaign_dir, keep_restore=False), now)
+    if any(record.container_id for _, record in _records(campaign_dir)):
+        found = campaign_containers(docker_factory(), campaign, keep_restore=False)
+        stopped += remove_containers(found)
+    return stopped
+
+
+def _records(campaign_dir: Path) -> list[tuple[Path, LaneRecord]]:
+    paths = sorted(Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}"))
+    return [(p, LaneRecord.read(p)) for p in paths]

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from lanes.context import LanePurpose
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
-from lanes.leftovers import live_process_records, stop_processes
+from lanes.leftovers import live_process_records, stop_processes, teardown
 from lanes.readiness import Waiting, wait_ready
 from lanes.records import LaneRecord
 from tests.conftest import free_port
@@ -101,3 +102,21 @@ def test_a_lane_left_by_a_crashed_orchestrator_is_found_by_its_record(campaign_d
     wait_for(lambda: gone(pid))
     assert LaneRecord.read(found[0][0] / "lane.json").state == "stopped"
     assert live_process_records(campaign_dir) == []
+
+
+def test_teardown_stops_the_restored_incumbent_too(campaign_dir: Path) -> None:
+    sleeper = [PYTHON, "-c", "import time; time.sleep(300)"]
+    the_arm = arm(command=sleeper)
+    lane = open_lane(the_arm, context(campaign_dir, the_arm, purpose=LanePurpose.RESTORE))
+    pid = lane.start().pid
+    assert pid is not None
+    assert live_process_records(campaign_dir) == []  # production again: left alone by default
+
+    def no_docker() -> None:
+        raise AssertionError("no lane record names a container")
+
+    stopped = teardown(campaign_dir, "c1", now, no_docker)
+
+    assert [(s.ident, s.purpose) for s in stopped] == [(str(pid), "restore")]
+    lane.exit_status()
+    wait_for(lambda: gone(pid))
