@@ -26,7 +26,9 @@ shared, loaded host the tail is set by whole-process stalls (the scheduler or th
 hypervisor not running the client for tens of ms), so each verdict line also says
 how many > 2 ms chunks overlapped a stall that an independent bare 1 ms timer
 process saw at the same time, how long the client waited for a CPU
-(/proc/self/schedstat), and the load average.
+(/proc/self/schedstat), and the load average. `--pin` puts the simulator on core 0 and
+each client (faceoff and the peer alike) on core 1, as on a GPU host where the engine
+does not compete with the client for the CPU.
 guidellm is installed in its own ignored venv:
     python3 -m venv build/peer-venv && build/peer-venv/bin/pip install guidellm
 """
@@ -43,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,6 +196,11 @@ class Round:
     requests: int
     tokens: int
     tag: str
+    client_cpus: frozenset[int] | None = None  # --pin: the clients' core, apart from the server
+
+    def pinned(self) -> Callable[[], None] | None:
+        cpus = self.client_cpus
+        return None if cpus is None else lambda: os.sched_setaffinity(0, cpus)
 
 
 def run_faceoff(r: Round) -> tuple[Path, float, float]:
@@ -205,7 +212,9 @@ def run_faceoff(r: Round) -> tuple[Path, float, float]:
     command = [sys.executable, "-m", "workload.run_cell", "--plan", str(plan_path)]
     command += ["--base-url", r.url, "--journal", str(journal)]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        command, cwd=REPO, check=True, capture_output=True, text=True, preexec_fn=r.pinned()
+    )
     summary = json.loads(done.stdout.splitlines()[-1])["summary"]
     return journal, summary["runqueue_wait_s"] or 0.0, time.perf_counter() - started
 
@@ -223,7 +232,9 @@ def run_peer(peer: str, r: Round) -> Path:
     command += ["--data", f"kind=json_file,path={data}"]
     command += ["--constraint", f"kind=max_requests,count={r.requests}"]
     command += ["--output", f"kind=json,path={report}", "--disable-console"]
-    subprocess.run(command, cwd=r.workdir, check=True, capture_output=True, text=True)
+    subprocess.run(
+        command, cwd=r.workdir, check=True, capture_output=True, text=True, preexec_fn=r.pinned()
+    )
     return report
 
 
@@ -269,9 +280,14 @@ def measure(c: int, args: argparse.Namespace, workdir: Path) -> tuple[Errors, Er
     ours, theirs = Errors(), Errors() if args.peer else None
     truth = workdir / f"truth-c{c}.jsonl"
     n = max(args.min_requests, 2 * c)
+    client_cpus = frozenset({1}) if args.pin else None
     with simulator(args.rate, truth) as sim, stall_probe(ours):
+        if args.pin:
+            os.sched_setaffinity(sim.process.pid, {0})
         for k in range(args.rounds):
-            r = Round(sim.url, workdir, c, n, args.tokens, tag=f"c{c}-r{k}")
+            r = Round(
+                sim.url, workdir, c, n, args.tokens, tag=f"c{c}-r{k}", client_cpus=client_cpus
+            )
             order = ["faceoff", "peer"] if k % 2 == 0 else ["peer", "faceoff"]
             outputs: dict[str, Path] = {}
             for who in order:
@@ -312,6 +328,11 @@ def main() -> None:
     parser.add_argument("--min-requests", type=int, default=8)
     default_peer = REPO / "build/peer-venv/bin/guidellm"
     parser.add_argument("--peer", default=str(default_peer) if default_peer.exists() else "")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="server on core 0, each client on core 1 (as an engine on GPUs leaves the client a core)",
+    )
     parser.add_argument("--keep", type=Path, help="keep plans, journals and ground truth here")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
