@@ -331,7 +331,7 @@ def main() -> None:
     parser.add_argument(
         "--pin",
         action="store_true",
-        help="server on core 0, each client on core 1 (as an engine on GPUs leaves the client a core)",
+        help="server on core 0, each client on core 1 (an engine on GPUs leaves the client a core)",
     )
     parser.add_argument("--keep", type=Path, help="keep plans, journals and ground truth here")
     parser.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
