@@ -175,3 +175,11 @@ def test_request_patterns_that_cannot_work_are_refused(tmp_path: Path, kind, fie
     with pytest.raises(MatrixError, match=hint) as info:
         load_matrix(write(tmp_path, MINIMAL + cell))
     assert "cells[1] (id='x')" in info.value.message
+
+
+def test_the_readme_matrix_is_valid(tmp_path: Path) -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text()
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    matrix = load_matrix(write(tmp_path, example))
+    assert [a.name for a in matrix.arms] == ["exl3-r11", "nvfp4-r2"]
+    assert len(matrix.cells) == 6
