@@ -14,6 +14,7 @@ from pathlib import Path
 from faceoff.errors import FaceoffError
 from flows.client import CLIENT_LOG, ClientArgs, ClientExit, ClientProcess
 from flows.planning import plan_warmups
+from flows.restore import lane_run_row
 from flows.scope import CampaignScope
 from lanes.bringup import bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir
@@ -25,7 +26,6 @@ from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import add_lane_run, close_lane_runs
-from ledger.tables import LaneRunRow
 from matrix.model import Arm, Cell
 from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
@@ -166,19 +166,11 @@ def _record_lane_run(scope: CampaignScope, lane: Lane, *, ok: bool, reason: str 
     with session_scope(scope.engine) as session:
         row = require_campaign(session, scope.name)
         assert row.id is not None
-        add_lane_run(
-            session,
-            LaneRunRow(
-                campaign_id=row.id,
-                arm=record.arm,
-                purpose=record.purpose,
-                lane_kind=record.lane_kind.value,
-                image_digest=record.running_image or record.image,
-                container_id=record.container_id,
-                pid=record.pid,
-                started_at=record.started_at or record.created_at,
-                identity_ok=ok,
-                identity_reason=reason,
-                record_path=str(lane.ctx.run_dir / LANE_FILE),
-            ),
+        lane_run = lane_run_row(
+            row.id,
+            record,
+            identity_ok=ok,
+            identity_reason=reason,
+            record_path=lane.ctx.run_dir / LANE_FILE,
         )
+        add_lane_run(session, lane_run)

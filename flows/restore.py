@@ -197,8 +197,26 @@ def _lane_run(
     row: CampaignRow, lane: LaneRecord, receipt: Receipt, campaign_dir: Path
 ) -> LaneRunRow:
     assert row.id is not None
+    return lane_run_row(
+        row.id,
+        lane,
+        identity_ok=receipt.identity_ok,
+        identity_reason=receipt.identity_reason,
+        record_path=campaign_dir / receipt.lane_run / LANE_FILE,
+    )
+
+
+def lane_run_row(
+    campaign_id: int,
+    lane: LaneRecord,
+    *,
+    identity_ok: bool | None,
+    identity_reason: str | None,
+    record_path: Path,
+) -> LaneRunRow:
+    """The ledger's index row of one lane run, from its lane.json record."""
     return LaneRunRow(
-        campaign_id=row.id,
+        campaign_id=campaign_id,
         arm=lane.arm,
         purpose=lane.purpose,
         lane_kind=lane.lane_kind.value,
@@ -206,9 +224,9 @@ def _lane_run(
         container_id=lane.container_id,
         pid=lane.pid,
         started_at=lane.started_at or lane.created_at,
-        identity_ok=receipt.identity_ok,
-        identity_reason=receipt.identity_reason,
-        record_path=str(campaign_dir / receipt.lane_run / LANE_FILE),
+        identity_ok=identity_ok,
+        identity_reason=identity_reason,
+        record_path=str(record_path),
     )
 
 

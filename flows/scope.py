@@ -7,7 +7,6 @@ Docker-client factory, the Python that runs simulator lanes and the client).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -15,12 +14,10 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from evidence.layout import ATTEMPT, CELLS_DIR
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
 from matrix.model import LaneKind
-
-CELLS_DIR = "cells"
-ATTEMPT = re.compile(r"^attempt-(\d+)$")
 
 
 @dataclass(frozen=True)
