@@ -39,6 +39,10 @@ class Envelope:
     model: str
     fingerprint: str
 
+    def head(self, kind: str) -> dict[str, Any]:
+        """The fields every response object opens with."""
+        return {"id": self.ident, "object": kind, "created": self.created, "model": self.model}
+
 
 def chat_role_chunk(env: Envelope) -> dict[str, Any]:
     choice = {
@@ -48,10 +52,7 @@ def chat_role_chunk(env: Envelope) -> dict[str, Any]:
         "finish_reason": None,
     }
     return {
-        "id": env.ident,
-        "object": "chat.completion.chunk",
-        "created": env.created,
-        "model": env.model,
+        **env.head("chat.completion.chunk"),
         "choices": [choice],
         "prompt_token_ids": None,
         "prompt_text": None,
@@ -64,10 +65,7 @@ def chat_chunk(env: Envelope, delta: dict[str, str], finish: str | None) -> dict
         choice["stop_reason"] = None
     choice["token_ids"] = None
     return {
-        "id": env.ident,
-        "object": "chat.completion.chunk",
-        "created": env.created,
-        "model": env.model,
+        **env.head("chat.completion.chunk"),
         "choices": [choice],
     }
 
@@ -83,20 +81,14 @@ def completion_chunk(env: Envelope, text: str, finish: str | None) -> dict[str, 
         "token_ids": None,
     }
     return {
-        "id": env.ident,
-        "object": "text_completion",
-        "created": env.created,
-        "model": env.model,
+        **env.head("text_completion"),
         "choices": [choice],
     }
 
 
 def usage_chunk(env: Envelope, kind: str, counts: dict[str, int]) -> dict[str, Any]:
     return {
-        "id": env.ident,
-        "object": kind,
-        "created": env.created,
-        "model": env.model,
+        **env.head(kind),
         "choices": [],
         "usage": counts,
         "system_fingerprint": env.fingerprint,
@@ -133,10 +125,7 @@ def chat_response(
         "routed_experts": None,
     }
     return {
-        "id": env.ident,
-        "object": "chat.completion",
-        "created": env.created,
-        "model": env.model,
+        **env.head("chat.completion"),
         "choices": [choice],
         "service_tier": None,
         "system_fingerprint": env.fingerprint,
@@ -165,10 +154,7 @@ def completion_response(
         "routed_experts": None,
     }
     return {
-        "id": env.ident,
-        "object": "text_completion",
-        "created": env.created,
-        "model": env.model,
+        **env.head("text_completion"),
         "choices": [choice],
         "service_tier": None,
         "system_fingerprint": env.fingerprint,
