@@ -15,8 +15,6 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 
-OUTCOME_SCHEMA_VERSION = 1
-
 
 class Phase(StrEnum):
     WARMUP = "warmup"  # journaled, never scored

@@ -28,7 +28,6 @@ from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint
 
 PLAN_NAME = "requests.json"
-PLAN_SCHEMA_VERSION = 1
 
 
 class ChatMessage(Spec):
