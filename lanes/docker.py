@@ -21,30 +21,23 @@ from lanes.commands import container_command
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, parse_pinned, pull_pinned
-from lanes.records import InspectRecord, LaneExit, LaneRecord, LaneTarget
+from lanes.lane import RecordedLane
+from lanes.records import InspectRecord, LaneExit, LaneRecord
 from matrix.model import Arm
 
 GRACE_S = 30.0
 STOPPED_STATES = ("exited", "dead")
 
 
-class DockerLane:
+class DockerLane(RecordedLane):
     """One container run of an arm; records under ``ctx.run_dir``."""
 
     def __init__(self, arm: Arm, ctx: LaneContext, client: Any, env: LaneEnv) -> None:
-        self.arm = arm
-        self.ctx = ctx
+        super().__init__(arm, ctx)
         self.client = client
         self.env = env
         self.pinned = parse_pinned(arm.image or "", where=f"arms[{arm.name}].image")
         self._container: Any = None
-        self._record: LaneRecord | None = None
-
-    @property
-    def record(self) -> LaneRecord:
-        if self._record is None:
-            raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
-        return self._record
 
     def create(self) -> LaneRecord:
         """Pull by digest and create the container without starting it."""
@@ -58,10 +51,20 @@ class DockerLane:
                 where=f"arms[{self.arm.name}]",
                 fix="check the mounts' host paths, memory_limit and shm_size",
             ) from exc
-        self._record = self._new_record(image.id, str(kwargs["name"]))
-        self._record.save(self.ctx.run_dir)
+        record = self._first_record(
+            self.env,
+            state="created",
+            image=self.pinned.ref,
+            image_id=image.id,
+            container_id=self._container.id,
+            container_name=str(kwargs["name"]),
+            command=kwargs["command"],
+            memory_limit=self.arm.memory_limit,
+            shm_size=self.arm.shm_size,
+            created_at=self.ctx.now(),
+        )
         self._save_inspect()
-        return self._record
+        return record
 
     def start(self) -> LaneRecord:
         """Create if needed, start, and verify the running image against the pinned digest."""
@@ -79,9 +82,6 @@ class DockerLane:
         )
         self._save_inspect()
         return self.record
-
-    def target(self) -> LaneTarget:
-        return self.record.target()
 
     def running_image(self) -> str | None:
         return self.record.running_image
@@ -138,35 +138,6 @@ class DockerLane:
     def _check_image(self) -> ImageCheck:
         running = self.client.images.get(self._container.attrs["Image"])
         return check_running_image(self.pinned, running.attrs)
-
-    def _new_record(self, image_id: str, name: str) -> LaneRecord:
-        return LaneRecord(
-            campaign=self.ctx.campaign,
-            matrix_id=self.ctx.matrix_id,
-            arm=self.arm.name,
-            role=self.arm.role.value,
-            purpose=self.ctx.purpose.value,
-            run=self.ctx.run,
-            lane_kind=self.arm.lane,
-            state="created",
-            image=self.pinned.ref,
-            image_id=image_id,
-            container_id=self._container.id,
-            container_name=name,
-            command=container_command(self.arm),
-            base_url=f"http://{self.arm.host}:{self.arm.port}",
-            gpu_ids=self.arm.gpu_ids,
-            engine_args=self.arm.engine_args,
-            env=self.env.redacted(),
-            mounts=self.arm.mounts,
-            memory_limit=self.arm.memory_limit,
-            shm_size=self.arm.shm_size,
-            created_at=self.ctx.now(),
-        )
-
-    def _update(self, **changes: Any) -> None:
-        self._record = self.record.model_copy(update=changes)
-        self._record.save(self.ctx.run_dir)
 
     def _save_inspect(self) -> None:
         try:

@@ -1,10 +1,12 @@
-"""The lane interface: what the flow and restoration need from a running recipe."""
+"""The lane interface, and the ``lane.json`` bookkeeping every lane kind shares."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
+from faceoff.errors import FaceoffError
 from lanes.context import LaneContext
+from lanes.environment import LaneEnv
 from lanes.records import LaneExit, LaneRecord, LaneTarget
 from matrix.model import Arm
 
@@ -31,3 +33,45 @@ class Lane(Protocol):
     def stop(self, grace_s: float = ...) -> LaneExit: ...
 
     def remove(self) -> None: ...
+
+
+class RecordedLane:
+    """A lane's arm, context and ``lane.json``, rewritten as the run moves on."""
+
+    def __init__(self, arm: Arm, ctx: LaneContext) -> None:
+        self.arm = arm
+        self.ctx = ctx
+        self._record: LaneRecord | None = None
+
+    @property
+    def record(self) -> LaneRecord:
+        if self._record is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
+        return self._record
+
+    def target(self) -> LaneTarget:
+        return self.record.target()
+
+    def _first_record(self, env: LaneEnv, **fields: Any) -> LaneRecord:
+        """Write the run's first ``lane.json``: the recipe, plus what the lane kind adds."""
+        self._record = LaneRecord(
+            campaign=self.ctx.campaign,
+            matrix_id=self.ctx.matrix_id,
+            arm=self.arm.name,
+            role=self.arm.role.value,
+            purpose=self.ctx.purpose.value,
+            run=self.ctx.run,
+            lane_kind=self.arm.lane,
+            base_url=f"http://{self.arm.host}:{self.arm.port}",
+            gpu_ids=self.arm.gpu_ids,
+            engine_args=self.arm.engine_args,
+            env=env.redacted(),
+            mounts=self.arm.mounts,
+            **fields,
+        )
+        self._record.save(self.ctx.run_dir)
+        return self._record
+
+    def _update(self, **changes: Any) -> None:
+        self._record = self.record.model_copy(update=changes)
+        self._record.save(self.ctx.run_dir)

@@ -23,32 +23,25 @@ from faceoff.errors import FaceoffError
 from lanes.bootlog import write_boot_log
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
-from lanes.records import BOOT_LOG_FILE, LaneExit, LaneRecord, LaneTarget
+from lanes.lane import RecordedLane
+from lanes.records import BOOT_LOG_FILE, LaneExit, LaneRecord
 from matrix.model import Arm
 
 GRACE_S = 30.0
 SIGNAL_EXIT_BASE = 128  # a shell's (and Docker's) spelling of "ended by signal N"
 
 
-class ProcessLane:
+class ProcessLane(RecordedLane):
     """One host-process run of an arm; records under ``ctx.run_dir``."""
 
     def __init__(
         self, arm: Arm, ctx: LaneContext, command: list[str], env: dict[str, str], secrets: LaneEnv
     ) -> None:
-        self.arm = arm
-        self.ctx = ctx
+        super().__init__(arm, ctx)
         self.command = command
         self.env = env
         self.secrets = secrets
         self._popen: subprocess.Popen[bytes] | None = None
-        self._record: LaneRecord | None = None
-
-    @property
-    def record(self) -> LaneRecord:
-        if self._record is None:
-            raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
-        return self._record
 
     def start(self) -> LaneRecord:
         log_path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
@@ -68,12 +61,16 @@ class ProcessLane:
                 where=f"arms[{self.arm.name}].command",
                 fix="check that the engine is installed and the command is spelled right",
             ) from exc
-        self._record = self._new_record(self._popen.pid, _started_at(self._popen.pid))
-        self._record.save(self.ctx.run_dir)
-        return self._record
-
-    def target(self) -> LaneTarget:
-        return self.record.target()
+        now = self.ctx.now()
+        return self._first_record(
+            self.secrets,
+            state="running",
+            pid=self._popen.pid,
+            pid_started_at=_started_at(self._popen.pid),
+            command=[str(self.secrets.scrub(part)) for part in self.command],
+            created_at=now,
+            started_at=now,
+        )
 
     def running_image(self) -> str | None:
         return None  # a host process runs no image; its identity rests on the other fields
@@ -106,33 +103,6 @@ class ProcessLane:
         if self._popen is None:
             raise FaceoffError(f"lane of arm {self.arm.name!r} was never started")
         return self._popen
-
-    def _new_record(self, pid: int, pid_started_at: float | None) -> LaneRecord:
-        now = self.ctx.now()
-        return LaneRecord(
-            campaign=self.ctx.campaign,
-            matrix_id=self.ctx.matrix_id,
-            arm=self.arm.name,
-            role=self.arm.role.value,
-            purpose=self.ctx.purpose.value,
-            run=self.ctx.run,
-            lane_kind=self.arm.lane,
-            state="running",
-            pid=pid,
-            pid_started_at=pid_started_at,
-            command=[str(self.secrets.scrub(part)) for part in self.command],
-            base_url=f"http://{self.arm.host}:{self.arm.port}",
-            gpu_ids=self.arm.gpu_ids,
-            engine_args=self.arm.engine_args,
-            env=self.secrets.redacted(),
-            mounts=self.arm.mounts,
-            created_at=now,
-            started_at=now,
-        )
-
-    def _update(self, **changes: Any) -> None:
-        self._record = self.record.model_copy(update=changes)
-        self._record.save(self.ctx.run_dir)
 
 
 def terminate_group(pgid: int, grace_s: float, wait: Any) -> None:
