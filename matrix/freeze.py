@@ -6,13 +6,14 @@ Format history of ``FrozenMatrix.schema_version``:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from faceoff.artifact import Artifact
-from faceoff.canonical import canonical_json, sha256_hex
+from faceoff.canonical import content_sha256
 from faceoff.errors import FaceoffError
 from matrix.families import FamilySpec
 from matrix.model import Matrix
@@ -35,28 +36,27 @@ class FrozenMatrix(Artifact):
         raise KeyError(name)
 
 
-def frozen_content(matrix: Matrix) -> dict[str, Any]:
-    registry = [f.model_dump(mode="json") for f in matrix.families.resolve()]
-    return {"matrix": matrix.model_dump(mode="json"), "registry": registry}
+def frozen_content(matrix: Matrix, registry: Sequence[FamilySpec]) -> dict[str, Any]:
+    """What the matrix id is the hash of: the spec and the registry as frozen."""
+    return {
+        "matrix": matrix.model_dump(mode="json"),
+        "registry": [f.model_dump(mode="json") for f in registry],
+    }
 
 
 def freeze(matrix: Matrix) -> FrozenMatrix:
-    content = frozen_content(matrix)
+    registry = matrix.families.resolve()
     return FrozenMatrix(
-        matrix_id=sha256_hex(canonical_json(content)),
+        matrix_id=content_sha256(frozen_content(matrix, registry)),
         matrix=matrix,
-        registry=matrix.families.resolve(),
+        registry=registry,
     )
 
 
 def read_frozen(path: Path) -> FrozenMatrix:
     """Read a frozen matrix and prove its id still matches its content."""
     frozen = FrozenMatrix.read(path)
-    content = {
-        "matrix": frozen.matrix.model_dump(mode="json"),
-        "registry": [f.model_dump(mode="json") for f in frozen.registry],
-    }
-    actual = sha256_hex(canonical_json(content))
+    actual = content_sha256(frozen_content(frozen.matrix, frozen.registry))
     if actual != frozen.matrix_id:
         raise FaceoffError(
             f"frozen matrix content hashes to {actual[:12]} but claims id {frozen.matrix_id[:12]}",
