@@ -47,6 +47,11 @@ class PlanOptions(Spec):
     )
 
 
+def chat_template_kwargs(reasoning_effort: str | None) -> dict[str, Any] | None:
+    """``chat_template_kwargs`` of a request: sent in its body and to ``/tokenize`` alike."""
+    return {"reasoning_effort": reasoning_effort} if reasoning_effort else None
+
+
 class PlannedRequest(Spec):
     phase: Phase = Field(description="warmup | scored | diagnostic.")
     index: int = Field(ge=0, description="Index within the phase; the pair key.")
@@ -77,7 +82,7 @@ class PlannedRequest(Spec):
     )
 
     def template_kwargs(self) -> dict[str, Any] | None:
-        return {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else None
+        return chat_template_kwargs(self.reasoning_effort)
 
     def wire(self, model: str) -> bytes:
         """The request body, byte for byte as sent (canonical JSON)."""
@@ -91,8 +96,8 @@ class PlannedRequest(Spec):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if self.template_kwargs():
-            body["chat_template_kwargs"] = self.template_kwargs()
+        if kwargs := self.template_kwargs():
+            body["chat_template_kwargs"] = kwargs
         if self.ignore_eos:
             body["ignore_eos"] = True
         return canonical_json(body).encode()
@@ -170,6 +175,7 @@ class _Planner:
     ) -> None:
         self.cell, self.seed, self.namespace, self.model = cell, seed, namespace, model
         self.tokenizer = tokenizer
+        self.template_kwargs = chat_template_kwargs(cell.sampling.reasoning_effort)
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
         self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
@@ -190,7 +196,7 @@ class _Planner:
             lambda n: compose(self.cell, key, slot.role, n),
             slot.target_tokens,
             self.tokenizer,
-            template_kwargs=_template_kwargs(self.cell),
+            template_kwargs=self.template_kwargs,
             rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
             where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
         )
@@ -199,7 +205,7 @@ class _Planner:
         """Turn 2 and its target: turn 1's target plus what the second turn adds."""
         first = self.fits[(slot.phase, slot.index - 1)]
         prompt = follow_up(first.prompt, key)
-        tokens = await self.tokenizer.tokenize(prompt.messages, _template_kwargs(self.cell))
+        tokens = await self.tokenizer.tokenize(prompt.messages, self.template_kwargs)
         target = slot.target_tokens + tokens.count - first.tokens.count
         return Fit(first.filler_words, prompt, tokens), target
 
@@ -246,11 +252,6 @@ class _Planner:
             wire_bytes=0,
             expect_length_finish=sampling.ignore_eos or max_tokens == 1,
         )
-
-
-def _template_kwargs(cell: Cell) -> dict[str, Any] | None:
-    effort = cell.sampling.reasoning_effort
-    return {"reasoning_effort": effort} if effort else None
 
 
 def _hashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
