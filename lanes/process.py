@@ -76,9 +76,7 @@ class ProcessLane(RecordedLane):
         return None  # a host process runs no image; its identity rests on the other fields
 
     def boot_log(self) -> str:
-        path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
-        raw = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-        return str(self.secrets.scrub(raw))
+        return str(self.secrets.scrub(self._raw_boot_log()))
 
     def exit_status(self) -> LaneExit | None:
         code = self._started().poll()
@@ -90,7 +88,7 @@ class ProcessLane(RecordedLane):
         ended = self.exit_status()  # the leader may have ended; its workers still get signals
         terminate_group(popen.pid, grace_s, popen.wait)
         ended = ended or _exit_from_returncode(popen.wait(), self.ctx.now)
-        write_boot_log(self.ctx.run_dir, self.boot_log(), self.secrets)
+        write_boot_log(self.ctx.run_dir, self._raw_boot_log(), self.secrets)  # redacts it
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
         return ended
 
@@ -98,6 +96,10 @@ class ProcessLane(RecordedLane):
         """A process leaves nothing to remove once stopped; stop it if it still runs."""
         if self._record is not None and self.record.state not in ("stopped", "removed"):
             self.stop()
+
+    def _raw_boot_log(self) -> str:
+        path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._popen is None:
