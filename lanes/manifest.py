@@ -21,7 +21,6 @@ from matrix.model import Arm, LaneKind
 # config.json, generation_config.json, *.index.json, quantization_config.json,
 # tokenizer.json, tokenizer_config.json, special_tokens_map.json, vocab.json …
 MANIFEST_PATTERNS = ("*.json", "tokenizer.model", "*.tiktoken", "vocab.txt", "merges.txt")
-CHUNK = 1 << 20
 
 
 class ManifestFile(Spec):
@@ -81,10 +80,9 @@ def _manifest_paths(root: Path) -> list[Path]:
 
 
 def _hash_file(root: Path, path: Path) -> ManifestFile:
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
+        digest = hashlib.file_digest(handle, "sha256")
+        size = handle.tell()
     return ManifestFile(
-        path=path.relative_to(root).as_posix(), sha256=digest.hexdigest(), size=path.stat().st_size
+        path=path.relative_to(root).as_posix(), sha256=digest.hexdigest(), size=size
     )

@@ -20,8 +20,6 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 
-CHUNK = 1 << 20
-
 FileState = Literal["present", "missing", "unreadable"]
 Change = Literal["unchanged", "modified", "created", "deleted", "unreadable"]
 
@@ -55,12 +53,9 @@ class ProtectedCheck(Spec):
 
 def hash_file(path: str) -> FileHash:
     try:
-        digest = hashlib.sha256()
-        size = 0
         with Path(path).open("rb") as handle:
-            while chunk := handle.read(CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
+            digest = hashlib.file_digest(handle, "sha256")
+            size = handle.tell()  # the bytes hashed, even if the file grew meanwhile
     except FileNotFoundError:
         return FileHash(path=path, state="missing")
     except OSError as exc:
