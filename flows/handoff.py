@@ -28,10 +28,9 @@ from faceoff.errors import FaceoffError
 from flows.arm import probe_port
 from flows.scope import CampaignScope
 from lanes.context import LanePurpose
-from lanes.leftovers import Leftover, remove_containers, stop_processes
+from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
 from lanes.process import is_same_process
 from lanes.records import LANE_FILE, LaneRecord
-from lanes.restoration import Scope, clear_lanes
 from lanes.router import RouterAction, RouterHook
 from matrix.model import Arm
 
@@ -76,7 +75,10 @@ def take_over(scope: CampaignScope) -> HandoffRecord:
     arm = scope.frozen.matrix.incumbent
     started = scope.now()
     drain = _drain(scope, arm)
-    removed = clear_lanes(Scope(scope.frozen, scope.campaign_dir, scope.docker, scope.tools))
+    tools = scope.tools
+    removed = clear_campaign_lanes(
+        scope.campaign_dir, scope.name, scope.docker, tools.now, tools.grace_s
+    )
     stopped = [_stopped(scope.name, x) for x in removed]
     for campaign, leftover in stop_earlier_production(scope, arm):
         stopped.append(_stopped(campaign, leftover))
@@ -107,7 +109,7 @@ def earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[Path, LaneR
     pattern = f"*/lanes/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
     for path in sorted(scope.workdir.resolve().glob(pattern)):
         if path.parent.parent.parent.parent == scope.campaign_dir:
-            continue  # this campaign's own lanes are cleared by clear_lanes
+            continue  # this campaign's own lanes are cleared by take_over
         record = LaneRecord.read(path)
         if record.base_url == base_url and _alive(scope, record):
             found.append((path.parent, record))

@@ -106,6 +106,21 @@ def stop_processes(
     return stopped
 
 
+def clear_campaign_lanes(
+    campaign_dir: Path, campaign: str, client: Any, now: Any, grace_s: float = GRACE_S
+) -> list[Leftover]:
+    """Remove every lane of the campaign, its restored incumbents too.
+
+    Containers are looked for only when a Docker ``client`` is given.
+    """
+    removed = []
+    if client is not None:
+        containers = campaign_containers(client, campaign, keep_restore=False)
+        removed += remove_containers(containers, grace_s)
+    records = live_process_records(campaign_dir, keep_restore=False)
+    return removed + stop_processes(records, now, grace_s)
+
+
 def teardown(
     campaign_dir: Path, campaign: str, now: Any, docker_factory: Callable[[], Any]
 ) -> list[Leftover]:
@@ -115,11 +130,8 @@ def teardown(
     campaign leaves its restored incumbent serving. Docker is only reached when
     a lane record names a container.
     """
-    stopped = stop_processes(live_process_records(campaign_dir, keep_restore=False), now)
-    if any(record.container_id for _, record in _records(campaign_dir)):
-        found = campaign_containers(docker_factory(), campaign, keep_restore=False)
-        stopped += remove_containers(found)
-    return stopped
+    named = any(record.container_id for _, record in _records(campaign_dir))
+    return clear_campaign_lanes(campaign_dir, campaign, docker_factory() if named else None, now)
 
 
 def _records(campaign_dir: Path) -> list[tuple[Path, LaneRecord]]:

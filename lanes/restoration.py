@@ -24,9 +24,8 @@ from lanes.http import Http
 from lanes.leftovers import (
     Leftover,
     campaign_containers,
+    clear_campaign_lanes,
     live_process_records,
-    remove_containers,
-    stop_processes,
 )
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
 from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
@@ -86,7 +85,9 @@ def bring_back(
     started_at = tools.now()
     needs_docker = any(a.lane is LaneKind.DOCKER for a in frozen.matrix.arms)
     scope = Scope(frozen, Path(campaign_dir), tools.docker() if needs_docker else None, tools)
-    removed = clear_lanes(scope)
+    removed = clear_campaign_lanes(
+        scope.campaign_dir, scope.campaign, scope.client, tools.now, tools.grace_s
+    )
     absences = [candidate_absence(scope, arm, removed) for arm in frozen.matrix.candidates]
     up, start_error = start_incumbent(scope)
     smoke, json_smoke = direct_probes(scope, up) if up is not None and up.ok else (None, None)
@@ -131,17 +132,6 @@ def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapsh
             for f in after.files
         ]
         return ProtectedSnapshot(taken_at=after.taken_at, files=unknown)
-
-
-def clear_lanes(scope: Scope) -> list[Leftover]:
-    """Remove every lane of the campaign, earlier restore attempts included."""
-    removed = []
-    if scope.client is not None:
-        containers = campaign_containers(scope.client, scope.campaign, keep_restore=False)
-        removed += remove_containers(containers, scope.tools.grace_s)
-    records = live_process_records(scope.campaign_dir, keep_restore=False)
-    removed += stop_processes(records, scope.tools.now, scope.tools.grace_s)
-    return removed
 
 
 def candidate_absence(scope: Scope, arm: Arm, removed: list[Leftover]) -> CandidateAbsence:
