@@ -83,11 +83,11 @@ def plan_output(
     rng = random.Random(request_seed(request))
     kind = text_kind(request.instruction, request.response_format)
     reasoning = reasoning_tokens(request, spec, rng, tokenizer)
-    contract = CONTRACT.search(request.instruction)
-    if overrun and contract:
+    contract = contract_words(request.instruction)
+    if overrun and contract is not None:
         filler = words_to_tokens(rng, tokenizer, request.max_tokens, kind)
         return cut_plan(reasoning, filler, request.max_tokens, kind, stopped=False)
-    visible = visible_tokens(request, spec, rng, tokenizer, kind)
+    visible = visible_tokens(request, spec, rng, tokenizer, kind, contract=contract)
     if request.ignore_eos:
         need = request.max_tokens - len(reasoning) - len(visible)
         visible += words_to_tokens(rng, tokenizer, max(need, 0), kind)
@@ -131,19 +131,30 @@ def reasoning_tokens(
     return words_to_tokens(rng, tokenizer, count, "prose")
 
 
+def contract_words(instruction: str) -> int | None:
+    """N of an ``exactly N words`` contract in the instruction, if it states one."""
+    contract = CONTRACT.search(instruction)
+    return int(contract.group(1)) if contract else None
+
+
 def visible_tokens(
-    request: OutputRequest, spec: OutputSpec, rng: random.Random, tokenizer: Tokenizer, kind: str
+    request: OutputRequest,
+    spec: OutputSpec,
+    rng: random.Random,
+    tokenizer: Tokenizer,
+    kind: str,
+    *,
+    contract: int | None,
 ) -> list[int]:
     if is_json_format(request.response_format):
         return tokenizer.encode(json_answer(request.response_format or {}, rng))
     needle = NEEDLE.search(request.context_text)
-    contract = CONTRACT.search(request.instruction)
     if needle:
         words = needle_words(needle.group(1), request, spec, rng)
-        count = int(contract.group(1)) if contract else len(words)
+        count = contract if contract is not None else len(words)
         return tokenizer.encode(" " + " ".join(fit_words(words, count, rng)))
-    if contract:
-        return tokenizer.encode(" " + " ".join(random_words(rng, int(contract.group(1)))))
+    if contract is not None:
+        return tokenizer.encode(" " + " ".join(random_words(rng, contract)))
     count = draw_length(rng, spec.visible_tokens_median, spec.length_sigma)
     return words_to_tokens(rng, tokenizer, count, kind)
 
