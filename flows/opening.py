@@ -20,8 +20,8 @@ from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
 from flows.restore import FROZEN_FILE, RestoreOutcome, restore_incumbent
-from flows.scope import CampaignScope, docker_for
-from lanes.restoration import RestoreTools
+from flows.scope import CampaignScope
+from lanes.restoration import RestoreTools, docker_for
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.cells import (
     TERMINAL,

@@ -17,7 +17,6 @@ from sqlalchemy import Engine
 from evidence.layout import ATTEMPT, CELLS_DIR
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
-from matrix.model import LaneKind
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,3 @@ class CampaignScope:
 
     def relative(self, path: Path) -> str:
         return Path(path).relative_to(self.campaign_dir).as_posix()
-
-
-def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> Any:
-    """The Docker client, only when some arm runs in a container."""
-    if any(arm.lane is LaneKind.DOCKER for arm in frozen.matrix.arms):
-        return tools.docker()
-    return None

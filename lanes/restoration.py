@@ -71,6 +71,13 @@ class Attempt:
     removed: list[Leftover]
 
 
+def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> Any:
+    """The Docker client, only when some arm runs in a container; else None."""
+    if any(arm.lane is LaneKind.DOCKER for arm in frozen.matrix.arms):
+        return tools.docker()
+    return None
+
+
 def snapshot_before(frozen: FrozenMatrix, campaign_dir: Path, now: datetime) -> ProtectedSnapshot:
     """Hash the protected files before the incumbent is touched; kept beside the campaign."""
     before = snapshot(frozen.matrix.protected_files, now)
@@ -83,8 +90,7 @@ def bring_back(
 ) -> Attempt:
     """One restoration attempt; the incumbent lane it starts keeps running afterwards."""
     started_at = tools.now()
-    needs_docker = any(a.lane is LaneKind.DOCKER for a in frozen.matrix.arms)
-    scope = Scope(frozen, Path(campaign_dir), tools.docker() if needs_docker else None, tools)
+    scope = Scope(frozen, Path(campaign_dir), docker_for(frozen, tools), tools)
     removed = clear_campaign_lanes(
         scope.campaign_dir, scope.campaign, scope.client, tools.now, tools.grace_s
     )
