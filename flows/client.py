@@ -113,10 +113,6 @@ class ClientProcess:
                 popen.wait()
         return self._exit()
 
-    @property
-    def running(self) -> bool:
-        return self._popen is not None and self._popen.poll() is None
-
     def _exit(self) -> ClientExit:
         popen = self._require()
         code = popen.returncode
