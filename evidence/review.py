@@ -20,7 +20,7 @@ from evidence.bundle import refresh_views
 from evidence.comparison import Comparison
 from evidence.layout import COMPARISON_FILE, CampaignFolder
 from evidence.reviews import GENESIS, Decision, ReviewRecord, append_review
-from evidence.sums import file_sha256
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope

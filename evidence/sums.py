@@ -7,15 +7,13 @@ instead, so that the file stays readable by both tools.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from evidence.layout import SUMS_FILE, CampaignFolder
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
-
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -24,14 +22,6 @@ class SumProblem:
 
     path: str
     what: str
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def sums_text(folder: CampaignFolder) -> str:

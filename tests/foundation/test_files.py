@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from faceoff.canonical import canonical_json, content_sha256
+from faceoff.canonical import canonical_json, content_sha256, file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl, write_text_atomic
 
@@ -45,3 +46,10 @@ def test_canonical_json_is_order_independent() -> None:
 def test_atomic_files_are_readable_by_reviewers(tmp_path: Path) -> None:
     path = write_text_atomic(tmp_path / "card.md", "# card\n")
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_file_hash_matches_coreutils_across_read_chunks(tmp_path: Path) -> None:
+    path = tmp_path / "weights.bin"
+    path.write_bytes(bytes(range(256)) * 20_000)  # several read chunks
+    done = subprocess.run(["sha256sum", str(path)], capture_output=True, text=True, check=True)
+    assert file_sha256(path) == done.stdout.split()[0]
