@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from matrix.model import Cell
+from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 from workload.journal import read_journal
 from workload.plan import PlanOptions, RequestPlan, build_plan
@@ -122,7 +123,7 @@ def run_reference(url: str, plan: RequestPlan) -> list[dict[str, Any]]:
 
 
 def report(journal: Path, references: list[dict[str, Any]], truth_path: Path) -> None:
-    truth = {r["request_id"]: r for r in map(json.loads, truth_path.read_text().splitlines())}
+    truth = read_ground_truth(truth_path)
     print(
         f"{'client':11} {'prompt':>8} {'send→adm ms':>11} {'prefill ms':>10} "
         f"{'TTFT ms':>10} {'E2E ms':>10}"

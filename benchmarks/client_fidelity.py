@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.model import Cell
+from simulator.groundtruth import read_ground_truth
 from simulator.launch import SimServer, running
 from workload.journal import read_journal
 from workload.plan import PlanOptions, build_plan
@@ -272,10 +273,6 @@ def simulator(rate: float, truth: Path) -> Iterator[SimServer]:
         yield sim
 
 
-def truth_of(path: Path) -> dict[str, dict[str, Any]]:
-    return {r["request_id"]: r for r in map(json.loads, path.read_text().splitlines())}
-
-
 def measure(c: int, args: argparse.Namespace, workdir: Path) -> tuple[Errors, Errors | None]:
     ours, theirs = Errors(), Errors() if args.peer else None
     truth = workdir / f"truth-c{c}.jsonl"
@@ -295,7 +292,7 @@ def measure(c: int, args: argparse.Namespace, workdir: Path) -> tuple[Errors, Er
                     outputs[who], waited, ran = run_faceoff(r)
                 elif args.peer:
                     outputs[who] = run_peer(args.peer, r)
-            table = truth_of(truth)
+            table = read_ground_truth(truth)
             ours.add(faceoff_errors(outputs["faceoff"], table))
             ours.cpu_wait_s, ours.run_s = ours.cpu_wait_s + waited, ours.run_s + ran
             if theirs is not None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import aiohttp
 
+from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 
 STEP_MS = 5.0
@@ -59,7 +60,7 @@ async def level(concurrency: int, tokens: int) -> dict[str, float]:
                 results = await asyncio.gather(
                     *(one(session, url, tokens) for _ in range(concurrency))
                 )
-        records = {r["request_id"]: r for r in map(json.loads, truth.read_text().splitlines())}
+        records = read_ground_truth(truth)
     return summarise(results, records)
 
 

@@ -80,3 +80,9 @@ class GroundTruth:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def read_ground_truth(path: Path) -> dict[str, dict[str, Any]]:
+    """The records of a ground-truth journal, by request id (``chatcmpl-…``)."""
+    with Path(path).open(encoding="utf-8") as handle:
+        return {record["request_id"]: record for record in map(json.loads, handle)}

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
+from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 from tests.simulator.client import chat, post, stream
 
@@ -19,7 +19,7 @@ async def test_every_chunk_is_journaled_before_the_client_sees_it(tmp_path: Path
             *(stream(session, url, chat(f"q{i}", seed=i, **opts)) for i in range(3))
         )
         _, whole = await post(session, url, chat("whole", max_tokens=5))
-    records = {r["request_id"]: r for r in map(json.loads, path.read_text().splitlines())}
+    records = read_ground_truth(path)
     assert len(records) == 4 and records[whole["id"]]["chunks"][0][0] == "response"
     for result in streamed:
         record = records[result.chunks[0]["id"]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -65,12 +64,6 @@ async def http_plan(url: str, c: Cell, **options: Any) -> RequestPlan:
             tokenizer=tokenizer,
             options=PlanOptions(**options),
         )
-
-
-def ground_truth(path: Path) -> dict[str, dict[str, Any]]:
-    """The simulator's journal of emitted chunks, by completion id."""
-    lines = path.read_text().splitlines() if path.exists() else []
-    return {r["request_id"]: r for r in map(json.loads, lines)}
 
 
 def token_chunks(trace: dict[str, Any]) -> list[tuple[str, int, int]]:

@@ -11,7 +11,8 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from matrix.model import WorkloadKind
-from tests.workload.conftest import StartSim, cell, ground_truth, http_plan, token_chunks
+from simulator.groundtruth import read_ground_truth
+from tests.workload.conftest import StartSim, cell, http_plan, token_chunks
 from workload.client import RunContext
 from workload.journal import JournalWriter, read_journal
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
@@ -49,7 +50,7 @@ async def test_a_cell_matches_the_servers_ground_truth(start_sim: StartSim, tmp_
     report, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl")
     assert report.statuses == {"ok": 5} and report.stopped_by is None
     assert [o.phase for o in outcomes].count(Phase.WARMUP) == 1
-    truth = ground_truth(truth_path)
+    truth = read_ground_truth(truth_path)
     for outcome in outcomes:
         assert outcome.usage is not None and outcome.response_id in truth
         # the lane's /tokenize count is what the engine prefilled

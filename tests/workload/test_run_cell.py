@@ -13,7 +13,8 @@ from typing import IO
 
 import pytest
 
-from tests.workload.conftest import StartSim, cell, ground_truth, http_plan
+from simulator.groundtruth import read_ground_truth
+from tests.workload.conftest import StartSim, cell, http_plan
 from workload.journal import read_journal
 from workload.outcome import Status
 from workload.plan import RequestPlan
@@ -89,7 +90,7 @@ def test_sigkill_mid_cell_keeps_exactly_the_finished_requests(
     time.sleep(0.5)  # the server notices the dropped connection and journals it
     done_before_kill = [
         r
-        for r in ground_truth(truth).values()
+        for r in read_ground_truth(truth).values()
         if r["chunks"][-1][0] == "done" and r["chunks"][-1][1] < killed_ns
     ]
     assert len(done_before_kill) == 3
