@@ -21,7 +21,6 @@ from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
 
-COMPARISON_SCHEMA_VERSION = 1
 Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
 

@@ -21,7 +21,6 @@ RESULT_FILE = "RESULT.md"
 REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
 REVIEWS_FILE = "reviews.jsonl"
-TICKETS_DIR = "tickets"
 CELLS_DIR = "cells"
 LANES_DIR = "lanes"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")

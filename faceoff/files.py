@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -96,7 +95,3 @@ def read_jsonl(path: Path) -> JsonlContents:
         except json.JSONDecodeError:
             contents.bad_lines.append(number)
     return contents
-
-
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    yield from read_jsonl(path).records

@@ -15,8 +15,6 @@ from pydantic import Field, field_validator, model_validator
 from faceoff.artifact import Spec
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 
-MATRIX_SCHEMA_VERSION = 1
-
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
 SECRET_NAME = re.compile(
