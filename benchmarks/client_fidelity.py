@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evidence.stats import quantile
 from matrix.model import Cell
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import SimServer, running
@@ -240,10 +241,8 @@ def run_peer(peer: str, r: Round) -> Path:
 
 
 def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return (
-        ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
-    )
+    """The evidence card's percentile (type 7); NaN for a client that measured nothing."""
+    return quantile(sorted(values), q) if values else float("nan")
 
 
 def row(c: int, name: str, e: Errors) -> str:

@@ -37,6 +37,7 @@ import aiohttp
 import httpx
 from aiohttp import web
 
+from evidence.stats import quantile
 from workload.stream import SseFramer, StreamState
 from workload.transport import Arrivals, TimedConnector
 
@@ -152,11 +153,6 @@ def client(library: str, url: str, streams: int, tokens: int, rate: int) -> None
     print(json.dumps({"arrivals": arrivals, "cpu_s": time.process_time() - cpu}))
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def measure(library: str, base: str, streams: int, args: argparse.Namespace) -> dict[str, float]:
     cmd = [sys.executable, "-m", "benchmarks.client_http_choice", "--client", library]
     cmd += ["--url", base + "/stream", "--streams", str(streams)]
@@ -171,7 +167,7 @@ def measure(library: str, base: str, streams: int, args: argparse.Namespace) -> 
     ]
     return {
         "p50_ms": statistics.median(errors_ms),
-        "p99_ms": _percentile(errors_ms, 0.99),
+        "p99_ms": quantile(sorted(errors_ms), 0.99),
         "cpu_us_per_chunk": out["cpu_s"] * 1e6 / len(errors_ms),
     }
 

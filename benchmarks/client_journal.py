@@ -24,6 +24,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evidence.stats import quantile
 from faceoff.files import JsonlAppender
 from workload.journal import JournalWriter
 from workload.outcome import RequestOutcome
@@ -110,11 +111,6 @@ async def measure(mode: str, folder: Path, lines: int, chunks: int) -> tuple[lis
     return late, lines / (time.perf_counter() - started)
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lines", type=int, default=200)
@@ -129,10 +125,10 @@ def main() -> None:
                 asyncio.run(measure(mode, Path(tmp), args.lines, args.chunks))
                 for _ in range(args.rounds)
             ]
-            late = [x for run, _ in runs for x in run]
+            late = sorted(x for run, _ in runs for x in run)
             rate = statistics.median(r for _, r in runs)
             print(
-                f"{mode:7} {pct(late, 0.5):8.3f} {pct(late, 0.99):8.3f} {max(late):8.3f} "
+                f"{mode:7} {quantile(late, 0.5):8.3f} {quantile(late, 0.99):8.3f} {max(late):8.3f} "
                 f"{rate if mode != 'idle' else 0:8.1f}",
                 flush=True,
             )

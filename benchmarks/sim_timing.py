@@ -23,15 +23,11 @@ from pathlib import Path
 
 import aiohttp
 
+from evidence.stats import quantile
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 
 STEP_MS = 5.0
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def one(session: aiohttp.ClientSession, url: str, tokens: int) -> tuple[str, list[int]]:
@@ -81,9 +77,9 @@ def summarise(results: list[tuple[str, list[int]]], records: dict) -> dict[str, 
     return {
         "decode tok/s p50": statistics.median(rates),
         "emit gap ms p50": statistics.median(gaps),
-        "emit gap ms p99": pct(gaps, 0.99),
+        "emit gap ms p99": quantile(sorted(gaps), 0.99),
         "delivery ms p50": statistics.median(delays),
-        "delivery ms p99": pct(delays, 0.99),
+        "delivery ms p99": quantile(sorted(delays), 0.99),
     }
 
 
