@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractContextManager
 
 import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from simulator.launch import SimServer, running, start, stop, wait_ready
+from simulator.launch import SimServer, running
 from tests.simulator.client import chat, get, post
 
 pytestmark = pytest.mark.timeout(120)
@@ -111,38 +112,32 @@ async def test_queue_limit_answers_429(session) -> None:
     assert 'reason="max_num_queued_reqs"} 0.0' not in text
 
 
-def fault_server(*faults: str) -> SimServer:
+def fault_server(*faults: str) -> AbstractContextManager[SimServer]:
+    """A server of its own for a fault that ends or freezes it; stopped (if need be) after."""
     args = [arg for fault in faults for arg in ("--fault", fault)]
-    return wait_ready(start("tiny", time_scale=4, args=args))
+    return running("tiny", time_scale=4, args=args)
 
 
 async def test_crash_after_requests_exits_with_the_configured_code(session) -> None:
-    server = fault_server("crash_after_requests=2", "crash_exit_code=3")
-    try:
+    with fault_server("crash_after_requests=2", "crash_exit_code=3") as server:
         assert (await completion(server, session, max_tokens=2))[0] == 200
         assert (await completion(server, session, max_tokens=2))[0] == 200
         with pytest.raises(aiohttp.ClientError):
             await completion(server, session, max_tokens=2)
         assert server.process.wait(timeout=10) == 3
         assert "fatal error" in server.boot_log()
-    finally:
-        stop(server)
 
 
 async def test_oom_fault_is_a_sigkill(session) -> None:
-    server = fault_server("oom_after_requests=1")
-    try:
+    with fault_server("oom_after_requests=1") as server:
         assert (await completion(server, session, max_tokens=2))[0] == 200
         with pytest.raises(aiohttp.ClientError):
             await completion(server, session, max_tokens=2)
         assert server.process.wait(timeout=10) == -9  # Docker reports it as exit code 137
-    finally:
-        stop(server)
 
 
 async def test_hang_freezes_every_endpoint(session) -> None:
-    server = fault_server("hang_after_requests=1")
-    try:
+    with fault_server("hang_after_requests=1") as server:
         assert (await completion(server, session, max_tokens=2))[0] == 200
         short = aiohttp.ClientTimeout(total=1.0)
         async with aiohttp.ClientSession(timeout=short) as impatient:
@@ -151,5 +146,3 @@ async def test_hang_freezes_every_endpoint(session) -> None:
             with pytest.raises(asyncio.TimeoutError):
                 await get(impatient, server.url + "/health")
         assert server.returncode() is None  # alive, just unresponsive
-    finally:
-        stop(server)
