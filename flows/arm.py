@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from flows.client import CLIENT_LOG, ClientArgs, ClientExit, ClientProcess
+from flows.client import ClientExit, run_client
 from flows.planning import plan_warmups
 from flows.restore import lane_run_row
 from flows.scope import CampaignScope
@@ -27,7 +27,6 @@ from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import add_lane_run, close_lane_runs
 from matrix.model import Arm, Cell
-from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
 
 WARMUP_DIR = "warmup"
@@ -118,20 +117,14 @@ def run_warmups(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | N
         namespace=f"{spec.namespace}:arm-warmup:{run.arm.name}:{run.run_dir.name}",
     )
     plan.write(folder / PLAN_NAME)
-    args = ClientArgs(
-        plan=folder / PLAN_NAME,
+    return run_client(
+        folder,
         base_url=run.base_url,
-        journal=folder / JOURNAL_NAME,
         deadline_s=cell.deadline_s,
         arm=run.arm.name,
         attempt=1,
+        python=scope.tools.python,
     )
-    client = ClientProcess(args, folder / CLIENT_LOG, scope.tools.python)
-    client.start()
-    try:
-        return client.wait()
-    finally:
-        client.stop("the campaign run is ending")
 
 
 def stop_arm(scope: CampaignScope, run: ArmRun) -> LaneExit | None:

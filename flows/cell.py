@@ -21,7 +21,7 @@ from collectors.settings import CollectorSettings
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
 from flows.arm import ArmRun
-from flows.client import CLIENT_LOG, ClientArgs, ClientExit, ClientProcess
+from flows.client import ClientExit, run_client
 from flows.journal_index import index_journal
 from flows.planning import plan_cell
 from flows.scope import CampaignScope
@@ -119,7 +119,14 @@ def _measure(
         seen.telemetry_error = exc.message
         return None
     try:
-        seen.client = _client(scope, run, attempt)
+        seen.client = run_client(
+            attempt.folder,
+            base_url=run.base_url,
+            deadline_s=attempt.cell.deadline_s,
+            arm=attempt.arm,
+            attempt=attempt.number,
+            python=scope.tools.python,
+        )
     finally:
         collectors.stop()
     window = journal_window(read_journal(attempt.folder / JOURNAL_NAME).outcomes)
@@ -143,23 +150,6 @@ def _collectors(scope: CampaignScope, run: ArmRun, folder: Path) -> CellCollecto
 
 def collector_settings(scope: CampaignScope) -> CollectorSettings:
     return CollectorSettings.from_thresholds(scope.frozen.matrix.thresholds)
-
-
-def _client(scope: CampaignScope, run: ArmRun, attempt: Attempt) -> ClientExit:
-    args = ClientArgs(
-        plan=attempt.folder / PLAN_NAME,
-        base_url=run.base_url,
-        journal=attempt.folder / JOURNAL_NAME,
-        deadline_s=attempt.cell.deadline_s,
-        arm=attempt.arm,
-        attempt=attempt.number,
-    )
-    client = ClientProcess(args, attempt.folder / CLIENT_LOG, scope.tools.python)
-    client.start()
-    try:
-        return client.wait()
-    finally:  # a termination or timeout lands here: the client journals what is in flight
-        client.stop("the campaign run was interrupted")
 
 
 def cell_record(

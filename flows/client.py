@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from workload.journal import JOURNAL_NAME
+from workload.plan import PLAN_NAME
 
 CLIENT_LOG = "client.log"
 EXIT_DEADLINE = 3  # workload.run_cell: stopped by the cell deadline
@@ -123,6 +125,25 @@ class ClientProcess:
         if self._popen is None:
             raise FaceoffError("the load client was never started", where=str(self.args.plan))
         return self._popen
+
+
+def run_client(
+    folder: Path, *, base_url: str, deadline_s: float, arm: str, attempt: int, python: str
+) -> ClientExit:
+    """Run the plan in ``folder`` to its end, journaling and logging into the same folder.
+
+    A termination or task timeout lands in ``finally``: the client is stopped and
+    journals what is in flight as cancelled.
+    """
+    plan, journal = folder / PLAN_NAME, folder / JOURNAL_NAME
+    client = ClientProcess(
+        ClientArgs(plan, base_url, journal, deadline_s, arm, attempt), folder / CLIENT_LOG, python
+    )
+    client.start()
+    try:
+        return client.wait()
+    finally:
+        client.stop("the campaign run was interrupted")
 
 
 def read_summary(log_path: Path) -> dict[str, Any] | None:
