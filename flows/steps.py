@@ -23,7 +23,7 @@ from guards.reasons import Disposition
 from guards.record import CELL_FILE
 from guards.verdict import VERDICT_FILE, Verdict
 from ledger.campaigns import require_campaign
-from ledger.cells import TERMINAL, latest_attempts, rerun_requested
+from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.model import Cell
@@ -99,10 +99,8 @@ def interrupt(scope: CampaignScope, attempt: Attempt) -> None:
         row = session.get(CellRunRow, attempt.row_id)
         assert row is not None
         index_journal(session, row, attempt.folder / JOURNAL_NAME)
-        row.interrupted = True
-        row.ended_at = scope.now()
-        row.reason = "the run was interrupted during this attempt"
-        session.add(row)
+        reason = "the run was interrupted during this attempt"
+        interrupt_attempt(session, row, reason=reason, now=scope.tools.now)
 
 
 def _record_without_run(

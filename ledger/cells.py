@@ -112,6 +112,15 @@ def finish_attempt(
     return row
 
 
+def interrupt_attempt(session: Session, row: CellRunRow, *, reason: str, now: Clock) -> None:
+    """The attempt stays pending for good: it will never get a disposition."""
+    row.interrupted = True
+    row.ended_at = now()
+    row.reason = reason
+    session.add(row)
+    session.flush()
+
+
 def mark_interrupted(session: Session, campaign: CampaignRow, now: Clock) -> list[CellRunRow]:
     """Every attempt still pending from an earlier run never finished: say so."""
     query = select(CellRunRow).where(
@@ -121,11 +130,8 @@ def mark_interrupted(session: Session, campaign: CampaignRow, now: Clock) -> lis
     )
     rows = list(session.exec(query))
     for row in rows:
-        row.interrupted = True
-        row.ended_at = now()
-        row.reason = "the run that started this attempt ended before its disposition"
-        session.add(row)
-    session.flush()
+        reason = "the run that started this attempt ended before its disposition"
+        interrupt_attempt(session, row, reason=reason, now=now)
     return rows
 
 
