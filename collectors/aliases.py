@@ -118,12 +118,6 @@ class AliasTable:
     def get(self, wire: str) -> Alias | None:
         return self._by_wire.get(wire)
 
-    def canonical(self, name: str) -> Alias:
-        for alias in self.aliases:
-            if alias.canonical == name:
-                return alias
-        raise KeyError(name)
-
     @property
     def expected(self) -> tuple[str, ...]:
         return tuple(a.canonical for a in self.aliases if a.expected)

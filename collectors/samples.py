@@ -19,8 +19,6 @@ from pydantic import AwareDatetime, Field
 from collectors.sampler import Tick
 from faceoff.artifact import Artifact, Spec
 
-SAMPLE_SCHEMA_VERSION = 1
-
 
 class SampleBase(Artifact):
     seq: int = Field(description="Tick index k (due at start + k·period); the drain follows.")
