@@ -26,7 +26,6 @@ from faceoff.artifact import Artifact, Spec
 from workload.outcome import RequestOutcome
 
 CELL_FILE = "cell.json"
-CELL_RECORD_SCHEMA_VERSION = 1
 EXIT_SIGKILL = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
 
 

@@ -23,7 +23,6 @@ from guards.reasons import Disposition, Reason
 from matrix.families import FamilyStatus, Source
 
 VERDICT_FILE = "verdict.json"
-VERDICT_SCHEMA_VERSION = 1
 
 EvidenceValue = int | float | str | bool | list[int] | list[str] | None
 Evidence = dict[str, EvidenceValue]
