@@ -96,7 +96,7 @@ def open_run(
     )
     restored = restore_if_pending(scope) if resumed else None
     interrupted = close_interrupted(scope)
-    _set_running(scope)
+    set_status(scope, RUNNING)
     return Opened(scope, resumed, restored, interrupted)
 
 
@@ -135,16 +135,11 @@ def close_interrupted(scope: CampaignScope) -> list[str]:
         return [f"{row.cell_id}/{row.arm} attempt {row.attempt}" for row in rows]
 
 
-def _set_running(scope: CampaignScope) -> None:
-    set_status(scope, RUNNING)
-
-
 def set_status(scope: CampaignScope, status: str) -> None:
     """The campaign's status, counts unchanged (``open``: stopped before closing; resumable)."""
     with session_scope(scope.engine) as session:
         campaign = require_campaign(session, scope.name)
-        counts = {k: getattr(campaign, k) for k in ("accepted", "failed", "blocked", "pending")}
-        set_campaign_state(session, campaign, status=status, counts=counts, now=scope.tools.now)
+        set_campaign_state(session, campaign, status=status, now=scope.tools.now)
 
 
 def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:

@@ -160,12 +160,18 @@ def request_rows(session: Session, run: CellRunRow) -> list[RequestRow]:
 
 
 def set_campaign_state(
-    session: Session, campaign: CampaignRow, *, status: str, counts: dict[str, int], now: Clock
+    session: Session,
+    campaign: CampaignRow,
+    *,
+    status: str,
+    counts: dict[str, int] | None = None,
+    now: Clock,
 ) -> CampaignRow:
-    """Status and disposition counts of the campaign; ``closed_at`` once it is closed."""
+    """Status, and disposition counts when given; ``closed_at`` once it is closed."""
     campaign.status = status
-    for name in ("accepted", "failed", "blocked", "pending"):
-        setattr(campaign, name, counts.get(name, 0))
+    if counts is not None:
+        for name in ("accepted", "failed", "blocked", "pending"):
+            setattr(campaign, name, counts.get(name, 0))
     campaign.updated_at = now()
     campaign.closed_at = now() if status in ("complete", "closed_partial") else None
     session.add(campaign)
