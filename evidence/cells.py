@@ -8,6 +8,8 @@ from pathlib import Path
 from collectors.summary import TelemetrySummary
 from evidence.comparison import ArmCell, CellEntry, EngineFacts, MemoryFacts, PairEntry, Ratio
 from evidence.inputs import AttemptInputs
+from evidence.judgement import NOT_RUN
+from evidence.layout import AttemptDir
 from evidence.stats import Sample, median_ratio
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
@@ -69,13 +71,13 @@ def cell_entry(
 
 
 def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) -> ArmCell:
-    if attempt is None:
-        return _never_run(cell, arm)
-    summary, judgement = attempt.summary, attempt.judgement
-    folder = attempt.where.path
+    """The arm's figures in the cell; a cell run without an attempt folder is pending."""
+    judgement = attempt.judgement if attempt else NOT_RUN
+    summary = attempt.summary if attempt else None
+    telemetry = attempt.telemetry if attempt else None
     return ArmCell(
         arm=arm,
-        attempt=attempt.where.attempt,
+        attempt=attempt.where.attempt if attempt else None,
         disposition=judgement.disposition,
         reason_code=judgement.reason_code,
         reason=judgement.reason,
@@ -87,13 +89,9 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
         completion_tokens=summary.completion_tokens if summary else None,
         metrics=summary.metrics if summary else {},
         aggregate_output_tps=summary.aggregate_output_tps if summary else None,
-        engine=engine_facts(attempt.telemetry),
-        memory=memory_facts(attempt.telemetry),
-        sources={
-            name: (folder / file).relative_to(root).as_posix()
-            for name, file in _SOURCE_FILES.items()
-            if (folder / file).is_file()
-        },
+        engine=engine_facts(telemetry),
+        memory=memory_facts(telemetry),
+        sources=_sources(attempt.where, root) if attempt else {},
     )
 
 
@@ -107,25 +105,13 @@ _SOURCE_FILES = {
 }
 
 
-def _never_run(cell: Cell, arm: str) -> ArmCell:
-    return ArmCell(
-        arm=arm,
-        attempt=None,
-        disposition="pending",
-        reason_code=None,
-        reason=None,
-        oom=None,
-        planned=cell.requests,
-        statuses={},
-        refusals=0,
-        input_tokens=None,
-        completion_tokens=None,
-        metrics={},
-        aggregate_output_tps=None,
-        engine=None,
-        memory=None,
-        sources={},
-    )
+def _sources(where: AttemptDir, root: Path) -> dict[str, str]:
+    """The attempt's native and summary files that exist, relative to the bundle."""
+    return {
+        name: f"{where.relative(root)}/{file}"
+        for name, file in _SOURCE_FILES.items()
+        if (where.path / file).is_file()
+    }
 
 
 def engine_facts(telemetry: TelemetrySummary | None) -> EngineFacts | None:

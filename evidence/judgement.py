@@ -33,6 +33,9 @@ class Judgement:
     record: CellRecord | None
 
 
+NOT_RUN = Judgement("pending", None, None, None, None, None)  # a planned run with no folder yet
+
+
 def read_judgement(where: AttemptDir) -> Judgement:
     verdict_path, record_path = where.path / VERDICT_FILE, where.path / CELL_FILE
     verdict = Verdict.read(verdict_path) if verdict_path.is_file() else None
