@@ -54,6 +54,11 @@ def campaigns_table(rows: list[CampaignRow]) -> Table:
     return table
 
 
+def disposition_label(run: CellRunRow) -> str:
+    """The attempt's disposition as every view shows it: a killed attempt says so."""
+    return run.disposition + (" (interrupted)" if run.interrupted else "")
+
+
 def dispositions_table(campaign: CampaignRow, runs: list[CellRunRow]) -> Table:
     table = Table(title=f"{campaign.name} — {campaign.status}")
     for column in ("cell", "arm", "attempt", "disposition", "reason"):
@@ -63,7 +68,7 @@ def dispositions_table(campaign: CampaignRow, runs: list[CellRunRow]) -> Table:
             run.cell_id,
             run.arm,
             str(run.attempt),
-            run.disposition + (" (interrupted)" if run.interrupted else ""),
+            disposition_label(run),
             run.reason or "",
         )
     return table

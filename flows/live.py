@@ -27,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from faceoff.errors import FaceoffError
 from faceoff.files import read_jsonl
 from flows.closing import CampaignResult
+from flows.console import disposition_label
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
@@ -99,7 +100,7 @@ def recent_of(runs: list[CellRunRow]) -> list[Finished]:
             r.cell_id,
             r.arm,
             r.attempt,
-            r.disposition + (" (interrupted)" if r.interrupted else ""),
+            disposition_label(r),
             r.reason_code or r.reason or "",
         )
         for r in sorted(ended, key=attrgetter("ended_at"))[-RECENT:]

@@ -11,6 +11,7 @@ import re
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
 from flows.closing import CampaignResult
+from flows.console import disposition_label
 from flows.scope import CampaignScope
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import session_scope
@@ -29,7 +30,7 @@ def disposition_rows(scope: CampaignScope) -> list[dict[str, str | int]]:
             "cell": run.cell_id,
             "arm": run.arm,
             "attempt": run.attempt,
-            "disposition": run.disposition + (" (interrupted)" if run.interrupted else ""),
+            "disposition": disposition_label(run),
             "reason": run.reason_code or "",
             "sentence": run.reason or "",
         }
