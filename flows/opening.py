@@ -16,10 +16,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from evidence.layout import FROZEN_FILE
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
-from flows.restore import FROZEN_FILE, RestoreOutcome, restore_incumbent
+from flows.restore import RestoreOutcome, restore_incumbent
 from flows.scope import CampaignScope
 from lanes.restoration import RestoreTools, docker_for
 from ledger.campaigns import open_campaign, require_campaign

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 from sqlalchemy import Engine
 
+from evidence.layout import FROZEN_FILE
 from faceoff.errors import FaceoffError
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
@@ -38,8 +39,6 @@ from ledger.restoration import (
 from ledger.restoration import require_restoration as require_row
 from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
 from matrix.freeze import FrozenMatrix, read_frozen
-
-FROZEN_FILE = "matrix.frozen.json"
 
 State = Literal["restored", "restored_with_changes", "failed", "already_restored", "not_required"]
 
