@@ -79,22 +79,15 @@ class TelemetrySummary(Artifact):
 
 
 def summarize(
-    engine: Sequence[EngineSample],
-    gpu: Sequence[GpuSample] | None,
-    host: Sequence[HostSample],
-    *,
-    window: CellWindow,
-    settings: CollectorSettings,
-    table: AliasTable,
-    unreadable: dict[str, int] | None = None,
+    samples: CellSamples, *, window: CellWindow, settings: CollectorSettings, table: AliasTable
 ) -> TelemetrySummary:
-    bad = unreadable or {}
+    bad, gpu = samples.unreadable, samples.gpu
     return TelemetrySummary(
         window=window,
         settings=settings,
-        engine=engine_summary(engine, window, settings, table, bad.get("engine", 0)),
+        engine=engine_summary(samples.engine, window, settings, table, bad.get("engine", 0)),
         gpu=None if gpu is None else gpu_summary(gpu, window, settings, bad.get("gpu", 0)),
-        host=host_summary(host, window, settings, bad.get("host", 0)),
+        host=host_summary(samples.host, window, settings, bad.get("host", 0)),
     )
 
 
@@ -195,13 +188,4 @@ def summarize_folder(
     folder: Path, window: CellWindow, settings: CollectorSettings, table: AliasTable
 ) -> TelemetrySummary:
     """Recompute a cell's summary from its sample files (what ``faceoff audit`` does)."""
-    samples = load_cell_samples(folder)
-    return summarize(
-        samples.engine,
-        samples.gpu,
-        samples.host,
-        window=window,
-        settings=settings,
-        table=table,
-        unreadable=samples.unreadable,
-    )
+    return summarize(load_cell_samples(folder), window=window, settings=settings, table=table)

@@ -2,7 +2,7 @@
 
 ``load_cell`` is the guards' only reader: ``cell.json``, ``requests.json``,
 ``journal.jsonl`` and the sample files; the telemetry summary is recomputed from
-the samples (``collectors.summary.summarize_folder``) rather than trusted from
+the samples (``collectors.summary.summarize``) rather than trusted from
 ``telemetry.json``, so a verdict depends on native files alone. Every file read
 is hashed into ``inputs``.
 """
@@ -117,15 +117,7 @@ def _telemetry(
     """The summary telemetry.json holds, recomputed; None without a window to judge over."""
     if record.window is None:
         return None
-    return summarize(
-        samples.engine,
-        samples.gpu,
-        samples.host,
-        window=record.window,
-        settings=record.collector_settings,
-        table=table,
-        unreadable=samples.unreadable,
-    )
+    return summarize(samples, window=record.window, settings=record.collector_settings, table=table)
 
 
 def _plan(path: Path) -> tuple[RequestPlan | None, str | None]:
