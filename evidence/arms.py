@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from evidence.comparison import ArmEntry, ArmIdentity, SimulatorFacts
 from evidence.inputs import LaneInputs
+from lanes.context import LanePurpose
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
 from matrix.model import Arm, Role
 
@@ -32,7 +33,8 @@ def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:
 
 def _shown_run(runs: Sequence[LaneInputs]) -> LaneInputs | None:
     """The first campaign run whose identity verified, else the first campaign run."""
-    campaign = [r for r in runs if r.run.rsplit("/", 1)[-1].startswith("campaign-")]
+    prefix = f"{LanePurpose.CAMPAIGN.value}-"  # lanes name each run <purpose>-<NNN>
+    campaign = [r for r in runs if r.run.rsplit("/", 1)[-1].startswith(prefix)]
     verified = [r for r in campaign if r.identity is not None and r.identity.verdict.ok]
     return next(iter(verified or campaign), None)
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidence import format as fmt
+from evidence.cells import SOURCE_FILES
 from evidence.comparison import ArmCell, ArmEntry, CellEntry, Comparison
+from evidence.layout import CELLS_DIR
 from evidence.markdown import Sources, table
+from lanes.records import BOOT_LOG_FILE
 
 NOT_ACCEPTED = "not accepted"
 Cell = Callable[[ArmCell], str]
@@ -94,12 +97,13 @@ def _kv_allocation(c: Comparison, arm: str) -> str:
     return f"{boot.kv_cache_gib:.2f} GiB, as printed"
 
 
+COUNTED_SOURCES = ("summary", "telemetry", "cell")  # where the totals' counts come from
+
+
 def _totals_rows(c: Comparison, sources: Sources) -> list[list[str]]:
     t = c.totals
-    boot_files = [s for a in c.arms for s in a.sources if s.endswith("boot.log")]
-    counted = [
-        f"cells/*/*/attempt-*/{name}" for name in ("summary.json", "telemetry.json", "cell.json")
-    ]
+    boot_files = [s for a in c.arms for s in a.sources if s.endswith(BOOT_LOG_FILE)]
+    counted = [f"{CELLS_DIR}/*/*/attempt-*/{SOURCE_FILES[k]}" for k in COUNTED_SOURCES]
     return [
         _row(
             "Runtime-reported KV token pool",

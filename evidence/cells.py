@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from collectors.summary import TelemetrySummary
+from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.comparison import ArmCell, CellEntry, EngineFacts, MemoryFacts, PairEntry, Ratio
 from evidence.inputs import AttemptInputs
 from evidence.judgement import NOT_RUN
@@ -13,9 +13,13 @@ from evidence.layout import AttemptDir
 from evidence.stats import Sample, median_ratio
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
+from guards.record import CELL_FILE
+from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
+from workload.journal import JOURNAL_NAME
 from workload.metrics import REQUEST_METRICS
 from workload.outcome import Phase, RequestOutcome, Status
+from workload.plan import PLAN_NAME
 
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 PREFILL_HIST = "request_prefill_time_seconds"
@@ -95,13 +99,13 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
     )
 
 
-_SOURCE_FILES = {
+SOURCE_FILES = {  # ArmCell.sources key -> file of the attempt folder
     "summary": SUMMARY_FILE,
-    "telemetry": "telemetry.json",
-    "verdict": "verdict.json",
-    "cell": "cell.json",
-    "journal": "journal.jsonl",
-    "plan": "requests.json",
+    "telemetry": TELEMETRY_FILE,
+    "verdict": VERDICT_FILE,
+    "cell": CELL_FILE,
+    "journal": JOURNAL_NAME,
+    "plan": PLAN_NAME,
 }
 
 
@@ -109,7 +113,7 @@ def _sources(where: AttemptDir, root: Path) -> dict[str, str]:
     """The attempt's native and summary files that exist, relative to the bundle."""
     return {
         name: f"{where.relative(root)}/{file}"
-        for name, file in _SOURCE_FILES.items()
+        for name, file in SOURCE_FILES.items()
         if (where.path / file).is_file()
     }
 
