@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 
 from simulator.costmodel import step_cost, tokens_per_step
-from simulator.kvcache import BlockPool
 from simulator.profile import Profile
 from simulator.recorder import Recorder
 from simulator.scheduler import Emission, Scheduler, Seq, Step
@@ -30,13 +29,9 @@ class Engine:
         time_scale: float = 1.0,
         clock: Callable[[], int] = time.perf_counter_ns,
     ) -> None:
-        engine = profile.engine
         self.timing = profile.timing
         self.speculative = profile.speculative
-        self.pool = BlockPool(
-            engine.num_gpu_blocks, engine.block_size, prefix_caching=engine.enable_prefix_caching
-        )
-        self.scheduler = Scheduler(engine, self.pool, profile.speculative.num_speculative_tokens)
+        self.scheduler = Scheduler.for_profile(profile)
         self.recorder = recorder
         self.time_scale = time_scale
         self.clock = clock

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from simulator.kvcache import BlockPool, BlockTable, block_hashes
-from simulator.profile import EngineSpec
+from simulator.profile import EngineSpec, Profile
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,15 @@ class Scheduler:
         self.running: list[Seq] = []
         self.counters = CacheCounters()
         self._decode_first_cap = 0  # set per step
+
+    @classmethod
+    def for_profile(cls, profile: Profile) -> Scheduler:
+        """``profile``'s scheduler over an empty KV pool: the server's and the virtual clock's."""
+        engine = profile.engine
+        pool = BlockPool(
+            engine.num_gpu_blocks, engine.block_size, prefix_caching=engine.enable_prefix_caching
+        )
+        return cls(engine, pool, profile.speculative.num_speculative_tokens)
 
     @property
     def has_work(self) -> bool:

@@ -14,7 +14,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from simulator.costmodel import step_cost, tokens_per_step
-from simulator.kvcache import BlockPool
 from simulator.profile import Profile
 from simulator.scheduler import Emission, Scheduler, Seq
 
@@ -86,12 +85,8 @@ def prompt_of(job: Job, index: int) -> list[int]:
 
 class VirtualEngine:
     def __init__(self, profile: Profile, *, warm: bool = True) -> None:
-        engine = profile.engine
         self.profile = profile
-        self.pool = BlockPool(
-            engine.num_gpu_blocks, engine.block_size, prefix_caching=engine.enable_prefix_caching
-        )
-        self.scheduler = Scheduler(engine, self.pool, profile.speculative.num_speculative_tokens)
+        self.scheduler = Scheduler.for_profile(profile)
         self.warmup = 0.0 if warm else profile.timing.jit_warmup_s
         self.now = 0.0
         self.run = Run()
@@ -141,7 +136,7 @@ class VirtualEngine:
         run, scheduler = self.run, self.scheduler
         run.peak_running = max(run.peak_running, len(scheduler.running))
         run.peak_waiting = max(run.peak_waiting, len(scheduler.waiting))
-        run.peak_kv_usage = max(run.peak_kv_usage, self.pool.usage)
+        run.peak_kv_usage = max(run.peak_kv_usage, scheduler.pool.usage)
         run.preemptions = scheduler.counters.preemptions
         run.prefix_hits = scheduler.counters.hits
         run.elapsed = self.now
