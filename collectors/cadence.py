@@ -10,8 +10,9 @@ is carried at a tick when the on-time sample of that tick carries it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -76,51 +77,54 @@ def on_schedule(samples: Sequence[S]) -> dict[int, S]:
     return by_seq
 
 
-def cell_samples(samples: Sequence[S], window: CellWindow, period_ns: int) -> list[S]:
-    """The samples of the cell's ticks, plus the drain: what peaks and maxima are taken over."""
-    period = samples[0].period_ns if samples else period_ns
-    seqs = window_seqs(_anchor_or_start(samples, window), period, window)
-    return [s for s in samples if s.final or s.seq in seqs]
+@dataclass(frozen=True)
+class CellTicks(Generic[S]):
+    """One source's samples placed on its schedule over a cell window, worked out once."""
+
+    samples: Sequence[S]
+    seqs: range  # the cell's ticks
+    by_seq: Mapping[int, S]  # tick samples by sequence number
+    period_ns: int
+    late_after_ns: int
+
+    def cell_samples(self) -> list[S]:
+        """The samples of the cell's ticks, plus the drain: what peaks and maxima are taken over."""
+        return [s for s in self.samples if s.final or s.seq in self.seqs]
 
 
-def cadence_summary(
-    samples: Sequence[SampleBase], window: CellWindow, period_ns: int, late_after_ns: int
-) -> CadenceSummary:
+def cell_ticks(
+    samples: Sequence[S], window: CellWindow, period_ns: int, late_after_ns: int
+) -> CellTicks[S]:
     period = samples[0].period_ns if samples else period_ns
     seqs = window_seqs(_anchor_or_start(samples, window), period, window)
-    by_seq = on_schedule(samples)
-    present = [by_seq[k] for k in seqs if k in by_seq]
+    return CellTicks(samples, seqs, on_schedule(samples), period, late_after_ns)
+
+
+def cadence_summary(ticks: CellTicks[S]) -> CadenceSummary:
+    present = [ticks.by_seq[k] for k in ticks.seqs if k in ticks.by_seq]
     deviations = sorted(s.deviation_ns for s in present)
-    late = sum(1 for d in deviations if d > late_after_ns)
+    late = sum(1 for d in deviations if d > ticks.late_after_ns)
     return CadenceSummary(
-        period_ns=period,
-        late_after_ns=late_after_ns,
-        ticks=len(seqs),
+        period_ns=ticks.period_ns,
+        late_after_ns=ticks.late_after_ns,
+        ticks=len(ticks.seqs),
         on_time=len(present) - late,
         late=late,
-        missed=len(seqs) - len(present),
-        samples=len(samples),
+        missed=len(ticks.seqs) - len(present),
+        samples=len(ticks.samples),
         deviation_p50_ns=nearest_rank(deviations, 50),
         deviation_p99_ns=nearest_rank(deviations, 99),
         deviation_max_ns=deviations[-1] if deviations else None,
     )
 
 
-def family_coverage(
-    samples: Sequence[S],
-    window: CellWindow,
-    period_ns: int,
-    late_after_ns: int,
-    carries: Callable[[S], bool],
-) -> FamilyCoverage:
-    period = samples[0].period_ns if samples else period_ns
-    seqs = window_seqs(_anchor_or_start(samples, window), period, window)
-    by_seq = on_schedule(samples)
-    hits = [_carried(by_seq.get(k), late_after_ns, carries) for k in seqs]
+def family_coverage(ticks: CellTicks[S], carries: Callable[[S], bool]) -> FamilyCoverage:
+    late_after = ticks.late_after_ns
+    hits = [_carried(ticks.by_seq.get(k), late_after, carries) for k in ticks.seqs]
     carried = sum(hits)
     return FamilyCoverage(
         carried=carried,
-        coverage=carried / len(seqs) if seqs else 0.0,
+        coverage=carried / len(ticks.seqs) if ticks.seqs else 0.0,
         max_consecutive_misses=longest_false_run(hits),
     )
 

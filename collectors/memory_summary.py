@@ -15,10 +15,11 @@ from pydantic import Field
 
 from collectors.cadence import (
     CadenceSummary,
+    CellTicks,
     CellWindow,
     FamilyCoverage,
     cadence_summary,
-    cell_samples,
+    cell_ticks,
     family_coverage,
 )
 from collectors.samples import GpuReading, GpuSample, HostSample, ReadStatus
@@ -26,6 +27,7 @@ from collectors.settings import CollectorSettings
 from faceoff.artifact import Spec
 
 N = TypeVar("N", int, float)
+M = TypeVar("M", GpuSample, HostSample)
 
 
 class SourceFiles(Spec):
@@ -75,23 +77,25 @@ class HostSummary(Spec):
     unavailable: list[str] = Field(description="Distinct reasons readings failed.")
 
 
+def _memory_ticks(
+    samples: Sequence[M], window: CellWindow, settings: CollectorSettings
+) -> CellTicks[M]:
+    period = settings.memory_period_ns
+    return cell_ticks(samples, window, period, settings.late_after_ns(period))
+
+
 def gpu_summary(
     samples: Sequence[GpuSample], window: CellWindow, settings: CollectorSettings, unreadable: int
 ) -> GpuSummary:
-    period = settings.memory_period_ns
-    late = settings.late_after_ns(period)
-    cell = cell_samples(samples, window, period)
+    ticks = _memory_ticks(samples, window, settings)
+    cell = ticks.cell_samples()
     devices = [_device_peak(i, _readings(cell, i)) for i in _indices(samples)]
     worst = max(devices, key=lambda d: (d.max_used_bytes or -1, -d.index), default=None)
     frees = [d.min_free_bytes for d in devices if d.min_free_bytes is not None]
     return GpuSummary(
-        cadence=cadence_summary(samples, window, period, late),
+        cadence=cadence_summary(ticks),
         files=SourceFiles(samples=len(samples), unreadable_lines=unreadable),
-        families={
-            "gpu_memory": family_coverage(
-                samples, window, period, late, lambda s: s.status is ReadStatus.OK
-            )
-        },
+        families={"gpu_memory": family_coverage(ticks, lambda s: s.status is ReadStatus.OK)},
         devices=devices,
         worst_device=worst.index if worst and worst.max_used_bytes is not None else None,
         worst_used_bytes=worst.max_used_bytes if worst else None,
@@ -133,19 +137,16 @@ def _gpu_errors(sample: GpuSample) -> list[str]:
 def host_summary(
     samples: Sequence[HostSample], window: CellWindow, settings: CollectorSettings, unreadable: int
 ) -> HostSummary:
-    period = settings.memory_period_ns
-    late = settings.late_after_ns(period)
-    cell = cell_samples(samples, window, period)
+    ticks = _memory_ticks(samples, window, settings)
+    cell = ticks.cell_samples()
     lanes = [s.lane for s in cell if s.lane is not None]
     return HostSummary(
-        cadence=cadence_summary(samples, window, period, late),
+        cadence=cadence_summary(ticks),
         files=SourceFiles(samples=len(samples), unreadable_lines=unreadable),
         families={
-            "lane_memory": family_coverage(
-                samples, window, period, late, lambda s: s.lane is not None
-            ),
+            "lane_memory": family_coverage(ticks, lambda s: s.lane is not None),
             "host_available_memory": family_coverage(
-                samples, window, period, late, lambda s: s.host_available_bytes is not None
+                ticks, lambda s: s.host_available_bytes is not None
             ),
         },
         lane_sources=_distinct(lane.source.value for lane in lanes),

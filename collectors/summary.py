@@ -26,7 +26,7 @@ from collectors.cadence import (
     CellWindow,
     FamilyCoverage,
     cadence_summary,
-    cell_samples,
+    cell_ticks,
     family_coverage,
 )
 from collectors.deltas import CounterDelta, HistogramDelta, engine_deltas
@@ -98,17 +98,15 @@ def engine_summary(
     table: AliasTable,
     unreadable: int = 0,
 ) -> EngineSummary:
-    period, late = settings.engine_period_ns, settings.late_after_ns(settings.engine_period_ns)
-    in_cell = [s for s in cell_samples(samples, window, period) if s.ok]
+    period = settings.engine_period_ns
+    ticks = cell_ticks(samples, window, period, settings.late_after_ns(period))
+    in_cell = [s for s in ticks.cell_samples() if s.ok]
     deltas = engine_deltas(samples, window)
     config = _cache_config(samples)
     return EngineSummary(
-        cadence=cadence_summary(samples, window, period, late),
+        cadence=cadence_summary(ticks),
         files=SourceFiles(samples=len(samples), unreadable_lines=unreadable),
-        families={
-            name: family_coverage(samples, window, period, late, _carries(name))
-            for name in table.expected
-        },
+        families={name: family_coverage(ticks, _carries(name)) for name in table.expected},
         counters=deltas.counters,
         histograms=deltas.histograms,
         resets=deltas.resets,

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from collectors.cadence import (
+    CellTicks,
+    CellWindow,
     cadence_summary,
-    cell_samples,
+    cell_ticks,
     family_coverage,
     longest_false_run,
     nearest_rank,
@@ -22,6 +24,10 @@ def carries_running(sample: EngineSample) -> bool:
     return sample.ok and metrics is not None and metrics.carries("num_requests_running")
 
 
+def ticks(samples: list[EngineSample], window: CellWindow) -> CellTicks[EngineSample]:
+    return cell_ticks(samples, window, PERIOD, SLACK)
+
+
 def test_ticks_inside_the_window_are_on_time_late_or_missed() -> None:
     # window 300..3_300 ms holds ticks 1..6; tick 3 is late, tick 5 never sampled.
     samples = [
@@ -33,7 +39,7 @@ def test_ticks_inside_the_window_are_on_time_late_or_missed() -> None:
         engine(6, late_ms=1),
         engine(7, final=True),
     ]
-    got = cadence_summary(samples, window_ms(300, 3_300), PERIOD, SLACK)
+    got = cadence_summary(ticks(samples, window_ms(300, 3_300)))
     assert (got.ticks, got.on_time, got.late, got.missed) == (6, 4, 1, 1)
     assert got.samples == 7
     assert got.deviation_max_ns == 180 * MS
@@ -52,7 +58,7 @@ def test_coverage_counts_on_time_samples_carrying_the_family() -> None:
         engine(7),
         engine(8),
     ]
-    got = family_coverage(samples, window_ms(500, 4_000), PERIOD, SLACK, carries_running)
+    got = family_coverage(ticks(samples, window_ms(500, 4_000)), carries_running)
     assert got.carried == 4
     assert got.coverage == pytest.approx(4 / 8)
     assert got.max_consecutive_misses == 4  # ticks 2, 3, 4, 5
@@ -61,26 +67,26 @@ def test_coverage_counts_on_time_samples_carrying_the_family() -> None:
 def test_a_cell_shorter_than_a_period_is_judged_on_the_tick_covering_its_start() -> None:
     samples = [engine(2), engine(3)]
     window = window_ms(1_100, 1_300)
-    assert cadence_summary(samples, window, PERIOD, SLACK).ticks == 1
-    got = family_coverage(samples, window, PERIOD, SLACK, carries_running)
+    assert cadence_summary(ticks(samples, window)).ticks == 1
+    got = family_coverage(ticks(samples, window), carries_running)
     assert (got.carried, got.coverage) == (1, 1.0)
-    assert [s.seq for s in cell_samples(samples, window, PERIOD)] == [2]
+    assert [s.seq for s in ticks(samples, window).cell_samples()] == [2]
 
 
 def test_without_samples_every_tick_of_the_window_is_missed() -> None:
     window = window_ms(0, 2_000)
-    got = cadence_summary([], window, PERIOD, SLACK)
+    got = cadence_summary(ticks([], window))
     assert (got.ticks, got.missed, got.on_time) == (5, 5, 0)
     assert got.deviation_p99_ns is None
-    cov = family_coverage([], window, PERIOD, SLACK, carries_running)
+    cov = family_coverage(ticks([], window), carries_running)
     assert (cov.coverage, cov.max_consecutive_misses) == (0.0, 5)
 
 
 def test_the_drain_sample_is_off_schedule_but_part_of_the_cell() -> None:
     samples = [engine(0), engine(1), engine(9, final=True)]
     window = window_ms(400, 600)
-    assert [s.seq for s in cell_samples(samples, window, PERIOD)] == [1, 9]
-    assert cadence_summary(samples, window, PERIOD, SLACK).ticks == 1
+    assert [s.seq for s in ticks(samples, window).cell_samples()] == [1, 9]
+    assert cadence_summary(ticks(samples, window)).ticks == 1
 
 
 @pytest.mark.parametrize(
