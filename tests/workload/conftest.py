@@ -53,14 +53,15 @@ def cell(kind: WorkloadKind = WorkloadKind.NATURAL, **fields: Any) -> Cell:
     return Cell.model_validate(base | fields)
 
 
-async def http_plan(url: str, c: Cell, **options: Any) -> RequestPlan:
+async def http_plan(url: str, c: Cell, *, model: str = MODEL, **options: Any) -> RequestPlan:
+    """The cell's plan, searched on the lane's /tokenize (as the flow builds it)."""
     async with aiohttp.ClientSession() as session:
-        tokenizer = LaneTokenizer(session, url, MODEL)
+        tokenizer = LaneTokenizer(session, url, model)
         return await build_plan(
             c,
             seed=7,
             namespace="workload-tests",
-            model=MODEL,
+            model=model,
             tokenizer=tokenizer,
             options=PlanOptions(**options),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import time
@@ -9,9 +10,9 @@ from pathlib import Path
 
 from matrix.model import Cell
 from simulator.launch import running
+from tests.workload.conftest import http_plan
 from workload.fit import precision
 from workload.journal import read_journal
-from workload.lane import plan_on_lane
 from workload.outcome import Status
 from workload.run_cell import client_command
 
@@ -32,7 +33,7 @@ def test_a_300k_token_prompt_round_trips(tmp_path: Path) -> None:
     )
     with running("bench-200", time_scale=20.0) as sim:
         started = time.perf_counter()
-        plan = plan_on_lane(edge, seed=1, namespace="edge", model="sim-bench", base_url=sim.url)
+        plan = asyncio.run(http_plan(sim.url, edge, model="sim-bench"))
         planning_s = time.perf_counter() - started
         plan.write(tmp_path / "requests.json")
         argv = client_command(
