@@ -56,8 +56,7 @@ def _decision(c: Comparison) -> str:
     else:
         decision = "pending human review"
     incumbent = c.arms[0].name
-    restored = c.restoration.verified and c.restoration.outcome == "restored"
-    tail = f"incumbent {incumbent} restored" if restored else "restoration not proven"
+    tail = f"incumbent {incumbent} restored" if c.restoration.proven else "restoration not proven"
     line = f"Observed: {observed}. Decision: {decision}; {tail}."
     return f"{line}\n\n{c.description}" if c.description else line
 

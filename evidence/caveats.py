@@ -203,7 +203,7 @@ def _no_oom(cells: Sequence[CellEntry]) -> Caveat | None:
 
 
 def _restoration(restoration: RestorationEntry) -> Caveat | None:
-    if restoration.verified and restoration.outcome == "restored":
+    if restoration.proven:
         return None
     why = restoration.problem or "; ".join(restoration.problems) or restoration.outcome
     return Caveat(

@@ -171,6 +171,11 @@ class RestorationEntry(Spec):
     protected_changed: list[str] = Field(description="Protected files not proven unchanged.")
     problems: list[str] = Field(description="The receipt's problem sentences.")
 
+    @property
+    def proven(self) -> bool:
+        """The incumbent's restoration is proven: a verified receipt that says restored."""
+        return self.verified and self.outcome == "restored"
+
 
 class ArmTotals(Spec):
     arm: str = Field(description="Arm name.")
