@@ -196,7 +196,4 @@ class EngineSampler:
 
 def _unsettled(sample: EngineSample) -> bool:
     """A drain sample that failed, or saw requests still in the engine, is retried."""
-    if sample.metrics is None:
-        return True
-    gauges = sample.metrics.gauges
-    return gauges.get("num_requests_running", 0.0) + gauges.get("num_requests_waiting", 0.0) > 0
+    return sample.metrics is None or sample.metrics.requests_in_engine > 0

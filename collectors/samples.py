@@ -62,6 +62,12 @@ class EngineMetrics(Spec):
     def carries(self, canonical: str) -> bool:
         return canonical not in self.missing
 
+    @property
+    def requests_in_engine(self) -> float:
+        """Requests running or waiting; an engine at 0 has drained."""
+        gauges = self.gauges
+        return gauges.get("num_requests_running", 0.0) + gauges.get("num_requests_waiting", 0.0)
+
 
 class EngineSample(SampleBase):
     schema_version: Literal[1] = Field(default=1, description="Engine sample format version.")

@@ -181,8 +181,7 @@ def _within(engine_value: int, low: int, slack: int, tolerance: int) -> bool:
 
 
 def _drained(final: EngineSample) -> bool:
-    gauges = final.metrics.gauges if final.metrics else {}
-    busy = gauges.get("num_requests_running", 0.0) + gauges.get("num_requests_waiting", 0.0)
+    busy = final.metrics.requests_in_engine if final.metrics else 0.0
     return final.final and busy == 0
 
 
