@@ -45,6 +45,16 @@ def write_plan(url: str, path: Path, **fields: object) -> RequestPlan:
     return plan
 
 
+def start_streaming(
+    url: str, folder: Path, *extra: str, requests: int, concurrency: int, tokens: int
+) -> subprocess.Popen[str]:
+    """The client on a plan of ``requests`` answers of exactly ``tokens`` tokens each."""
+    sampling = {"max_tokens": tokens, "ignore_eos": True}
+    plan = folder / "requests.json"
+    write_plan(url, plan, requests=requests, concurrency=concurrency, sampling=sampling)
+    return client(plan, url, folder / "journal.jsonl", *extra)
+
+
 def test_a_run_journals_every_request_and_prints_a_summary(
     start_sim: StartSim, tmp_path: Path
 ) -> None:
@@ -68,14 +78,7 @@ def test_sigkill_mid_cell_keeps_exactly_the_finished_requests(
     truth = tmp_path / "truth.jsonl"
     sim = start_sim(time_scale=1.0, args=["--ground-truth", str(truth)])
     # C1, 200-token answers at 200 tok/s: a request ends every ~1 s
-    write_plan(
-        sim.url,
-        tmp_path / "requests.json",
-        requests=6,
-        concurrency=1,
-        sampling={"max_tokens": 200, "ignore_eos": True},
-    )
-    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
+    proc = start_streaming(sim.url, tmp_path, "--progress", requests=6, concurrency=1, tokens=200)
     assert proc.stdout is not None
     read_progress(proc.stdout, 3)
     time.sleep(0.4)  # well inside request 4 (it streams for ~1 s)
@@ -100,14 +103,7 @@ def test_sigkill_under_concurrency_leaves_only_complete_parsable_lines(
     start_sim: StartSim, tmp_path: Path
 ) -> None:
     sim = start_sim(time_scale=1.0)
-    write_plan(
-        sim.url,
-        tmp_path / "requests.json",
-        requests=64,
-        concurrency=16,
-        sampling={"max_tokens": 20, "ignore_eos": True},
-    )
-    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl", "--progress")
+    proc = start_streaming(sim.url, tmp_path, "--progress", requests=64, concurrency=16, tokens=20)
     assert proc.stdout is not None
     seen = read_progress(proc.stdout, 20)
     proc.send_signal(signal.SIGKILL)
@@ -124,14 +120,7 @@ def test_sigterm_cancels_in_flight_requests_and_journals_all_of_them(
     start_sim: StartSim, tmp_path: Path
 ) -> None:
     sim = start_sim(time_scale=1.0)
-    write_plan(
-        sim.url,
-        tmp_path / "requests.json",
-        requests=6,
-        concurrency=2,
-        sampling={"max_tokens": 300, "ignore_eos": True},
-    )
-    proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl")
+    proc = start_streaming(sim.url, tmp_path, requests=6, concurrency=2, tokens=300)
     time.sleep(1.0)  # plan loaded, two 1.5 s requests streaming
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=30)
@@ -147,18 +136,12 @@ def test_sigterm_cancels_in_flight_requests_and_journals_all_of_them(
 
 def test_cell_deadline_exits_3_and_bad_input_exits_2(start_sim: StartSim, tmp_path: Path) -> None:
     sim = start_sim(time_scale=1.0)
-    write_plan(
-        sim.url,
-        tmp_path / "requests.json",
-        requests=2,
-        concurrency=1,
-        sampling={"max_tokens": 300, "ignore_eos": True},
+    proc = start_streaming(
+        sim.url, tmp_path, "--cell-deadline-s", "0.3", requests=2, concurrency=1, tokens=300
     )
-    journal = tmp_path / "journal.jsonl"
-    proc = client(tmp_path / "requests.json", sim.url, journal, "--cell-deadline-s", "0.3")
     proc.communicate(timeout=30)
     assert proc.returncode == 3
-    assert len(read_journal(journal).outcomes) == 2
+    assert len(read_journal(tmp_path / "journal.jsonl").outcomes) == 2
     (tmp_path / "broken.json").write_text('{"schema_version": 1}')
     proc = client(tmp_path / "broken.json", sim.url, tmp_path / "other.jsonl")
     _, err = proc.communicate(timeout=30)
