@@ -100,10 +100,15 @@ def print_progress(outcome: RequestOutcome) -> None:
     print(json.dumps({"journaled": line}), flush=True)
 
 
+def signal_reason(signum: int) -> str:
+    """What stopped the run when signal ``signum`` did (the summary's ``stopped_by``)."""
+    return f"{signal.Signals(signum).name} received"
+
+
 async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> RunReport:
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
-        loop.add_signal_handler(signum, runner.stop.stop, f"{signal.Signals(signum).name} received")
+        loop.add_signal_handler(signum, runner.stop.stop, signal_reason(signum))
     return await runner.run(journal, deadline_s)
 
 
@@ -119,7 +124,7 @@ def process_times() -> dict[str, float | None]:
 
 def exit_status(report: RunReport) -> int:
     for signum in STOP_SIGNALS:
-        if report.stopped_by == f"{signal.Signals(signum).name} received":
+        if report.stopped_by == signal_reason(signum):
             return 128 + signum
     return EXIT_DEADLINE if report.stopped_by else 0
 
