@@ -53,6 +53,14 @@ def memory_mounts(mountinfo: str) -> list[CgroupMount]:
     return mounts
 
 
+def read_memory_mounts(proc: Path = Path("/proc")) -> list[CgroupMount]:
+    """The memory mounts this process sees; none where mountinfo cannot be read."""
+    try:
+        return memory_mounts((proc / "self" / "mountinfo").read_text())
+    except OSError:
+        return []
+
+
 def memory_paths(proc_cgroup: str) -> dict[int, str]:
     """{1: memory hierarchy path, 2: unified path} from a /proc/<pid>/cgroup text."""
     paths: dict[int, str] = {}
@@ -68,10 +76,9 @@ def memory_paths(proc_cgroup: str) -> dict[int, str]:
     return paths
 
 
-def cgroup_of_pid(pid: int, proc: Path = Path("/proc")) -> MemoryCgroup:
+def cgroup_of_pid(pid: int, mounts: list[CgroupMount], proc: Path = Path("/proc")) -> MemoryCgroup:
     """The memory cgroup of a process; v1 where the memory controller is v1, else v2."""
     paths = memory_paths((proc / str(pid) / "cgroup").read_text())
-    mounts = memory_mounts((proc / "self" / "mountinfo").read_text())
     for version in _PREFERENCE:  # hybrid hosts mount v2 too, without the memory controller
         for mount in (m for m in mounts if m.version == version):
             found = _under(mount, paths.get(version))

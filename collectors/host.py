@@ -16,7 +16,12 @@ from typing import Any, Protocol
 
 import psutil
 
-from collectors.cgroup import cgroup_of_pid, docker_cgroup_guesses, memory_mounts
+from collectors.cgroup import (
+    CgroupMount,
+    cgroup_of_pid,
+    docker_cgroup_guesses,
+    read_memory_mounts,
+)
 from collectors.sampler import Clocks, Tick
 from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
 from faceoff.errors import FaceoffError
@@ -115,28 +120,33 @@ def lane_reader(
     target: LaneTarget, docker: DockerApi | None = None, proc: Path = Path("/proc")
 ) -> LaneMemoryReader:
     """The best memory source for the lane; raises LookupError naming what was tried."""
+    mounts = read_memory_mounts(proc)
     if target.container_id is not None:
-        return _docker_reader(target.container_id, target.pid, docker, proc)
+        return _docker_reader(target.container_id, target.pid, docker, mounts, proc)
     assert target.pid is not None
-    return _process_reader(target.pid, proc)
+    return _process_reader(target.pid, mounts, proc)
 
 
 def _docker_reader(
-    container_id: str, pid: int | None, docker: DockerApi | None, proc: Path
+    container_id: str,
+    pid: int | None,
+    docker: DockerApi | None,
+    mounts: list[CgroupMount],
+    proc: Path,
 ) -> LaneMemoryReader:
     if pid is None and docker is not None:
         pid = int(docker.inspect_container(container_id)["State"]["Pid"]) or None
     tried = []
     if pid is not None:
         try:
-            found = cgroup_of_pid(pid, proc)
+            found = cgroup_of_pid(pid, mounts, proc)
             # A daemon in another pid namespace gives pids that mean nothing here.
             if container_id in str(found.path):
                 return found
             tried.append(f"pid {pid} is in {found.path}, not the container's cgroup")
         except (OSError, LookupError) as exc:
             tried.append(str(exc))
-    guesses = docker_cgroup_guesses(container_id, memory_mounts(_mountinfo(proc)))
+    guesses = docker_cgroup_guesses(container_id, mounts)
     if guesses:
         return guesses[0]
     if docker is not None:
@@ -147,23 +157,16 @@ def _docker_reader(
     )
 
 
-def _process_reader(pid: int, proc: Path) -> LaneMemoryReader:
+def _process_reader(pid: int, mounts: list[CgroupMount], proc: Path) -> LaneMemoryReader:
     try:
-        lane = cgroup_of_pid(pid, proc)
-        own = cgroup_of_pid(os.getpid(), proc)
+        lane = cgroup_of_pid(pid, mounts, proc)
+        own = cgroup_of_pid(os.getpid(), mounts, proc)
     except (OSError, LookupError):
         return ProcessTreeReader(pid)
     # Only a cgroup of the lane's own counts the lane alone; a shared one counts us too.
     if lane.path != own.path and lane.path not in own.path.parents:
         return lane
     return ProcessTreeReader(pid)
-
-
-def _mountinfo(proc: Path) -> str:
-    try:
-        return (proc / "self" / "mountinfo").read_text()
-    except OSError:
-        return ""
 
 
 class HostSampler:

@@ -18,6 +18,7 @@ from collectors.cgroup import (
     cgroup_of_pid,
     memory_mounts,
     memory_paths,
+    read_memory_mounts,
     read_v2,
 )
 from collectors.host import HostSampler, LaneTarget, ProcessTreeReader, lane_reader
@@ -70,7 +71,7 @@ def test_v2_files_give_usage_anon_file_limit_and_peak(tmp_path: Path) -> None:
 
 def test_this_process_has_a_readable_memory_cgroup_on_this_kernel() -> None:
     try:
-        found = cgroup_of_pid(os.getpid())
+        found = cgroup_of_pid(os.getpid(), read_memory_mounts())
     except LookupError as exc:
         pytest.skip(f"no memory cgroup visible here: {exc}")
     lane = found.read()
