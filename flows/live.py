@@ -3,13 +3,13 @@
 It watches what the flow writes instead of being told, so it needs no hook in
 the flow: the running attempt row says which arm and cell; ``requests.json`` and
 ``journal.jsonl`` say how many requests are done and their TTFT so far; the
-collectors' sample files say whether telemetry is healthy. The median shown is
-for watching only; the bundle's statistics come from ``evidence``.
+collectors' sample files say whether telemetry is healthy (``flows.progress``
+follows those files as they grow). The median shown is for watching only; the
+bundle's statistics come from ``evidence``.
 """
 
 from __future__ import annotations
 
-import statistics
 import threading
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -25,27 +25,15 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from faceoff.errors import FaceoffError
-from faceoff.files import read_jsonl
 from flows.closing import CampaignResult
 from flows.console import disposition_label
+from flows.progress import AttemptProgress, Health
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
-from workload.journal import JOURNAL_NAME, read_journal
-from workload.metrics import ttft
-from workload.outcome import Phase
-from workload.plan import PLAN_NAME, RequestPlan
 
-SOURCES = ("engine", "gpu", "host")
 REFRESH_S = 0.5
 RECENT = 6
-
-
-@dataclass(frozen=True)
-class Health:
-    source: str
-    samples: int
-    ok: int
 
 
 @dataclass(frozen=True)
@@ -77,20 +65,42 @@ class Snapshot:
     recent: list[Finished] = field(default_factory=list)  # last finished attempts, newest last
 
 
-def snapshot(engine: Engine, campaign: str) -> Snapshot | None:
-    """What the campaign is doing now; None before the flow has opened it."""
-    with session_scope(engine) as session:
-        row = find_campaign(session, campaign)
-        if row is None:
-            return None
-        runs = cell_runs(session, row)
-    counts: dict[str, int] = {}
-    for run in _latest(runs):
-        counts[run.disposition] = counts.get(run.disposition, 0) + 1
-    current = next((r for r in reversed(runs) if _in_progress(r)), None)
-    folder = Path(row.evidence_dir)
-    running = None if current is None else running_of(current, folder)
-    return Snapshot(campaign, row.status, counts, running, recent_of(runs))
+class Watch:
+    """The campaign as the view sees it; the running attempt's files are followed, not reread."""
+
+    def __init__(self, engine: Engine, campaign: str) -> None:
+        self.engine = engine
+        self.campaign = campaign
+        self._progress: AttemptProgress | None = None
+
+    def snapshot(self) -> Snapshot | None:
+        """What the campaign is doing now; None before the flow has opened it."""
+        with session_scope(self.engine) as session:
+            row = find_campaign(session, self.campaign)
+            if row is None:
+                return None
+            runs = cell_runs(session, row)
+        counts: dict[str, int] = {}
+        for run in _latest(runs):
+            counts[run.disposition] = counts.get(run.disposition, 0) + 1
+        current = next((r for r in reversed(runs) if _in_progress(r)), None)
+        running = None if current is None else self._running(current, Path(row.evidence_dir))
+        return Snapshot(self.campaign, row.status, counts, running, recent_of(runs))
+
+    def _running(self, run: CellRunRow, campaign_dir: Path) -> Running:
+        folder = campaign_dir / (run.artifacts_dir or "")
+        if self._progress is None or self._progress.folder != folder:
+            self._progress = AttemptProgress(folder)
+        progress = self._progress.catch_up()
+        return Running(
+            cell_id=run.cell_id,
+            arm=run.arm,
+            attempt=run.attempt,
+            done=progress.done,
+            total=progress.total,
+            ttft_p50_s=progress.ttft_p50_s,
+            health=progress.health(),
+        )
 
 
 def recent_of(runs: list[CellRunRow]) -> list[Finished]:
@@ -113,37 +123,6 @@ def _latest(runs: list[CellRunRow]) -> list[CellRunRow]:
 
 def _in_progress(run: CellRunRow) -> bool:
     return run.disposition == "pending" and not run.interrupted and run.ended_at is None
-
-
-def running_of(run: CellRunRow, campaign_dir: Path) -> Running:
-    folder = campaign_dir / (run.artifacts_dir or "")
-    scored = [o for o in read_journal(folder / JOURNAL_NAME).outcomes if o.phase is Phase.SCORED]
-    ttfts = [v for o in scored if (v := ttft(o).value) is not None]
-    return Running(
-        cell_id=run.cell_id,
-        arm=run.arm,
-        attempt=run.attempt,
-        done=len(scored),
-        total=_planned(folder),
-        ttft_p50_s=statistics.median(ttfts) if ttfts else None,
-        health=[h for s in SOURCES if (h := health(folder, s)) is not None],
-    )
-
-
-def _planned(folder: Path) -> int | None:
-    try:
-        return len(RequestPlan.read(folder / PLAN_NAME).phase(Phase.SCORED))
-    except FaceoffError:
-        return None  # not planned yet
-
-
-def health(folder: Path, source: str) -> Health | None:
-    path = folder / f"{source}.jsonl"
-    if not path.exists():
-        return None
-    records = read_jsonl(path).records
-    ok = sum(1 for r in records if r.get("status") == "ok")
-    return Health(source, len(records), ok)
 
 
 def render(snap: Snapshot | None, note: str) -> Any:
@@ -215,11 +194,12 @@ class LiveView:
     def _loop(self) -> None:
         # Read-only: the flow creates the ledger's tables; until then there is nothing to show.
         engine = create_engine(self.db_url)
+        watch = Watch(engine, self.campaign)
         waiting = Text(f"starting the campaign {self.campaign}…")
         with Live(waiting, console=self.console, refresh_per_second=4) as live:
             while not self._stop.wait(REFRESH_S):
                 try:
-                    live.update(render(snapshot(engine, self.campaign), waiting.plain))
+                    live.update(render(watch.snapshot(), waiting.plain))
                 except SQLAlchemyError:
                     live.update(waiting)
                 except (FaceoffError, OSError) as exc:

@@ -11,7 +11,8 @@ from rich.console import Console
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
-from flows.live import render, snapshot
+from flows.live import Watch, render
+from flows.progress import Tail
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
@@ -40,7 +41,8 @@ def test_the_view_shows_the_running_cell_its_requests_ttft_and_telemetry(
             session, row, cell_id="natural-400-c1", arm="inc", attempt=1,
             artifacts_dir="cells/natural-400-c1/inc/attempt-1", now=now,
         )  # fmt: skip
-    before = snapshot(engine, "live")
+    watch = Watch(engine, "live")  # one watch: the second snapshot reads only what was added
+    before = watch.snapshot()
     assert before is not None and before.running is not None
     assert (before.running.done, before.running.total, before.running.health) == (0, 4, [])
 
@@ -57,7 +59,7 @@ def test_the_view_shows_the_running_cell_its_requests_ttft_and_telemetry(
     client.wait()
     collectors.stop()
 
-    after = snapshot(engine, "live")
+    after = watch.snapshot()
     assert after is not None and after.running is not None
     running = after.running
     assert (running.arm, running.cell_id, running.done, running.total) == (
@@ -75,7 +77,19 @@ def test_the_view_shows_the_running_cell_its_requests_ttft_and_telemetry(
 
 def test_before_the_campaign_is_opened_there_is_nothing_to_show(tmp_path: Path) -> None:
     engine = open_ledger(resolve_url(None, tmp_path))
-    assert snapshot(engine, "not-yet") is None
+    assert Watch(engine, "not-yet").snapshot() is None
     console = Console(record=True)
     console.print(render(None, "starting the campaign not-yet…"))
     assert "starting the campaign not-yet" in console.export_text()
+
+
+def test_a_followed_file_yields_each_complete_line_once(tmp_path: Path) -> None:
+    path = tmp_path / "engine.jsonl"
+    tail = Tail(path)
+    assert tail.new_records() == []  # not written yet
+    path.write_bytes(b'{"status": "ok"}\n{"status": "er')
+    assert tail.new_records() == [{"status": "ok"}]  # the torn line waits for its end
+    with path.open("ab") as handle:
+        handle.write(b'ror"}\nnot json\n')
+    assert tail.new_records() == [{"status": "error"}]
+    assert tail.new_records() == []
