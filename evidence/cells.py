@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
@@ -181,17 +182,4 @@ def _ratio(
         Sample(stratum(cell), metric_values(candidate.outcomes, metric)),
         seed=seed,
     )
-    if found is None:
-        return None
-    return Ratio(
-        metric=metric,
-        candidate=name,
-        ratio=found.ratio,
-        low=found.low,
-        high=found.high,
-        confidence=found.confidence,
-        resamples=found.resamples,
-        seed=found.seed,
-        n_incumbent=found.n_incumbent,
-        n_candidate=found.n_candidate,
-    )
+    return None if found is None else Ratio(metric=metric, candidate=name, **asdict(found))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Literal
 
@@ -89,15 +90,7 @@ def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -
         return Stats(
             n=0, mean=None, min=None, max=None, p50=None, p95=None, undefined=undefined or {}
         )
-    return Stats(
-        n=dist.n,
-        mean=dist.mean,
-        min=dist.min,
-        max=dist.max,
-        p50=dist.p50,
-        p95=dist.p95,
-        undefined=undefined or {},
-    )
+    return Stats(**asdict(dist), undefined=undefined or {})
 
 
 def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
