@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from faceoff.errors import FaceoffError
 from guards.artifacts import CellArtifacts
-from guards.families import PRESENCE_RULES
+from guards.families import PRESENCE_RULES, Found
 from guards.verdict import FamilyVerdict, Presence
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.model import Thresholds
@@ -34,15 +34,9 @@ def check_registry(registry: Sequence[FamilySpec]) -> None:
 def judge_family(art: CellArtifacts, fam: FamilySpec, thresholds: Thresholds) -> FamilyVerdict:
     if fam.status is FamilyStatus.NOT_APPLICABLE:
         why = fam.not_applicable_reason or "declared not applicable in the frozen matrix"
-        return FamilyVerdict(
-            name=fam.name,
-            source=fam.source,
-            status=fam.status,
-            presence=Presence.NOT_APPLICABLE,
-            why=why,
-            evidence={},
-        )
-    found = PRESENCE_RULES[fam.name](art, thresholds)
+        found = Found(Presence.NOT_APPLICABLE, why)
+    else:
+        found = PRESENCE_RULES[fam.name](art, thresholds)
     return FamilyVerdict(
         name=fam.name,
         source=fam.source,
