@@ -108,10 +108,15 @@ def aggregate_throughput(art: CellArtifacts, _: Thresholds) -> Found:
 # --- engine families --------------------------------------------------------------------
 
 
-def _engine(art: CellArtifacts) -> EngineSummary | Found:
+def _telemetry(art: CellArtifacts) -> TelemetrySummary | Found:
     if art.telemetry is None:
         return missing("cell.json has no window (no request was sent): nothing to judge over")
-    return art.telemetry.engine
+    return art.telemetry
+
+
+def _engine(art: CellArtifacts) -> EngineSummary | Found:
+    telemetry = _telemetry(art)
+    return telemetry if isinstance(telemetry, Found) else telemetry.engine
 
 
 def histogram(name: str, *, needs_sum: bool) -> PresenceRule:
@@ -226,12 +231,6 @@ def counters(*names: str) -> PresenceRule:
 # --- GPU and host families --------------------------------------------------------------
 
 
-def _telemetry(art: CellArtifacts) -> TelemetrySummary | Found:
-    if art.telemetry is None:
-        return missing("cell.json has no window (no request was sent): nothing to judge over")
-    return art.telemetry
-
-
 def gpu_memory(art: CellArtifacts, t: Thresholds) -> Found:
     telemetry = _telemetry(art)
     if isinstance(telemetry, Found):
@@ -241,9 +240,7 @@ def gpu_memory(art: CellArtifacts, t: Thresholds) -> Found:
             "no GPU samples: the arm has no GPU ids (on a host without GPUs, declare "
             "gpu_memory under [families.not_applicable] in the matrix)"
         )
-    period = art.record.collector_settings.memory_period_s
-    gap = _cadence_gap(period, t.memory_period_s, "GPU")
-    return gap or covered(telemetry.gpu.families.get("gpu_memory"), "GPU memory", t)
+    return _memory_covered(art, t, "GPU", telemetry.gpu.families.get("gpu_memory"), "GPU memory")
 
 
 def host_family(key: str, what: str) -> PresenceRule:
@@ -251,11 +248,17 @@ def host_family(key: str, what: str) -> PresenceRule:
         telemetry = _telemetry(art)
         if isinstance(telemetry, Found):
             return telemetry
-        period = art.record.collector_settings.memory_period_s
-        gap = _cadence_gap(period, t.memory_period_s, "host")
-        return gap or covered(telemetry.host.families.get(key), what, t)
+        return _memory_covered(art, t, "host", telemetry.host.families.get(key), what)
 
     return rule
+
+
+def _memory_covered(
+    art: CellArtifacts, t: Thresholds, source: str, cov: FamilyCoverage | None, what: str
+) -> Found:
+    """Sampled at the matrix's memory cadence or faster, and covering the cell."""
+    period = art.record.collector_settings.memory_period_s
+    return _cadence_gap(period, t.memory_period_s, source) or covered(cov, what, t)
 
 
 PRESENCE_RULES: Mapping[str, PresenceRule] = MappingProxyType(
