@@ -31,7 +31,6 @@ from workload.plan import PLAN_NAME
 
 WARMUP_DIR = "warmup"
 PORT_PROBE_S = 2.0  # a port check: anything listening answers at once
-STOP_GRACE_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ def stop_arm(scope: CampaignScope, run: ArmRun) -> LaneExit | None:
     """Stop and remove the lane; its ledger row gets ``stopped_at``."""
     if run.lane is None:
         return None
-    ended = run.lane.stop(STOP_GRACE_S)
+    ended = run.lane.stop()
     run.lane.remove()
     record = run.lane.record
     with session_scope(scope.engine) as session:

@@ -21,11 +21,10 @@ from lanes.commands import container_command
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, parse_pinned, pull_pinned
-from lanes.lane import RecordedLane
+from lanes.lane import GRACE_S, RecordedLane
 from lanes.records import InspectRecord, LaneExit, LaneRecord
 from matrix.model import Arm
 
-GRACE_S = 30.0
 STOPPED_STATES = ("exited", "dead")
 
 

@@ -10,6 +10,8 @@ from lanes.environment import LaneEnv
 from lanes.records import LaneExit, LaneRecord, LaneTarget
 from matrix.model import Arm
 
+GRACE_S = 30.0  # how long a stopped lane gets between SIGTERM and SIGKILL, unless told
+
 
 class Lane(Protocol):
     """What the flow and restoration need from a running recipe, whatever runs it."""

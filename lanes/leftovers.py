@@ -17,7 +17,8 @@ import docker.errors
 
 from faceoff.errors import FaceoffError
 from lanes.context import LABEL_ARM, LABEL_CAMPAIGN, LABEL_PURPOSE, LABEL_RUN, LanePurpose
-from lanes.process import GRACE_S, is_same_process, terminate_group, wait_gone
+from lanes.lane import GRACE_S
+from lanes.process import is_same_process, terminate_group, wait_gone
 from lanes.records import LANE_FILE, LaneExit, LaneRecord
 
 

@@ -23,11 +23,10 @@ from faceoff.errors import FaceoffError
 from lanes.bootlog import write_boot_log
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
-from lanes.lane import RecordedLane
+from lanes.lane import GRACE_S, RecordedLane
 from lanes.records import BOOT_LOG_FILE, LaneExit, LaneRecord
 from matrix.model import Arm
 
-GRACE_S = 30.0
 SIGNAL_EXIT_BASE = 128  # a shell's (and Docker's) spelling of "ended by signal N"
 
 

@@ -21,6 +21,7 @@ from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import Http
+from lanes.lane import GRACE_S
 from lanes.leftovers import (
     Leftover,
     campaign_containers,
@@ -49,7 +50,7 @@ class RestoreTools:
     http: Http
     docker: Callable[[], Any]  # called only when an arm is a docker lane
     python: str = sys.executable
-    grace_s: float = 30.0
+    grace_s: float = GRACE_S
 
 
 @dataclass(frozen=True)
