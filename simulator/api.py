@@ -20,7 +20,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
-from simulator.output import OutputPlan, OutputRequest, plan_output
+from simulator.output import OutputPlan, plan_output
 from simulator.profile import Profile, ProfileError
 from simulator.protocol import (
     ApiError,
@@ -256,26 +256,14 @@ class Api:
 
     def _plan(self, req: GenerationRequest, max_tokens: int) -> OutputPlan:
         overrun = self.faults.spec.contract_overrun
-        request = self._output_request(req, max_tokens)
-        return plan_output(request, self.profile.output, self.tokenizer, overrun=overrun)
+        return plan_output(
+            req, self.profile.output, self.tokenizer, max_tokens=max_tokens, overrun=overrun
+        )
 
     def _envelope(self, req: GenerationRequest) -> Envelope:
         prefix = "chatcmpl" if req.endpoint == "chat" else "cmpl"
         ident = f"{prefix}-{uuid.uuid4().hex[:16]}"
         return Envelope(ident, int(self.wall()), self.model_name, self.fingerprint)
-
-    def _output_request(self, req: GenerationRequest, max_tokens: int) -> OutputRequest:
-        return OutputRequest(
-            prompt_tokens=req.prompt_tokens,
-            instruction=req.instruction,
-            context_text=req.context_text,
-            max_tokens=max_tokens,
-            seed=req.seed,
-            ignore_eos=req.ignore_eos,
-            reasoning=req.reasoning and req.endpoint == "chat",
-            reasoning_effort=req.reasoning_effort,
-            response_format=req.response_format,
-        )
 
 
 async def read_json(request: web.Request) -> object:

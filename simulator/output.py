@@ -22,11 +22,11 @@ import json
 import random
 import re
 from array import array
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.profile import EFFORTS, OutputSpec
+from simulator.profile import OutputSpec
+from simulator.protocol import GenerationRequest
 from simulator.tokenizer import Tokenizer
 
 CONTRACT = re.compile(r"exactly (\d+) words")
@@ -41,21 +41,6 @@ far each every some many few more less most least also only just still even
 """
 PROSE_WORDS = tuple(WORD_LIST.split())
 STRUCTURED_KEYS = ("id", "name", "value", "kind", "count", "ok", "items", "status")
-
-
-@dataclass(frozen=True)
-class OutputRequest:
-    """What the planner needs from a request, already parsed and tokenized."""
-
-    prompt_tokens: Sequence[int]
-    instruction: str  # the last user message (chat) or the prompt text (completions)
-    context_text: str  # where a needle marker is searched
-    max_tokens: int
-    seed: int | None = None
-    ignore_eos: bool = False
-    reasoning: bool = False
-    reasoning_effort: str | None = None
-    response_format: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,24 +63,30 @@ def is_json_format(response_format: dict[str, Any] | None) -> bool:
 
 
 def plan_output(
-    request: OutputRequest, spec: OutputSpec, tokenizer: Tokenizer, *, overrun: bool = False
+    request: GenerationRequest,
+    spec: OutputSpec,
+    tokenizer: Tokenizer,
+    *,
+    max_tokens: int,
+    overrun: bool = False,
 ) -> OutputPlan:
+    """The answer to ``request``, cut at ``max_tokens`` (its own, or what the context leaves)."""
     rng = random.Random(request_seed(request))
     kind = text_kind(request.instruction, request.response_format)
     reasoning = reasoning_tokens(request, spec, rng, tokenizer)
     contract = contract_words(request.instruction)
     if overrun and contract is not None:
-        filler = words_to_tokens(rng, tokenizer, request.max_tokens, kind)
-        return cut_plan(reasoning, filler, request.max_tokens, kind, stopped=False)
+        filler = words_to_tokens(rng, tokenizer, max_tokens, kind)
+        return cut_plan(reasoning, filler, max_tokens, kind, stopped=False)
     visible = visible_tokens(request, spec, rng, tokenizer, kind, contract=contract)
     if request.ignore_eos:
-        need = request.max_tokens - len(reasoning) - len(visible)
+        need = max_tokens - len(reasoning) - len(visible)
         visible += words_to_tokens(rng, tokenizer, max(need, 0), kind)
-        return cut_plan(reasoning, visible, request.max_tokens, kind, stopped=False)
-    return cut_plan(reasoning, visible, request.max_tokens, kind, stopped=True)
+        return cut_plan(reasoning, visible, max_tokens, kind, stopped=False)
+    return cut_plan(reasoning, visible, max_tokens, kind, stopped=True)
 
 
-def request_seed(request: OutputRequest) -> int:
+def request_seed(request: GenerationRequest) -> int:
     if request.seed is not None:
         return int(request.seed)
     digest = hashlib.sha256(array("q", request.prompt_tokens).tobytes()).digest()
@@ -122,7 +113,7 @@ def draw_length(rng: random.Random, median: float, sigma: float) -> int:
 
 
 def reasoning_tokens(
-    request: OutputRequest, spec: OutputSpec, rng: random.Random, tokenizer: Tokenizer
+    request: GenerationRequest, spec: OutputSpec, rng: random.Random, tokenizer: Tokenizer
 ) -> list[int]:
     if not (request.reasoning and spec.reasoning):
         return []
@@ -138,7 +129,7 @@ def contract_words(instruction: str) -> int | None:
 
 
 def visible_tokens(
-    request: OutputRequest,
+    request: GenerationRequest,
     spec: OutputSpec,
     rng: random.Random,
     tokenizer: Tokenizer,
@@ -160,7 +151,7 @@ def visible_tokens(
 
 
 def needle_words(
-    marker: str, request: OutputRequest, spec: OutputSpec, rng: random.Random
+    marker: str, request: GenerationRequest, spec: OutputSpec, rng: random.Random
 ) -> list[str]:
     limit = spec.needle_verified_tokens
     recalled = marker if not limit or len(request.prompt_tokens) <= limit else garble(marker, rng)
@@ -227,7 +218,3 @@ def schema_instance(schema: dict[str, Any], rng: random.Random, depth: int = 0) 
         "null": None,
     }
     return scalars.get(kind, rng.choice(PROSE_WORDS))
-
-
-def effort_or_none(value: Any) -> str | None:
-    return value if value in EFFORTS else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.output import effort_or_none
+from simulator.profile import EFFORTS
 from simulator.tokenizer import Tokenizer, TokenizerError, last_user_text, render_chat
 
 ERROR_TYPES = {
@@ -54,9 +54,13 @@ class GenerationRequest:
     max_tokens: int | None = None
     seed: int | None = None
     ignore_eos: bool = False
-    reasoning: bool = False
+    reasoning: bool = False  # chat only: a completion request never reasons
     reasoning_effort: str | None = None
     response_format: dict[str, Any] | None = None
+
+
+def effort_or_none(value: Any) -> str | None:
+    return value if value in EFFORTS else None
 
 
 def require_object(body: Any) -> dict[str, Any]:
