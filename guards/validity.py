@@ -21,12 +21,12 @@ from guards.record import journal_window
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
+from workload.run_cell import EXIT_DEADLINE
 
 Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 
 ERROR_STATUSES = (Status.HTTP_ERROR, Status.STREAM_ERROR, Status.TIMEOUT, Status.CANCELLED)
 OOM_TEXT = re.compile(r"out of memory|OutOfMemory|\bOOM\b", re.IGNORECASE)
-EXIT_DEADLINE = 3  # workload.run_cell's exit status when the cell deadline stopped it
 MAX_LISTED = 10
 
 
