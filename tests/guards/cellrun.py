@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,10 +29,10 @@ from matrix.model import Cell
 from simulator.launch import SimServer
 from workload.journal import JOURNAL_NAME, read_journal
 from workload.plan import PLAN_NAME, RequestPlan, build_plan, retokenize
+from workload.run_cell import EXIT_DEADLINE, client_command
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]
-EXIT_DEADLINE = 3  # workload.run_cell's exit status for a cell deadline
 
 
 def utc_now() -> datetime:
@@ -114,11 +113,10 @@ def run_cell(run: CellRun, plan: RequestPlan | None = None) -> CellRecord:
 
 
 def _client(run: CellRun) -> int:
-    command = [
-        *(sys.executable, "-m", "workload.run_cell", "--plan", str(run.folder / PLAN_NAME)),
-        *("--base-url", run.server.url, "--journal", str(run.folder / JOURNAL_NAME)),
-        *("--arm", run.arm, "--attempt", str(run.attempt)),
-    ]
+    folder = run.folder
+    command = client_command(
+        folder / PLAN_NAME, run.server.url, folder / JOURNAL_NAME, arm=run.arm, attempt=run.attempt
+    )
     client = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if run.during is not None:
         run.during(run)

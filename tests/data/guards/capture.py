@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
-from guards.record import CELL_FILE
+from guards.artifacts import NATIVE_FILES
 from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
@@ -49,13 +49,12 @@ from workload.plan import PLAN_NAME, RequestPlan
 HERE = Path(__file__).resolve().parent
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)
 TIME_SCALE = 0.25
-KEPT = (CELL_FILE, PLAN_NAME, JOURNAL_NAME, "engine.jsonl", "host.jsonl", "gpu.jsonl")
 NATURAL = "natural-512-c2"
 
 
 def keep_native(folder: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name in KEPT:
+    for name in NATIVE_FILES:
         if (folder / name).exists():
             shutil.copyfile(folder / name, out / name)
 
