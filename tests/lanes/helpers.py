@@ -40,6 +40,28 @@ def simulator_arm(**fields: Any) -> Arm:
     return arm(**values)
 
 
+def docker_simulator_arm(
+    image: str, model: Path, target: str = "/models/glm", **fields: Any
+) -> Arm:
+    """The simulator image by digest, the checkpoint ``model`` mounted at ``target``."""
+    values: dict[str, Any] = {
+        "lane": "docker",
+        "image": image,
+        "command": None,
+        "port": free_port(),
+        "expected_quantization": "exl3",
+        "weights_manifest": target,
+        "mounts": [{"source": str(model), "target": target}],
+        "secrets": {"HF_TOKEN": "OP_HF_TOKEN"},
+        "startup_deadline_s": 120,
+        "probes": {"poll_interval_s": 0.2},
+        "simulator": SIM_PROFILE,
+        "engine_args": SIM_ARGS,
+    }
+    values.update(fields)
+    return arm(**values)
+
+
 def now() -> datetime:
     return datetime.now(UTC)
 

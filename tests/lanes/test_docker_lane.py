@@ -23,13 +23,10 @@ from lanes.probes import run_probes
 from lanes.readiness import Waiting
 from lanes.records import InspectRecord, LaneRecord
 from matrix.model import Arm
-from tests.conftest import free_port
 from tests.lanes.helpers import (
-    SIM_ARGS,
-    SIM_PROFILE,
-    arm,
     checkpoint,
     context,
+    docker_simulator_arm,
     now,
     remove_campaign_containers,
 )
@@ -47,25 +44,10 @@ def campaign(docker_client: Any) -> Iterator[str]:
 
 
 def sim_arm(image: str, model: Path, **fields: Any) -> Arm:
-    values: dict[str, Any] = {
-        "lane": "docker",
-        "image": image,
-        "command": None,
-        "port": free_port(),
-        "served_model": "llm.primary",
-        "expected_quantization": "exl3",
-        "weights_manifest": "/models/glm-5.3-flash-nvfp4",  # named nvfp4, holds EXL3
-        "mounts": [{"source": str(model), "target": "/models/glm-5.3-flash-nvfp4"}],
-        "secrets": {"HF_TOKEN": "OP_HF_TOKEN"},
-        "memory_limit": "1g",
-        "shm_size": "64m",
-        "startup_deadline_s": 120,
-        "probes": {"poll_interval_s": 0.2},
-        "simulator": SIM_PROFILE,
-        "engine_args": SIM_ARGS,
-    }
-    values.update(fields)
-    return arm(**values)
+    """Weights mounted under a path named nvfp4 that holds EXL3; a memory and /dev/shm limit."""
+    target = "/models/glm-5.3-flash-nvfp4"
+    limits = {"memory_limit": "1g", "shm_size": "64m"}
+    return docker_simulator_arm(image, model, target, **(limits | fields))
 
 
 def test_the_simulator_image_starts_by_digest_and_passes_identity(

@@ -27,10 +27,8 @@ from matrix.model import Arm
 from tests.conftest import free_port
 from tests.lanes.helpers import (
     REPO,
-    SIM_ARGS,
-    SIM_PROFILE,
-    arm,
     checkpoint,
+    docker_simulator_arm,
     remove_campaign_containers,
 )
 from tests.lanes.router_proxy import RouterProxy
@@ -39,25 +37,6 @@ from tests.restore.campaign import TOKEN, TOKEN_ENV, matrix, router
 pytestmark = pytest.mark.docker
 
 HF_SECRET = "hf_restore_secret_93b1"
-
-
-def docker_arm(image: str, model: Path, **fields: Any) -> Arm:
-    values: dict[str, Any] = {
-        "lane": "docker",
-        "image": image,
-        "command": None,
-        "port": free_port(),
-        "expected_quantization": "exl3",
-        "weights_manifest": "/models/glm",
-        "mounts": [{"source": str(model), "target": "/models/glm"}],
-        "secrets": {"HF_TOKEN": "OP_HF_TOKEN"},
-        "startup_deadline_s": 120,
-        "probes": {"poll_interval_s": 0.2},
-        "simulator": SIM_PROFILE,
-        "engine_args": SIM_ARGS,
-    }
-    values.update(fields)
-    return arm(**values)
 
 
 def faceoff(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -167,8 +146,10 @@ def test_faceoff_restore_after_sigkill(
     routes.parent.mkdir()
     routes.write_text("llm.primary: 127.0.0.1\n")
     unit.write_text("[Service]\nExecStart=docker start llm-primary\n")
-    incumbent = docker_arm(sim_image, model, name="inc", router=router(proxy.url, proxy.admin_base))
-    candidate = docker_arm(sim_image, model, name="cand", role="candidate")
+    incumbent = docker_simulator_arm(
+        sim_image, model, name="inc", router=router(proxy.url, proxy.admin_base)
+    )
+    candidate = docker_simulator_arm(sim_image, model, name="cand", role="candidate")
     arms = [incumbent.model_dump(mode="json"), candidate.model_dump(mode="json")]
     campaign_dir = tmp_path / campaign
     matrix(campaign, arms, [str(routes), str(unit)]).write(campaign_dir / "matrix.frozen.json")
