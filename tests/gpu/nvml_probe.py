@@ -104,11 +104,11 @@ def probe(seconds: float, period_s: float, gpu_ids: Sequence[int], alloc_gib: fl
     """Sample for ``seconds``; hold an allocation on gpu_ids[0] through the middle third."""
     driver = CudaDriver()
     folder = Path(tempfile.mkdtemp(prefix="faceoff-nvml-probe-"))
-    period_ns = round(period_s * 1e9)
+    settings = CollectorSettings(memory_period_s=period_s)
+    period_ns = settings.memory_period_ns
+    sampler = GpuSampler(PynvmlLibrary(), gpu_ids, folder, clocks=Clocks())
     loop = SamplerLoop(
-        GpuSampler(PynvmlLibrary(), gpu_ids, folder, clocks=Clocks()),
-        period_ns=period_ns,
-        late_after_ns=period_ns // 5,
+        sampler, period_ns=period_ns, late_after_ns=settings.late_after_ns(period_ns)
     )
     size = int(alloc_gib * GIB)
     start = time.perf_counter_ns()
@@ -122,9 +122,8 @@ def probe(seconds: float, period_s: float, gpu_ids: Sequence[int], alloc_gib: fl
         held = (held_from, time.perf_counter_ns())
     time.sleep(seconds / 3)
     stats = loop.stop(timeout_s=30)
-    samples, _ = read_samples(folder / "gpu.jsonl", GpuSample)
+    samples, _ = read_samples(sampler.path, GpuSample)
     window = CellWindow(start_ns=start, end_ns=time.perf_counter_ns())
-    settings = CollectorSettings(memory_period_s=period_s)
     summary = gpu_summary(samples, window, settings, unreadable=0)
     result = ProbeResult(samples, stats, summary, gpu_ids[0], size, held)
     result.checks = checks(result)
