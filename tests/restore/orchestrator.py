@@ -15,17 +15,17 @@ from pathlib import Path
 
 import docker
 
-from flows.restore import require_restoration
+from flows.restore import lane_run_row, require_restoration
 from lanes.bringup import bring_up
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
+from lanes.records import LANE_FILE
 from lanes.router import RouterHook
 from ledger.campaigns import open_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import add_lane_run
-from ledger.tables import LaneRunRow
 from matrix.freeze import read_frozen
 
 
@@ -66,10 +66,9 @@ def main() -> None:
     lane = open_lane(candidate, ctx, docker_client=client)
     up = bring_up(lane, UrllibHttp(), Waiting(now=now))
     with session_scope(engine) as session:
-        add_lane_run(session, LaneRunRow(
-            campaign_id=int(row.id or 0), arm=candidate.name, lane_kind="docker",
-            image_digest=lane.record.running_image, container_id=lane.record.container_id,
-            started_at=now(), identity_ok=up.ok, identity_reason=up.reason,
+        add_lane_run(session, lane_run_row(
+            int(row.id or 0), lane.record, identity_ok=up.ok, identity_reason=up.reason,
+            record_path=ctx.run_dir / LANE_FILE,
         ))  # fmt: skip
     args.ready_file.write_text("identity ok\n" if up.ok else f"{up.reason}\n")
     time.sleep(600)
