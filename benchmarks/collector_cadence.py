@@ -39,9 +39,8 @@ from collectors.cadence import CellWindow, nearest_rank
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from collectors.sampler import SamplerLoop, Tick
-from collectors.samples import EngineSample
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.summary import load_cell_samples, summarize
 from simulator.launch import SimServer, running
 
 TARGET_P99_MS = 20.0
@@ -83,8 +82,9 @@ class Nothing:
 
 def bare_timer(seconds: float, period_s: float) -> list[int]:
     sampler = Nothing()
-    period = round(period_s * 1e9)
-    loop = SamplerLoop(sampler, period_ns=period, late_after_ns=period // 5)
+    settings = CollectorSettings(engine_period_s=period_s)
+    period = settings.engine_period_ns
+    loop = SamplerLoop(sampler, period_ns=period, late_after_ns=settings.late_after_ns(period))
     loop.start()
     time.sleep(seconds)
     loop.stop()
@@ -123,9 +123,11 @@ def collect(
     start, end, requests = run_phase(load, seconds)
     cpu = (sum(me.cpu_times()[:2]) - cpu0) / (time.perf_counter() - wall0) * 100
     cell.stop()
-    summary = cell.summarize(CellWindow(start_ns=start, end_ns=end))
-    samples, _ = read_samples(folder / "engine.jsonl", EngineSample)
-    latencies = sorted(s.latency_ns for s in samples if start <= s.actual_ns <= end and not s.final)
+    samples = load_cell_samples(folder)  # read once: for the summary and the scrape latencies
+    window = CellWindow(start_ns=start, end_ns=end)
+    summary = summarize(samples, window=window, settings=settings, table=cell.table)
+    engine = samples.engine
+    latencies = sorted(s.latency_ns for s in engine if start <= s.actual_ns <= end and not s.final)
     c = summary.engine.cadence
     return Phase(
         ticks=c.ticks,
