@@ -62,7 +62,10 @@ async def test_a_cell_matches_the_servers_ground_truth(start_sim: StartSim, tmp_
         arrivals = [outcome.send_ns + us * 1000 for us in outcome.chunk_offsets_us]  # type: ignore[operator]
         for (_, emitted, _), arrived in zip(served, arrivals, strict=True):
             assert arrived + 1000 >= emitted  # µs offsets floor; nothing arrives before it is sent
-        assert outcome.first_output_ns < outcome.first_content_ns  # type: ignore[operator]
+        # reasoning comes first; its last chunk and the first content chunk may arrive in
+        # one socket read on a busy host, and then share that read's stamp
+        assert outcome.chunk_kinds.startswith("r")
+        assert outcome.first_output_ns <= outcome.first_content_ns  # type: ignore[operator]
 
 
 async def test_streams_start_together_and_run_closed_loop(
