@@ -16,10 +16,11 @@ import pytest
 from collectors.cadence import CellWindow
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
-from collectors.samples import EngineSample, EngineStatus
+from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
-from collectors.summary import TelemetrySummary, read_samples
+from collectors.summary import TelemetrySummary
 from simulator.launch import SimServer, running
+from tests.collectors.test_engine import samples
 
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)
 REPO = Path(__file__).resolve().parents[2]
@@ -116,12 +117,6 @@ def test_legacy_names_are_read_through_the_alias_table(tmp_path: Path) -> None:
     assert summary.engine.max_kv_usage_perc is not None
 
 
-def statuses(folder: Path) -> list[EngineSample]:
-    found, bad = read_samples(folder / "engine.jsonl", EngineSample)
-    assert bad == 0
-    return found
-
-
 @pytest.mark.parametrize(
     ("faults", "status", "why"),
     [
@@ -140,7 +135,7 @@ def test_a_slow_or_failing_simulator_endpoint_is_recorded_and_the_run_goes_on(
     set_faults(sim, metrics_delay_s=0.0, metrics_status=200)
     time.sleep(0.5)
     report = cell.stop()
-    found = statuses(tmp_path)
+    found = samples(tmp_path)
     faulty = [s for s in found if s.status is status]
     assert len(faulty) >= 2 and all(why in (s.error or "") for s in faulty)
     assert found[0].ok and found[-1].ok  # before and after the fault
@@ -162,7 +157,7 @@ def test_a_family_the_simulator_drops_is_named_missing_in_its_samples(
     coverage = summary.engine.families["request_prefill_time_seconds"]
     assert coverage.coverage < 0.5 and coverage.max_consecutive_misses >= 2
     assert summary.engine.families["num_requests_running"].coverage >= 0.8
-    dropped = [s for s in statuses(tmp_path) if s.metrics and s.metrics.missing]
+    dropped = [s for s in samples(tmp_path) if s.metrics and s.metrics.missing]
     assert dropped and all(
         s.metrics.missing == ["request_prefill_time_seconds"] for s in dropped if s.metrics
     )
