@@ -75,7 +75,7 @@ async def make_plan(url: str, tokens: int, requests: int) -> tuple[RequestPlan, 
 def reference_send(url: str, body: bytes) -> dict[str, Any]:
     """The same request through stdlib http.client: send stamp, SSE read, ids."""
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+    conn = http.client.HTTPConnection(parts.netloc, timeout=600)  # "host:port"
     headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
     send_ns = time.perf_counter_ns()
     conn.request("POST", "/v1/chat/completions", body=body, headers=headers)

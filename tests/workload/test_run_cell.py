@@ -31,7 +31,7 @@ def client(plan: Path, url: str, journal: Path, *extra: str) -> subprocess.Popen
 
 
 def read_progress(stream: IO[str], count: int) -> list[dict[str, object]]:
-    lines = []
+    lines: list[dict[str, object]] = []
     while len(lines) < count:
         line = stream.readline()
         assert line, "client exited before journaling enough requests"
