@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,17 @@ def slow_matrix(folder: Path, name: str) -> Path:
     return write_matrix(folder, data)
 
 
+def start_mid_cell(
+    path: Path, workdir: Path, api_url: str, log: Path
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """`faceoff run` of the matrix, returned with the first cell's journal once that has
+    two requests (or the run ended)."""
+    journal = workdir / path.stem / FIRST / "attempt-1" / "journal.jsonl"
+    run = faceoff_run(path, workdir, api_url, log=log)
+    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines")
+    return run, journal
+
+
 def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 120.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not check():
@@ -54,11 +66,8 @@ def lines(path: Path) -> list[dict[str, object]]:
 def test_sigkill_mid_cell_then_resume_keeps_every_request_and_adds_attempt_2(
     harness_api: str, workdir: Path, tmp_path: Path
 ) -> None:
-    path = slow_matrix(tmp_path, "e2e-kill")
-    journal = workdir / "e2e-kill" / FIRST / "attempt-1" / "journal.jsonl"
-    log = tmp_path / "run.log"
-    first = faceoff_run(path, workdir, harness_api, log=log)
-    wait_for(lambda: len(lines(journal)) >= 2 or first.poll() is not None, "two journal lines")
+    path, log = slow_matrix(tmp_path, "e2e-kill"), tmp_path / "run.log"
+    first, journal = start_mid_cell(path, workdir, harness_api, log)
     first.send_signal(signal.SIGKILL)
     assert first.wait(30) == -signal.SIGKILL, log.read_text()[-3000:]
     # The client learns of the kill from the kernel and journals the rest as cancelled.
@@ -99,11 +108,8 @@ def test_sigkill_mid_cell_then_resume_keeps_every_request_and_adds_attempt_2(
 def test_sigterm_mid_cell_restores_and_writes_the_receipt_before_exit(
     harness_api: str, workdir: Path, tmp_path: Path
 ) -> None:
-    path = slow_matrix(tmp_path, "e2e-term")
-    journal = workdir / "e2e-term" / FIRST / "attempt-1" / "journal.jsonl"
-    log = tmp_path / "run.log"
-    run = faceoff_run(path, workdir, harness_api, log=log)
-    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines")
+    path, log = slow_matrix(tmp_path, "e2e-term"), tmp_path / "run.log"
+    run, journal = start_mid_cell(path, workdir, harness_api, log)
     run.send_signal(signal.SIGTERM)
     assert run.wait(120) == EXIT_TERMINATED, log.read_text()[-3000:]
 
