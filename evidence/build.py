@@ -58,7 +58,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         coverage=covered,
         failures=failed,
         restoration=restored,
-        tickets=ticket_refs(failed),
+        tickets=ticket_refs(failed, matrix.campaign.name),
         reviews=list(reviews),
         not_applicable=not_applicable,
         caveats=caveats(arms, cells, covered, restored, not_applicable),

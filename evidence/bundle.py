@@ -20,6 +20,7 @@ from pathlib import Path
 from evidence.build import build_comparison
 from evidence.card import render_card
 from evidence.comparison import Comparison
+from evidence.coverage import bad_runs
 from evidence.host import HostFacts, SourceFacts
 from evidence.inputs import CampaignInputs, load_campaign
 from evidence.layout import (
@@ -35,7 +36,7 @@ from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import write_sums
 from faceoff.files import write_text_atomic
-from tickets.cluster import BadRun, cluster
+from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
@@ -116,16 +117,10 @@ def write_views(
 
 
 def write_campaign_tickets(folder: CampaignFolder, comparison: Comparison, now: Clock) -> None:
-    runs = [
-        BadRun(
-            cell=f.cell,
-            arm=f.arm,
-            disposition=f.disposition,
-            reason_code=next(t.reason_code for t in comparison.tickets if t.id == f.ticket),
-            reason=f.reason or "",
-            evidence=tuple(f.evidence),
-        )
-        for f in comparison.failures
-    ]
-    tickets = cluster(runs, campaign=comparison.campaign, matrix_id=comparison.matrix_id, now=now())
+    tickets = cluster(
+        bad_runs(comparison.failures),
+        campaign=comparison.campaign,
+        matrix_id=comparison.matrix_id,
+        now=now(),
+    )
     write_tickets(folder.root, comparison.campaign, tickets)

@@ -14,6 +14,7 @@ from rich.table import Table
 from evidence.audit import AuditReport
 from evidence.layout import RESULT_FILE
 from tickets.model import Ticket
+from tickets.store import ticket_file
 
 
 def audit_lines(report: AuditReport) -> list[str]:
@@ -33,7 +34,7 @@ def tickets_table(found: Sequence[Ticket]) -> Table:
         table.add_column(column, overflow="fold")
     for ticket in found:
         table.add_row(
-            f"{ticket.campaign}/tickets/{ticket.id}.md",
+            f"{ticket.campaign}/{ticket_file(ticket.id)}",
             ticket.disposition,
             ticket.reason_code,
             "\n".join(ticket.cells),

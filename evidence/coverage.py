@@ -20,8 +20,8 @@ from guards.dispositions import CampaignStatus as GuardStatus
 from guards.dispositions import close_campaign
 from guards.reasons import Disposition
 from matrix.plan import Plan
-from tickets.cluster import ticket_id
-from tickets.store import TICKETS_DIR
+from tickets.cluster import BadRun, clusters, ticket_id
+from tickets.store import ticket_file
 
 STATUSES: dict[GuardStatus, CampaignStatus] = {
     GuardStatus.COMPLETE: "complete",
@@ -87,20 +87,35 @@ def failures(cells: Sequence[CellEntry], campaign: str) -> list[FailureEntry]:
     ]
 
 
-def ticket_refs(found: Sequence[FailureEntry]) -> list[TicketRef]:
-    """One ticket per cluster (same disposition and reason code), as tickets/ holds them."""
-    clusters: dict[str, list[FailureEntry]] = {}
-    for failure in found:
-        clusters.setdefault(failure.ticket or "", []).append(failure)
+def bad_runs(found: Sequence[FailureEntry]) -> list[BadRun]:
+    """The failed and blocked runs as the tickets package clusters them."""
     return [
-        TicketRef(
-            id=ticket,
-            reason_code=members[0].reason_code or UNCODED,
-            cells=[f"{m.cell}/{m.arm}" for m in members],
-            path=f"{TICKETS_DIR}/{ticket}.md",
+        BadRun(
+            cell=f.cell,
+            arm=f.arm,
+            disposition=f.disposition,
+            reason_code=f.reason_code or UNCODED,
+            reason=f.reason or "",
+            evidence=tuple(f.evidence),
         )
-        for ticket, members in sorted(clusters.items())
+        for f in found
     ]
+
+
+def ticket_refs(found: Sequence[FailureEntry], campaign: str) -> list[TicketRef]:
+    """One ticket per cluster, clustered as tickets/ clusters them, by id."""
+    refs = []
+    for (disposition, code), members in clusters(bad_runs(found)).items():
+        ticket = ticket_id(campaign, disposition, code)
+        refs.append(
+            TicketRef(
+                id=ticket,
+                reason_code=code,
+                cells=[r.run for r in members],
+                path=ticket_file(ticket),
+            )
+        )
+    return sorted(refs, key=lambda r: r.id)
 
 
 def restoration(found: ReceiptInputs) -> RestorationEntry:

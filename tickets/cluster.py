@@ -59,6 +59,10 @@ class BadRun:
     reason: str
     evidence: tuple[str, ...]
 
+    @property
+    def run(self) -> str:
+        return f"{self.cell}/{self.arm}"
+
 
 def next_step(reason_code: str) -> str:
     return NEXT_STEPS.get(reason_code, DEFAULT_STEP)
@@ -69,12 +73,17 @@ def ticket_id(campaign: str, disposition: str, reason_code: str) -> str:
     return f"{campaign}-{slug}"
 
 
-def cluster(
-    runs: Sequence[BadRun], *, campaign: str, matrix_id: str, now: datetime
-) -> list[Ticket]:
+def clusters(runs: Sequence[BadRun]) -> dict[tuple[str, str], list[BadRun]]:
+    """The runs by (disposition, reason code), in that key's order: one cause, one ticket."""
     groups: dict[tuple[str, str], list[BadRun]] = {}
     for run in runs:
         groups.setdefault((run.disposition, run.reason_code), []).append(run)
+    return dict(sorted(groups.items()))
+
+
+def cluster(
+    runs: Sequence[BadRun], *, campaign: str, matrix_id: str, now: datetime
+) -> list[Ticket]:
     return [
         Ticket(
             id=ticket_id(campaign, disposition, code),
@@ -84,10 +93,10 @@ def cluster(
             disposition="failed" if disposition == "failed" else "blocked",
             reason_code=code,
             reason=members[0].reason,
-            cells=[f"{r.cell}/{r.arm}" for r in members],
+            cells=[r.run for r in members],
             evidence=sorted({path for r in members for path in r.evidence}),
             suggested_next_step=next_step(code),
             created_at=now,
         )
-        for (disposition, code), members in sorted(groups.items())
+        for (disposition, code), members in clusters(runs).items()
     ]

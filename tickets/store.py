@@ -38,8 +38,13 @@ class TicketIndex(Artifact):
     tickets: list[IndexEntry] = Field(description="Every ticket of the campaign, by id.")
 
 
+def ticket_file(ticket_id: str) -> str:
+    """The ticket's path relative to its campaign folder."""
+    return f"{TICKETS_DIR}/{ticket_id}.md"
+
+
 def ticket_path(campaign_dir: Path, ticket_id: str) -> Path:
-    return Path(campaign_dir) / TICKETS_DIR / f"{ticket_id}.md"
+    return Path(campaign_dir) / ticket_file(ticket_id)
 
 
 def read_tickets(campaign_dir: Path) -> list[tuple[Ticket, str]]:
@@ -82,7 +87,7 @@ def _entry(ticket: Ticket) -> IndexEntry:
         status=ticket.status,
         reason_code=ticket.reason_code,
         cells=ticket.cells,
-        path=f"{TICKETS_DIR}/{ticket.id}.md",
+        path=ticket_file(ticket.id),
     )
 
 

@@ -18,6 +18,7 @@ from evidence.manifest import Manifest
 from evidence.schema_export import SCHEMA_PATH, schema_text
 from evidence.summary import RequestSummary, summarize_attempt
 from tests.evidence.matrices import PLANTED_TOKEN
+from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.metrics import ttft
 
@@ -42,6 +43,15 @@ def test_the_bundle_holds_every_artifact_of_the_contract(built: BundleIndex) -> 
     assert len(ran) == 5  # the blocked candidate cell never ran
     assert all((a.path / "summary.json").is_file() for a in ran)
     assert list((built.root / "lanes").glob("*/campaign-001/boot.log"))
+
+
+def test_the_comparisons_ticket_references_are_the_tickets_written(built: BundleIndex) -> None:
+    index = TicketIndex.read(built.root / TICKETS_DIR / INDEX_FILE)
+    refs = [(t.id, t.reason_code, t.cells, t.path) for t in built.comparison.tickets]
+    written = [(e.id, e.reason_code, e.cells, e.path) for e in index.tickets if e.status == "open"]
+    assert refs == written
+    assert [code for _, code, _, _ in refs] == ["stop_policy", "contract_overrun"]
+    assert all((built.root / path).is_file() for _, _, _, path in refs)
 
 
 def test_sha256sum_c_verifies_every_file(built: BundleIndex) -> None:
