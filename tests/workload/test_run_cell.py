@@ -8,10 +8,12 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import IO
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from simulator.groundtruth import read_ground_truth
 from tests.workload.conftest import StartSim, cell, http_plan
@@ -53,6 +55,20 @@ def start_streaming(
     plan = folder / "requests.json"
     write_plan(url, plan, requests=requests, concurrency=concurrency, sampling=sampling)
     return client(plan, url, folder / "journal.jsonl", *extra)
+
+
+def wait_until_streaming(url: str, requests: int, tokens: int) -> None:
+    """Until the lane runs ``requests`` requests and has generated ``tokens`` tokens in all."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(url + "/metrics") as response:
+            families = text_string_to_metric_families(response.read().decode())
+            samples = {s.name: s.value for family in families for s in family.samples}
+        running = samples["vllm:num_requests_running"]
+        if running >= requests and samples["vllm:generation_tokens_total"] >= tokens:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the lane was not streaming {requests} requests within 30 s")
 
 
 def test_a_run_journals_every_request_and_prints_a_summary(
@@ -121,7 +137,7 @@ def test_sigterm_cancels_in_flight_requests_and_journals_all_of_them(
 ) -> None:
     sim = start_sim(time_scale=1.0)
     proc = start_streaming(sim.url, tmp_path, requests=6, concurrency=2, tokens=300)
-    time.sleep(1.0)  # plan loaded, two 1.5 s requests streaming
+    wait_until_streaming(sim.url, requests=2, tokens=60)  # ~0.15 s into two 1.5 s requests
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM
