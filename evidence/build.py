@@ -29,7 +29,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
     cells = [
         cell_entry(
             cell,
-            [a for a in order if cell in matrix.cells_for(a)],
+            [p.arm for p in the_plan.arms if cell in p.cells],
             inputs.attempts,
             pairs=[p for p in pairs if p.cell_id == cell.id],
             seed=matrix.campaign.seed,

@@ -53,11 +53,11 @@ class Plan:
 
 def plan(matrix: Matrix) -> Plan:
     arms = tuple(ArmPlan(a, tuple(matrix.cells_for(a))) for a in matrix.arm_order())
-    incumbent = matrix.incumbent
+    incumbent, *candidates = arms
     pairs = tuple(
-        PairKey(cell.id, incumbent.name, cand.name)
-        for cand in matrix.candidates
-        for cell in matrix.cells_for(cand)
-        if cell in matrix.cells_for(incumbent)
+        PairKey(cell.id, incumbent.arm.name, cand.arm.name)
+        for cand in candidates
+        for cell in cand.cells
+        if cell in incumbent.cells
     )
     return Plan(arms=arms, pairs=pairs)
