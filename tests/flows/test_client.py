@@ -30,6 +30,14 @@ def args(server: SimServer, folder: Path, deadline_s: float = 60.0) -> ClientArg
     )
 
 
+def wait_until_sending(journal: Path, timeout_s: float = 60.0) -> None:
+    """Until the client journaled its first request: it runs, with the rest still to come."""
+    deadline = time.monotonic() + timeout_s
+    while not read_journal(journal).outcomes:
+        assert time.monotonic() < deadline, "the client journaled nothing"
+        time.sleep(0.02)
+
+
 def test_a_client_run_journals_every_request_and_reports_its_summary(
     sim: SimServer, tmp_path: Path
 ) -> None:
@@ -63,7 +71,7 @@ def test_stop_journals_the_requests_in_flight_as_cancelled(sim: SimServer, tmp_p
     write_plan(sim, tmp_path, cell(requests=6, sampling={"max_tokens": 400, "ignore_eos": True}))
     client = ClientProcess(args(sim, tmp_path), tmp_path / CLIENT_LOG, sys.executable)
     client.start()
-    time.sleep(1.0)
+    wait_until_sending(tmp_path / JOURNAL_NAME)
     ended = client.stop("the test stops it")
     assert ended.returncode == 128 + signal.SIGTERM
     assert ended.stopped_by_faceoff == "the test stops it"
@@ -94,7 +102,7 @@ def test_a_killed_orchestrator_takes_its_client_down_with_the_journal_complete(
         text=True,
     )
     assert parent.stdout is not None and parent.stdout.readline() == "started\n"
-    time.sleep(1.0)
+    wait_until_sending(tmp_path / JOURNAL_NAME)
     parent.send_signal(signal.SIGKILL)
     parent.wait(10)
     deadline = time.monotonic() + 30
