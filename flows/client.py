@@ -22,20 +22,21 @@ from typing import Any
 from faceoff.errors import FaceoffError
 from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
+from workload.run_cell import EXIT_DEADLINE, client_command
 
 CLIENT_LOG = "client.log"
-EXIT_DEADLINE = 3  # workload.run_cell: stopped by the cell deadline
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0
 STOP_GRACE_S = 15.0
 
-# Runs before the client's own code: PR_SET_PDEATHSIG (1) survives execv, and a
-# parent that died before prctl took effect is caught by the ppid check.
+# Runs before the client's own code, then execs the client's argv (argv[2:]):
+# PR_SET_PDEATHSIG (1) survives execv, and a parent that died before prctl took
+# effect is caught by the ppid check.
 LAUNCHER = (
     "import ctypes, os, sys\n"
     "ctypes.CDLL(None, use_errno=True).prctl(1, 15)\n"
     "if os.getppid() != int(sys.argv[1]): sys.exit(143)\n"
-    "os.execv(sys.executable, [sys.executable, '-m', 'workload.run_cell', *sys.argv[2:]])\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
 )
 
 
@@ -48,12 +49,16 @@ class ClientArgs:
     arm: str
     attempt: int
 
-    def argv(self) -> list[str]:
-        return [
-            *("--plan", str(self.plan), "--base-url", self.base_url),
-            *("--journal", str(self.journal), "--cell-deadline-s", repr(self.deadline_s)),
-            *("--arm", self.arm, "--attempt", str(self.attempt)),
-        ]
+    def command(self, python: str) -> list[str]:
+        return client_command(
+            self.plan,
+            self.base_url,
+            self.journal,
+            arm=self.arm,
+            attempt=self.attempt,
+            cell_deadline_s=self.deadline_s,
+            python=python,
+        )
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class ClientProcess:
         self._stopped_by: str | None = None
 
     def start(self) -> None:
-        command = [self.python, "-c", LAUNCHER, str(os.getpid()), *self.args.argv()]
+        command = [self.python, "-c", LAUNCHER, str(os.getpid()), *self.args.command(self.python)]
         try:
             with self.log_path.open("ab") as log:
                 self._popen = subprocess.Popen(
