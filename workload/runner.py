@@ -42,10 +42,13 @@ class Stop:
 
 @dataclass
 class RunReport:
-    statuses: Counter[str] = field(default_factory=Counter)
-    journaled: int = 0
+    statuses: Counter[str] = field(default_factory=Counter)  # journal lines by status
     stopped_by: str | None = None
     prewarm_error: str | None = None
+
+    @property
+    def journaled(self) -> int:
+        return self.statuses.total()
 
 
 def open_session(clock: Clock) -> aiohttp.ClientSession:
@@ -172,4 +175,3 @@ class CellRunner:
         assert self.journal is not None, "run() sets the journal"
         self.journal.submit(outcome)
         self.report.statuses[outcome.status.value] += 1
-        self.report.journaled += 1

@@ -86,7 +86,6 @@ class StreamState:
     usage: Usage | None = None
     refusal: bool = False
     error: str | None = None
-    done: bool = False
 
     def observe(self, payload: bytes, t_ns: int) -> None:
         """Take one event's data payload that arrived at ``t_ns``."""
@@ -94,7 +93,7 @@ class StreamState:
         if self.first_event_ns is None:
             self.first_event_ns = t_ns
         if payload == DONE:
-            self.done, self.done_ns = True, t_ns
+            self.done_ns = t_ns
             return
         try:
             event = json.loads(payload)
@@ -134,6 +133,11 @@ class StreamState:
         self.reasoning_chars += len(reasoning)
         if content:
             self.content.append(content)
+
+    @property
+    def done(self) -> bool:
+        """Whether ``data: [DONE]`` has arrived."""
+        return self.done_ns is not None
 
     @property
     def text(self) -> str:
