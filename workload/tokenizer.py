@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from faceoff.canonical import canonical_json, content_sha256, sha256_hex
+from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
 
 # Tokenized once per plan: a change of tokenizer or chat template changes this vector.
@@ -63,9 +63,10 @@ class LaneTokenizer:
         }
         if template_kwargs:
             body["chat_template_kwargs"] = template_kwargs
-        key = content_sha256(body)
+        data = canonical_json(body).encode()
+        key = sha256_hex(data)
         if key not in self._cache:
-            self._cache[key] = await self._post(canonical_json(body).encode())
+            self._cache[key] = await self._post(data)
         return self._cache[key]
 
     async def _post(self, data: bytes) -> TokenCount:
