@@ -20,6 +20,7 @@ from faceoff.errors import FaceoffError
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from lanes.context import LANES_DIR
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
@@ -131,7 +132,7 @@ def teardown(
     workdir: Workdir = Path("runs"),
 ) -> None:
     """Stop every lane a campaign left running, its restored incumbent too (demos, test hosts)."""
-    found = sorted(p.parent for p in workdir.glob("*/lanes"))
+    found = sorted(p.parent for p in workdir.glob(f"*/{LANES_DIR}"))
     folders = [workdir / campaign] if campaign else found
     tools = restore_tools(os.environ)
     for folder in folders:

@@ -27,7 +27,7 @@ from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from flows.arm import probe_port
 from flows.scope import CampaignScope
-from lanes.context import LanePurpose
+from lanes.context import LANES_DIR, LanePurpose, arm_lanes_dir
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
 from lanes.process import is_same_process
 from lanes.records import LANE_FILE, LaneRecord
@@ -106,7 +106,7 @@ def earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[Path, LaneR
     """Live restore lanes of other campaigns under the workdir serving on the arm's address."""
     base_url = f"http://{arm.host}:{arm.port}"
     found = []
-    pattern = f"*/lanes/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
+    pattern = f"*/{LANES_DIR}/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
     for path in sorted(scope.workdir.resolve().glob(pattern)):
         if path.parent.parent.parent.parent == scope.campaign_dir:
             continue  # this campaign's own lanes are cleared by take_over
@@ -141,8 +141,8 @@ def _alive(scope: CampaignScope, record: LaneRecord) -> bool:
 
 def _own_lanes(scope: CampaignScope, arm: Arm) -> bool:
     """A lane of this campaign that is still alive (a kill or a restoration left it)."""
-    pattern = f"lanes/{arm.name}/*/{LANE_FILE}"
-    records = [LaneRecord.read(p) for p in scope.campaign_dir.glob(pattern)]
+    paths = arm_lanes_dir(scope.campaign_dir, arm.name).glob(f"*/{LANE_FILE}")
+    records = [LaneRecord.read(p) for p in paths]
     return any(_alive(scope, r) for r in records if r.state != "removed")
 
 

@@ -16,6 +16,7 @@ from matrix.model import Arm
 
 Clock = Callable[[], datetime]
 
+LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
 LABEL_CAMPAIGN = "faceoff.campaign"
 LABEL_ARM = "faceoff.arm"
 LABEL_MATRIX = "faceoff.matrix"
@@ -55,7 +56,7 @@ class LaneContext:
 
 
 def arm_lanes_dir(campaign_dir: Path, arm: str) -> Path:
-    return Path(campaign_dir) / "lanes" / arm
+    return Path(campaign_dir) / LANES_DIR / arm
 
 
 def next_run_dir(campaign_dir: Path, arm: str, purpose: LanePurpose) -> Path:

@@ -16,7 +16,14 @@ from typing import Any
 import docker.errors
 
 from faceoff.errors import FaceoffError
-from lanes.context import LABEL_ARM, LABEL_CAMPAIGN, LABEL_PURPOSE, LABEL_RUN, LanePurpose
+from lanes.context import (
+    LABEL_ARM,
+    LABEL_CAMPAIGN,
+    LABEL_PURPOSE,
+    LABEL_RUN,
+    LANES_DIR,
+    LanePurpose,
+)
 from lanes.lane import GRACE_S
 from lanes.process import is_same_process, terminate_group, wait_gone
 from lanes.records import LANE_FILE, LaneExit, LaneRecord
@@ -136,5 +143,5 @@ def teardown(
 
 
 def _records(campaign_dir: Path) -> list[tuple[Path, LaneRecord]]:
-    paths = sorted(Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}"))
+    paths = sorted(Path(campaign_dir).glob(f"{LANES_DIR}/*/*/{LANE_FILE}"))
     return [(p, LaneRecord.read(p)) for p in paths]

@@ -18,7 +18,7 @@ from typing import Any
 
 from faceoff.errors import FaceoffError
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import Http
 from lanes.lane import GRACE_S
@@ -110,7 +110,7 @@ def bring_back(
         attempt=attempt,
         incumbent_arm=frozen.matrix.incumbent.name,
         lane_kind=frozen.matrix.incumbent.lane,
-        lane_run=f"lanes/{frozen.matrix.incumbent.name}/{record.run}" if record else "",
+        lane_run=f"{LANES_DIR}/{frozen.matrix.incumbent.name}/{record.run}" if record else "",
         image=frozen.matrix.incumbent.image,
         running_image=record.running_image if record else None,
         container_id=record.container_id if record else None,
