@@ -173,7 +173,7 @@ def set_campaign_state(
         for name in ("accepted", "failed", "blocked", "pending"):
             setattr(campaign, name, counts.get(name, 0))
     campaign.updated_at = now()
-    campaign.closed_at = now() if status in ("complete", "closed_partial") else None
+    campaign.closed_at = campaign.updated_at if status in ("complete", "closed_partial") else None
     session.add(campaign)
     session.flush()
     return campaign

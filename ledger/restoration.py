@@ -43,15 +43,16 @@ def require_restoration(
     row = find_restoration(session, campaign)
     if row is not None and row.state != RESTORED:
         return row, False
+    stamp = now()
     if row is None:
         assert campaign.id is not None
         row = RestorationRow(
-            campaign_id=campaign.id, incumbent_arm=incumbent_arm, required_at=now()
+            campaign_id=campaign.id, incumbent_arm=incumbent_arm, required_at=stamp
         )
     row.incumbent_arm = incumbent_arm
     row.image_digest = image_digest
     row.state = REQUIRED
-    row.required_at = now()
+    row.required_at = stamp
     row.reason = None
     row.completed_at = None
     session.add(row)
