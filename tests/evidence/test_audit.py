@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from collectors.cadence import cell_ticks
+from collectors.samples import EngineSample
 from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex
 from evidence.layout import CampaignFolder
@@ -70,10 +72,11 @@ def test_a_changed_sample_is_named_by_file_and_field(bundle_copy) -> None:  # ty
     window = CellRecord.read(root / CELL / "cell.json").window
     assert window is not None
     engine = root / CELL / "engine.jsonl"
-    samples = [json.loads(line) for line in engine.read_text().splitlines()]
-    inside = next(
-        i for i, s in enumerate(samples) if window.start_ns <= s["actual_ns"] <= window.end_ns
-    )
+    samples = [EngineSample.model_validate_json(line) for line in engine.read_text().splitlines()]
+    # A sample the telemetry's maxima are taken over: one of the window's ticks, read ok
+    # (a tick due before the window but taken late inside it is not one of them).
+    ticks = cell_ticks(samples, window, samples[0].period_ns, late_after_ns=0)
+    inside = samples.index(next(s for s in ticks.cell_samples() if s.ok))
 
     def busier(record: dict) -> None:  # type: ignore[type-arg]
         record["metrics"]["gauges"]["num_requests_running"] = 99.0

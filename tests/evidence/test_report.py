@@ -31,7 +31,8 @@ def png_pixels(path: Path) -> tuple[int, int, set[bytes]]:
     """Width, height and the distinct pixels of an 8-bit RGB/RGBA PNG (stdlib only)."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks, pos = {}, 8
+    chunks: dict[bytes, bytes] = {}
+    pos = 8
     idat = b""
     while pos < len(data):
         length, kind = struct.unpack(">I4s", data[pos : pos + 8])

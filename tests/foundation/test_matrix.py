@@ -123,8 +123,10 @@ def test_registry_is_frozen_with_not_applicable_declarations(tmp_path: Path) -> 
         (("[campaign]", "[campaign]\nstop_policy = 'panic'"), "campaign.stop_policy", "continue"),
     ],
 )
-def test_bad_input_names_the_field(tmp_path: Path, edit, field, hint) -> None:  # type: ignore[no-untyped-def]
-    path = write(tmp_path, MINIMAL.replace(*edit, 1))
+def test_bad_input_names_the_field(
+    tmp_path: Path, edit: tuple[str, str], field: str, hint: str
+) -> None:
+    path = write(tmp_path, MINIMAL.replace(edit[0], edit[1], 1))
     with pytest.raises(MatrixError) as info:
         load_matrix(path)
     message = info.value.message
