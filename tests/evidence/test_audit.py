@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,19 +14,9 @@ from evidence.layout import CampaignFolder
 from evidence.sums import write_sums
 from guards.record import CellRecord
 from lanes.receipt import Receipt
+from tests.foundation.cli import faceoff
 
-REPO = Path(__file__).resolve().parents[2]
 CELL = "cells/natural-8192-c1/exl3-r11/attempt-1"
-
-
-def faceoff(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-    )
 
 
 def edit_jsonl(path: Path, line: int, change: Callable[[dict], None]) -> None:  # type: ignore[type-arg]

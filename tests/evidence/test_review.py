@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,8 +20,8 @@ from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow
 from matrix.freeze import read_frozen
+from tests.foundation.cli import faceoff
 
-REPO = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 10, 17, 13, 3, 57, tzinfo=UTC)
 
 
@@ -123,12 +122,8 @@ def test_the_cli_shows_the_card_and_refuses_promote_with_advice(
     root, _ = partial
 
     def review(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "flows", "review", "glm53-sim", "--workdir", str(root.parent),
-             *args],
-            capture_output=True, text=True, cwd=REPO, check=False,
-            env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "USER": "carol"},
-        )  # fmt: skip
+        workdir = str(root.parent)
+        return faceoff("review", "glm53-sim", "--workdir", workdir, *args, env={"USER": "carol"})
 
     shown = review()
     assert shown.returncode == 0, shown.stderr

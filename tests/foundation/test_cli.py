@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.foundation.cli import REPO, faceoff
+
 GLM = REPO / "matrix" / "examples" / "glm53-exl3-vs-nvfp4.toml"
-
-
-def faceoff(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
-    )
 
 
 def test_validate_prints_plan_and_id() -> None:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from faceoff.errors import FaceoffError
+from tests.foundation.cli import faceoff
 from tickets.cluster import DEFAULT_STEP, BadRun, cluster, next_step, ticket_id
 from tickets.model import parse, render
 from tickets.store import INDEX_FILE, TicketIndex, open_tickets, read_tickets, write_tickets
 
 T0 = datetime(2026, 10, 17, 13, 0, tzinfo=UTC)
-REPO = Path(__file__).resolve().parents[2]
 
 
 def run(cell: str, arm: str, disposition: str = "failed", code: str = "contract_overrun") -> BadRun:
@@ -92,14 +90,7 @@ def test_faceoff_tickets_lists_the_open_ones(tmp_path: Path) -> None:
     write_tickets(tmp_path / "a", "a", cluster(RUNS, campaign="a", matrix_id="m", now=T0))
     write_tickets(tmp_path / "b", "b", cluster(RUNS[3:], campaign="b", matrix_id="m", now=T0))
     write_tickets(tmp_path / "b", "b", [])
-    done = subprocess.run(
-        [sys.executable, "-m", "flows", "tickets", "--workdir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "250"},
-    )
+    done = faceoff("tickets", "--workdir", str(tmp_path), columns=250)
     assert done.returncode == 0, done.stderr
     assert "open tickets (3)" in done.stdout
     assert "a/tickets/a-failed-oom.md" in done.stdout
