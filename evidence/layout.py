@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from lanes.context import arm_lanes_dir
 from lanes.receipt import RECEIPT_FILE
 
 FROZEN_FILE = "matrix.frozen.json"
@@ -22,7 +23,6 @@ REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
 REVIEWS_FILE = "reviews.jsonl"
 CELLS_DIR = "cells"
-LANES_DIR = "lanes"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")
 
 
@@ -83,7 +83,7 @@ class CampaignFolder:
 
     def lane_runs(self, arm: str) -> list[Path]:
         """``lanes/<arm>/<purpose>-<NNN>/`` folders, in name order."""
-        return sorted(p for p in (self.root / LANES_DIR / arm).glob("*") if p.is_dir())
+        return sorted(p for p in arm_lanes_dir(self.root, arm).glob("*") if p.is_dir())
 
     def files(self) -> list[Path]:
         """Every regular file of the bundle, except SHA256SUMS itself, in path order."""

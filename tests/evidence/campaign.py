@@ -24,12 +24,13 @@ import aiohttp
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from collectors.settings import CollectorSettings
+from evidence.layout import CELLS_DIR, FROZEN_FILE
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
 from guards.verdict import VERDICT_FILE, Verdict
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
@@ -45,7 +46,6 @@ from workload.plan import PLAN_NAME, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]
-FROZEN_FILE = "matrix.frozen.json"
 
 
 def now() -> datetime:
@@ -105,7 +105,7 @@ def run_arm(
     try:
         for cell in frozen.matrix.cells_for(arm):
             key = CellRunKey(cell.id, arm.name)
-            attempt = folder / "cells" / cell.id / arm.name / "attempt-1"
+            attempt = folder / CELLS_DIR / cell.id / arm.name / "attempt-1"
             attempt.mkdir(parents=True)
             policy = frozen.matrix.campaign.stop_policy
             blocked = stop_policy_block(policy, progress.ran, key, cell.kind)
@@ -147,11 +147,11 @@ def run_cell(
         cell_id=cell.id,
         arm=arm.name,
         attempt=1,
-        lane_run=f"lanes/{arm.name}/{record.run}",
+        lane_run=f"{LANES_DIR}/{arm.name}/{record.run}",
         lane_ready=up.identity.readiness.ready,
         lane_ready_reason=up.identity.readiness.reason,
         identity=IdentityRef(
-            path=f"lanes/{arm.name}/{record.run}/{IDENTITY_FILE}",
+            path=f"{LANES_DIR}/{arm.name}/{record.run}/{IDENTITY_FILE}",
             sha256=None,
             ok=up.identity.verdict.ok,
             reason=up.identity.verdict.reason,
