@@ -26,6 +26,11 @@ CELLS_DIR = "cells"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")
 
 
+def attempt_name(number: int) -> str:
+    """The folder name of a cell run's attempt ``number``: what ``ATTEMPT`` reads back."""
+    return f"attempt-{number}"
+
+
 @dataclass(frozen=True)
 class AttemptDir:
     """``cells/<cell>/<arm>/attempt-<n>/`` of one cell run."""

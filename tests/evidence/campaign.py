@@ -24,7 +24,7 @@ import aiohttp
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from collectors.settings import CollectorSettings
-from evidence.layout import CELLS_DIR, FROZEN_FILE
+from evidence.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
@@ -105,7 +105,7 @@ def run_arm(
     try:
         for cell in frozen.matrix.cells_for(arm):
             key = CellRunKey(cell.id, arm.name)
-            attempt = folder / CELLS_DIR / cell.id / arm.name / "attempt-1"
+            attempt = folder / CELLS_DIR / cell.id / arm.name / attempt_name(1)
             attempt.mkdir(parents=True)
             policy = frozen.matrix.campaign.stop_policy
             blocked = stop_policy_block(policy, progress.ran, key, cell.kind)
