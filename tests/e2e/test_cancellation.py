@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.objects import StateType
 from prefect.states import Cancelling
 
 from lanes.receipt import verify_receipt
@@ -79,7 +80,7 @@ def test_a_prefect_cancellation_mid_cell_restores_the_incumbent_before_exit(
             wait_for(lambda: len(lines(journal)) >= 2, "two journal lines", timeout_s=180)
             client.set_flow_run_state(run.id, Cancelling())
             wait_for(
-                lambda: client.read_flow_run(run.id).state_type.value == "CANCELLED",
+                lambda: client.read_flow_run(run.id).state_type == StateType.CANCELLED,
                 "the flow run to be cancelled",
             )
     finally:

@@ -67,6 +67,7 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     assert deployment.pull_steps == [
         {"prefect.deployments.steps.set_working_directory": {"directory": "/opt/faceoff"}}
     ]
+    assert deployment.parameter_openapi_schema is not None
     assert set(deployment.parameter_openapi_schema["properties"]) == {
         "matrix", "workdir", "db", "dated",
     }  # fmt: skip

@@ -13,6 +13,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,9 @@ from tests.e2e.matrices import campaign as matrix
 
 pytestmark = pytest.mark.prefect
 
-SLOW = {"simulator": {"time_scale": 1.0}}  # ~0.3 s per request: a signal lands mid-cell
+SLOW: dict[str, Any] = {
+    "simulator": {"time_scale": 1.0}
+}  # ~0.3 s per request: a signal lands mid-cell
 FIRST = Path("cells/natural-600-c1/inc")
 
 
@@ -58,7 +61,7 @@ def wait_for(check: Callable[[], bool], what: str, timeout_s: float = 120.0) -> 
         time.sleep(0.02)
 
 
-def lines(path: Path) -> list[dict[str, object]]:
+def lines(path: Path) -> list[dict[str, Any]]:
     text = path.read_text() if path.exists() else ""
     return [json.loads(line) for line in text.splitlines() if line.endswith("}")]
 

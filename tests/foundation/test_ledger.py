@@ -25,7 +25,7 @@ def exercise(url: str, name: str) -> None:
         row, resumed = open_campaign(
             session, name=name, matrix_id="a" * 64, evidence_dir=Path("/tmp/e"), now=now
         )
-        assert not resumed
+        assert not resumed and row.id is not None
         session.add(RestorationRow(campaign_id=row.id, incumbent_arm="old", required_at=now()))
         session.add(CellRunRow(campaign_id=row.id, cell_id="natural-1024-c1", arm="old"))
     with session_scope(engine) as session:
@@ -53,7 +53,7 @@ def test_postgresql_ledger(postgres_url: str) -> None:
     exercise(url, f"pg-{uuid.uuid4().hex[:8]}")
     engine = open_ledger(url)
     with engine.connect() as conn:
-        assert conn.execute(text("select version()")).scalar().startswith("PostgreSQL")
+        assert str(conn.execute(text("select version()")).scalar()).startswith("PostgreSQL")
     engine.dispose()
 
 

@@ -44,6 +44,7 @@ def exercise(url: str, name: str) -> None:
             first.id,
             first.image_digest,
         )
+        assert row.id is not None
         add_lane_run(session, LaneRunRow(campaign_id=row.id, arm="cand", lane_kind="docker",
                                          container_id="c0ffee", started_at=now()))  # fmt: skip
     with session_scope(engine) as session:
