@@ -8,13 +8,12 @@ A lane's path is resolved through its mounts to the host directory first.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path, PurePosixPath
 
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from faceoff.canonical import content_sha256
+from faceoff.canonical import content_sha256, file_sha256
 from faceoff.errors import FaceoffError
 from matrix.model import Arm, LaneKind
 
@@ -80,9 +79,6 @@ def _manifest_paths(root: Path) -> list[Path]:
 
 
 def _hash_file(root: Path, path: Path) -> ManifestFile:
-    with path.open("rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256")
-        size = handle.tell()
     return ManifestFile(
-        path=path.relative_to(root).as_posix(), sha256=digest.hexdigest(), size=size
+        path=path.relative_to(root).as_posix(), sha256=file_sha256(path), size=path.stat().st_size
     )

@@ -10,7 +10,6 @@ Format history of ``ProtectedSnapshot.schema_version``:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
+from faceoff.canonical import file_sha256
 
 FileState = Literal["present", "missing", "unreadable"]
 Change = Literal["unchanged", "modified", "created", "deleted", "unreadable"]
@@ -53,14 +53,12 @@ class ProtectedCheck(Spec):
 
 def hash_file(path: str) -> FileHash:
     try:
-        with Path(path).open("rb") as handle:
-            digest = hashlib.file_digest(handle, "sha256")
-            size = handle.tell()  # the bytes hashed, even if the file grew meanwhile
+        digest, size = file_sha256(Path(path)), Path(path).stat().st_size
     except FileNotFoundError:
         return FileHash(path=path, state="missing")
     except OSError as exc:
         return FileHash(path=path, state="unreadable", detail=exc.strerror or str(exc))
-    return FileHash(path=path, state="present", sha256=digest.hexdigest(), size=size)
+    return FileHash(path=path, state="present", sha256=digest, size=size)
 
 
 def snapshot(paths: Iterable[str], taken_at: datetime) -> ProtectedSnapshot:
