@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 
 from lanes.context import LaneContext, LanePurpose, next_run_dir
-from lanes.records import LANE_FILE, LaneRecord
+from lanes.leftovers import live_process_records
 from matrix.model import Arm
 from tests.conftest import free_port
 
@@ -99,14 +99,10 @@ def context(
 
 
 def kill_recorded_processes(campaign_dir: Path) -> None:
-    """Kill every process group a lane record under ``campaign_dir`` names, if still ours."""
-    for path in Path(campaign_dir).glob(f"lanes/*/*/{LANE_FILE}"):
-        record = LaneRecord.read(path)
-        if record.pid is None or record.container_id is not None:
-            continue
-        with contextlib.suppress(psutil.Error, ProcessLookupError, PermissionError):
-            if abs(psutil.Process(record.pid).create_time() - (record.pid_started_at or 0)) < 1:
-                os.killpg(record.pid, signal.SIGKILL)
+    """SIGKILL every process group a lane record under ``campaign_dir`` names, if still ours."""
+    for _, record in live_process_records(campaign_dir, keep_restore=False):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(int(record.pid or 0), signal.SIGKILL)
 
 
 def remove_campaign_containers(client: Any, campaign: str) -> None:
