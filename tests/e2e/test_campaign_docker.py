@@ -8,7 +8,6 @@ candidate container is left.
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
+from tests.lanes.helpers import remove_campaign_containers
 
 pytestmark = [pytest.mark.docker, pytest.mark.prefect]
 
@@ -31,11 +31,7 @@ NAME = "e2e-docker"
 @pytest.fixture
 def containers(docker_client: Any) -> Iterator[Any]:
     yield docker_client
-    for container in docker_client.containers.list(
-        all=True, filters={"label": f"faceoff.campaign={NAME}"}
-    ):
-        with contextlib.suppress(Exception):
-            container.remove(force=True)
+    remove_campaign_containers(docker_client, NAME)
 
 
 def test_a_two_arm_campaign_on_docker_lanes_by_digest(

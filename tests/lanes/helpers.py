@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 
 from lanes.context import LaneContext, LanePurpose, next_run_dir
-from lanes.leftovers import live_process_records
+from lanes.leftovers import campaign_containers, live_process_records
 from matrix.model import Arm
 from tests.conftest import free_port
 
@@ -106,8 +106,8 @@ def kill_recorded_processes(campaign_dir: Path) -> None:
 
 
 def remove_campaign_containers(client: Any, campaign: str) -> None:
-    found = client.containers.list(all=True, filters={"label": f"faceoff.campaign={campaign}"})
-    for container in found:
+    """Force-remove every container labelled with the campaign, restored ones too."""
+    for container in campaign_containers(client, campaign, keep_restore=False):
         with contextlib.suppress(Exception):
             container.remove(force=True)
 
