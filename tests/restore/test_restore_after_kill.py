@@ -24,7 +24,6 @@ from lanes.receipt import Receipt, verify_receipt
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import LaneRunRow, RestorationRow
 from matrix.model import Arm
-from tests.conftest import free_port
 from tests.lanes.helpers import (
     REPO,
     checkpoint,
@@ -62,13 +61,6 @@ def campaign(docker_client: Any) -> Iterator[str]:
         all=True, filters={"label": f"faceoff.test={name}"}
     ):
         container.remove(force=True)
-
-
-@pytest.fixture
-def proxy() -> Iterator[RouterProxy]:
-    router_proxy = RouterProxy(upstream="", token=TOKEN, port=free_port()).start()
-    yield router_proxy
-    router_proxy.stop()
 
 
 def start_production(client: Any, incumbent: Arm, campaign: str) -> Any:

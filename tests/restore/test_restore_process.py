@@ -25,7 +25,6 @@ from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import begin_attempt, find_restoration
 from ledger.tables import LaneRunRow
-from tests.conftest import free_port
 from tests.lanes import helpers
 from tests.lanes.helpers import context, gone, kill_recorded_processes, now
 from tests.lanes.router_proxy import RouterProxy
@@ -54,13 +53,6 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     for campaign_dir in tmp_path.iterdir():
         if campaign_dir.is_dir():
             kill_recorded_processes(campaign_dir)
-
-
-@pytest.fixture
-def proxy() -> Iterator[RouterProxy]:
-    router_proxy = RouterProxy(upstream="", token=TOKEN, port=free_port()).start()
-    yield router_proxy
-    router_proxy.stop()
 
 
 def protected_files(root: Path) -> dict[str, Path]:
