@@ -94,7 +94,7 @@ async def journal(
         if writer is not None:
             writer.submit(line)
         elif appender is not None:
-            appender.append(line.model_dump(mode="json"))
+            appender.append(line)
     if writer is not None:
         await asyncio.to_thread(writer.close)
     if appender is not None:

@@ -143,7 +143,7 @@ class EngineSampler:
             sample, text = self._settle(tick, sample, text)
         self._keep(text)
         assert self._appender is not None
-        self._appender.append(sample.model_dump(mode="json"))
+        self._appender.append(sample)
 
     def close(self) -> None:
         try:

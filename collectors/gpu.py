@@ -60,7 +60,7 @@ class GpuSampler:
             **tick_fields(tick, wall, latency), status=status, error=error, devices=readings
         )
         assert self._appender is not None
-        self._appender.append(sample.model_dump(mode="json"))
+        self._appender.append(sample)
 
     def close(self) -> None:
         if self._devices is not None:

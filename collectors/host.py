@@ -211,7 +211,7 @@ class HostSampler:
             lane_error=lane_error,
         )
         assert self._appender is not None
-        self._appender.append(sample.model_dump(mode="json"))
+        self._appender.append(sample)
 
     def close(self) -> None:
         if self._appender is not None:

@@ -110,5 +110,5 @@ def append_review(campaign_dir: Path, record: ReviewRecord) -> ReviewRecord:
     previous = existing[-1].record_sha256 if existing else GENESIS
     sealed = record.model_copy(update={"previous_sha256": previous}).sealed()
     with JsonlAppender(Path(campaign_dir) / REVIEWS_FILE, durable=True) as out:
-        out.append(sealed.model_dump(mode="json"))
+        out.append(sealed)
     return sealed

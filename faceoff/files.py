@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from pydantic import BaseModel
+
 from faceoff.errors import FaceoffError
 
 
@@ -49,11 +51,12 @@ class JsonlAppender:
         self.durable = durable
         self._handle: IO[str] | None = self.path.open("a", encoding="utf-8")
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: BaseModel) -> None:
+        """One compact JSON line; pydantic's serializer is several times faster than
+        ``json.dumps`` over ``model_dump``, which matters on the client's writer thread."""
         if self._handle is None:
             raise FaceoffError("append after close", where=str(self.path))
-        line = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        self._handle.write(line + "\n")
+        self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()
         if self.durable:
             os.fsync(self._handle.fileno())

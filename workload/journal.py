@@ -77,7 +77,7 @@ class JournalWriter:
             if self._failure is not None:
                 continue  # keep draining so submitters never block; close() reports it
             try:
-                self._appender.append(item.model_dump(mode="json"))
+                self._appender.append(item)
             except BaseException as exc:  # a lost line must surface, never vanish
                 self._failure = exc
                 continue

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from faceoff.canonical import canonical_json, content_sha256, file_sha256
 from faceoff.errors import FaceoffError
@@ -22,11 +23,15 @@ def test_atomic_write_refuses_to_overwrite(tmp_path: Path) -> None:
     assert [p.name for p in path.parent.iterdir()] == ["x.json"]
 
 
+class Line(BaseModel):
+    i: int
+
+
 def test_jsonl_reader_reports_a_torn_tail(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     with JsonlAppender(path) as out:
-        out.append({"i": 1})
-        out.append({"i": 2})
+        out.append(Line(i=1))
+        out.append(Line(i=2))
     with path.open("a") as handle:
         handle.write('{"i": 3, "tor')
     contents = read_jsonl(path)
