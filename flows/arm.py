@@ -50,7 +50,7 @@ class ArmRun:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.arm.host}:{self.arm.port}"
+        return self.arm.base_url
 
     @property
     def identity_path(self) -> Path:
@@ -87,7 +87,7 @@ def start_arm(scope: CampaignScope, arm: Arm) -> ArmRun:
 
 def probe_port(scope: CampaignScope, arm: Arm) -> HttpReply:
     """``GET /health`` on the arm's address; ``status`` is None when nothing answers."""
-    return scope.tools.http.get(f"http://{arm.host}:{arm.port}/health", timeout=PORT_PROBE_S)
+    return scope.tools.http.get(f"{arm.base_url}/health", timeout=PORT_PROBE_S)
 
 
 def port_answers(scope: CampaignScope, arm: Arm) -> str | None:

@@ -18,7 +18,7 @@ from collectors.cadence import CellWindow
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget as CollectorTarget
 from collectors.settings import CollectorSettings
-from faceoff.canonical import sha256_hex
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from flows.arm import ArmRun
 from flows.client import ClientExit, run_client
@@ -189,7 +189,7 @@ def _identity_ref(scope: CampaignScope, run: ArmRun) -> IdentityRef | None:
         return None
     return IdentityRef(
         path=scope.relative(path),
-        sha256=sha256_hex(path.read_bytes()),
+        sha256=file_sha256(path),
         ok=run.identity_ok,
         reason=None if run.identity_ok else run.reason,
     )

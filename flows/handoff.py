@@ -104,7 +104,7 @@ def _drain(scope: CampaignScope, arm: Arm) -> RouterAction | None:
 
 def earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[Path, LaneRecord]]:
     """Live restore lanes of other campaigns under the workdir serving on the arm's address."""
-    base_url = f"http://{arm.host}:{arm.port}"
+    base_url = arm.base_url
     found = []
     pattern = f"*/{LANES_DIR}/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
     for path in sorted(scope.workdir.resolve().glob(pattern)):

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from evidence.layout import ATTEMPT, CELLS_DIR
+from evidence.layout import ATTEMPT, CELLS_DIR, attempt_name
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
 
@@ -39,7 +39,7 @@ class CampaignScope:
         return self.campaign_dir / CELLS_DIR / cell_id / arm
 
     def attempt_dir(self, cell_id: str, arm: str, attempt: int) -> Path:
-        return self.cell_dir(cell_id, arm) / f"attempt-{attempt}"
+        return self.cell_dir(cell_id, arm) / attempt_name(attempt)
 
     def attempt_numbers(self, cell_id: str, arm: str) -> list[int]:
         """Numbers of the cell run's ``attempt-<n>`` folders, highest first."""

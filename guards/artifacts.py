@@ -20,7 +20,7 @@ from collectors.gpu import GPU_FILE
 from collectors.host import HOST_FILE
 from collectors.samples import EngineSample
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
-from faceoff.canonical import sha256_hex
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from guards.record import CELL_FILE, CellRecord
 from workload.journal import JOURNAL_NAME, JournalContents, read_journal
@@ -80,10 +80,6 @@ class CellArtifacts:
     def sample(self, seq: int | None) -> EngineSample | None:
         """The engine sample with this sequence number (the deltas' baseline or final)."""
         return next((s for s in self.engine if s.seq == seq), None)
-
-
-def file_sha256(path: Path) -> str:
-    return sha256_hex(path.read_bytes())
 
 
 def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:

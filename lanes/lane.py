@@ -64,7 +64,7 @@ class RecordedLane:
             purpose=self.ctx.purpose.value,
             run=self.ctx.run,
             lane_kind=self.arm.lane,
-            base_url=f"http://{self.arm.host}:{self.arm.port}",
+            base_url=self.arm.base_url,
             gpu_ids=self.arm.gpu_ids,
             engine_args=self.arm.engine_args,
             env=env.redacted(),

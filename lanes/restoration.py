@@ -152,7 +152,7 @@ def candidate_absence(scope: Scope, arm: Arm, removed: list[Leftover]) -> Candid
             scope.client, scope.campaign, arms=[arm.name], keep_restore=False
         )
         remains += [f"container {c.name}" for c in found]
-    url = f"http://{arm.host}:{arm.port}/health"
+    url = f"{arm.base_url}/health"
     answer = scope.tools.http.get(url, timeout=LISTENER_TIMEOUT_S)
     if answer.status is not None:
         remains.append(f"{url} answers ({answer.describe()})")

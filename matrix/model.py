@@ -142,6 +142,11 @@ class Arm(Spec):
     recipe: Recipe = Field(default_factory=Recipe, description="Recipe facts for the result card.")
     simulator: SimulatorLane | None = Field(default=None, description="For lane = 'simulator'.")
 
+    @property
+    def base_url(self) -> str:
+        """Where the lane's OpenAI API, /health and /metrics answer."""
+        return f"http://{self.host}:{self.port}"
+
     @field_validator("image")
     @classmethod
     def _pinned(cls, image: str | None) -> str | None:

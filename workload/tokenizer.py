@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from faceoff.canonical import canonical_json, sha256_hex
+from faceoff.canonical import canonical_json, content_sha256, sha256_hex
 from faceoff.errors import FaceoffError
 
 # Tokenized once per plan: a change of tokenizer or chat template changes this vector.
@@ -40,7 +40,7 @@ class Tokenizer(Protocol):
 
 
 def vector_sha256(tokens: Sequence[int]) -> str:
-    return sha256_hex(canonical_json(list(tokens)))
+    return content_sha256(list(tokens))
 
 
 class LaneTokenizer:
