@@ -14,7 +14,8 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ STOP_GRACE_S = 15.0
 # Runs before the client's own code, then execs the client's argv (argv[2:]):
 # PR_SET_PDEATHSIG (1) survives execv, and a parent that died before prctl took
 # effect is caught by the ppid check.
+# The client starts with SIGTERM/SIGINT blocked (the mask survives fork and exec) and
+# run_cell unblocks them once its handlers are installed: an early stop is held, then
+# journaled, never lost.
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 LAUNCHER = (
     "import ctypes, os, sys\n"
     "ctypes.CDLL(None, use_errno=True).prctl(1, 15)\n"
@@ -87,7 +92,7 @@ class ClientProcess:
     def start(self) -> None:
         command = [self.python, "-c", LAUNCHER, str(os.getpid()), *self.args.command(self.python)]
         try:
-            with self.log_path.open("ab") as log:
+            with self.log_path.open("ab") as log, _stops_blocked():
                 self._popen = subprocess.Popen(
                     command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
                 )
@@ -130,6 +135,16 @@ class ClientProcess:
         if self._popen is None:
             raise FaceoffError("the load client was never started", where=str(self.args.plan))
         return self._popen
+
+
+@contextmanager
+def _stops_blocked() -> Iterator[None]:
+    """Block the stop signals in this thread while it forks, so the child inherits it."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def run_client(

@@ -109,6 +109,9 @@ async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> 
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, runner.stop.stop, signal_reason(signum))
+    # A launcher may block these until now so that a stop sent while this process was
+    # still starting is held, then handled: every planned request journaled as cancelled.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     return await runner.run(journal, deadline_s)
 
 

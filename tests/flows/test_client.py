@@ -79,6 +79,18 @@ def test_stop_journals_the_requests_in_flight_as_cancelled(sim: SimServer, tmp_p
     assert len(statuses) == 6 and Status.CANCELLED in statuses
 
 
+def test_a_stop_before_the_client_is_ready_is_held_and_journaled(
+    sim: SimServer, tmp_path: Path
+) -> None:
+    write_plan(sim, tmp_path, cell(requests=6, sampling={"max_tokens": 400, "ignore_eos": True}))
+    client = ClientProcess(args(sim, tmp_path), tmp_path / CLIENT_LOG, sys.executable)
+    client.start()
+    ended = client.stop("stopped while the client was still importing")
+    assert ended.returncode == 128 + signal.SIGTERM
+    statuses = [o.status for o in read_journal(tmp_path / JOURNAL_NAME).outcomes]
+    assert statuses == [Status.CANCELLED] * 6
+
+
 ORPHANING_PARENT = """
 import sys, time
 from pathlib import Path
