@@ -24,7 +24,7 @@ from pydantic import Field
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
 from workload.journal import JOURNAL_NAME, JournalContents, read_journal
-from workload.metrics import REQUEST_METRICS, aggregate_output_throughput
+from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PLAN_NAME, RequestPlan
 
@@ -80,7 +80,9 @@ class RequestSummary(Artifact):
         description="Σ completion / (last end − first send)."
     )
     first_send_ns: int | None = Field(description="perf_counter_ns of the first scored send.")
-    last_end_ns: int | None = Field(description="perf_counter_ns the last scored request ended.")
+    last_end_ns: int | None = Field(
+        description="perf_counter_ns the last sent scored request ended."
+    )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
 
 
@@ -121,7 +123,7 @@ def summarize_journal(
     scored = [o for o in ours if o.phase is Phase.SCORED]
     ok = [o for o in scored if o.status is Status.OK]
     planned = {r.index for r in plan.phase(Phase.SCORED)}
-    sends = [o.send_ns for o in scored if o.send_ns is not None]
+    window = cell_window(scored)
     throughput = aggregate_output_throughput(scored)
     return RequestSummary(
         cell_id=plan.cell.id,
@@ -144,8 +146,8 @@ def summarize_journal(
         completion_tokens=stats_of([o.usage.completion_tokens for o in ok if o.usage]),
         metrics=metric_stats(ok),
         aggregate_output_tps=throughput.value,
-        first_send_ns=min(sends) if sends else None,
-        last_end_ns=max(o.end_ns for o in scored) if scored else None,
+        first_send_ns=window[0] if window else None,
+        last_end_ns=window[1] if window else None,
         journal=JournalHealth(
             torn_tail=contents.torn_tail is not None,
             bad_lines=contents.bad_lines,

@@ -16,11 +16,13 @@ from evidence.comparison import Comparison
 from evidence.layout import CampaignFolder
 from evidence.manifest import Manifest
 from evidence.schema_export import SCHEMA_PATH, schema_text
-from evidence.summary import RequestSummary, summarize_attempt
+from evidence.summary import RequestSummary, summarize_attempt, summarize_journal
 from tests.evidence.matrices import PLANTED_TOKEN
 from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.metrics import ttft
+from workload.outcome import Status
+from workload.plan import RequestPlan
 
 EXPECTED = [
     "MANIFEST.json",
@@ -128,6 +130,21 @@ def test_each_summary_is_the_journal_recomputed(built: BundleIndex) -> None:
     assert stored.metrics["ttft_s"].n == 4 == stored.planned_scored
     assert stored.metrics["ttft_s"].p50 == (ttfts[1] + ttfts[2]) / 2
     assert stored.metrics["ttft_s"].min == ttfts[0] and stored.metrics["ttft_s"].max == ttfts[-1]
+
+
+def test_a_scored_request_never_sent_does_not_stretch_the_cell_window(built: BundleIndex) -> None:
+    attempts = CampaignFolder(built.root).attempts()
+    attempt = next(a for a in attempts if a.cell_id == "natural-8192-c1")
+    contents = read_journal(attempt.path / "journal.jsonl")
+    plan = RequestPlan.read(attempt.path / "requests.json")
+    last = max(o.end_ns for o in contents.outcomes if o.scored)
+    unsent = contents.outcomes[-1].model_copy(
+        update={"status": Status.CANCELLED, "send_ns": None, "end_ns": last + 10**10}
+    )
+    contents.outcomes[-1] = unsent  # as if it was cancelled before it was ever sent
+    summary = summarize_journal(contents, plan, arm=attempt.arm, attempt=attempt.attempt)
+    sent_ends = [o.end_ns for o in contents.outcomes if o.scored and o.send_ns is not None]
+    assert summary.last_end_ns == max(sent_ends) < unsent.end_ns
 
 
 def test_rewriting_the_bundle_changes_nothing_but_the_manifest_time(
