@@ -4,7 +4,10 @@ A cell's ticks are the ones scheduled inside its window ``[start_ns, end_ns]``
 (a cell shorter than one period is judged on the tick that covers its start).
 A tick is on time when its sample started within ``late_after_ns`` of its
 schedule, late when later, and missed when no sample exists for it. A family
-is carried at a tick when the on-time sample of that tick carries it.
+is carried at a tick when the tick's sample carries it, on time or late: a late
+sample was taken and is counted (its lateness reported beside the coverage); a
+tick is a miss only when no sample was taken for it or its sample failed or
+lacked the family. Late is not missing.
 """
 
 from __future__ import annotations
@@ -47,9 +50,15 @@ class CadenceSummary(Spec):
 
 
 class FamilyCoverage(Spec):
-    carried: int = Field(description="Ticks whose on-time sample carries the family.")
+    carried: int = Field(description="Ticks whose sample, on time or late, carries the family.")
     coverage: float = Field(description="carried / ticks of the cell (0 when no tick).")
-    max_consecutive_misses: int = Field(description="Longest run of ticks not carrying it.")
+    max_consecutive_misses: int = Field(
+        description="Longest run of ticks not carrying it (no sample, a failed one, or without it)."
+    )
+    late: int = Field(description="Of the carried ticks, those whose sample was late.")
+    max_lateness_ns: int = Field(
+        description="Largest start-minus-schedule of a carried tick's sample (0 when none)."
+    )
 
 
 def anchor_ns(samples: Sequence[SampleBase]) -> int | None:
@@ -119,18 +128,16 @@ def cadence_summary(ticks: CellTicks[S]) -> CadenceSummary:
 
 
 def family_coverage(ticks: CellTicks[S], carries: Callable[[S], bool]) -> FamilyCoverage:
-    late_after = ticks.late_after_ns
-    hits = [_carried(ticks.by_seq.get(k), late_after, carries) for k in ticks.seqs]
-    carried = sum(hits)
+    samples = [ticks.by_seq.get(k) for k in ticks.seqs]
+    hits = [s is not None and carries(s) for s in samples]
+    lateness = [s.deviation_ns for s, hit in zip(samples, hits, strict=True) if s and hit]
     return FamilyCoverage(
-        carried=carried,
-        coverage=carried / len(ticks.seqs) if ticks.seqs else 0.0,
+        carried=len(lateness),
+        coverage=len(lateness) / len(ticks.seqs) if ticks.seqs else 0.0,
         max_consecutive_misses=longest_false_run(hits),
+        late=sum(1 for d in lateness if d > ticks.late_after_ns),
+        max_lateness_ns=max([0, *lateness]),
     )
-
-
-def _carried(sample: S | None, late_after_ns: int, carries: Callable[[S], bool]) -> bool:
-    return sample is not None and sample.deviation_ns <= late_after_ns and carries(sample)
 
 
 def _anchor_or_start(samples: Sequence[SampleBase], window: CellWindow) -> int:

@@ -2,9 +2,10 @@
 
 Tick k is due at ``start + k·period`` (never ``sleep(period)`` after the work,
 which drifts by the work's duration). A tick that starts more than
-``late_after_ns`` after it was due is late; a tick whose slot passed entirely
-while the previous one ran is missed and skipped, so the loop never bunches up
-to catch up. Each loop runs in its own thread of the orchestrator process (the
+``late_after_ns`` after it was due is late, but still taken while its slot
+(one period from its due time) is open; a tick whose slot passed entirely while
+the previous one ran is missed and skipped, so the loop never bunches up to
+catch up. Each loop runs in its own thread of the orchestrator process (the
 load client is a separate process), and on stop it drains one final sample.
 """
 
@@ -90,11 +91,14 @@ class CadenceStats:
         return replace(self)
 
 
-def next_seq(seq: int, start_ns: int, now_ns: int, period_ns: int, late_after_ns: int) -> int:
-    """The next tick still worth running: the first after ``seq`` not already past its slack."""
-    behind = now_ns - start_ns - late_after_ns
-    first_reachable = -(-behind // period_ns)  # ceil division on integers
-    return max(seq + 1, first_reachable)
+def next_seq(seq: int, start_ns: int, now_ns: int, period_ns: int) -> int:
+    """The next tick still worth running: the first after ``seq`` whose slot has not passed.
+
+    A tick whose slot is still open is taken now, late (late is not missing); one
+    whose whole slot passed is skipped, so the loop never bunches up.
+    """
+    current_slot = (now_ns - start_ns) // period_ns
+    return max(seq + 1, current_slot)
 
 
 class SamplerLoop:
@@ -178,7 +182,7 @@ class SamplerLoop:
             if self._stopping.is_set():
                 break
             self._take(Tick(seq, due, self._mono_ns(), period))
-            after = next_seq(seq, start, self._mono_ns(), period, self.stats.late_after_ns)
+            after = next_seq(seq, start, self._mono_ns(), period)
             self.stats.missed += after - seq - 1
             seq = after
         if self._drain:

@@ -9,6 +9,8 @@ and settings.
 
 Format history of ``schema_version``:
   1 — first release.
+  2 — a family is carried at a tick by its sample on time *or late* (version 1 counted only
+      on-time samples); ``FamilyCoverage`` gains ``late`` and ``max_lateness_ns``.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class EngineSummary(Spec):
 
 
 class TelemetrySummary(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Telemetry summary format version.")
+    schema_version: Literal[2] = Field(default=2, description="Telemetry summary format version.")
     window: CellWindow = Field(description="The cell window the summary was computed over.")
     settings: CollectorSettings = Field(description="Cadence settings the samples were taken on.")
     engine: EngineSummary = Field(description="Engine /metrics samples.")

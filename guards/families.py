@@ -10,7 +10,9 @@ matrix registry and are applied by ``guards.metric_guard``.
 
 Journal families judge the scored requests that ended ``ok``; engine, GPU and
 host families judge the telemetry summary recomputed from the samples, with the
-matrix's cadence, coverage and consecutive-miss thresholds.
+matrix's cadence, coverage and consecutive-miss thresholds. A sample taken late
+counts toward coverage (its lateness is in the evidence); only a tick never
+sampled, or whose sample failed or lacked the family, is a miss.
 """
 
 from __future__ import annotations
@@ -159,12 +161,15 @@ def covered(cov: FamilyCoverage | None, what: str, t: Thresholds) -> Found:
         "max_consecutive_misses": cov.max_consecutive_misses,
         "min_coverage": t.min_coverage,
         "max_allowed_misses": t.max_consecutive_misses,
+        "late": cov.late,
+        "max_lateness_ms": round(cov.max_lateness_ns / 1e6, 3),
     }
     if cov.coverage < t.min_coverage or cov.max_consecutive_misses > t.max_consecutive_misses:
         return missing(
             f"{what} carried in {cov.coverage:.0%} of the cell's ticks with up to "
-            f"{cov.max_consecutive_misses} missed in a row (the matrix requires ≥ "
-            f"{t.min_coverage:.0%} and ≤ {t.max_consecutive_misses})",
+            f"{cov.max_consecutive_misses} never taken, failed or without it in a row (the "
+            f"matrix requires ≥ {t.min_coverage:.0%} and ≤ {t.max_consecutive_misses}; "
+            f"{cov.late} late sample(s) counted)",
             **values,
         )
     return present(**values)

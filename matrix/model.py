@@ -7,18 +7,43 @@ Format history of ``schema_version``:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
+from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
 SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I
+)
+# Upper bounds far beyond any real campaign, so a typo (10^12 requests) is an error, not a hang.
+MAX_TOKENS = 10_000_000  # input_tokens, max_tokens: ten times the longest contexts served today
+MAX_CONCURRENCY = 4096
+MAX_REQUESTS = 100_000  # scored requests of one cell on one arm
+MAX_WARMUPS = 10_000
+MAX_DEADLINE_S = 7 * 24 * 3600.0  # a week, for any deadline
+# The simulator's [faults] keys (simulator/profile.py FaultSpec; a test keeps the two equal).
+SIMULATOR_FAULTS = frozenset(
+    {
+        "crash_after_requests",
+        "crash_exit_code",
+        "oom_after_requests",
+        "hang_after_requests",
+        "metrics_delay_s",
+        "metrics_status",
+        "missing_families",
+        "error_rate",
+        "error_status",
+        "refuse_above_tokens",
+        "contract_overrun",
+        "seed",
+    }
 )
 
 
@@ -57,11 +82,54 @@ class Mount(Spec):
     read_only: bool = Field(default=True, description="Model mounts are read-only by default.")
 
 
+def omitted_at(default: object) -> Callable[[object], bool]:
+    """Leave a field added after the first release out of the dump while it holds its default,
+    so a matrix frozen before the field existed keeps its id (the id hashes the dump)."""
+    return lambda value: value == default
+
+
 class Probes(Spec):
     smoke_requests: int = Field(default=2, ge=1, description="Direct smoke completions, N of N.")
     json_smoke_requests: int = Field(default=2, ge=1, description="JSON smoke completions, N of N.")
     smoke_max_tokens: int = Field(default=32, ge=1, description="max_tokens of each smoke probe.")
+    json_smoke_max_tokens: int = Field(
+        default=512,
+        ge=1,
+        exclude_if=omitted_at(512),
+        description="max_tokens of each JSON smoke: room for a reasoning model's reasoning first.",
+    )
+    json_smoke: bool = Field(
+        default=True,
+        exclude_if=omitted_at(True),
+        description="Run the JSON smoke; false needs json_smoke_off_reason.",
+    )
+    json_smoke_off_reason: str | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Why this arm's model cannot be asked for JSON; the receipt quotes it.",
+    )
+    chat_template_kwargs: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        exclude_if=omitted_at({}),
+        description="Sent with each smoke, e.g. {enable_thinking = false} where the template "
+        "supports it.",
+    )
     poll_interval_s: float = Field(default=1.0, gt=0, description="Readiness polling interval.")
+
+    @model_validator(mode="after")
+    def _json_smoke_off_has_reason(self) -> Probes:
+        reason = (self.json_smoke_off_reason or "").strip()
+        if not self.json_smoke and not reason:
+            raise ValueError(
+                "json_smoke = false needs json_smoke_off_reason = '<why this model cannot emit "
+                "JSON>'; the restoration receipt quotes it"
+            )
+        if self.json_smoke and reason:
+            raise ValueError(
+                "json_smoke_off_reason is set but json_smoke is on; add json_smoke = false "
+                "or drop the reason"
+            )
+        return self
 
 
 class Router(Spec):
@@ -81,11 +149,24 @@ class SimulatorLane(Spec):
     profile: str = Field(
         description="Simulator profile name (simulator/profiles/<name>.toml) or path."
     )
-    time_scale: float = Field(default=1.0, gt=0, description="Run the engine model N× faster.")
+    time_scale: float = Field(
+        default=1.0, gt=0, le=1e6, description="Run the engine model N× faster."
+    )
     faults: dict[str, float | int | str | bool | list[str]] = Field(
         default_factory=dict, description="Fault-injection overrides, as in the profile's [faults]."
     )
     legacy_names: bool = Field(default=False, description="Emit vLLM's deprecated metric names.")
+
+    @field_validator("faults")
+    @classmethod
+    def _known_faults(
+        cls, faults: dict[str, float | int | str | bool | list[str]]
+    ) -> dict[str, float | int | str | bool | list[str]]:
+        unknown = sorted(set(faults) - SIMULATOR_FAULTS)
+        if unknown:
+            known = ", ".join(sorted(SIMULATOR_FAULTS))
+            raise ValueError(f"unknown simulator fault(s) {unknown}; known: {known}")
+        return faults
 
 
 class Recipe(Spec):
@@ -111,6 +192,12 @@ class Arm(Spec):
     lane: LaneKind = Field(description="How the recipe is brought up.")
     image: str | None = Field(default=None, description="Pinned image, repo@sha256:<64 hex>.")
     command: list[str] | None = Field(default=None, description="Process command / container cmd.")
+    engine: Literal["vllm"] | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="'vllm': faceoff appends --host, --port and --served-model-name when the "
+        "command line lacks them (detected from a `vllm … serve` command).",
+    )
     host: str = Field(default="127.0.0.1", description="Host the lane's API listens on.")
     port: int = Field(ge=1, le=65535, description="Port of the lane's OpenAI API and /metrics.")
     gpu_ids: list[int] = Field(default_factory=list, description="GPU indices the lane may use.")
@@ -135,8 +222,12 @@ class Arm(Spec):
     expected_weights_sha256: str | None = Field(
         default=None, pattern=r"^[0-9a-f]{64}$", description="Pinned weights-manifest hash."
     )
-    startup_deadline_s: float = Field(default=900.0, gt=0, description="Readiness deadline.")
-    warmups: int = Field(default=0, ge=0, description="Warmup requests after each start; unscored.")
+    startup_deadline_s: float = Field(
+        default=900.0, gt=0, le=MAX_DEADLINE_S, description="Readiness deadline."
+    )
+    warmups: int = Field(
+        default=0, ge=0, le=MAX_WARMUPS, description="Warmup requests after each start; unscored."
+    )
     probes: Probes = Field(default_factory=Probes, description="Smoke and JSON smoke settings.")
     router: Router | None = Field(default=None, description="The operator's router, if any.")
     recipe: Recipe = Field(default_factory=Recipe, description="Recipe facts for the result card.")
@@ -146,6 +237,15 @@ class Arm(Spec):
     def base_url(self) -> str:
         """Where the lane's OpenAI API, /health and /metrics answer."""
         return f"http://{self.host}:{self.port}"
+
+    @property
+    def runs_vllm(self) -> bool:
+        """Declared ``engine = "vllm"``, or a command that runs ``vllm … serve``."""
+        return self.engine == VLLM or runs_vllm(self.command or [])
+
+    @property
+    def binding(self) -> Binding:
+        return Binding(self.host, self.port, self.served_model)
 
     @field_validator("image")
     @classmethod
@@ -176,13 +276,32 @@ class Arm(Spec):
             raise ValueError("a process lane needs command = [...]")
         if self.lane is LaneKind.SIMULATOR and self.simulator is None:
             raise ValueError("a simulator lane needs a [arms.simulator] table with a profile")
+        if self.simulator is not None and self.engine is not None:
+            raise ValueError(
+                "an arm with an [arms.simulator] table runs the simulator; drop engine"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _binds_its_port(self) -> Arm:
+        if not self.runs_vllm:
+            return self
+        conflicts = binding_conflicts([*(self.command or []), *self.engine_args], self.binding)
+        if conflicts:
+            raise ValueError(
+                f"arm {self.name!r} runs vLLM with {'; '.join(conflicts)}; faceoff makes the "
+                "engine listen on the arm's host and port under served_model, so remove these "
+                "flags from command/engine_args or set host, port and served_model to match"
+            )
         return self
 
 
 class Sampling(Spec):
     temperature: float = Field(default=0.6, ge=0, description="Sampling temperature.")
     top_p: float = Field(default=0.95, gt=0, le=1, description="Nucleus sampling.")
-    max_tokens: int = Field(default=16384, ge=1, description="Maximum completion tokens.")
+    max_tokens: int = Field(
+        default=16384, ge=1, le=MAX_TOKENS, description="Maximum completion tokens."
+    )
     reasoning_effort: str | None = Field(
         default=None, description="Sent as chat_template_kwargs.reasoning_effort when set."
     )
@@ -192,15 +311,26 @@ class Sampling(Spec):
 class Cell(Spec):
     id: str = Field(pattern=SLUG, description="Cell id, unique in the matrix.")
     kind: WorkloadKind = Field(description="Workload kind (ARCHITECTURE §3).")
-    input_tokens: int = Field(ge=1, description="Nominal input target in tokens.")
-    concurrency: int = Field(ge=1, description="Client streams in flight (closed loop).")
-    requests: int = Field(ge=1, description="Scored requests on each arm.")
-    warmups: int = Field(default=0, ge=0, description="Unscored warmups before the cell.")
+    input_tokens: int = Field(ge=1, le=MAX_TOKENS, description="Nominal input target in tokens.")
+    concurrency: int = Field(
+        ge=1, le=MAX_CONCURRENCY, description="Client streams in flight (closed loop)."
+    )
+    requests: int = Field(ge=1, le=MAX_REQUESTS, description="Scored requests on each arm.")
+    warmups: int = Field(
+        default=0, ge=0, le=MAX_WARMUPS, description="Unscored warmups before the cell."
+    )
     sampling: Sampling = Field(default_factory=Sampling, description="Request parameters.")
-    deadline_s: float = Field(default=1200.0, gt=0, description="Outer deadline of the cell.")
-    request_deadline_s: float | None = Field(default=None, gt=0, description="Per request.")
+    deadline_s: float = Field(
+        default=1200.0, gt=0, le=MAX_DEADLINE_S, description="Outer deadline of the cell."
+    )
+    request_deadline_s: float | None = Field(
+        default=None, gt=0, le=MAX_DEADLINE_S, description="Per request."
+    )
     output_words: int | None = Field(
-        default=None, ge=1, description="Strict output contract of a controlled cell."
+        default=None,
+        ge=1,
+        le=MAX_TOKENS,
+        description="Strict output contract of a controlled cell.",
     )
     needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
     arms: list[str] | None = Field(default=None, description="Arms that run it; default all.")
@@ -269,8 +399,12 @@ class Thresholds(Spec):
     input_tolerance: float = Field(default=0.05, ge=0, le=1, description="Actual vs target input.")
     engine_period_s: float = Field(default=0.5, gt=0, description="Engine scrape cadence.")
     memory_period_s: float = Field(default=2.0, gt=0, description="GPU/host sampling cadence.")
-    min_coverage: float = Field(default=0.95, ge=0, le=1, description="On-time sample coverage.")
-    max_consecutive_misses: int = Field(default=2, ge=0, description="Missed ticks in a row.")
+    min_coverage: float = Field(
+        default=0.95, ge=0, le=1, description="Share of ticks sampled (on time or late)."
+    )
+    max_consecutive_misses: int = Field(
+        default=2, ge=0, description="Ticks in a row never sampled, failed or without the family."
+    )
 
 
 class Families(Spec):
@@ -331,6 +465,7 @@ class Matrix(Spec):
             unknown = set(cell.arms or []) - names
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
+        _fits_context(self)
         return self
 
     @property
@@ -353,6 +488,19 @@ class Matrix(Spec):
 
     def cells_for(self, arm: Arm) -> list[Cell]:
         return [c for c in self.cells if c.arms is None or arm.name in c.arms]
+
+
+def _fits_context(matrix: Matrix) -> None:
+    """A cell's input must leave room for output within each arm's declared context."""
+    for arm in matrix.arms:
+        limit = arm.recipe.max_model_len
+        for cell in matrix.cells_for(arm) if limit is not None else []:
+            if cell.input_tokens >= limit:
+                raise ValueError(
+                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens} does not fit arm "
+                    f"{arm.name!r}, whose recipe.max_model_len = {limit}; lower input_tokens "
+                    "or leave the arm out of the cell (arms = [...])"
+                )
 
 
 def _unique(what: str, values: list[str]) -> None:

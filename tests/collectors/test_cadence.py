@@ -47,21 +47,41 @@ def test_ticks_inside_the_window_are_on_time_late_or_missed() -> None:
     assert got.deviation_p99_ns == 180 * MS
 
 
-def test_coverage_counts_on_time_samples_carrying_the_family() -> None:
+def test_coverage_counts_samples_taken_late_and_misses_only_ticks_never_taken_or_failed() -> None:
     samples = [
         engine(1),
         engine(2, missing=["num_requests_running"]),
         engine(3, missing=["num_requests_running"]),
         engine(4, status=EngineStatus.TIMEOUT),
-        engine(5, late_ms=200),  # carries it, but too late to count
+        engine(5, late_ms=200),  # taken late: carried, its lateness reported
         engine(6),
-        engine(7),
-        engine(8),
+        engine(8, late_ms=450),  # tick 7 was never taken
     ]
     got = family_coverage(ticks(samples, window_ms(500, 4_000)), carries_running)
-    assert got.carried == 4
+    assert got.carried == 4  # ticks 1, 5, 6, 8
     assert got.coverage == pytest.approx(4 / 8)
-    assert got.max_consecutive_misses == 4  # ticks 2, 3, 4, 5
+    assert got.max_consecutive_misses == 3  # ticks 2, 3, 4
+    assert (got.late, got.max_lateness_ns) == (2, 450 * MS)
+
+
+def test_a_late_but_taken_sample_never_costs_coverage() -> None:
+    on_time = [engine(k) for k in range(1, 9)]
+    all_late = [engine(k, late_ms=100 + 45 * k) for k in range(1, 9)]
+    window = window_ms(500, 4_000)
+    punctual = family_coverage(ticks(on_time, window), carries_running)
+    late = family_coverage(ticks(all_late, window), carries_running)
+    assert (late.carried, late.coverage, late.max_consecutive_misses) == (8, 1.0, 0)
+    assert (punctual.carried, punctual.coverage) == (late.carried, late.coverage)
+    assert (late.late, late.max_lateness_ns) == (8, 460 * MS)
+    assert (punctual.late, punctual.max_lateness_ns) == (0, 0)
+
+
+def test_a_never_taken_tick_always_costs_coverage() -> None:
+    window = window_ms(500, 4_000)
+    for gap in range(1, 9):
+        samples = [engine(k) for k in range(1, 9) if k != gap]
+        got = family_coverage(ticks(samples, window), carries_running)
+        assert (got.carried, got.max_consecutive_misses) == (7, 1), gap
 
 
 def test_a_cell_shorter_than_a_period_is_judged_on_the_tick_covering_its_start() -> None:

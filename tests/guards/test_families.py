@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import pytest
 
+from collectors.aliases import vllm_aliases
+from collectors.samples import EngineSample
+from collectors.summary import load_cell_samples, summarize
 from faceoff.errors import FaceoffError
+from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES
 from guards.metric_guard import metric_guard
 from guards.verdict import FamilyVerdict, Presence
 from matrix.families import DEFAULT_REGISTRY, FamilySpec, FamilyStatus, Source
 from matrix.freeze import FrozenMatrix
 from matrix.model import Families, Thresholds
-from tests.guards.helpers import load, num, with_record
+from tests.guards.helpers import CELLS, load, num, with_record
 
 JOURNAL_FAMILIES = [f.name for f in DEFAULT_REGISTRY if f.source is Source.JOURNAL]
 
@@ -73,6 +80,61 @@ def test_a_metrics_gap_leaves_the_gauges_short_of_coverage(frozen: FrozenMatrix)
     assert num(evidence["coverage"]) < 0.95 or num(evidence["max_consecutive_misses"]) > 2
     # exact deltas need only the baseline and final samples, which answered
     assert found["engine_prefill_time"].presence is Presence.PRESENT
+
+
+def resampled(
+    name: str, change: Callable[[list[EngineSample]], list[EngineSample]]
+) -> CellArtifacts:
+    """A captured cell judged over its engine samples as ``change`` rewrites them."""
+    art = load(name)
+    samples = load_cell_samples(CELLS / name)
+    samples.engine = change(samples.engine)
+    assert art.record.window is not None
+    telemetry = summarize(
+        samples,
+        window=art.record.window,
+        settings=art.record.collector_settings,
+        table=vllm_aliases(),
+    )
+    return dataclasses.replace(art, telemetry=telemetry)
+
+
+def late_by(fraction: float) -> Callable[[list[EngineSample]], list[EngineSample]]:
+    def change(engine: list[EngineSample]) -> list[EngineSample]:
+        return [
+            s
+            if s.final
+            else s.model_copy(update={"actual_ns": s.scheduled_ns + int(s.period_ns * fraction)})
+            for s in engine
+        ]
+
+    return change
+
+
+def test_samples_taken_late_never_make_a_family_missing(frozen: FrozenMatrix) -> None:
+    # Every tick taken 90 % of a period behind schedule, far past the 20 % lateness slack.
+    art = resampled("natural", late_by(0.9))
+    found = {v.name: v for v in metric_guard(art, frozen.registry, frozen.matrix.thresholds)}
+    running = found["engine_running"]
+    assert running.presence is Presence.PRESENT
+    assert running.evidence["coverage"] == 1.0
+    assert num(running.evidence["late"]) == num(running.evidence["carried"]) > 0
+    assert num(running.evidence["max_lateness_ms"]) == pytest.approx(225, abs=1)  # 0.9 × 250 ms
+    assert not any(v.blocks for v in found.values())
+
+
+def test_ticks_never_taken_make_the_family_missing(frozen: FrozenMatrix) -> None:
+    def drop_three_in_a_row(engine: list[EngineSample]) -> list[EngineSample]:
+        scheduled = [s.seq for s in engine if not s.final]
+        gone = set(scheduled[len(scheduled) // 2 :][:3])
+        return [s for s in engine if s.final or s.seq not in gone]
+
+    art = resampled("natural", drop_three_in_a_row)
+    found = {v.name: v for v in metric_guard(art, frozen.registry, frozen.matrix.thresholds)}
+    running = found["engine_running"]
+    assert running.presence is Presence.MISSING and running.blocks
+    assert running.evidence["max_consecutive_misses"] == 3
+    assert "never taken, failed or without it" in (running.why or "")
 
 
 def test_looser_coverage_thresholds_accept_the_same_gap(frozen: FrozenMatrix) -> None:
