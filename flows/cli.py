@@ -8,8 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+from typer._click.exceptions import NoArgsIsHelpError  # typer ships its own click
 
 from evidence.audit import audit_bundle
 from evidence.console import audit_lines, card, tickets_table
@@ -23,7 +26,7 @@ from flows.restore import restore_incumbent, restore_pending, restore_tools
 from lanes.context import LANES_DIR
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
-from ledger.db import open_ledger, resolve_url, session_scope
+from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
@@ -70,9 +73,12 @@ def status(
     db: DbUrl = None,
 ) -> None:
     """Show campaigns, or one campaign's cell dispositions."""
-    engine = open_ledger(resolve_url(db, workdir))
+    engine = _existing_ledger(db, workdir)
     out = views.make_console()
-    with session_scope(engine) as session:
+    if engine is None and campaign is None:
+        out.print(views.campaigns_table([]))
+        return
+    with session_scope(_required(engine, db, workdir)) as session:
         if campaign is None:
             out.print(views.campaigns_table(list_campaigns(session)))
             return
@@ -85,6 +91,7 @@ def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> 
     """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
     restored, 143 terminated (docs/flows.md)."""
     frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
+    _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
     from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
@@ -108,12 +115,12 @@ def restore(
     db: DbUrl = None,
 ) -> None:
     """Bring the incumbent back and write the restoration receipt (idempotent)."""
-    engine = open_ledger(resolve_url(db, workdir))
+    engine = _existing_ledger(db, workdir)
     tools = restore_tools(os.environ)
     if campaign is None:
-        outcomes = restore_pending(engine, tools)
+        outcomes = restore_pending(engine, tools) if engine is not None else []
     else:
-        outcomes = [restore_incumbent(engine, campaign, tools)]
+        outcomes = [restore_incumbent(_required(engine, db, workdir), campaign, tools)]
     if not outcomes:
         typer.echo("no campaign needs restoration; nothing changed")
     for outcome in outcomes:
@@ -169,7 +176,7 @@ def review(
     ] = None,
 ) -> None:
     """Show the dispositions and card, and record a reviewer's decision."""
-    engine = open_ledger(resolve_url(db, workdir))
+    engine = _required(_existing_ledger(db, workdir), db, workdir)
     out = views.make_console()
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
@@ -227,6 +234,53 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _ledger_url(db: str | None, workdir: Path) -> str:
+    """The ledger URL, refused here when no ledger could ever open at it."""
+    url = resolve_url(db, workdir)
+    try:
+        create_engine(url).dispose()  # parses the URL and loads its driver; connects nowhere
+    except (ArgumentError, ImportError) as exc:
+        raise FaceoffError(
+            f"not a database URL the ledger can use ({exc})",
+            where="--db" if db else DB_URL_ENV,
+            fix="pass sqlite:///PATH/faceoff.db or postgresql://USER@HOST:PORT/DB",
+        ) from None
+    return url
+
+
+def _existing_ledger(db: str | None, workdir: Path) -> Engine | None:
+    """The ledger, or None where the workdir has none yet. Commands that read or restore never
+    create a workdir or a ledger, so a typo in --workdir stays visible instead of becoming one."""
+    url = _ledger_url(db, workdir)
+    database = make_url(url).database
+    if url.startswith("sqlite") and database and database != ":memory:":
+        folder = Path(database).parent
+        if not folder.is_dir():
+            raise FaceoffError(
+                "no such folder", where=str(folder), fix="pass the --workdir a campaign ran with"
+            )
+        if not Path(database).exists():
+            return None
+    try:
+        return open_ledger(url)
+    except OperationalError as exc:
+        raise FaceoffError(
+            f"cannot open the ledger: {str(exc.orig).splitlines()[0]}",
+            where="--db" if db else str(workdir),
+            fix="check that the database server runs and the URL names it",
+        ) from None
+
+
+def _required(engine: Engine | None, db: str | None, workdir: Path) -> Engine:
+    if engine is None:
+        raise FaceoffError(
+            "no ledger yet, so no campaign",
+            where="--db" if db else str(Path(workdir) / "faceoff.db"),
+            fix="pass the --workdir (or --db) a campaign ran with",
+        )
+    return engine
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)
@@ -235,6 +289,17 @@ def main() -> None:
         raise SystemExit(2) from exc
     except typer.Abort:
         raise SystemExit(130) from None
-    except click.ClickException as exc:  # usage errors, with standalone_mode=False
+    except NoArgsIsHelpError as exc:  # bare `faceoff`: the help is the answer
         exc.show()
-        raise SystemExit(exc.exit_code) from exc
+        raise SystemExit(2) from None
+    except typer.TyperException as exc:  # usage errors (typer's click), with standalone_mode=False
+        _usage_error(exc)
+
+
+def _usage_error(exc: typer.TyperException) -> None:
+    """One line naming the problem, one naming the help; exit 2 like every bad input."""
+    typer.echo(f"error: {exc.format_message()}", err=True)
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "faceoff"
+    typer.echo(f"Run '{command} --help' for its arguments and options.", err=True)
+    raise SystemExit(2) from None

@@ -4,11 +4,21 @@ A ``[[cells]]`` entry may give lists for ``input_tokens`` and ``concurrency``; i
 expands into one cell per combination, with ids like ``natural-10240-c1`` unless
 an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
 ``[defaults]`` table supplies cell fields that an entry does not set.
+
+Every way a file can be wrong ends in one ``MatrixError`` naming the file and the
+field: unreadable or non-UTF-8 bytes, TOML syntax, values no lane can take
+(infinity, NaN, control characters), grids that expand to nothing or to too much,
+and everything the model refuses. Checks that need the host (resolving arm hosts,
+finding bundled simulator profiles) run here, after the pure model validation.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import math
+import re
+import socket
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +27,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
-from matrix.model import Matrix
+from matrix.model import Arm, Matrix
 
 GRID_FIELDS = ("input_tokens", "concurrency")
+TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
+MAX_FILE_BYTES = 4 * 1024 * 1024  # matrices are a few KiB; more is the wrong file
+MAX_CELLS = 1000  # after grid expansion
+MAX_ERRORS_SHOWN = 5
+# C0 controls and DEL, except tab, newline and carriage return (multi-line notes).
+# Addresses that listen on every interface: they collide with any address on the same port.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::"})
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+FIX_FIELDS = "Correct the field(s) named above and run `faceoff validate` again"
 
 
 class MatrixError(FaceoffError):
@@ -37,24 +56,26 @@ class Origin:
 def load_matrix(path: Path) -> Matrix:
     path = Path(path)
     raw = _read_toml(path)
-    data, origins = expand(raw)
     try:
-        return Matrix.model_validate(data)
+        check_values(raw)
+        data, origins = expand(raw)
+    except ValueError as exc:
+        raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
+    try:
+        matrix = Matrix.model_validate(data)
     except ValidationError as exc:
-        raise MatrixError(
-            _describe(exc, data, origins),
-            where=str(path),
-            fix="Correct the field(s) named above and run `faceoff validate` again",
-        ) from exc
-    except ValueError as exc:  # raised by expansion helpers
-        raise MatrixError(str(exc), where=str(path)) from exc
+        raise MatrixError(_describe(exc, data, origins), where=str(path), fix=FIX_FIELDS) from exc
+    except ValueError as exc:  # raised outside pydantic's error collection
+        raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
+    try:
+        check_host(matrix)
+    except ValueError as exc:
+        raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
+    return matrix
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise MatrixError("matrix file not found", where=str(path), fix="check the path") from exc
+    text = _decode(path, _read_bytes(path))
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -65,20 +86,92 @@ def _read_toml(path: Path) -> dict[str, Any]:
         ) from exc
 
 
+def _read_bytes(path: Path) -> bytes:
+    fix = "pass the path of a matrix TOML file"
+    if path.is_dir():
+        raise MatrixError("is a folder, not a matrix file", where=str(path), fix=fix)
+    try:
+        with path.open("rb") as handle:
+            if not path.is_file():  # a FIFO or device would block or never end
+                raise MatrixError("is not a regular file", where=str(path), fix=fix)
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise MatrixError("matrix file not found", where=str(path), fix="check the path") from exc
+    except OSError as exc:
+        raise MatrixError(f"cannot read: {exc.strerror}", where=str(path), fix=fix) from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise MatrixError(
+            f"is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, far more than any matrix",
+            where=str(path),
+            fix=fix,
+        )
+    return data
+
+
+def _decode(path: Path, data: bytes) -> str:
+    fix = "save the file as UTF-8 (TOML files are UTF-8)"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise MatrixError("is UTF-16, not UTF-8", where=str(path), fix=fix)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise MatrixError(
+            f"contains a NUL byte at offset {nul} (UTF-16 or a binary file?)",
+            where=str(path),
+            fix=fix,
+        )
+    try:
+        return data.decode("utf-8-sig")  # a leading BOM, as some editors write, is harmless
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise MatrixError(
+            f"is not UTF-8: byte 0x{data[exc.start]:02x} on line {line}", where=str(path), fix=fix
+        ) from exc
+
+
+def check_values(value: Any, where: str = "") -> None:
+    """Refuse values no lane or artifact can carry, naming where they are in the file."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where}: {value} is not a finite number; give a finite value")
+    if isinstance(value, str):
+        bad = CONTROL.search(value)
+        if bad:
+            raise ValueError(
+                f"{where}: contains the control character U+{ord(bad.group()):04X}; remove it"
+            )
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            check_values(key, path)
+            check_values(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_values(item, f"{where}[{index}]")
+
+
 def expand(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
     """Apply ``[defaults]`` and expand cell grids; returns the data and each cell's origin."""
     data = {k: v for k, v in raw.items() if k != "defaults"}
     defaults = raw.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ValueError("defaults: must be a table ([defaults] with cell fields)")
+    entries = raw.get("cells", [])
+    if not isinstance(entries, list):
+        raise ValueError("cells: must be an array of tables, one [[cells]] entry per cell group")
     cells: list[dict[str, Any]] = []
     origins: list[Origin] = []
-    for index, entry in enumerate(raw.get("cells", [])):
+    for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             cells.append(entry)
             origins.append(Origin(index, f"cells[{index}]"))
             continue
-        for cell in _expand_entry({**_deep_defaults(defaults, entry)}):
+        for cell in _expand_entry(_deep_defaults(defaults, entry), f"cells[{index}]"):
             cells.append(cell)
             origins.append(Origin(index, f"cells[{index}] (id={cell.get('id')!r})"))
+        if len(cells) > MAX_CELLS:
+            raise ValueError(
+                f"cells[{index}]: the grids expand to more than {MAX_CELLS} cells; "
+                "split the campaign or give shorter input_tokens/concurrency lists"
+            )
     data["cells"] = cells
     return data, origins
 
@@ -93,15 +186,24 @@ def _deep_defaults(defaults: dict[str, Any], entry: dict[str, Any]) -> dict[str,
     return merged
 
 
-def _expand_entry(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    axes = [_as_list(entry.get(name)) for name in GRID_FIELDS]
+def _expand_entry(entry: dict[str, Any], label: str) -> list[dict[str, Any]]:
+    names = [name for name in GRID_FIELDS if name in entry]
+    axes = [_as_list(entry[name]) for name in names]
+    for name, axis in zip(names, axes, strict=True):
+        if not axis:
+            raise ValueError(
+                f"{label}.{name}: an empty list expands to no cells; give at least one value"
+            )
+    if any(len(axis) > MAX_CELLS for axis in axes):  # before the product is built
+        raise ValueError(f"{label}: a grid list longer than {MAX_CELLS} values; shorten it")
     template = entry.get("id")
+    if template is not None and not isinstance(template, str):
+        raise ValueError(f"{label}.id: must be a string, got {template!r}")
     is_grid = any(len(axis) > 1 for axis in axes)
     cells = []
     for combo in itertools.product(*axes):
-        cell = dict(entry)
-        cell.update(dict(zip(GRID_FIELDS, combo, strict=True)))
-        cell["id"] = _cell_id(cell, template, is_grid)
+        cell = {**entry, **dict(zip(names, combo, strict=True))}
+        cell["id"] = _cell_id(cell, template, is_grid, label)
         cells.append(cell)
     return cells
 
@@ -110,9 +212,15 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _cell_id(cell: dict[str, Any], template: Any, is_grid: bool) -> Any:
-    if isinstance(template, str) and "{" in template:
-        return template.format(**{k: cell.get(k) for k in ("kind", *GRID_FIELDS)})
+def _cell_id(cell: dict[str, Any], template: str | None, is_grid: bool, label: str) -> str:
+    if template is not None and "{" in template:
+        try:
+            return template.format_map({k: cell.get(k) for k in TEMPLATE_FIELDS})
+        except (KeyError, IndexError, ValueError, AttributeError, TypeError) as exc:
+            raise ValueError(
+                f"{label}.id: template {template!r} cannot be filled ({exc}); "
+                f"use only {{{'}, {'.join(TEMPLATE_FIELDS)}}} and close every brace"
+            ) from None
     if template is not None and not is_grid:
         return template
     kind = str(cell.get("kind", "cell")).replace("_", "-")
@@ -120,10 +228,65 @@ def _cell_id(cell: dict[str, Any], template: Any, is_grid: bool) -> Any:
     return f"{template}-{base}" if template else base
 
 
+def check_host(matrix: Matrix) -> None:
+    """The checks that need this host: arm addresses as resolved, bundled simulator profiles."""
+    _distinct_listeners(matrix.arms)
+    for index, arm in enumerate(matrix.arms):
+        _known_profile(arm, f"arms[{index}] (name={arm.name!r})")
+
+
+def _distinct_listeners(arms: list[Arm]) -> None:
+    """Two arms must not listen on the same address and port (names resolved, 0.0.0.0 is all)."""
+    addresses = {arm.name: _addresses(arm.host) for arm in arms}
+    for index, arm in enumerate(arms):
+        for other in arms[:index]:
+            if other.port != arm.port:
+                continue
+            mine, theirs = addresses[arm.name], addresses[other.name]
+            if mine & theirs or WILDCARD_HOSTS & (mine | theirs):
+                raise ValueError(
+                    f"arms {other.name!r} ({other.host}:{other.port}) and {arm.name!r} "
+                    f"({arm.host}:{arm.port}) would listen on the same address; "
+                    "give each arm its own port"
+                )
+
+
+def _addresses(host: str) -> frozenset[str]:
+    if host in WILDCARD_HOSTS:
+        return frozenset({host})
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):  # unresolvable here; compare the name as written
+        return frozenset({host.lower()})
+    return frozenset(str(info[4][0]) for info in infos)
+
+
+def _known_profile(arm: Arm, label: str) -> None:
+    """A bundled profile name must exist; a ``.toml`` path is the lane's (maybe a container's)."""
+    if arm.simulator is None or arm.simulator.profile.endswith(".toml"):
+        return
+    # the simulator's bundled profiles are package data; the simulator itself is not imported
+    spec = importlib.util.find_spec("simulator")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    folder = Path(next(iter(spec.submodule_search_locations))) / "profiles"
+    known = sorted(p.stem for p in folder.glob("*.toml"))
+    if arm.simulator.profile not in known:
+        raise ValueError(
+            f"{label}.simulator.profile: no bundled profile "
+            f"{arm.simulator.profile!r}; known: {', '.join(known)} (or give a path to a .toml)"
+        )
+
+
 def _describe(exc: ValidationError, data: dict[str, Any], origins: list[Origin]) -> str:
-    return "; ".join(
-        f"{_field_path(err['loc'], data, origins)}: {_message(err)}" for err in exc.errors()
-    )
+    errors = exc.errors()
+    shown = [
+        f"{_field_path(err['loc'], data, origins)}: {_message(err)}"
+        for err in errors[:MAX_ERRORS_SHOWN]
+    ]
+    if len(errors) > MAX_ERRORS_SHOWN:
+        shown.append(f"and {len(errors) - MAX_ERRORS_SHOWN} more")
+    return "; ".join(shown)
 
 
 def _message(err: Any) -> str:
@@ -140,8 +303,9 @@ def _field_path(loc: tuple[Any, ...], data: dict[str, Any], origins: list[Origin
         parts = [origins[rest[0]].label]
         rest = rest[1:]
     elif head == "arms" and rest and isinstance(rest[0], int):
-        arms = data.get("arms", [])
-        name = arms[rest[0]].get("name") if rest[0] < len(arms) else None
+        arms = data.get("arms")
+        arm = arms[rest[0]] if isinstance(arms, list) and rest[0] < len(arms) else None
+        name = arm.get("name") if isinstance(arm, dict) else None
         parts = [f"arms[{rest[0]}] (name={name!r})" if name else f"arms[{rest[0]}]"]
         rest = rest[1:]
     for part in rest:

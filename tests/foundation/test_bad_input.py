@@ -1,0 +1,390 @@
+"""Bad input never crashes: every malformed matrix and every bad command line gets a short
+error naming the file, field and fix, exit 2, no traceback, and nothing written.
+
+The matrix cases run ``faceoff validate FILE`` in-process through ``flows.cli.main``, the
+function the ``faceoff`` script calls; a handful run the real CLI in a subprocess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from matrix.model import SIMULATOR_FAULTS
+from tests.foundation.cli import faceoff
+from tests.foundation.test_matrix import DIGEST, MINIMAL
+
+MAX_ERROR_LINES = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A matrix file (text, bytes, or a maker) and what its error must name."""
+
+    id: str
+    content: str | bytes | Callable[[Path], Path]
+    expect: tuple[str, ...]
+
+
+def edit(old: str, new: str, count: int = 1) -> str:
+    assert old in MINIMAL, old
+    return MINIMAL.replace(old, new, count)
+
+
+FIRST_ARM_END = 'port = 9001\nserved_model = "m"\n'
+
+
+def first_arm(extra: str) -> str:
+    """MINIMAL with TOML added to the incumbent arm (a sub-table comes last in it)."""
+    return edit(FIRST_ARM_END, FIRST_ARM_END + extra)
+
+
+def cell_field(line: str) -> str:
+    return edit("requests = 2\n", f"requests = 2\n{line}\n")
+
+
+def a_folder(tmp: Path) -> Path:
+    folder = tmp / "matrix.toml"
+    folder.mkdir()
+    return folder
+
+
+def missing(tmp: Path) -> Path:
+    return tmp / "nope.toml"
+
+
+LATIN1 = MINIMAL.replace("seed = 7", 'seed = 7\ndescription = "café"').encode("latin-1")
+TEMPLATE_HINT = "use only {kind}, {input_tokens}, {concurrency}"
+
+CASES = [
+    # the file itself
+    Case("syntax-error", edit("seed = 7", "seed = "), ("malformed TOML", "line")),
+    Case("unclosed-string", edit('name = "tiny"', 'name = "tiny'), ("malformed TOML",)),
+    Case("missing-file", missing, ("matrix file not found",)),
+    Case("a-folder", a_folder, ("is a folder",)),
+    Case("latin-1", LATIN1, ("is not UTF-8", "byte 0xe9", "Save the file as UTF-8")),
+    Case("utf-16-bom", MINIMAL.encode("utf-16"), ("is UTF-16",)),
+    Case("utf-16-no-bom", MINIMAL.encode("utf-16-le"), ("NUL byte",)),
+    Case("nul-byte", MINIMAL.encode() + b"\x00", ("NUL byte",)),
+    Case("empty-file", "", ("campaign: Field required", "arms: Field required")),
+    Case(
+        "escaped-nul",
+        edit('served_model = "m"', 'served_model = "m\\u0000"'),
+        ("arms[0].served_model", "U+0000"),
+    ),
+    Case(
+        "escaped-escape",
+        edit("port = 9001", 'port = 9001\nhost = "a\\u001b"'),
+        ("arms[0].host", "U+001B"),
+    ),
+    # shapes
+    Case("defaults-not-a-table", "defaults = 5\n" + MINIMAL, ("defaults: must be a table",)),
+    Case(
+        "cells-not-an-array",
+        MINIMAL.split("[[cells]]")[0].replace("[campaign]", "cells = 5\n[campaign]"),
+        ("cells: must be an array",),
+    ),
+    Case(
+        "arms-of-numbers",
+        MINIMAL.split("[[arms]]")[0].replace("[campaign]", "arms = [1, 2]\n[campaign]")
+        + MINIMAL.split("port = 9002")[1].split('served_model = "m"', 1)[1],
+        ("arms[0]", "valid dictionary"),
+    ),
+    Case("campaign-a-string", 'campaign = "x"\n' + MINIMAL.split("\n", 4)[4], ("campaign",)),
+    Case("no-cells", MINIMAL.split("[[cells]]")[0], ("cells", "at least 1")),
+    Case(
+        "one-arm",
+        MINIMAL.split('[[arms]]\nname = "new"')[0] + "[[cells]]" + MINIMAL.split("[[cells]]")[1],
+        ("arms", "at least 2"),
+    ),
+    # unknown fields and wrong types
+    Case(
+        "unknown-campaign-field",
+        edit("seed = 7", "seed = 7\nnmae = 'x'"),
+        ("campaign.nmae", "Extra inputs"),
+    ),
+    Case(
+        "unknown-arm-field",
+        edit("port = 9001", "port = 9001\nprot = 1"),
+        ("arms[0] (name='old').prot",),
+    ),
+    Case("unknown-cell-field", cell_field("reqeusts = 3"), ("(id='natural-1024-c1').reqeusts",)),
+    Case("port-not-a-number", edit("port = 9001", 'port = "9001x"'), ("(name='old').port",)),
+    Case("port-out-of-range", edit("port = 9001", "port = 70000"), ("(name='old').port",)),
+    Case("seed-a-word", edit("seed = 7", 'seed = "seven"'), ("campaign.seed",)),
+    Case("requests-fractional", edit("requests = 2", "requests = 2.5"), (".requests",)),
+    Case("kind-unknown", edit('kind = "natural"', 'kind = "chatty"'), (".kind", "'natural'")),
+    Case(
+        "stop-policy-unknown",
+        edit("seed = 7", "seed = 7\nstop_policy = 'panic'"),
+        ("campaign.stop_policy",),
+    ),
+    Case("top-p-above-one", cell_field("sampling = { top_p = 2.0 }"), (".sampling.top_p",)),
+    Case(
+        "weights-hash-not-hex",
+        edit("port = 9001", "port = 9001\nexpected_weights_sha256 = 'x'"),
+        ("expected_weights_sha256",),
+    ),
+    # identity
+    Case(
+        "tag-not-digest", edit("@" + DIGEST, ":latest"), ("(name='old').image", "pinned by digest")
+    ),
+    Case("short-digest", edit(DIGEST, "sha256:abc"), ("(name='old').image", "pinned by digest")),
+    Case("inline-secret", first_arm('env = { HF_TOKEN = "hf_x" }'), ("looks like a secret",)),
+    Case("duplicate-arm-names", edit('name = "new"', 'name = "old"'), ("duplicate arm name",)),
+    Case("two-incumbents", edit('role = "candidate"', 'role = "incumbent"'), ("exactly one arm",)),
+    Case("duplicate-port", edit("port = 9002", "port = 9001"), ("duplicate arm port",)),
+    Case(
+        "localhost-vs-loopback",
+        edit("port = 9002", 'port = 9001\nhost = "localhost"'),
+        ("'old' (127.0.0.1:9001)", "'new' (localhost:9001)", "same address"),
+    ),
+    Case(
+        "wildcard-vs-loopback",
+        edit("port = 9002", 'port = 9001\nhost = "0.0.0.0"'),
+        ("same address",),
+    ),
+    Case("ipv6-wildcard", edit("port = 9002", 'port = 9001\nhost = "::"'), ("same address",)),
+    Case("name-traversal", edit('name = "tiny"', 'name = "../x"'), ("campaign.name",)),
+    Case("name-slash", edit('name = "tiny"', 'name = "a/b"'), ("campaign.name",)),
+    Case("name-empty", edit('name = "tiny"', 'name = ""'), ("campaign.name",)),
+    Case("arm-name-uppercase", edit('name = "old"', 'name = "Old"'), ("arms[0]", ".name")),
+    # cell ids and grids
+    Case("template-unknown-field", cell_field('id = "{foo}"'), ("cells[0].id", TEMPLATE_HINT)),
+    Case("template-unclosed", cell_field('id = "{input_tokens"'), ("cells[0].id", TEMPLATE_HINT)),
+    Case("template-positional", cell_field('id = "c{0}"'), ("cells[0].id", TEMPLATE_HINT)),
+    Case("id-a-number", cell_field("id = 5"), ("cells[0].id: must be a string",)),
+    Case(
+        "empty-concurrency",
+        edit("concurrency = 1", "concurrency = []"),
+        ("cells[0].concurrency: an empty list",),
+    ),
+    Case(
+        "empty-input-grid",
+        edit("input_tokens = 1024", "input_tokens = []"),
+        ("cells[0].input_tokens: an empty list",),
+    ),
+    Case(
+        "grid-explosion",
+        edit("input_tokens = 1024", f"input_tokens = {list(range(1, 41))}").replace(
+            "concurrency = 1", f"concurrency = {list(range(1, 41))}"
+        ),
+        ("more than 1000 cells",),
+    ),
+    Case("unknown-cell-arm", cell_field('arms = ["nobody"]'), ("unknown arms ['nobody']",)),
+    # values out of range or absurd
+    Case("deadline-infinite", cell_field("deadline_s = inf"), ("cells[0].deadline_s", "finite")),
+    Case("deadline-nan", cell_field("deadline_s = nan"), ("cells[0].deadline_s", "finite")),
+    Case("deadline-huge", cell_field("deadline_s = 1e308"), (".deadline_s", "604800")),
+    Case(
+        "threshold-infinite",
+        MINIMAL + "\n[thresholds]\nengine_period_s = -inf\n",
+        ("thresholds.engine_period_s", "finite"),
+    ),
+    Case(
+        "requests-absurd",
+        edit("requests = 2", "requests = 1_000_000_000_000"),
+        (".requests", "100000"),
+    ),
+    Case("cell-warmups-absurd", cell_field("warmups = 100_000_000_000"), (".warmups", "10000")),
+    Case(
+        "arm-warmups-absurd",
+        edit("port = 9001", "port = 9001\nwarmups = 100_000_000_000"),
+        ("(name='old').warmups",),
+    ),
+    Case("input-zero", edit("input_tokens = 1024", "input_tokens = 0"), (".input_tokens",)),
+    Case("concurrency-zero", edit("concurrency = 1", "concurrency = 0"), (".concurrency",)),
+    Case(
+        "concurrency-over-requests",
+        edit("concurrency = 1", "concurrency = 3"),
+        ("exceeds requests",),
+    ),
+    Case(
+        "controlled-without-contract",
+        edit('kind = "natural"', 'kind = "controlled"'),
+        ("output_words",),
+    ),
+    Case(
+        "input-beyond-context",
+        first_arm("[arms.recipe]\nmax_model_len = 1024\n"),
+        ("'natural-1024-c1'", "recipe.max_model_len = 1024"),
+    ),
+    # the simulator
+    Case(
+        "unknown-profile",
+        first_arm('[arms.simulator]\nprofile = "nope"\n'),
+        ("arms[0] (name='old').simulator.profile", "tiny"),
+    ),
+    Case(
+        "unknown-fault",
+        first_arm('[arms.simulator]\nprofile = "tiny"\nfaults = { crash = 1 }\n'),
+        ("unknown simulator fault(s) ['crash']", "crash_after_requests"),
+    ),
+    Case(
+        "unknown-family",
+        MINIMAL + '\n[families.not_applicable]\ngpu_mem = "no"\n',
+        ("unknown metric family 'gpu_mem'",),
+    ),
+]
+
+
+def materialize(case: Case, tmp: Path) -> Path:
+    if callable(case.content):
+        return case.content(tmp)
+    path = tmp / "matrix.toml"
+    if isinstance(case.content, bytes):
+        path.write_bytes(case.content)
+    else:
+        path.write_text(case.content, encoding="utf-8")
+    return path
+
+
+def run_main(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    """``faceoff ARGS`` through the CLI's entry function; its exit status, stdout and stderr."""
+    monkeypatch.setattr(sys, "argv", ["faceoff", *args])
+    monkeypatch.delenv("FACEOFF_DB_URL", raising=False)
+    try:
+        main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    else:
+        code = 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def files_under(folder: Path) -> set[Path]:
+    return set(folder.rglob("*"))
+
+
+def assert_short_error(code: int, err: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert err.startswith("error: "), err
+    assert len(err.strip().splitlines()) <= MAX_ERROR_LINES, err
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(CASES) >= 40
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_a_bad_matrix_is_one_short_error(
+    case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    path = materialize(case, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    before = files_under(tmp_path)
+    code, out, err = run_main(["validate", str(path)], monkeypatch, capsys)
+    assert_short_error(code, err)
+    assert str(path) in err
+    for expected in case.expect:
+        assert expected in err, f"{expected!r} not in {err!r}"
+    assert out == ""
+    assert files_under(tmp_path) == before
+
+
+def test_a_byte_order_mark_is_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "matrix.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    code, out, err = run_main(["validate", str(path)], monkeypatch, capsys)
+    assert code == 0, err
+    assert "matrix id: " in out
+
+
+def test_distinct_loopback_addresses_may_share_a_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "matrix.toml"
+    path.write_text(edit("port = 9002", 'port = 9001\nhost = "127.0.0.2"'))
+    code, _, err = run_main(["validate", str(path)], monkeypatch, capsys)
+    assert code == 0, err
+
+
+def test_the_matrix_knows_every_simulator_fault() -> None:
+    from simulator.profile import FaultSpec
+
+    assert {f.name for f in dataclasses.fields(FaultSpec)} == SIMULATOR_FAULTS
+
+
+USAGE = [
+    (["audit"], "Missing argument 'bundle'"),
+    (["statuss"], "No such command 'statuss'"),
+    (["run"], "Missing argument 'path'"),
+    (["validate"], "Missing argument 'path'"),
+    (["review", "x", "--decision", "approve"], "'approve' is not one of 'promote'"),
+    (["sim", "--port", "abc"], "'--port'"),
+    (["status", "--bogus"], "No such option: --bogus"),
+    (["status", "--db", "bogus://x"], "--db: not a database URL"),
+    (["status", "--db", "not a url"], "--db: not a database URL"),
+    (["run", "matrix.toml", "--db", "bogus://x"], "--db: not a database URL"),
+    (["status", "--workdir", "typo"], "typo: no such folder"),
+    (["status", "x", "--workdir", "."], "no ledger yet"),
+    (["review", "x", "--workdir", "."], "no ledger yet"),
+    (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),
+    (["audit", "nowhere"], "nowhere: no matrix.frozen.json"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), USAGE, ids=[" ".join(args) for args, _ in USAGE])
+def test_a_bad_command_line_is_one_short_error(
+    args: list[str], expected: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "matrix.toml").write_text(MINIMAL)
+    monkeypatch.chdir(tmp_path)
+    before = files_under(tmp_path)
+    code, _, err = run_main(args, monkeypatch, capsys)
+    assert_short_error(code, err)
+    assert expected in err
+    assert files_under(tmp_path) == before  # no ledger, no workdir, no Prefect home
+
+
+def test_status_of_a_workdir_without_a_ledger_creates_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run_main(["status", "--workdir", str(tmp_path)], monkeypatch, capsys)
+    assert code == 0, err
+    assert "name" in out
+    restored = run_main(["restore", "--workdir", str(tmp_path)], monkeypatch, capsys)
+    assert restored[0] == 0 and "no campaign needs restoration" in restored[1]
+    assert files_under(tmp_path) == set()
+
+
+SUBPROCESS = [
+    (["audit"], "Missing argument 'bundle'"),
+    (["statuss"], "No such command"),
+    (["review", "x", "--decision", "approve"], "'--decision'"),
+    (["status", "--db", "bogus://x"], "--db"),
+    (["status", "--workdir", "typo"], "no such folder"),
+    (["validate", "latin1.toml"], "latin1.toml: is not UTF-8"),
+    (["validate", "."], "is a folder"),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"), SUBPROCESS, ids=[" ".join(args) for args, _ in SUBPROCESS]
+)
+def test_the_real_cli_exits_2_without_a_traceback(
+    args: list[str], expected: str, tmp_path: Path
+) -> None:
+    (tmp_path / "latin1.toml").write_bytes(LATIN1)
+    before = files_under(tmp_path)
+    result = faceoff(*args, cwd=tmp_path)
+    assert_short_error(result.returncode, result.stderr)
+    assert expected in result.stderr
+    assert files_under(tmp_path) == before
+
+
+def test_bare_faceoff_shows_the_help() -> None:
+    result = faceoff()
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "validate" in result.stdout + result.stderr
