@@ -3,7 +3,9 @@
 vLLM prints these at startup (``Model loading took 80.58 GiB …``, ``Available KV
 cache memory: 7.75 GiB``, ``GPU KV cache size: 998,210 tokens``). They are the
 engine's own startup report, per GPU worker and rounded as printed; the card shows
-them as such, beside the runtime-reported pool from ``cache_config_info``.
+them as such, beside the runtime-reported pool from ``cache_config_info``. The KV
+size line names the device the pool lives on (``CPU KV cache size: 524,288 tokens``
+on the CPU build, ``GPU + host`` with a host tier); the CPU build prints no GiB lines.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from faceoff.artifact import Spec
 
 MODEL_LOAD = re.compile(r"Model loading took (?P<gib>[0-9.]+) GiB")
 KV_MEMORY = re.compile(r"Available KV cache memory: (?P<gib>[0-9.]+) GiB")
-KV_TOKENS = re.compile(r"GPU KV cache size: (?P<tokens>[0-9,]+) tokens")
+KV_TOKENS = re.compile(r"\b[A-Z]+(?: \+ host)? KV cache size: (?P<tokens>[0-9,]+) tokens")
 
 
 class BootFacts(Spec):
     model_load_gib: float | None = Field(description="'Model loading took N GiB', last seen.")
     kv_cache_gib: float | None = Field(description="'Available KV cache memory: N GiB', last seen.")
-    kv_cache_tokens: int | None = Field(description="'GPU KV cache size: N tokens', last seen.")
+    kv_cache_tokens: int | None = Field(
+        description="'<device> KV cache size: N tokens' (GPU, CPU, …), last seen."
+    )
 
 
 def boot_facts(boot_log: str) -> BootFacts:

@@ -92,8 +92,11 @@ def _gpu(c: Comparison, used: int | None, free: int | None) -> str:
 
 def _kv_allocation(c: Comparison, arm: str) -> str:
     boot = next(a.boot for a in c.arms if a.name == arm)
-    if boot is None or boot.kv_cache_gib is None:
+    if boot is None:
         return fmt.MISSING
+    if boot.kv_cache_gib is None:  # a CPU engine prints the pool in tokens only
+        tokens = boot.kv_cache_tokens
+        return fmt.MISSING if tokens is None else f"{fmt.count(tokens)} tokens, as printed"
     return f"{boot.kv_cache_gib:.2f} GiB, as printed"
 
 

@@ -23,7 +23,9 @@ from faceoff.errors import FaceoffError
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from lanes.commands import binding_line
 from lanes.context import LANES_DIR
+from lanes.deadlines import worst_case
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
@@ -45,10 +47,14 @@ DbUrl = Annotated[
 
 @app.command()
 def validate(path: MatrixPath) -> None:
-    """Validate a matrix and print its plan and matrix id."""
+    """Validate a matrix and print its plan, where each arm listens, the worst-case duration
+    by its deadlines, and its matrix id."""
     frozen = freeze(load_matrix(path))
     out = views.make_console()
     out.print(views.plan_table(frozen))
+    for arm in frozen.matrix.arm_order():
+        out.print(binding_line(arm), highlight=False)
+    out.print(worst_case(frozen.matrix).sentence, highlight=False)
     out.print(f"matrix id: {frozen.matrix_id}")
 
 

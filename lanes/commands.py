@@ -2,13 +2,15 @@
 
 A simulator arm (``[arms.simulator]``) becomes simulator flags: after
 ``python -m simulator`` on the host, or as the container cmd of the simulator
-image, whose entrypoint is ``python3 -m simulator``.
+image, whose entrypoint is ``python3 -m simulator``. An arm that runs vLLM gets the
+``--host``/``--port``/``--served-model-name`` flags its command line lacks, last.
 """
 
 from __future__ import annotations
 
 import json
 
+from matrix.engines import missing_binding
 from matrix.model import Arm, LaneKind
 
 
@@ -32,12 +34,19 @@ def host_command(arm: Arm, python: str) -> list[str]:
     """The argv of a host lane: the simulator under ``python``, or the arm's command."""
     if arm.lane is LaneKind.SIMULATOR:
         return [python, "-m", "simulator", *simulator_args(arm), *arm.engine_args]
-    return [*(arm.command or []), *arm.engine_args]
+    return [*(arm.command or []), *arm.engine_args, *binding_args(arm)]
 
 
 def container_command(arm: Arm) -> list[str]:
     """The container cmd: the arm's command, simulator flags if any, then engine flags."""
-    return [*(arm.command or []), *simulator_args(arm), *arm.engine_args]
+    return [*(arm.command or []), *simulator_args(arm), *arm.engine_args, *binding_args(arm)]
+
+
+def binding_args(arm: Arm) -> list[str]:
+    """What faceoff adds so that a vLLM engine listens where the arm says; empty otherwise."""
+    if not arm.runs_vllm:
+        return []
+    return missing_binding([*(arm.command or []), *arm.engine_args], arm.binding)
 
 
 def _number(value: float) -> str:
@@ -51,3 +60,17 @@ def _fault_value(value: float | int | str | bool | list[str]) -> str:
     if isinstance(value, list):
         return json.dumps(value)
     return str(value)
+
+
+def binding_line(arm: Arm) -> str:
+    """Where the arm's lane listens, on which GPUs, and how it comes to listen there."""
+    gpus = ",".join(str(i) for i in arm.gpu_ids) or "none"
+    where = f"arm {arm.name} ({arm.role.value}): {arm.host}:{arm.port}, GPUs {gpus}"
+    if arm.simulator is not None:
+        how = "the simulator listens there"
+    elif arm.runs_vllm:
+        added = binding_args(arm)
+        how = f"vLLM; faceoff adds {' '.join(added)}" if added else "vLLM; its flags bind it"
+    else:
+        how = 'engine not declared: its command must listen there (engine = "vllm" binds it)'
+    return f"{where}; {how}"

@@ -1,8 +1,9 @@
 """A lane in a Docker container: pinned digest, host network and IPC, GPUs by id.
 
-The container is created from ``repo@sha256:…`` after pulling exactly that digest,
-labelled so that a later process can find it by campaign, arm and purpose, and
-checked after start: the image it runs must carry the pinned digest.
+The container is created from ``repo@sha256:…`` (pulled by that digest only when
+the local store lacks it), labelled so that a later process can find it by
+campaign, arm and purpose, and checked after start: the image it runs must carry
+the pinned digest.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from lanes.bootlog import write_boot_log
 from lanes.commands import container_command
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
-from lanes.images import ImageCheck, PinnedImage, check_running_image, parse_pinned, pull_pinned
+from lanes.images import ImageCheck, PinnedImage, check_running_image, local_or_pull, parse_pinned
 from lanes.lane import GRACE_S, RecordedLane
 from lanes.records import InspectRecord, LaneExit, LaneRecord
 from matrix.model import Arm
@@ -39,8 +40,8 @@ class DockerLane(RecordedLane):
         self._container: Any = None
 
     def create(self) -> LaneRecord:
-        """Pull by digest and create the container without starting it."""
-        image = pull_pinned(self.client, self.pinned, where=f"arms[{self.arm.name}].image")
+        """Create the container, not started, from the pinned digest (pulled if not local)."""
+        image = local_or_pull(self.client, self.pinned, where=f"arms[{self.arm.name}].image")
         kwargs = container_kwargs(self.arm, self.ctx, self.env, self.pinned)
         try:
             self._container = self.client.containers.create(**kwargs)

@@ -1,4 +1,9 @@
-"""Pinned images: refusing tags, pulling by digest, and proving what a container runs."""
+"""Pinned images: refusing tags, pulling by digest, and proving what a container runs.
+
+An image already in the local store under the pinned digest is used as it is: a
+registry outage or an air-gapped host must not keep the incumbent from coming back.
+It is pulled only when missing.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +48,23 @@ def parse_pinned(ref: str, *, where: str) -> PinnedImage:
             "`docker inspect --format '{{index .RepoDigests 0}}' IMAGE`)",
         )
     return PinnedImage(repo=match["repo"], digest=f"sha256:{match['hex']}")
+
+
+def local_or_pull(client: Any, pinned: PinnedImage, *, where: str) -> Any:
+    """The pinned image from the local store when it is there by this digest, else pulled."""
+    local = local_pinned(client, pinned)
+    return local if local is not None else pull_pinned(client, pinned, where=where)
+
+
+def local_pinned(client: Any, pinned: PinnedImage) -> Any | None:
+    """The local image that carries the pinned digest (its RepoDigests, or its id); None if
+    the store has none."""
+    try:
+        image = client.images.get(pinned.ref)
+    except docker.errors.ImageNotFound:
+        return None
+    same = check_running_image(pinned, image.attrs).verified or image.id == pinned.digest
+    return image if same else None
 
 
 def pull_pinned(client: Any, pinned: PinnedImage, *, where: str) -> Any:

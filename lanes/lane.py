@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from faceoff.errors import FaceoffError
+from lanes.commands import binding_args
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.records import LaneExit, LaneRecord, LaneTarget
@@ -67,6 +68,7 @@ class RecordedLane:
             base_url=self.arm.base_url,
             gpu_ids=self.arm.gpu_ids,
             engine_args=self.arm.engine_args,
+            added_args=binding_args(self.arm),
             env=env.redacted(),
             mounts=self.arm.mounts,
             **fields,

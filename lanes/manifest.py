@@ -1,4 +1,5 @@
-"""The weights manifest: sha256 of a model directory's index, config and tokenizer files.
+"""The weights manifest: sha256 of a model directory's index, config, tokenizer and chat
+template files: everything small that changes what the model is served as.
 
 Weight shards are left out on purpose: hashing hundreds of GiB at every start
 would cost minutes, while the shard index (``*.index.json``) names every shard
@@ -18,8 +19,10 @@ from faceoff.errors import FaceoffError
 from matrix.model import Arm, LaneKind
 
 # config.json, generation_config.json, *.index.json, quantization_config.json,
-# tokenizer.json, tokenizer_config.json, special_tokens_map.json, vocab.json …
-MANIFEST_PATTERNS = ("*.json", "tokenizer.model", "*.tiktoken", "vocab.txt", "merges.txt")
+# tokenizer.json, tokenizer_config.json, special_tokens_map.json, vocab.json,
+# chat_template.json; chat_template.jinja (and any other template: the engine serves
+# the model through it); SentencePiece models (tokenizer.model, spiece.model …).
+MANIFEST_PATTERNS = ("*.json", "*.jinja", "*.model", "*.tiktoken", "vocab.txt", "merges.txt")
 
 
 class ManifestFile(Spec):

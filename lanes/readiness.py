@@ -95,10 +95,9 @@ def _poll(
     while True:
         ended = lane.exit_status()
         if ended is not None:
-            oom = " (OOM-killed)" if ended.oom_killed else ""
             return (
-                f"the lane exited before it was ready: {ended.detail}, "
-                f"status {ended.exit_code}{oom}; boot log ends:\n{tail(lane.boot_log())}"
+                f"the lane exited before it was ready: {ended.sentence}; "
+                f"boot log ends:\n{tail(lane.boot_log())}"
             )
         remaining = deadline - waiting.monotonic()
         if remaining <= 0:

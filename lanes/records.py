@@ -1,11 +1,16 @@
 """What a lane run leaves behind: ``lane.json`` and ``inspect.json``, and its target.
 
-Format history of ``LaneRecord.schema_version`` and ``InspectRecord.schema_version``:
+Format history of ``LaneRecord.schema_version``:
+  1 — first release.
+  2 — ``added_args``: the flags faceoff appended to bind a vLLM engine (version 1 still reads).
+
+Format history of ``InspectRecord.schema_version``:
   1 — first release.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -42,11 +47,24 @@ class LaneExit(Spec):
     finished_at: datetime | None = Field(default=None, description="When it ended (UTC).")
     detail: str = Field(default="", description="A sentence: how it was stopped or why it ended.")
 
+    @property
+    def sentence(self) -> str:
+        """How it ended in one phrase: the exit status and an OOM kill once each, added only
+        when the detail does not already name them."""
+        parts = [self.detail or "ended"]
+        code = self.exit_code
+        if code is not None and not re.search(rf"\b{code}\b", self.detail):
+            parts.append(f"status {code}")
+        if self.oom_killed and "OOM-killed" not in self.detail:
+            parts.append("OOM-killed")
+        return ", ".join(parts)
+
+
 
 class LaneRecord(Artifact):
     """``lane.json``: one start of one arm, rewritten as the run moves on."""
 
-    schema_version: Literal[1] = Field(default=1, description="Lane record format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Lane record format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the lane was started under.")
     arm: str = Field(description="Arm name.")
@@ -75,6 +93,10 @@ class LaneRecord(Artifact):
     base_url: str = Field(description="http://host:port of the lane's API.")
     gpu_ids: list[int] = Field(description="GPU indices given to the lane.")
     engine_args: list[str] = Field(description="Engine flags from the arm.")
+    added_args: list[str] = Field(
+        default_factory=list,
+        description="Flags faceoff appended to the command (a vLLM engine's host, port, name).",
+    )
     env: dict[str, str] = Field(description="Lane environment; secrets shown as ***.")
     mounts: list[Mount] = Field(description="Bind mounts.")
     memory_limit: str | None = Field(default=None, description="Container memory limit.")

@@ -37,6 +37,18 @@ def test_manifest_hashes_config_and_tokenizer_files_not_shards(tmp_path: Path) -
     assert build_manifest(the_arm, str(model)).sha256 != first.sha256
 
 
+def test_manifest_hashes_the_chat_template_and_tokenizer_models(tmp_path: Path) -> None:
+    """A new chat template changes what the model is served as, shards and config unchanged."""
+    model = checkpoint(tmp_path)
+    (model / "chat_template.jinja").write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
+    (model / "spiece.model").write_bytes(b"\x00sentencepiece")
+    the_arm = arm(weights_manifest=str(model))
+    first = build_manifest(the_arm, str(model))
+    assert {"chat_template.jinja", "spiece.model"} <= {f.path for f in first.files}
+    (model / "chat_template.jinja").write_text("{{ messages[-1].content }}<|assistant|>")
+    assert build_manifest(the_arm, str(model)).sha256 != first.sha256
+
+
 def test_container_paths_resolve_through_the_longest_mount(tmp_path: Path) -> None:
     model = checkpoint(tmp_path)
     the_arm = arm(
