@@ -68,6 +68,7 @@ def freeze_cmd(
 ) -> None:
     """Write the frozen matrix (canonical content and its sha256 id)."""
     frozen = freeze(load_matrix(path))
+    _fresh_file(output)
     frozen.write(output, replace=replace)
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
@@ -98,6 +99,10 @@ def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> 
     restored, 143 terminated (docs/flows.md)."""
     frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
+    if workdir.exists() and not workdir.is_dir():
+        raise FaceoffError(
+            "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
+        )
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
     from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
@@ -238,6 +243,16 @@ def sim(
 def version() -> None:
     """Print faceoff's version."""
     typer.echo(__version__)
+
+
+def _fresh_file(path: Path) -> None:
+    """An output file goes into a folder that exists: a typo in its path is not made real."""
+    if path.is_dir():
+        raise FaceoffError("is a folder", where=str(path), fix="pass the path of the file to write")
+    if not path.parent.is_dir():
+        raise FaceoffError(
+            "no such folder", where=str(path.parent), fix="create it or correct the path"
+        )
 
 
 def _ledger_url(db: str | None, workdir: Path) -> str:

@@ -331,6 +331,9 @@ USAGE = [
     (["review", "x", "--workdir", "."], "no ledger yet"),
     (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),
     (["audit", "nowhere"], "nowhere: no matrix.frozen.json"),
+    (["freeze", "matrix.toml", "-o", "typo/frozen.json"], "typo: no such folder"),
+    (["freeze", "matrix.toml", "-o", "."], ".: is a folder"),
+    (["run", "matrix.toml", "--workdir", "matrix.toml"], "matrix.toml: is a file, not a folder"),
 ]
 
 
