@@ -7,7 +7,9 @@
     report = collectors.stop()  # drains one final sample per source
     summary = collectors.summarize(CellWindow(start_ns=..., end_ns=...))
 
-Samplers run in threads of the calling (orchestrator) process, one per source.
+Samplers run in threads of the calling (orchestrator) process, one per source;
+the host-stall monitor (``collectors.stall``) runs as its own process, started
+before them and stopped after their drain, so its watch spans the cell.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collectors.host import HOST_FILE, DockerApi, HostSampler, LaneTarget
 from collectors.nvml import Nvml, PynvmlLibrary
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
+from collectors.stall import STALLS_FILE
+from collectors.stall_monitor import StallMonitor
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
@@ -83,6 +87,9 @@ class CellCollectors:
         self.table = table or vllm_aliases()
         self._samplers = self._build(metrics_url, target, gpu_ids, nvml, docker)
         self._loops: list[SamplerLoop] = []
+        self._monitor = StallMonitor(
+            self.folder / STALLS_FILE, threshold_ns=self.settings.stall_threshold_ns
+        )
 
     def _build(
         self,
@@ -110,6 +117,7 @@ class CellCollectors:
     def start(self) -> None:
         """Start every sampler; return once each has taken its first (baseline) sample."""
         self._refuse_used_folder()
+        self._monitor.start()
         for sampler, _, period in self._samplers:
             loop = SamplerLoop(
                 sampler,
@@ -135,10 +143,13 @@ class CellCollectors:
         for loop in self._loops:
             loop.request_stop(drain=drain)
         timeout = self.settings.drain_timeout_s + self.settings.scrape_timeout_s + 10.0
-        reports = [
-            _report(sampler.name, path, loop.stop(drain=drain, timeout_s=timeout))
-            for loop, (sampler, path, _) in zip(self._loops, self._samplers, strict=False)
-        ]
+        try:
+            reports = [
+                _report(sampler.name, path, loop.stop(drain=drain, timeout_s=timeout))
+                for loop, (sampler, path, _) in zip(self._loops, self._samplers, strict=False)
+            ]
+        finally:
+            self._monitor.stop()
         self._loops = []
         return CollectionReport(folder=str(self.folder), sources=reports)
 
@@ -149,7 +160,7 @@ class CellCollectors:
         return summary
 
     def _refuse_used_folder(self) -> None:
-        for _, path, _ in self._samplers:
+        for path in [self.folder / STALLS_FILE, *(path for _, path, _ in self._samplers)]:
             if path.exists():
                 raise FaceoffError(
                     f"{path.name} already exists; samples of two runs would mix",

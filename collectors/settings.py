@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
-from matrix.model import Thresholds
+from matrix.model import STALL_THRESHOLD_MS, Thresholds
 
 
 class CollectorSettings(Spec):
@@ -19,6 +19,11 @@ class CollectorSettings(Spec):
     )
     drain_timeout_s: float = Field(
         default=2.0, ge=0, description="How long the drain sample waits for an idle engine."
+    )
+    stall_threshold_ms: float = Field(
+        default=STALL_THRESHOLD_MS,
+        gt=0,
+        description="The host-stall monitor records a wake-up this late (ms) as a stall.",
     )
 
     @model_validator(mode="after")
@@ -35,6 +40,7 @@ class CollectorSettings(Spec):
         return cls(
             engine_period_s=thresholds.engine_period_s,
             memory_period_s=thresholds.memory_period_s,
+            stall_threshold_ms=thresholds.stall_threshold_ms,
         )
 
     @property
@@ -48,6 +54,10 @@ class CollectorSettings(Spec):
     @property
     def memory_period_ns(self) -> int:
         return round(self.memory_period_s * 1e9)
+
+    @property
+    def stall_threshold_ns(self) -> int:
+        return round(self.stall_threshold_ms * 1e6)
 
     def late_after_ns(self, period_ns: int) -> int:
         return int(period_ns * self.late_fraction)

@@ -10,7 +10,8 @@ and settings.
 Format history of ``schema_version``:
   1 — first release.
   2 — a family is carried at a tick by its sample on time *or late* (version 1 counted only
-      on-time samples); ``FamilyCoverage`` gains ``late`` and ``max_lateness_ns``.
+      on-time samples); ``FamilyCoverage`` gains ``late`` and ``max_lateness_ns``; the
+      summary gains ``host_stalls`` (the host-stall monitor over the window).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from collectors.memory_summary import (
 )
 from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
 from collectors.settings import CollectorSettings
+from collectors.stall import STALLS_FILE, StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
 
@@ -78,6 +80,9 @@ class TelemetrySummary(Artifact):
     engine: EngineSummary = Field(description="Engine /metrics samples.")
     gpu: GpuSummary | None = Field(description="NVML samples; None when the arm has no GPU ids.")
     host: HostSummary = Field(description="Host and lane memory samples.")
+    host_stalls: StallSummary | None = Field(
+        description="Host stalls over the window; None where no monitor ran (no stalls.jsonl)."
+    )
 
 
 def summarize(
@@ -90,6 +95,7 @@ def summarize(
         engine=engine_summary(samples.engine, window, settings, table, bad.get("engine", 0)),
         gpu=None if gpu is None else gpu_summary(gpu, window, settings, bad.get("gpu", 0)),
         host=host_summary(samples.host, window, settings, bad.get("host", 0)),
+        host_stalls=None if samples.stalls is None else summarize_stalls(samples.stalls, window),
     )
 
 
@@ -158,6 +164,7 @@ class CellSamples:
     gpu: list[GpuSample] | None = None
     host: list[HostSample] = field(default_factory=list)
     unreadable: dict[str, int] = field(default_factory=dict)
+    stalls: StallLog | None = None
 
 
 def read_samples(path: Path, model: type[S]) -> tuple[list[S], int]:
@@ -181,7 +188,8 @@ def load_cell_samples(folder: Path) -> CellSamples:
     if (folder / GPU_FILE).exists():
         gpu, bad_gpu = read_samples(folder / GPU_FILE, GpuSample)
     unreadable = {"engine": bad_engine, "gpu": bad_gpu, "host": bad_host}
-    return CellSamples(engine=engine, gpu=gpu, host=host, unreadable=unreadable)
+    stalls = read_stalls(folder / STALLS_FILE)
+    return CellSamples(engine=engine, gpu=gpu, host=host, unreadable=unreadable, stalls=stalls)
 
 
 def summarize_folder(

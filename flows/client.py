@@ -10,11 +10,10 @@ client journals its in-flight requests as cancelled and exits).
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,8 @@ from typing import Any
 from faceoff.errors import FaceoffError
 from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
-from workload.run_cell import EXIT_DEADLINE, client_command
+from workload.run_cell import CLIENT_LOG, EXIT_DEADLINE, client_command, read_summary
 
-CLIENT_LOG = "client.log"
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0
 STOP_GRACE_S = 15.0
@@ -164,17 +162,3 @@ def run_client(
         return client.wait()
     finally:
         client.stop("the campaign run was interrupted")
-
-
-def read_summary(log_path: Path) -> dict[str, Any] | None:
-    """The client's last ``{"summary": …}`` line, if it printed one."""
-    lines: Sequence[str] = []
-    if log_path.exists():
-        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
-    for line in reversed(lines):
-        if line.startswith('{"summary"'):
-            try:
-                return dict(json.loads(line)["summary"])
-            except (ValueError, KeyError, TypeError):
-                return None
-    return None

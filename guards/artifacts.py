@@ -1,7 +1,8 @@
 """The native artifacts of one cell attempt, read once, for the pure rules to judge.
 
 ``load_cell`` is the guards' only reader: ``cell.json``, ``requests.json``,
-``journal.jsonl`` and the sample files; the telemetry summary is recomputed from
+``journal.jsonl``, the sample files, the host-stall monitor's ``stalls.jsonl``
+and the client's summary line in ``client.log``; the telemetry summary is recomputed from
 the samples (``collectors.summary.summarize``) rather than trusted from
 ``telemetry.json``, so a verdict depends on native files alone. Every file read
 is hashed into ``inputs``.
@@ -19,6 +20,7 @@ from collectors.engine import ENGINE_FILE
 from collectors.gpu import GPU_FILE
 from collectors.host import HOST_FILE
 from collectors.samples import EngineSample
+from collectors.stall import STALLS_FILE, StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
@@ -26,8 +28,18 @@ from guards.record import CELL_FILE, CellRecord
 from workload.journal import JOURNAL_NAME, JournalContents, read_journal
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PLAN_NAME, PlannedRequest, RequestPlan
+from workload.run_cell import CLIENT_LOG, read_summary
 
-NATIVE_FILES = (CELL_FILE, PLAN_NAME, JOURNAL_NAME, ENGINE_FILE, GPU_FILE, HOST_FILE)
+NATIVE_FILES = (
+    CELL_FILE,
+    PLAN_NAME,
+    JOURNAL_NAME,
+    ENGINE_FILE,
+    GPU_FILE,
+    HOST_FILE,
+    STALLS_FILE,
+    CLIENT_LOG,
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,8 @@ class CellArtifacts:
     telemetry: TelemetrySummary | None
     engine: Sequence[EngineSample] = ()
     inputs: dict[str, str] = field(default_factory=dict)
+    stalls: StallLog | None = None  # None: no monitor ran (no stalls.jsonl)
+    client_cpu_wait_s: float | None = None  # the client's runqueue wait, from its summary
 
     @property
     def outcomes(self) -> list[RequestOutcome]:
@@ -101,6 +115,8 @@ def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
         journal=read_journal(folder / JOURNAL_NAME),
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
+        stalls=samples.stalls,
+        client_cpu_wait_s=_client_cpu_wait(folder / CLIENT_LOG),
         inputs={
             name: file_sha256(folder / name) for name in NATIVE_FILES if (folder / name).exists()
         },
@@ -114,6 +130,12 @@ def _telemetry(
     if record.window is None:
         return None
     return summarize(samples, window=record.window, settings=record.collector_settings, table=table)
+
+
+def _client_cpu_wait(log: Path) -> float | None:
+    """Seconds the client waited for a CPU (Linux schedstat), as its summary line says."""
+    waited = (read_summary(log) or {}).get("runqueue_wait_s")
+    return float(waited) if isinstance(waited, int | float) else None
 
 
 def _plan(path: Path) -> tuple[RequestPlan | None, str | None]:

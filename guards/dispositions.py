@@ -5,7 +5,8 @@ All pure. The order of ``decide`` is the contract:
 1. prerequisites recorded in ``cell.json`` or missing artifacts → blocked
    (lane_not_ready, identity_mismatch, telemetry_unavailable, artifacts_missing);
 2. a validity rule failed → failed, with the first failure in ``RULES`` order
-   (the root cause: an OOM kill before the errors it caused);
+   (the root cause: an OOM kill before the errors it caused); ``host_stall``, last,
+   blocks instead: the host, not the lane, made the cell unscorable;
 3. a required family missing → blocked (family_missing): it ran cleanly but
    cannot be scored, so it is never accepted;
 4. otherwise accepted.
@@ -25,7 +26,7 @@ from pydantic import Field
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
 from guards.artifacts import CellArtifacts
-from guards.reasons import Disposition, Reason
+from guards.reasons import Disposition, Reason, disposition_of
 from guards.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from matrix.model import StopPolicy, WorkloadKind
 from matrix.plan import CellRunKey, PairKey
@@ -82,7 +83,8 @@ def decide(families: Sequence[FamilyVerdict], rules: Sequence[RuleResult]) -> De
         also = [r.code.value for r in failures[1:]]
         tail = f" (also failed: {', '.join(also)})" if also else ""
         first = failures[0]
-        return Decision(Disposition.FAILED, first.code, f"{first.detail}{tail}")
+        # host_stall is a rule that blocks: the host, not the lane, made the cell unscorable.
+        return Decision(disposition_of(first.code), first.code, f"{first.detail}{tail}")
     blocking = [f for f in families if f.blocks]
     if blocking:
         named = "; ".join(f"{f.name}: {f.why}" for f in blocking[:MAX_NAMED])

@@ -30,6 +30,7 @@ class Reason(StrEnum):
     SETUP_FAILED = "setup_failed"
     STOP_POLICY = "stop_policy"
     FAMILY_MISSING = "family_missing"
+    HOST_STALL = "host_stall"
     # failed: validity rules, in precedence order
     OOM = "oom"
     LANE_EXITED = "lane_exited"
@@ -58,6 +59,7 @@ BLOCKING = frozenset(
         Reason.SETUP_FAILED,
         Reason.STOP_POLICY,
         Reason.FAMILY_MISSING,
+        Reason.HOST_STALL,
     }
 )
 PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
@@ -74,6 +76,9 @@ MEANINGS = MappingProxyType(
         "could not be built on the lane); the client was never started",
         Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
         Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
+        Reason.HOST_STALL: "the host could not run faceoff for long enough during the cell: "
+        "scored requests overlapping host stalls, or the client's CPU wait, exceed the matrix's "
+        "bounds; the numbers describe the host, not the lane",
         Reason.OOM: "an out-of-memory kill was observed (OOMKilled, or exit 137 where the lane "
         "cannot tell) beyond the matrix's max_oom",
         Reason.LANE_EXITED: "the lane was no longer running after the cell",

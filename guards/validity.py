@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
+from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
 from guards.record import journal_window
@@ -305,6 +306,7 @@ RULES: tuple[Rule, ...] = (
     counter_reconciliation,
     input_on_target,
     window,
+    host_stall,
 )
 
 

@@ -387,6 +387,12 @@ class CampaignSpec(Spec):
         return self.prompt_namespace or self.name
 
 
+STALL_THRESHOLD_MS = 20.0
+MAX_REQUEST_STALL_MS = 50.0
+MAX_STALLED_REQUESTS = 0.1
+MAX_CLIENT_CPU_WAIT = 0.1
+
+
 class Thresholds(Spec):
     max_error_rate: float = Field(default=0.0, ge=0, le=1, description="Errored/scored requests.")
     max_oom: int = Field(default=0, ge=0, description="OOM observations allowed.")
@@ -413,6 +419,35 @@ class Families(Spec):
     )
     require: list[str] = Field(
         default_factory=list, description="Supplemental families this campaign requires."
+    )
+    # Host stalls (docs/guards.md "Host stalls"); defaults chosen from measurements there.
+    stall_threshold_ms: float = Field(
+        default=STALL_THRESHOLD_MS,
+        gt=0,
+        exclude_if=omitted_at(STALL_THRESHOLD_MS),
+        description="A host-stall monitor wake-up this late (ms) is recorded as a stall.",
+    )
+    max_request_stall_ms: float = Field(
+        default=MAX_REQUEST_STALL_MS,
+        ge=0,
+        exclude_if=omitted_at(MAX_REQUEST_STALL_MS),
+        description="A scored request overlapping more stall than this (ms) is affected.",
+    )
+    max_stalled_requests: float = Field(
+        default=MAX_STALLED_REQUESTS,
+        ge=0,
+        le=1,
+        exclude_if=omitted_at(MAX_STALLED_REQUESTS),
+        description="Share of scored requests affected by stalls beyond which the cell is blocked "
+        "host_stall (any fewer affected are flagged).",
+    )
+    max_client_cpu_wait: float = Field(
+        default=MAX_CLIENT_CPU_WAIT,
+        ge=0,
+        le=1,
+        exclude_if=omitted_at(MAX_CLIENT_CPU_WAIT),
+        description="The client's CPU wait as a share of the cell window beyond which the cell "
+        "is blocked host_stall.",
     )
 
     @model_validator(mode="after")

@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from faceoff.errors import FaceoffError
 from workload.client import RunContext
@@ -36,6 +37,8 @@ from workload.journal import JournalWriter
 from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
 from workload.runner import CellRunner, RunReport
+
+CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
 
 # The journal writer thread holds the GIL while it serialises a line; a short switch
 # interval bounds how long a chunk read can wait for it (the default is 5 ms).
@@ -123,6 +126,20 @@ def process_times() -> dict[str, float | None]:
     except (OSError, IndexError, ValueError):
         waited = None
     return {"cpu_s": round(time.process_time(), 3), "runqueue_wait_s": waited}
+
+
+def read_summary(log_path: Path) -> dict[str, Any] | None:
+    """The client's last ``{"summary": …}`` line in its log, if it printed one."""
+    lines: Sequence[str] = []
+    if log_path.exists():
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for line in reversed(lines):
+        if line.startswith('{"summary"'):
+            try:
+                return dict(json.loads(line)["summary"])
+            except (ValueError, KeyError, TypeError):
+                return None
+    return None
 
 
 def exit_status(report: RunReport) -> int:

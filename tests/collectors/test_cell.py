@@ -129,7 +129,10 @@ def test_a_cell_is_collected_drained_and_summarized_with_fake_nvml(
     assert summary.host.lane_sources == ["process_tree_rss"]
     assert summary.host.families["lane_memory"].coverage >= 0.8
     assert summary.host.host_available_min_bytes is not None
-    for name in ("scrape-first.txt", "scrape-last.txt", TELEMETRY_FILE, "gpu.jsonl", "host.jsonl"):
+    stalls = summary.host_stalls  # the monitor process watched the whole cell
+    assert stalls is not None and stalls.watched and stalls.stopped
+    files = ("scrape-first.txt", "scrape-last.txt", TELEMETRY_FILE, "gpu.jsonl", "host.jsonl")
+    for name in (*files, "stalls.jsonl"):
         assert (tmp_path / name).exists(), name
 
     # The audit's recomputation from the files gives the very same summary.

@@ -1,0 +1,262 @@
+"""The host-stall monitor: a tiny process beside each scored cell that notices when the host
+could not run it, and when.
+
+It sleeps one tick (1 ms) at a time on ``perf_counter_ns`` (CLOCK_MONOTONIC, the
+clock the journal's timestamps are on, shared by every process of the host) and
+records each wake-up later than the threshold as a stall: when it should have
+woken and how long past that it waited for a CPU. It runs as its own process,
+pinned to one CPU where it can be (the last the orchestrator may use), so that
+neither the client's event loop nor the orchestrator's threads can delay it:
+what it sees is the host, not faceoff.
+
+``stalls.jsonl`` in the attempt folder holds one ``start`` line, one line per
+stall (flushed as it is seen, so a killed run keeps them) and one ``stop`` line
+with the totals. ``summarize_stalls`` is the pure view the telemetry summary and
+the ``host_stall`` rule read.
+
+Format history of ``schema_version`` (all three line kinds):
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from collectors.cadence import CellWindow
+from collectors.sampler import utc_now
+from faceoff.artifact import Artifact, Spec
+from faceoff.files import JsonlAppender, read_jsonl
+
+STALLS_FILE = "stalls.jsonl"
+TICK_NS = 1_000_000
+PR_SET_PDEATHSIG = 1
+
+
+class MonitorStart(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
+    event: Literal["start"] = Field(default="start", description="The monitor began watching.")
+    pid: int = Field(description="The monitor's process id.")
+    cpu: int | None = Field(description="The CPU it was pinned to; None where it could not be.")
+    tick_ns: int = Field(gt=0, description="How long it sleeps between two looks at the clock.")
+    threshold_ns: int = Field(gt=0, description="A wake-up later than this is recorded as a stall.")
+    started_ns: int = Field(description="perf_counter_ns it began watching.")
+    wall_utc: str = Field(description="Wall clock taken with started_ns (UTC, ISO 8601).")
+
+
+class Stall(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
+    event: Literal["stall"] = Field(default="stall", description="One stall.")
+    start_ns: int = Field(description="perf_counter_ns the monitor was due to wake.")
+    length_ns: int = Field(gt=0, description="How long past that it woke.")
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + self.length_ns
+
+
+class MonitorStop(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
+    event: Literal["stop"] = Field(default="stop", description="The monitor stopped watching.")
+    stopped_ns: int = Field(description="perf_counter_ns it stopped.")
+    ticks: int = Field(ge=0, description="Wake-ups it saw.")
+    stalls: int = Field(ge=0, description="Of those, stalls recorded.")
+    stalled_ns: int = Field(ge=0, description="Sum of the stalls' lengths.")
+
+
+StallLine = Annotated[MonitorStart | Stall | MonitorStop, Field(discriminator="event")]
+_LINE = TypeAdapter(StallLine)
+
+
+@dataclass(frozen=True)
+class StallLog:
+    """``stalls.jsonl`` parsed: the monitor's start, its stalls, its stop (None if killed)."""
+
+    start: MonitorStart | None
+    stalls: tuple[Stall, ...] = ()
+    stop: MonitorStop | None = None
+    unreadable: int = 0
+
+    def watched_until(self, fallback_ns: int) -> int:
+        """Where the watch ended: its stop, else its last stall, else ``fallback_ns``."""
+        if self.stop is not None:
+            return self.stop.stopped_ns
+        return max([s.end_ns for s in self.stalls], default=fallback_ns)
+
+
+def read_stalls(path: Path) -> StallLog | None:
+    """The monitor's file, or None when no monitor ran (no file)."""
+    if not Path(path).exists():
+        return None
+    contents = read_jsonl(path)
+    unreadable = len(contents.bad_lines) + (1 if contents.torn_tail else 0)
+    lines = []
+    for record in contents.records:
+        try:
+            lines.append(_LINE.validate_python(record))
+        except ValidationError:
+            unreadable += 1
+    starts = [x for x in lines if isinstance(x, MonitorStart)]
+    stops = [x for x in lines if isinstance(x, MonitorStop)]
+    return StallLog(
+        start=starts[0] if starts else None,
+        stalls=tuple(x for x in lines if isinstance(x, Stall)),
+        stop=stops[-1] if stops else None,
+        unreadable=unreadable,
+    )
+
+
+# --- the pure view ----------------------------------------------------------------------
+
+
+def overlap_ns(stalls: Sequence[Stall], start_ns: int, end_ns: int) -> int:
+    """How much of ``[start_ns, end_ns]`` the stalls cover."""
+    return sum(max(0, min(s.end_ns, end_ns) - max(s.start_ns, start_ns)) for s in stalls)
+
+
+class StallSummary(Spec):
+    threshold_ns: int = Field(description="The monitor's stall threshold.")
+    cpu: int | None = Field(description="The CPU the monitor was pinned to.")
+    watched: bool = Field(description="The monitor's watch spans the whole cell window.")
+    stopped: bool = Field(description="The monitor wrote its stop line (it was not killed).")
+    stalls: int = Field(description="Stalls overlapping the window.")
+    stalled_ns: int = Field(description="Part of the window covered by stalls.")
+    longest_ns: int = Field(description="Longest stall overlapping the window (0 when none).")
+    stalled_share: float = Field(description="stalled_ns / window length (0 for an empty window).")
+    unreadable_lines: int = Field(description="Lines of stalls.jsonl that are not stall lines.")
+
+
+def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:
+    """The stalls of one cell window; None when the monitor never started."""
+    if log.start is None:
+        return None
+    inside = [s for s in log.stalls if s.end_ns > window.start_ns and s.start_ns < window.end_ns]
+    stalled = overlap_ns(inside, window.start_ns, window.end_ns)
+    span = window.end_ns - window.start_ns
+    return StallSummary(
+        threshold_ns=log.start.threshold_ns,
+        cpu=log.start.cpu,
+        watched=log.start.started_ns <= window.start_ns
+        and log.watched_until(window.start_ns) >= window.end_ns,
+        stopped=log.stop is not None,
+        stalls=len(inside),
+        stalled_ns=stalled,
+        longest_ns=max([s.length_ns for s in inside], default=0),
+        stalled_share=stalled / span if span > 0 else 0.0,
+        unreadable_lines=log.unreadable,
+    )
+
+
+# --- the watch loop (inside the monitor process) ----------------------------------------
+
+
+@dataclass
+class Watch:
+    """The loop's running totals."""
+
+    ticks: int = 0
+    stalls: int = 0
+    stalled_ns: int = 0
+
+
+def watch(
+    record: Callable[[Stall], None],
+    *,
+    tick_ns: int,
+    threshold_ns: int,
+    stopping: Callable[[], bool],
+    mono_ns: Callable[[], int] = time.perf_counter_ns,
+    sleep: Callable[[float], object] = time.sleep,
+) -> Watch:
+    """Sleep a tick at a time until ``stopping``; every wake-up late by ≥ threshold is a stall."""
+    totals = Watch()
+    due = mono_ns() + tick_ns
+    while not stopping():
+        sleep(tick_ns / 1e9)
+        now = mono_ns()
+        totals.ticks += 1
+        late = now - due
+        if late >= threshold_ns:
+            stall = Stall(start_ns=due, length_ns=late)
+            record(stall)
+            totals.stalls += 1
+            totals.stalled_ns += late
+            now = mono_ns()  # the time spent writing the line is the monitor's, not the host's
+        due = now + tick_ns
+    return totals
+
+
+def pin_cpu() -> int | None:
+    """Pin this process to the last CPU it may use; None on a one-CPU host or without affinity."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) < 2:
+            return None
+        os.sched_setaffinity(0, {allowed[-1]})
+        return allowed[-1]
+    except (AttributeError, OSError):
+        return None
+
+
+def _die_with(parent: int) -> None:
+    """SIGTERM this process when the orchestrator dies, so no monitor outlives its cell."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        raise SystemExit(143)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m collectors.stall", description=__doc__)
+    parser.add_argument("--out", type=Path, required=True, help="the stalls.jsonl to write")
+    parser.add_argument("--threshold-ns", type=int, required=True)
+    parser.add_argument("--tick-ns", type=int, default=TICK_NS)
+    parser.add_argument("--parent", type=int, required=True, help="the orchestrator's pid")
+    args = parser.parse_args(argv)
+    _die_with(args.parent)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    cpu = pin_cpu()
+    with JsonlAppender(args.out, durable=False) as out:
+        started = time.perf_counter_ns()
+        out.append(
+            MonitorStart(
+                pid=os.getpid(),
+                cpu=cpu,
+                tick_ns=args.tick_ns,
+                threshold_ns=args.threshold_ns,
+                started_ns=started,
+                wall_utc=utc_now().isoformat(),
+            )
+        )
+        print("watching", flush=True)  # the parent waits for this line
+        totals = watch(
+            out.append, tick_ns=args.tick_ns, threshold_ns=args.threshold_ns, stopping=stop.is_set
+        )
+        out.append(
+            MonitorStop(
+                stopped_ns=time.perf_counter_ns(),
+                ticks=totals.ticks,
+                stalls=totals.stalls,
+                stalled_ns=totals.stalled_ns,
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The ``host_stall`` rule: were the scored requests measured while the host could run them?
+
+Two witnesses, both native artifacts of the attempt folder: the host-stall
+monitor (``stalls.jsonl``: every 1 ms wake-up late by at least the matrix's
+``stall_threshold_ms``) and the client's own CPU wait (its summary line in
+``client.log``: Linux schedstat run-queue wait). A scored request is *affected*
+when the stalls overlapping its send-to-end span add up to more than
+``max_request_stall_ms``. The cell is blocked when more than
+``max_stalled_requests`` of its sent scored requests are affected, or when the
+client waited for a CPU longer than ``max_client_cpu_wait`` of the cell window;
+any affected request short of that is *flagged*: the rule passes, naming them.
+Blocked, not failed: a busy host says nothing about the lane, and it must not
+trigger the stop policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from collectors.stall import StallLog, overlap_ns
+from guards.artifacts import CellArtifacts
+from guards.outcomes import failed, not_evaluated, passed
+from guards.reasons import Reason
+from guards.verdict import Evidence, RuleResult
+from matrix.model import Cell, Thresholds
+from workload.outcome import RequestOutcome
+
+MAX_LISTED = 10
+CODE = Reason.HOST_STALL
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """How much of each sent scored request the host spent stalled."""
+
+    sent: int
+    affected: list[int]  # request indices over the per-request bound
+    worst_index: int
+    worst_ns: int
+    client_wait_share: float | None
+
+
+def exposure(
+    log: StallLog, sent: list[RequestOutcome], art: CellArtifacts, t: Thresholds
+) -> Exposure:
+    overlaps = {o.index: overlap_ns(log.stalls, o.send_ns or 0, o.end_ns) for o in sent}
+    bound = t.max_request_stall_ms * 1e6
+    worst = max(overlaps, key=lambda i: overlaps[i])
+    window = art.record.window
+    span_s = (window.end_ns - window.start_ns) / 1e9 if window else 0.0
+    wait = art.client_cpu_wait_s
+    return Exposure(
+        sent=len(sent),
+        affected=sorted(i for i, ns in overlaps.items() if ns > bound),
+        worst_index=worst,
+        worst_ns=overlaps[worst],
+        client_wait_share=wait / span_s if wait is not None and span_s > 0 else None,
+    )
+
+
+def host_stall(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
+    log = art.stalls
+    if log is None or log.start is None:
+        return not_evaluated(CODE, "no host-stall monitor ran for this cell (no stalls.jsonl)")
+    sent = [o for o in art.scored if o.send_ns is not None]
+    if not sent:
+        return not_evaluated(CODE, "no scored request was sent")
+    first_send = min(o.send_ns or 0 for o in sent)
+    last_end = max(o.end_ns for o in sent)
+    if log.start.started_ns > first_send or log.watched_until(first_send) < last_end:
+        return not_evaluated(
+            CODE, "the monitor's watch does not span the scored requests (it was killed?)"
+        )
+    return _judge(exposure(log, sent, art, t), t)
+
+
+def _judge(e: Exposure, t: Thresholds) -> RuleResult:
+    share = len(e.affected) / e.sent
+    wait = e.client_wait_share
+    evidence: Evidence = {
+        "sent": e.sent,
+        "affected": len(e.affected),
+        "affected_requests": e.affected[:MAX_LISTED],
+        "affected_share": round(share, 6),
+        "worst_index": e.worst_index,
+        "worst_stall_ms": round(e.worst_ns / 1e6, 3),
+        "client_cpu_wait_share": None if wait is None else round(wait, 6),
+        "max_request_stall_ms": t.max_request_stall_ms,
+        "max_stalled_requests": t.max_stalled_requests,
+        "max_client_cpu_wait": t.max_client_cpu_wait,
+        "flagged": bool(e.affected),
+    }
+    named = f": requests {e.affected[:MAX_LISTED]}" if e.affected else ""
+    wait_text = "unknown" if wait is None else f"{wait:.1%} of the window"
+    detail = (
+        f"{len(e.affected)} of {e.sent} scored requests overlapped more than "
+        f"{t.max_request_stall_ms:g} ms of host stall{named} (worst: request {e.worst_index}, "
+        f"{e.worst_ns / 1e6:.0f} ms); the client waited for a CPU {wait_text} (the matrix "
+        f"blocks above {t.max_stalled_requests:.0%} of requests or {t.max_client_cpu_wait:.0%} "
+        f"CPU wait)"
+    )
+    if share > t.max_stalled_requests or (wait is not None and wait > t.max_client_cpu_wait):
+        return failed(CODE, detail, **evidence)
+    return passed(CODE, f"flagged: {detail}" if e.affected else detail, **evidence)

@@ -1,0 +1,148 @@
+"""The host-stall monitor: a real process that a real SIGSTOP stalls, and its pure views."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors.cadence import CellWindow
+from collectors.stall import (
+    MonitorStart,
+    MonitorStop,
+    Stall,
+    StallLog,
+    overlap_ns,
+    read_stalls,
+    summarize_stalls,
+    watch,
+)
+from collectors.stall_monitor import StallMonitor
+from faceoff.errors import FaceoffError
+
+MS = 1_000_000
+DEADLINE_S = 60.0  # generous: a loaded two-core host
+
+
+def wait_for(condition, what: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait on a condition of the monitor's file, with a generous deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {DEADLINE_S} s")
+        time.sleep(0.01)
+
+
+def test_a_stopped_monitor_records_the_stall_with_its_start_and_length(tmp_path: Path) -> None:
+    path = tmp_path / "stalls.jsonl"
+    monitor = StallMonitor(path, threshold_ns=20 * MS)
+    monitor.start()  # returns once the start line is written
+    pid = monitor.pid
+    assert pid is not None
+    try:
+        paused_ns = time.perf_counter_ns()
+        os.kill(pid, signal.SIGSTOP)  # the kernel will not run it: a stall, as the host makes one
+        resume_at = paused_ns + 300 * MS
+        while time.perf_counter_ns() < resume_at:
+            time.sleep(0.01)
+        resumed_ns = time.perf_counter_ns()
+        os.kill(pid, signal.SIGCONT)
+
+        def stall_seen() -> bool:
+            log = read_stalls(path)
+            return log is not None and any(s.end_ns >= resumed_ns for s in log.stalls)
+
+        wait_for(stall_seen, "stall line after SIGCONT")
+    finally:
+        assert monitor.stop() == 0
+    log = read_stalls(path)
+    assert log is not None and log.start is not None and log.stop is not None
+    assert log.start.started_ns < paused_ns < resumed_ns < log.stop.stopped_ns
+    # it was due to wake within a tick of the pause and woke only after the resume
+    covered = overlap_ns(log.stalls, paused_ns, resumed_ns)
+    assert covered >= resumed_ns - paused_ns - 2 * MS
+    assert all(s.length_ns >= 20 * MS for s in log.stalls)
+    assert log.stop.stalls == len(log.stalls)
+    assert log.stop.ticks > 0
+
+
+def test_a_monitor_that_cannot_start_is_an_error_naming_the_folder(tmp_path: Path) -> None:
+    monitor = StallMonitor(tmp_path / "stalls.jsonl", threshold_ns=20 * MS, python="/bin/false")
+    with pytest.raises(FaceoffError, match="host-stall monitor did not start") as err:
+        monitor.start(timeout_s=30)
+    assert err.value.where == str(tmp_path)
+
+
+class FakeClock:
+    """perf_counter_ns that sleeping advances; ``oversleep`` adds a stall to chosen wake-ups."""
+
+    def __init__(self, oversleep_ms: dict[int, int]) -> None:
+        self.now = 0
+        self.sleeps = 0
+        self.oversleep_ms = oversleep_ms
+
+    def mono_ns(self) -> int:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        self.now += round(seconds * 1e9) + self.oversleep_ms.get(self.sleeps, 0) * MS
+
+
+def test_watch_records_wake_ups_late_by_the_threshold_or_more() -> None:
+    clock = FakeClock({3: 19, 5: 20, 8: 250})
+    seen: list[Stall] = []
+    totals = watch(
+        seen.append,
+        tick_ns=MS,
+        threshold_ns=20 * MS,
+        stopping=lambda: clock.sleeps >= 10,
+        mono_ns=clock.mono_ns,
+        sleep=clock.sleep,
+    )
+    assert [(s.start_ns, s.length_ns) for s in seen] == [(24 * MS, 20 * MS), (47 * MS, 250 * MS)]
+    assert (totals.ticks, totals.stalls, totals.stalled_ns) == (10, 2, 270 * MS)
+
+
+def log_of(*stalls: tuple[int, int], stopped_ms: int | None = 10_000) -> StallLog:
+    start = MonitorStart(
+        pid=1, cpu=1, tick_ns=MS, threshold_ns=20 * MS, started_ns=0, wall_utc="2026-12-01T00:00Z"
+    )
+    stop = None
+    if stopped_ms is not None:
+        stop = MonitorStop(stopped_ns=stopped_ms * MS, ticks=1, stalls=len(stalls), stalled_ns=0)
+    return StallLog(
+        start=start,
+        stalls=tuple(Stall(start_ns=a * MS, length_ns=n * MS) for a, n in stalls),
+        stop=stop,
+    )
+
+
+def test_the_summary_counts_the_stalled_part_of_the_window() -> None:
+    log = log_of((500, 100), (2_950, 100), (5_000, 40))
+    got = summarize_stalls(log, CellWindow(start_ns=1_000 * MS, end_ns=3_000 * MS))
+    assert got is not None and got.watched and got.stopped
+    assert (got.stalls, got.stalled_ns, got.longest_ns) == (1, 50 * MS, 100 * MS)
+    assert got.stalled_share == pytest.approx(0.025)
+
+
+def test_a_killed_monitor_did_not_watch_past_its_last_line() -> None:
+    log = log_of((1_200, 30), stopped_ms=None)
+    got = summarize_stalls(log, CellWindow(start_ns=1_000 * MS, end_ns=3_000 * MS))
+    assert got is not None and not got.watched and not got.stopped
+    assert summarize_stalls(StallLog(start=None), CellWindow(start_ns=0, end_ns=1)) is None
+
+
+def test_torn_and_foreign_lines_are_counted_not_trusted(tmp_path: Path) -> None:
+    path = tmp_path / "stalls.jsonl"
+    good = log_of((10, 25))
+    assert good.start is not None
+    lines = [good.start.model_dump_json(), '{"event": "stall", "start_ns": 1}', '{"torn": ']
+    path.write_text("\n".join(lines))
+    log = read_stalls(path)
+    assert log is not None and log.start == good.start
+    assert (log.stalls, log.unreadable) == ((), 2)
+    assert read_stalls(tmp_path / "absent.jsonl") is None

@@ -1,0 +1,105 @@
+"""The host_stall rule over a captured cell: stalls placed inside its scored requests' spans."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from collectors.stall import MonitorStart, MonitorStop, Stall, StallLog
+from guards.artifacts import CellArtifacts
+from guards.host_stall import host_stall
+from guards.judge import judge
+from guards.reasons import Disposition, Reason
+from guards.verdict import Outcome, RuleResult
+from matrix.freeze import FrozenMatrix
+from matrix.model import Thresholds
+from tests.guards.helpers import load, with_thresholds
+
+MS = 1_000_000
+
+
+def monitored(
+    art: CellArtifacts, stalls: list[Stall], *, stopped: bool = True, wait_s: float | None = 0.0
+) -> CellArtifacts:
+    """The cell as if a monitor had watched it from before its first send to after its end."""
+    window = art.record.window
+    assert window is not None
+    start = MonitorStart(
+        pid=1,
+        cpu=1,
+        tick_ns=MS,
+        threshold_ns=20 * MS,
+        started_ns=window.start_ns - 1_000 * MS,
+        wall_utc="2026-12-01T00:00:00+00:00",
+    )
+    stop = MonitorStop(
+        stopped_ns=window.end_ns + 1_000 * MS, ticks=1, stalls=len(stalls), stalled_ns=0
+    )
+    log = StallLog(start=start, stalls=tuple(stalls), stop=stop if stopped else None)
+    return dataclasses.replace(art, stalls=log, client_cpu_wait_s=wait_s)
+
+
+def at(art: CellArtifacts, from_ms: int, length_ms: int) -> Stall:
+    """A stall ``from_ms`` into the cell window (the captured cell runs two streams:
+    0-1 from 509 to ~1250 ms, 2-3 from ~1250 to 1974 ms, 4-5 from 1974 to 2436/2575 ms)."""
+    window = art.record.window
+    assert window is not None
+    return Stall(start_ns=window.start_ns + from_ms * MS, length_ns=length_ms * MS)
+
+
+def rule(art: CellArtifacts, thresholds: Thresholds | None = None) -> RuleResult:
+    cell = None  # the rule does not read the cell spec
+    return host_stall(art, cell, thresholds or Thresholds())  # type: ignore[arg-type]
+
+
+def test_no_stall_passes_unflagged() -> None:
+    result = rule(monitored(load("natural"), []))
+    assert result.outcome is Outcome.PASSED
+    assert result.evidence["flagged"] is False and result.evidence["affected"] == 0
+
+
+def test_one_request_over_the_bound_is_flagged_by_index_but_passes() -> None:
+    art = load("natural")  # 6 scored requests; 1 affected of 6 is 17 %
+    result = rule(monitored(art, [at(art, 2_440, 120)]), Thresholds(max_stalled_requests=0.2))
+    assert result.outcome is Outcome.PASSED
+    assert result.detail.startswith("flagged: 1 of 6 scored requests")
+    assert result.evidence["affected_requests"] == [5]  # only request 5 was still in flight
+    assert result.evidence["worst_stall_ms"] == 120
+
+
+def test_a_stall_below_the_per_request_bound_affects_no_request() -> None:
+    art = load("natural")
+    result = rule(monitored(art, [at(art, 600, 40), at(art, 1_300, 50)]))
+    assert result.outcome is Outcome.PASSED and result.evidence["affected"] == 0
+
+
+def test_stalls_over_many_requests_block_the_cell_host_stall(frozen: FrozenMatrix) -> None:
+    art = load("natural")
+    art = monitored(art, [at(art, 600, 619), at(art, 1_300, 80)])  # a stall hits all in flight
+    result = rule(art)
+    assert result.outcome is Outcome.FAILED
+    assert result.evidence["affected_requests"] == [0, 1, 2, 3]
+    verdict = judge(art, frozen)
+    assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.HOST_STALL)
+    assert "4 of 6 scored requests overlapped more than 50 ms of host stall" in verdict.sentence
+
+
+def test_a_client_starved_of_cpu_blocks_the_cell(frozen: FrozenMatrix) -> None:
+    art = load("natural")
+    window = art.record.window
+    assert window is not None
+    span_s = (window.end_ns - window.start_ns) / 1e9
+    starved = monitored(art, [], wait_s=0.3 * span_s)  # 30 % of the cell waiting for a CPU
+    result = rule(starved)
+    assert result.outcome is Outcome.FAILED
+    assert result.evidence["client_cpu_wait_share"] == 0.3
+    verdict = judge(starved, with_thresholds(frozen, max_client_cpu_wait=0.5))
+    assert verdict.disposition is Disposition.ACCEPTED
+
+
+def test_without_a_monitor_or_with_a_killed_one_the_rule_is_not_evaluated() -> None:
+    art = load("natural")
+    assert rule(art).outcome is Outcome.NOT_EVALUATED  # captured before the monitor existed
+    killed = monitored(art, [at(art, 600, 30)], stopped=False)
+    result = rule(killed)
+    assert result.outcome is Outcome.NOT_EVALUATED
+    assert "does not span the scored requests" in result.detail
