@@ -14,19 +14,22 @@ finding bundled simulator profiles) run here, after the pure model validation.
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import itertools
 import math
 import re
 import socket
 import tomllib
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from faceoff.errors import FaceoffError
+from matrix.engines import WILDCARD_HOSTS
 from matrix.model import Arm, Matrix
 
 GRID_FIELDS = ("input_tokens", "concurrency")
@@ -35,8 +38,6 @@ MAX_FILE_BYTES = 4 * 1024 * 1024  # matrices are a few KiB; more is the wrong fi
 MAX_CELLS = 1000  # after grid expansion
 MAX_ERRORS_SHOWN = 5
 # C0 controls and DEL, except tab, newline and carriage return (multi-line notes).
-# Addresses that listen on every interface: they collide with any address on the same port.
-WILDCARD_HOSTS = frozenset({"0.0.0.0", "::"})
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 FIX_FIELDS = "Correct the field(s) named above and run `faceoff validate` again"
 
@@ -243,7 +244,7 @@ def _distinct_listeners(arms: list[Arm]) -> None:
             if other.port != arm.port:
                 continue
             mine, theirs = addresses[arm.name], addresses[other.name]
-            if mine & theirs or WILDCARD_HOSTS & (mine | theirs):
+            if mine & theirs or (mine | theirs) & set(WILDCARD_HOSTS):  # 0.0.0.0 is every address
                 raise ValueError(
                     f"arms {other.name!r} ({other.host}:{other.port}) and {arm.name!r} "
                     f"({arm.host}:{arm.port}) would listen on the same address; "
@@ -290,8 +291,35 @@ def _describe(exc: ValidationError, data: dict[str, Any], origins: list[Origin])
 
 
 def _message(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        known = _known_fields(err["loc"][:-1])
+        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=3)
+        if close:
+            return f"unknown field (did you mean {' or '.join(map(repr, close))}?)"
+        return f"unknown field; known: {', '.join(known)}" if known else "unknown field"
     msg = str(err["msg"])
     return msg.removeprefix("Value error, ")
+
+
+def _known_fields(loc: tuple[Any, ...]) -> list[str]:
+    """The field names of the table at ``loc`` (a typo's likely intent is among them)."""
+    model: type[BaseModel] | None = Matrix
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(str(part))
+        model = _table_model(field.annotation) if field is not None else None
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _table_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):  # list[Arm], SimulatorLane | None
+        found = _table_model(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _field_path(loc: tuple[Any, ...], data: dict[str, Any], origins: list[Origin]) -> str:

@@ -6,6 +6,7 @@ Format history of ``schema_version``:
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from enum import StrEnum
@@ -18,6 +19,7 @@ from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
+HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
 DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
 SECRET_NAME = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I
@@ -246,6 +248,16 @@ class Arm(Spec):
     @property
     def binding(self) -> Binding:
         return Binding(self.host, self.port, self.served_model)
+
+    @field_validator("host")
+    @classmethod
+    def _host_only(cls, host: str) -> str:
+        if not (HOST_NAME.match(host) or _is_ipv6(host)):
+            raise ValueError(
+                f"host {host!r} is not a host name or address; give the host alone, "
+                "e.g. '127.0.0.1' (no scheme, no path; the port goes in port)"
+            )
+        return host
 
     @field_validator("image")
     @classmethod
@@ -536,6 +548,14 @@ def _fits_context(matrix: Matrix) -> None:
                     f"{arm.name!r}, whose recipe.max_model_len = {limit}; lower input_tokens "
                     "or leave the arm out of the cell (arms = [...])"
                 )
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def _unique(what: str, values: list[str]) -> None:

@@ -106,12 +106,12 @@ CASES = [
     Case(
         "unknown-campaign-field",
         edit("seed = 7", "seed = 7\nnmae = 'x'"),
-        ("campaign.nmae", "Extra inputs"),
+        ("campaign.nmae", "unknown field (did you mean 'name'?)"),
     ),
     Case(
         "unknown-arm-field",
         edit("port = 9001", "port = 9001\nprot = 1"),
-        ("arms[0] (name='old').prot",),
+        ("arms[0] (name='old').prot", "'port'"),
     ),
     Case("unknown-cell-field", cell_field("reqeusts = 3"), ("(id='natural-1024-c1').reqeusts",)),
     Case("port-not-a-number", edit("port = 9001", 'port = "9001x"'), ("(name='old').port",)),
@@ -214,7 +214,27 @@ CASES = [
         first_arm("[arms.recipe]\nmax_model_len = 1024\n"),
         ("'natural-1024-c1'", "recipe.max_model_len = 1024"),
     ),
+    Case(
+        "host-with-scheme",
+        edit("port = 9001", 'port = 9001\nhost = "http://127.0.0.1"'),
+        ("(name='old').host", "the port goes in port"),
+    ),
+    Case(
+        "host-with-port",
+        edit("port = 9001", 'port = 9001\nhost = "127.0.0.1:9001"'),
+        ("(name='old').host",),
+    ),
+    Case(
+        "host-with-space",
+        edit("port = 9001", 'port = 9001\nhost = "local host"'),
+        ("(name='old').host",),
+    ),
     # the simulator
+    Case(
+        "unknown-simulator-field",
+        first_arm('[arms.simulator]\nprofile = "tiny"\nspeed = 2\n'),
+        ("simulator.speed: unknown field; known: faults, legacy_names, profile, time_scale",),
+    ),
     Case(
         "unknown-profile",
         first_arm('[arms.simulator]\nprofile = "nope"\n'),
