@@ -2,23 +2,29 @@
 
 Both go to the lane directly, or through the operator's router with its bearer
 token. Each probe is judged by a pure function over the reply; a probe set passes
-only N of N.
+only N of N. The JSON smoke judges the visible content only: a reasoning model's
+reasoning (its own field, or a leading ``<think>`` block when the engine runs no
+reasoning parser) is not part of the answer. An arm whose model cannot emit JSON
+declares the JSON smoke off, with the reason the receipt quotes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import Field
 
 from faceoff.artifact import Spec
 from lanes.http import Http, HttpReply
+from matrix.model import Probes
 
 SMOKE_PROMPT = "Reply with one short sentence confirming that you are online."
 JSON_PROMPT = 'Reply with exactly this JSON object and nothing else: {"status": "ok"}'
 PROBE_TIMEOUT_S = 120.0
 EXCERPT = 120
+THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
 
 ProbeKind = Literal["smoke", "json_smoke"]
 
@@ -57,12 +63,12 @@ def run_probes(
     base_url: str,
     model: str,
     count: int,
-    max_tokens: int,
+    settings: Probes,
     via: Literal["lane", "router"] = "lane",
     headers: dict[str, str] | None = None,
 ) -> ProbeSummary:
     url = f"{base_url.rstrip('/')}/v1/chat/completions"
-    payload = probe_payload(kind, model, max_tokens)
+    payload = probe_payload(kind, model, settings)
     results = []
     for index in range(count):
         reply = http.post_json(url, payload, timeout=PROBE_TIMEOUT_S, headers=headers)
@@ -73,17 +79,19 @@ def run_probes(
     )
 
 
-def probe_payload(kind: ProbeKind, model: str, max_tokens: int) -> dict[str, Any]:
-    prompt = JSON_PROMPT if kind == "json_smoke" else SMOKE_PROMPT
+def probe_payload(kind: ProbeKind, model: str, settings: Probes) -> dict[str, Any]:
+    is_json = kind == "json_smoke"
     payload: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": "user", "content": prompt}],
-        "max_tokens": max_tokens,
+        "messages": [{"role": "user", "content": JSON_PROMPT if is_json else SMOKE_PROMPT}],
+        "max_tokens": settings.json_smoke_max_tokens if is_json else settings.smoke_max_tokens,
         "temperature": 0,
         "stream": False,
     }
-    if kind == "json_smoke":
+    if is_json:
         payload["response_format"] = {"type": "json_object"}
+    if settings.chat_template_kwargs:
+        payload["chat_template_kwargs"] = dict(settings.chat_template_kwargs)
     return payload
 
 
@@ -106,7 +114,14 @@ def judge_probe(kind: ProbeKind, index: int, reply: HttpReply) -> ProbeResult:
     return _result(index, reply, False, "the completion returned no text")
 
 
+def visible_answer(content: str) -> str:
+    """The content without a leading ``<think>…</think>`` block: reasoning left in the
+    content by an engine that runs no reasoning parser."""
+    return THINK_BLOCK.sub("", content, count=1).strip()
+
+
 def _judge_json(index: int, reply: HttpReply, content: str) -> ProbeResult:
+    content = visible_answer(content)
     try:
         parsed = json.loads(content)
     except json.JSONDecodeError as exc:

@@ -5,6 +5,7 @@ The receipt carries the sha256 of its own canonical content (every field but
 
 Format history of ``Receipt.schema_version``:
   1 — first release.
+  2 — ``json_smoke_off_reason``: the incumbent's JSON smoke was declared off, and why.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class RouterOutcome(Spec):
 
 
 class Receipt(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Receipt format version.")
+    schema_version: Literal[2] = Field(default=2, description="Receipt format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the recipe came from.")
     attempt: int = Field(description="Restoration attempt number (the ledger's count).")
@@ -75,7 +76,11 @@ class Receipt(Artifact):
     candidates: list[CandidateAbsence] = Field(description="Each candidate arm's absence.")
     smoke: ProbeSummary | None = Field(description="Direct smoke, N/N; None if not reached.")
     json_smoke: ProbeSummary | None = Field(
-        description="Direct JSON smoke, N/N; None if not reached."
+        description="Direct JSON smoke, N/N; None if not reached or declared off."
+    )
+    json_smoke_off_reason: str | None = Field(
+        default=None,
+        description="Why the JSON smoke was not run (the arm declared it off), direct and routed.",
     )
     router: RouterOutcome | None = Field(description="Router readmission; None without a router.")
     protected_files: list[ProtectedCheck] = Field(description="path → sha256 before/after.")
@@ -129,6 +134,8 @@ class Receipt(Artifact):
             "candidates absent" if all(c.absent for c in self.candidates) else "candidate present"
         )
         lines += [p.line for p in (self.smoke, self.json_smoke) if p is not None]
+        if self.json_smoke_off_reason is not None:
+            lines.append(f"JSON smoke not run: {self.json_smoke_off_reason}")
         if self.router is not None:
             lines.append(
                 f"router readmitted after identity: {self.router.readmitted_after_identity}"

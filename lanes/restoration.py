@@ -4,7 +4,9 @@ One attempt: remove every lane the campaign left (candidates and earlier
 attempts), prove each candidate absent, start the incumbent by its exact recipe
 from the frozen matrix, wait for identity readiness, smoke and JSON smoke it,
 readmit it to the router only then, smoke through the router with its token,
-and hash the protected files again. The ledger side lives in ``flows.restore``.
+and hash the protected files again. An arm that declares its JSON smoke off gets
+none, direct or routed, and the receipt says why instead. The ledger side lives
+in ``flows.restore``.
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def bring_back(
     absences = [candidate_absence(scope, arm, removed) for arm in frozen.matrix.candidates]
     up, start_error = start_incumbent(scope)
     smoke, json_smoke = direct_probes(scope, up) if up is not None and up.ok else (None, None)
-    probes_ok = smoke is not None and smoke.ok and json_smoke is not None and json_smoke.ok
+    json_smoke_on = frozen.matrix.incumbent.probes.json_smoke
+    probes_ok = _passed(smoke) and (_passed(json_smoke) or not json_smoke_on)
     router = router_outcome(scope, up, probes_ok)
     after = snapshot(frozen.matrix.protected_files, tools.now())
     before = read_before(scope.campaign_dir, after)
@@ -121,6 +124,7 @@ def bring_back(
         candidates=absences,
         smoke=smoke,
         json_smoke=json_smoke,
+        json_smoke_off_reason=frozen.matrix.incumbent.probes.json_smoke_off_reason,
         router=router,
         protected_files=compare(before, after),
         started_at=started_at,
@@ -185,8 +189,8 @@ def start_incumbent(scope: Scope) -> tuple[BringUp | None, str | None]:
         return None, f"the incumbent could not be started: {exc.message}"
 
 
-def direct_probes(scope: Scope, up: BringUp) -> tuple[ProbeSummary, ProbeSummary]:
-    """Smoke and JSON smoke straight to the lane, N of N each."""
+def direct_probes(scope: Scope, up: BringUp) -> tuple[ProbeSummary, ProbeSummary | None]:
+    """Smoke and JSON smoke straight to the lane, N of N each; no JSON smoke when it is off."""
     arm = up.lane.arm
 
     def probes(kind: ProbeKind, count: int) -> ProbeSummary:
@@ -196,12 +200,17 @@ def direct_probes(scope: Scope, up: BringUp) -> tuple[ProbeSummary, ProbeSummary
             base_url=up.lane.record.base_url,
             model=arm.served_model,
             count=count,
-            max_tokens=arm.probes.smoke_max_tokens,
+            settings=arm.probes,
         )
 
-    return probes("smoke", arm.probes.smoke_requests), probes(
-        "json_smoke", arm.probes.json_smoke_requests
-    )
+    smoke = probes("smoke", arm.probes.smoke_requests)
+    if not arm.probes.json_smoke:
+        return smoke, None
+    return smoke, probes("json_smoke", arm.probes.json_smoke_requests)
+
+
+def _passed(summary: ProbeSummary | None) -> bool:
+    return summary is not None and summary.ok
 
 
 def router_outcome(scope: Scope, up: BringUp | None, probes_ok: bool) -> RouterOutcome | None:
@@ -225,5 +234,5 @@ def router_outcome(scope: Scope, up: BringUp | None, probes_ok: bool) -> RouterO
         readmit=readmit,
         readmitted_after_identity=after,
         smoke=hook.smoke("smoke"),
-        json_smoke=hook.smoke("json_smoke"),
+        json_smoke=hook.smoke("json_smoke") if arm.probes.json_smoke else None,
     )

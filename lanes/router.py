@@ -75,7 +75,7 @@ class RouterHook:
             base_url=self.router.url,
             model=self.model,
             count=self.router.smoke_requests,
-            max_tokens=self.arm.probes.smoke_max_tokens,
+            settings=self.arm.probes,
             via="router",
             headers=self._auth(),
         )

@@ -69,7 +69,7 @@ def test_the_simulator_image_starts_by_digest_and_passes_identity(
         for kind in ("smoke", "json_smoke"):
             probes = run_probes(
                 UrllibHttp(), kind, base_url=record.base_url, model="llm.primary", count=2,
-                max_tokens=32,
+                settings=the_arm.probes,
             )  # fmt: skip
             assert probes.ok, probes.results
         target = lane.target()

@@ -75,9 +75,7 @@ def test_a_declared_vllm_container_gets_the_arms_binding() -> None:
         (["--served-model-name", "other"], "--served-model-name other (the arm says llm.primary)"),
     ],
 )
-def test_a_vllm_arm_with_conflicting_binding_flags_is_refused(
-    flags: list[str], named: str
-) -> None:
+def test_a_vllm_arm_with_conflicting_binding_flags_is_refused(flags: list[str], named: str) -> None:
     with pytest.raises(ValidationError) as caught:
         arm(name="cand", engine="vllm", command=["vllm", "serve", "/m"], engine_args=flags,
             port=8001)  # fmt: skip
@@ -92,7 +90,7 @@ def test_a_wildcard_host_also_listens_on_the_arms_host() -> None:
 
 def test_validate_refuses_a_conflicting_port_with_exit_2(tmp_path: Path) -> None:
     text = GLM.read_text().replace('"--tensor-parallel-size", "2",\n', "", 1)
-    text = text.replace('engine_args = [\n', 'engine_args = [\n    "--port", "8002",\n', 2)
+    text = text.replace("engine_args = [\n", 'engine_args = [\n    "--port", "8002",\n', 2)
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
     result = faceoff("validate", str(bad))

@@ -14,6 +14,7 @@ from lanes.http import UrllibHttp
 from lanes.probes import probe_payload
 from lanes.readiness import Waiting
 from lanes.router import RouterHook
+from matrix.model import Probes
 from tests.conftest import free_port
 from tests.lanes import helpers
 from tests.lanes.helpers import PYTHON, arm, context, kill_recorded_processes, now
@@ -66,9 +67,10 @@ def test_drain_readmit_and_authenticated_smoke_over_http(
 def test_the_proxy_refuses_a_request_without_the_token(served: tuple[str, RouterProxy]) -> None:
     _, proxy = served
     url = f"{proxy.url}/v1/chat/completions"
-    bare = UrllibHttp().post_json(url, probe_payload("smoke", "llm.primary", 8), timeout=10)
+    payload = probe_payload("smoke", "llm.primary", Probes(smoke_max_tokens=8))
+    bare = UrllibHttp().post_json(url, payload, timeout=10)
     wrong = UrllibHttp().post_json(
-        url, probe_payload("smoke", "llm.primary", 8), timeout=10,
+        url, payload, timeout=10,
         headers={"Authorization": "Bearer nope"},
     )  # fmt: skip
     assert (bare.status, wrong.status, proxy.refused) == (401, 401, 2)
