@@ -10,7 +10,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -30,6 +30,8 @@ MAX_CONCURRENCY = 4096
 MAX_REQUESTS = 100_000  # scored requests of one cell on one arm
 MAX_WARMUPS = 10_000
 MAX_DEADLINE_S = 7 * 24 * 3600.0  # a week, for any deadline
+MIN_PERIOD_S = 0.01  # sampling faster than this measures the sampler, not the engine
+MAX_PERIOD_S = 60.0  # slower, a cell of minutes has too few samples to judge coverage
 # The simulator's [faults] keys (simulator/profile.py FaultSpec; a test keeps the two equal).
 SIMULATOR_FAULTS = frozenset(
     {
@@ -202,7 +204,9 @@ class Arm(Spec):
     )
     host: str = Field(default="127.0.0.1", description="Host the lane's API listens on.")
     port: int = Field(ge=1, le=65535, description="Port of the lane's OpenAI API and /metrics.")
-    gpu_ids: list[int] = Field(default_factory=list, description="GPU indices the lane may use.")
+    gpu_ids: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, description="GPU indices the lane may use."
+    )
     engine_args: list[str] = Field(default_factory=list, description="Engine command-line flags.")
     env: dict[str, str] = Field(default_factory=dict, description="Env knobs (no secrets).")
     secrets: dict[str, str] = Field(
@@ -415,8 +419,12 @@ class Thresholds(Spec):
         default=0.0, ge=0, le=1, description="Prefix-cache hits/queries allowed in a cold cell."
     )
     input_tolerance: float = Field(default=0.05, ge=0, le=1, description="Actual vs target input.")
-    engine_period_s: float = Field(default=0.5, gt=0, description="Engine scrape cadence.")
-    memory_period_s: float = Field(default=2.0, gt=0, description="GPU/host sampling cadence.")
+    engine_period_s: float = Field(
+        default=0.5, ge=MIN_PERIOD_S, le=MAX_PERIOD_S, description="Engine scrape cadence."
+    )
+    memory_period_s: float = Field(
+        default=2.0, ge=MIN_PERIOD_S, le=MAX_PERIOD_S, description="GPU/host sampling cadence."
+    )
     min_coverage: float = Field(
         default=0.95, ge=0, le=1, description="Share of ticks sampled (on time or late)."
     )

@@ -197,6 +197,12 @@ CASES = [
         edit("port = 9001", "port = 9001\nwarmups = 100_000_000_000"),
         ("(name='old').warmups",),
     ),
+    Case(
+        "sampling-period-tiny",
+        MINIMAL + "\n[thresholds]\nengine_period_s = 1e-9\n",
+        ("thresholds.engine_period_s", "0.01"),
+    ),
+    Case("gpu-negative", first_arm("gpu_ids = [-1]"), ("(name='old').gpu_ids[0]",)),
     Case("input-zero", edit("input_tokens = 1024", "input_tokens = 0"), (".input_tokens",)),
     Case("concurrency-zero", edit("concurrency = 1", "concurrency = 0"), (".concurrency",)),
     Case(
