@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from faceoff.errors import FaceoffError
 from matrix.engines import WILDCARD_HOSTS
-from matrix.model import Arm, Matrix
+from matrix.model import SLUG, Arm, Matrix
 
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
@@ -297,6 +297,11 @@ def _message(err: Any) -> str:
         if close:
             return f"unknown field (did you mean {' or '.join(map(repr, close))}?)"
         return f"unknown field; known: {', '.join(known)}" if known else "unknown field"
+    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == SLUG:
+        return (
+            f"{err['input']!r} is not a name faceoff can use: 1 to 63 of a-z, 0-9, '.', '_', '-', "
+            "starting with a letter or digit (names become folder names)"
+        )
     msg = str(err["msg"])
     return msg.removeprefix("Value error, ")
 

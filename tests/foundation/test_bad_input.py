@@ -150,8 +150,16 @@ CASES = [
         ("same address",),
     ),
     Case("ipv6-wildcard", edit("port = 9002", 'port = 9001\nhost = "::"'), ("same address",)),
-    Case("name-traversal", edit('name = "tiny"', 'name = "../x"'), ("campaign.name",)),
-    Case("name-slash", edit('name = "tiny"', 'name = "a/b"'), ("campaign.name",)),
+    Case(
+        "name-traversal",
+        edit('name = "tiny"', 'name = "../x"'),
+        ("campaign.name", "'../x' is not a name faceoff can use"),
+    ),
+    Case(
+        "name-slash",
+        edit('name = "tiny"', 'name = "a/b"'),
+        ("campaign.name", "names become folder names"),
+    ),
     Case("name-empty", edit('name = "tiny"', 'name = ""'), ("campaign.name",)),
     Case("arm-name-uppercase", edit('name = "old"', 'name = "Old"'), ("arms[0]", ".name")),
     # cell ids and grids
