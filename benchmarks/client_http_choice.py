@@ -39,7 +39,7 @@ from aiohttp import web
 
 from evidence.stats import quantile
 from workload.stream import SseFramer, StreamState
-from workload.transport import Arrivals, TimedConnector
+from workload.transport import Arrivals, timed_session
 
 CHUNK = (
     b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m",'
@@ -97,12 +97,16 @@ def serve(port: int, rate: int) -> None:
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
 
 
+def _plain_session(**kwargs: Any) -> aiohttp.ClientSession:
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), **kwargs)
+
+
 async def _aiohttp_streams(
     url: str, specs: list[dict[str, Any]], socket_times: bool
 ) -> dict[str, list[int]]:
     arrivals: dict[str, list[int]] = {}
-    connector = TimedConnector(limit=0) if socket_times else aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20) as session:
+    session_of = timed_session if socket_times else _plain_session
+    async with session_of(read_bufsize=1 << 20) as session:
 
         async def one(spec: dict[str, Any]) -> None:
             state, framer = StreamState(), SseFramer()

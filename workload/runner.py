@@ -21,7 +21,7 @@ from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of
 from workload.journal import JournalWriter
 from workload.outcome import Phase, Status
 from workload.plan import PlannedRequest, RequestPlan
-from workload.transport import TimedConnector
+from workload.transport import timed_session
 
 START_LEAD_NS = 20_000_000  # streams are created, then all start at one instant this far ahead
 
@@ -52,9 +52,8 @@ class RunReport:
 
 
 def open_session(clock: Clock) -> aiohttp.ClientSession:
-    connector = TimedConnector(clock=clock, limit=0, keepalive_timeout=120)
-    return aiohttp.ClientSession(
-        connector=connector,
+    return timed_session(
+        clock,
         read_bufsize=READ_BUFFER,
         timeout=aiohttp.ClientTimeout(total=None),
         auto_decompress=False,
@@ -109,9 +108,12 @@ class CellRunner:
             if self.stop.reason is None:
                 raise
             asyncio.current_task().uncancel()  # type: ignore[union-attr]
+        except Exception as exc:  # a client fault: the journal still gets every line
+            self.stop.reason = self.stop.reason or f"client error: {_described(exc)}"
+            raise
         finally:
             timer.cancel()
-        self._journal_unsent()
+            self._journal_unsent()
         self.report.stopped_by = self.stop.reason
         return self.report
 
@@ -159,6 +161,8 @@ class CellRunner:
             if ex.status is None:
                 ex.fail(Status.CANCELLED, f"cancelled in flight: {self.stop.reason or 'cancel'}")
             raise
+        except Exception as exc:  # a fault of the client fails this request, not the cell run
+            ex.fail(Status.STREAM_ERROR, f"client error: {_described(exc)}")
         finally:
             self._journal(ex)
         return ex.end_ns or self.clock()
@@ -175,3 +179,7 @@ class CellRunner:
         assert self.journal is not None, "run() sets the journal"
         self.journal.submit(outcome)
         self.report.statuses[outcome.status.value] += 1
+
+
+def _described(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"

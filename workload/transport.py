@@ -7,9 +7,14 @@ milliseconds late. So the protocol stamps every socket read *before* parsing it
 and records, per response body, "body bytes up to N had arrived by t". The
 reader then dates each SSE event by the read that delivered its last byte.
 
-This subclasses aiohttp's ``ResponseHandler`` and sets the connector's protocol
-factory; both are aiohttp internals (3.x), so :func:`check_timed` refuses to run
-if a future aiohttp no longer lets the stamps through (tests cover it too).
+The response takes its body's marks when its headers are parsed, before aiohttp
+can release the connection: a short answer that arrives whole in one read is
+finished, and its connection back in the pool, before the reader starts.
+
+This subclasses aiohttp's ``ResponseHandler`` and ``ClientResponse`` and sets the
+connector's protocol factory; these are aiohttp internals (3.x), so
+:func:`check_timed` refuses to run if a future aiohttp no longer lets the stamps
+through (tests cover it too).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from aiohttp.client_proto import ResponseHandler
 
 from faceoff.errors import FaceoffError
 
+Marks = list[tuple[int, int]]  # (body bytes received so far, perf_counter_ns of that read)
+
 
 class TimedResponseHandler(ResponseHandler):
     """aiohttp's response protocol, stamping each socket read before it is parsed."""
@@ -32,18 +39,41 @@ class TimedResponseHandler(ResponseHandler):
         super().__init__(loop)
         self.clock = clock
         self.body: object | None = None  # the response body the marks belong to
-        self.marks: list[tuple[int, int]] = []  # (body bytes received so far, perf_counter_ns)
+        self.marks: Marks = []
 
     def data_received(self, data: bytes) -> None:
         arrived_ns = self.clock()
-        before = self._payload
+        body = self._payload  # after a keep-alive answer: that answer's finished body
+        received = _received(body)
         super().data_received(data)
-        body = before if before is not None else self._payload
-        if body is None:
-            return
-        if body is not self.body:
+        if body is not None and _received(body) != received:
+            self._mark(body, arrived_ns)
+        if self._payload is not body and self._payload is not None:  # the read began an answer
+            self._mark(self._payload, arrived_ns)
+
+    def _mark(self, body: object, arrived_ns: int) -> None:
+        if body is not self.body:  # a new list: a response holding the old one keeps it whole
             self.body, self.marks = body, []
-        self.marks.append((body.total_bytes, arrived_ns))
+        self.marks.append((_received(body) or 0, arrived_ns))
+
+
+def _received(body: object | None) -> int | None:
+    return getattr(body, "total_bytes", None)
+
+
+class TimedResponse(aiohttp.ClientResponse):
+    """A response that keeps its body's arrival marks once its headers are parsed."""
+
+    marks: Marks | None = None
+
+    async def start(self, connection: Any) -> aiohttp.ClientResponse:
+        protocol = connection.protocol
+        await super().start(connection)
+        # No await since the headers were read: the connection cannot have served
+        # another answer yet, even if this one is complete and already released.
+        if isinstance(protocol, TimedResponseHandler) and protocol.body is self.content:
+            self.marks = protocol.marks
+        return self
 
 
 class TimedConnector(aiohttp.TCPConnector):
@@ -55,25 +85,30 @@ class TimedConnector(aiohttp.TCPConnector):
         self._factory = cast("functools.partial[ResponseHandler]", factory)
 
 
+def timed_session(
+    clock: Callable[[], int] = time.perf_counter_ns, **kwargs: Any
+) -> aiohttp.ClientSession:
+    """A session whose responses carry socket-read arrival marks (no connection limit)."""
+    connector = TimedConnector(clock=clock, limit=0, keepalive_timeout=120)
+    return aiohttp.ClientSession(connector=connector, response_class=TimedResponse, **kwargs)
+
+
 class Arrivals:
-    """Dates body offsets of one response from its protocol's marks."""
+    """Dates body offsets of one response from its arrival marks."""
 
     def __init__(self, resp: aiohttp.ClientResponse) -> None:
-        connection = resp.connection
-        protocol = connection.protocol if connection is not None else None
-        self._protocol = protocol if isinstance(protocol, TimedResponseHandler) else None
-        self._body = resp.content
+        self._marks = resp.marks if isinstance(resp, TimedResponse) else None
         self._next = 0
 
     @property
     def timed(self) -> bool:
-        return self._protocol is not None
+        return self._marks is not None
 
     def at(self, end_offset: int, fallback_ns: int) -> int:
         """When body byte ``end_offset`` (exclusive) had arrived; ``fallback_ns`` if unknown."""
-        if self._protocol is None or self._protocol.body is not self._body:
+        marks = self._marks
+        if marks is None:
             return fallback_ns
-        marks = self._protocol.marks
         while self._next < len(marks) and marks[self._next][0] < end_offset:
             self._next += 1
         return marks[self._next][1] if self._next < len(marks) else fallback_ns

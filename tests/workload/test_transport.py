@@ -10,7 +10,9 @@ import pytest
 from faceoff.errors import FaceoffError
 from tests.workload.builders import DONE, chunk, planned
 from tests.workload.conftest import MODEL, StartSim
+from tests.workload.oneshot_server import PROMPT_TOKENS, TOKENS, one_write_server
 from workload.client import Exchange, stream_chat
+from workload.outcome import Status, Usage
 from workload.runner import open_session
 from workload.stream import SseFramer
 from workload.transport import Arrivals
@@ -53,6 +55,33 @@ async def test_events_are_dated_by_the_socket_read_not_the_coroutine(start_sim: 
     # every chunk time is a socket-read stamp, taken before the coroutine's own stamp
     assert all(t <= max(reads) for t in ex.state.chunk_ns)
     assert ex.state.chunk_ns == sorted(ex.state.chunk_ns)
+
+
+async def test_a_whole_answer_in_one_read_is_dated_by_that_read() -> None:
+    """vLLM's short answers often arrive whole in one read; aiohttp has then released
+    the connection before the reader starts. Twice on one session: a keep-alive
+    connection's next answer is dated by its own read, not filed under the last one."""
+    stamps: list[int] = []
+
+    def clock() -> int:
+        stamps.append(time.perf_counter_ns())
+        return stamps[-1]
+
+    async with one_write_server() as server, open_session(clock) as session:
+        for _ in range(2):
+            ex = Exchange(planned(), due_ns=0)
+            await stream_chat(session, server.url + "/v1/chat/completions", body(), ex, clock)
+            assert ex.status is Status.OK, ex.error
+            state = ex.state
+            assert state.usage == Usage(prompt_tokens=PROMPT_TOKENS, completion_tokens=3)
+            assert state.text == "".join(TOKENS) and state.finish_reason == "stop"
+            assert state.events == 6 and state.chunk_kinds == ["c"] * 3  # role chunk: no token
+            read = state.first_event_ns
+            times = (state.first_output_ns, state.first_content_ns, state.last_token_ns)
+            assert set(times) | {state.usage_ns, state.done_ns} | set(state.chunk_ns) == {read}
+            # the read's own stamp: after the send, before the coroutine saw the headers
+            assert read in stamps and ex.send_ns < read < ex.headers_ns  # type: ignore[operator]
+    assert server.posts == 2
 
 
 async def test_arrivals_fall_back_only_without_the_timed_protocol(start_sim: StartSim) -> None:
