@@ -322,6 +322,12 @@ class Sampling(Spec):
         default=None, description="Sent as chat_template_kwargs.reasoning_effort when set."
     )
     ignore_eos: bool = Field(default=False, description="Ask for exact output lengths.")
+    seed: bool = Field(
+        default=True,
+        exclude_if=omitted_at(True),
+        description="Send each request a seed derived from the campaign seed; false sends none "
+        "(vLLM's CPU build crashes on a seeded request whose prefill spans engine steps).",
+    )
 
 
 class Cell(Spec):

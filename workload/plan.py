@@ -7,7 +7,8 @@ incumbent with :func:`build_plan`; give a candidate the *same text* with
 guard compares what each engine really prefilled.
 
 Format history of ``schema_version``:
-  1 — first release.
+  1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
+      the body carries no seed), so plans written before still read.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class PlannedRequest(Spec):
     max_tokens: int = Field(ge=1, description="max_tokens sent.")
     temperature: float = Field(description="Sampling temperature sent.")
     top_p: float = Field(description="top_p sent.")
-    seed: int = Field(description="Sampling seed sent.")
+    seed: int | None = Field(description="Sampling seed sent; None: none (sampling.seed off).")
     reasoning_effort: str | None = Field(description="chat_template_kwargs.reasoning_effort.")
     ignore_eos: bool = Field(description="ignore_eos sent (only when true).")
     nonce: str = Field(description="Cold-cache nonce at the very start of the prompt.")
@@ -92,10 +93,11 @@ class PlannedRequest(Spec):
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "top_p": self.top_p,
-            "seed": self.seed,
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if self.seed is not None:
+            body["seed"] = self.seed
         if kwargs := self.template_kwargs():
             body["chat_template_kwargs"] = kwargs
         if self.ignore_eos:
@@ -237,7 +239,7 @@ class _Planner:
             max_tokens=max_tokens,
             temperature=sampling.temperature,
             top_p=sampling.top_p,
-            seed=derive_int(2**31, *key.parts("seed")),
+            seed=derive_int(2**31, *key.parts("seed")) if sampling.seed else None,
             reasoning_effort=sampling.reasoning_effort,
             ignore_eos=sampling.ignore_eos,
             nonce=prompt.nonce,

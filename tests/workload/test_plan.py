@@ -97,6 +97,20 @@ async def test_sampling_options_reach_the_wire_and_the_tokenizer() -> None:
     assert plain.vector_sha256 != plan.requests[1].prompt_sha256
 
 
+async def test_the_per_request_seed_is_sent_unless_the_matrix_turns_it_off() -> None:
+    seeded = await plan_for(cell())
+    unseeded = await plan_for(cell(sampling=Sampling(seed=False)))
+    for with_seed, without in zip(seeded.requests, unseeded.requests, strict=True):
+        assert with_seed.seed is not None
+        assert json.loads(with_seed.wire(seeded.model))["seed"] == with_seed.seed
+        assert without.seed is None and "seed" not in json.loads(without.wire(unseeded.model))
+        assert without.prompt_sha256 == with_seed.prompt_sha256  # only the body differs
+    # the default is left out of the dump, so matrices frozen before the knob keep their id
+    assert Sampling().model_dump() == Sampling.model_validate({"seed": True}).model_dump()
+    assert "seed" not in Sampling().model_dump()
+    assert Sampling(seed=False).model_dump()["seed"] is False
+
+
 async def test_plans_are_deterministic_and_arm_independent() -> None:
     first, second = await plan_for(cell()), await plan_for(cell())
     assert first == second
