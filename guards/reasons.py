@@ -28,6 +28,7 @@ class Reason(StrEnum):
     TELEMETRY_UNAVAILABLE = "telemetry_unavailable"
     ARTIFACTS_MISSING = "artifacts_missing"
     SETUP_FAILED = "setup_failed"
+    WARMUPS_FAILED = "warmups_failed"
     STOP_POLICY = "stop_policy"
     FAMILY_MISSING = "family_missing"
     HOST_STALL = "host_stall"
@@ -57,6 +58,7 @@ BLOCKING = frozenset(
         Reason.TELEMETRY_UNAVAILABLE,
         Reason.ARTIFACTS_MISSING,
         Reason.SETUP_FAILED,
+        Reason.WARMUPS_FAILED,
         Reason.STOP_POLICY,
         Reason.FAMILY_MISSING,
         Reason.HOST_STALL,
@@ -74,14 +76,17 @@ MEANINGS = MappingProxyType(
         "is missing or unreadable, so the cell cannot be scored",
         Reason.SETUP_FAILED: "the orchestrator could not set the cell up (e.g. its request plan "
         "could not be built on the lane); the client was never started",
+        Reason.WARMUPS_FAILED: "the arm's warmups errored on the lane it had just started (the "
+        "verdict names how many and the first error); the cell was not run",
         Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
         Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
         Reason.HOST_STALL: "the host could not run faceoff for long enough during the cell: "
         "scored requests overlapping host stalls, or the client's CPU wait, exceed the matrix's "
         "bounds; the numbers describe the host, not the lane",
-        Reason.OOM: "an out-of-memory kill was observed (OOMKilled, or exit 137 where the lane "
-        "cannot tell) beyond the matrix's max_oom",
-        Reason.LANE_EXITED: "the lane was no longer running after the cell",
+        Reason.OOM: "an out-of-memory kill was observed (Docker's OOMKilled, or a rise of the "
+        "OOM-kill count of a host lane's cgroup; a SIGKILL alone is not one) beyond max_oom",
+        Reason.LANE_EXITED: "the lane was no longer running, or its API no longer answered "
+        "/health, after the cell",
         Reason.ENGINE_RESTARTED: "the engine's counters reset during the cell: the lane restarted",
         Reason.DEADLINE: "the cell's outer deadline stopped the client",
         Reason.REQUESTS_NOT_TERMINAL: "a planned request has no journal line, or two, or a line "

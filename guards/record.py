@@ -11,6 +11,9 @@ Whether the engine drained is not recorded here: the drain sample in
 
 Format history of ``schema_version``:
   1 — first release.
+  2 — ``lane_end`` gains ``signal`` and ``detail``; ``oom_killed`` is set for host lanes too
+      (their cgroup's OOM-kill counter), and an exit of 137 alone no longer counts as an OOM
+      kill (version 1 still reads).
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from faceoff.artifact import Artifact, Spec
 from workload.outcome import RequestOutcome
 
 CELL_FILE = "cell.json"
-EXIT_SIGKILL = 137  # 128 + SIGKILL: what the kernel's OOM killer leaves behind
 
 
 class IdentityRef(Spec):
@@ -41,24 +43,27 @@ class IdentityRef(Spec):
 class LaneAtEnd(Spec):
     """The lane as the flow found it after the cell's drain."""
 
-    running: bool = Field(description="The lane's process or container was still running.")
+    running: bool = Field(
+        description="The lane's process or container was still running and its API answered."
+    )
     exit_code: int | None = Field(
-        description="Its exit status when it had ended (128+N: signal N)."
+        description="Its exit status when it had ended (128+N: signal N); None if unobserved."
     )
     oom_killed: bool | None = Field(
-        description="Docker's OOMKilled flag; None where the lane cannot tell (host processes)."
+        description="An OOM kill: Docker's OOMKilled flag, or a rise of the OOM-kill counter of "
+        "a host lane's memory cgroup; None where neither can be read."
     )
+    signal: int | None = Field(default=None, description="The signal that ended it, if one did.")
+    detail: str = Field(default="", description="How it ended, as first observed.")
 
     @property
     def oom(self) -> bool:
-        """An OOM observation: the OOM flag, or a SIGKILL where no flag exists."""
-        if self.oom_killed is not None:
-            return self.oom_killed
-        return not self.running and self.exit_code == EXIT_SIGKILL
+        """An OOM observation: only the daemon's or the kernel's word; a SIGKILL is not one."""
+        return bool(self.oom_killed)
 
 
 class CellRecord(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Cell record format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Cell record format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the cell ran under.")
     cell_id: str = Field(description="Cell id in the frozen matrix.")

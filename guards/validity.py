@@ -18,7 +18,7 @@ from guards.counters import counter_reconciliation, engine_restarted, preemption
 from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
-from guards.record import journal_window
+from guards.record import LaneAtEnd, journal_window
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
@@ -38,8 +38,7 @@ def oom(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
     if lane is None:
         return not_evaluated(code, "cell.json does not say how the lane was after the cell")
     seen = int(lane.oom) + in_journal
-    how = "OOMKilled" if lane.oom_killed else f"exit {lane.exit_code}"
-    lane_text = f"the lane was OOM-killed ({how})" if lane.oom else "no OOM kill of the lane"
+    lane_text = f"the lane was OOM-killed ({lane_ending(lane)})" if lane.oom else _no_oom(lane)
     return judged(
         code,
         seen <= t.max_oom,
@@ -62,10 +61,24 @@ def lane_exited(art: CellArtifacts, _: Cell, __: Thresholds) -> RuleResult:
         return passed(code, "the lane was still running after the cell", running=True)
     return failed(
         code,
-        f"the lane had ended by the end of the cell (exit code {lane.exit_code})",
+        f"the lane had ended by the end of the cell ({lane_ending(lane)})",
         running=False,
         exit_code=lane.exit_code,
+        signal=lane.signal,
+        oom_killed=lane.oom_killed,
     )
+
+
+def lane_ending(lane: LaneAtEnd) -> str:
+    """How the lane ended, in words: as first observed, else its exit code."""
+    return lane.detail or f"exit code {lane.exit_code}"
+
+
+def _no_oom(lane: LaneAtEnd) -> str:
+    if lane.running:
+        return "no OOM kill of the lane"
+    said = "nothing says it was OOM-killed" if lane.oom_killed is None else "not by an OOM kill"
+    return f"the lane ended ({lane_ending(lane)}), {said}"
 
 
 def deadline(art: CellArtifacts, cell: Cell, __: Thresholds) -> RuleResult:

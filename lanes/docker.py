@@ -9,6 +9,7 @@ the pinned digest.
 from __future__ import annotations
 
 import contextlib
+import signal
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +24,7 @@ from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, local_or_pull, parse_pinned
 from lanes.lane import GRACE_S, RecordedLane
-from lanes.records import InspectRecord, LaneExit, LaneRecord
+from lanes.records import SIGNAL_EXIT_BASE, InspectRecord, LaneExit, LaneRecord
 from matrix.model import Arm
 
 STOPPED_STATES = ("exited", "dead")
@@ -95,31 +96,32 @@ class DockerLane(RecordedLane):
         return write_boot_log(self.ctx.run_dir, raw.decode("utf-8", "replace"), self.env)
 
     def exit_status(self) -> LaneExit | None:
-        """None while the container runs; how it ended once it has."""
+        """None while the container runs; how it ended once it has, as first observed."""
         if self._container is None:
             raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
+        if self.died is not None:
+            return self.died
         try:
             self._container.reload()
         except docker.errors.NotFound:
             return LaneExit(exit_code=None, detail="the container was removed by someone else")
-        state = self._container.attrs["State"]
-        if state.get("Status") not in STOPPED_STATES:
-            return None
-        return LaneExit(
-            exit_code=state.get("ExitCode"),
-            oom_killed=bool(state.get("OOMKilled")),
-            finished_at=_docker_time(state.get("FinishedAt")),
-            detail=" ".join(filter(None, [f"container {state.get('Status')}", state.get("Error")])),
-        )
+        self.died = exit_from_state(self._container.attrs["State"])
+        return self.died
+
+    def watch(self) -> None:
+        """Nothing to remember: the container's state says whether it ended."""
 
     def stop(self, grace_s: float = GRACE_S) -> LaneExit:
-        """SIGTERM, then SIGKILL after ``grace_s``; records the exit, boot log and inspect."""
+        """SIGTERM, then SIGKILL after ``grace_s``; records the exit, boot log and inspect.
+        A lane already found dead keeps that exit, not the stop's."""
         if self.record.state == "created":
             ended = LaneExit(exit_code=None, detail="created, never started")
         else:
+            ended_before = self.exit_status()
             with contextlib.suppress(docker.errors.NotFound):
                 self._container.stop(timeout=max(1, round(grace_s)))
-            ended = self.exit_status() or LaneExit(exit_code=None, detail="running after stop")
+            ended = ended_before or self.exit_status()
+            ended = ended or LaneExit(exit_code=None, detail="running after stop")
         self.boot_log()
         self._save_inspect()
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
@@ -177,6 +179,27 @@ def container_kwargs(
     if arm.shm_size is not None:
         kwargs["shm_size"] = arm.shm_size
     return kwargs
+
+
+def exit_from_state(state: dict[str, Any]) -> LaneExit | None:
+    """How a container ended, from its inspect ``State``; None while it runs.
+
+    ``OOMKilled`` is the daemon's word on an OOM kill; an exit of 137 alone is any SIGKILL.
+    """
+    if state.get("Status") not in STOPPED_STATES:
+        return None
+    code = state.get("ExitCode")
+    sig = code - SIGNAL_EXIT_BASE if isinstance(code, int) and code > SIGNAL_EXIT_BASE else None
+    how = f"ended by {signal.Signals(sig).name}" if sig in signal.valid_signals() else None
+    oom = "OOM-killed (Docker's OOMKilled)" if state.get("OOMKilled") else None
+    words = [f"container {state.get('Status')}", f"exit {code}", how, oom, state.get("Error")]
+    return LaneExit(
+        exit_code=code,
+        signal=sig,
+        oom_killed=bool(state.get("OOMKilled")),
+        finished_at=_docker_time(state.get("FinishedAt")),
+        detail=", ".join(filter(None, words)),
+    )
 
 
 def _docker_time(value: str | None) -> datetime | None:

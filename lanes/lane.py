@@ -33,6 +33,10 @@ class Lane(Protocol):
 
     def exit_status(self) -> LaneExit | None: ...
 
+    def watch(self) -> None: ...
+
+    def note_death(self, ended: LaneExit) -> None: ...
+
     def stop(self, grace_s: float = ...) -> LaneExit: ...
 
     def remove(self) -> None: ...
@@ -45,6 +49,7 @@ class RecordedLane:
         self.arm = arm
         self.ctx = ctx
         self._record: LaneRecord | None = None
+        self.died: LaneExit | None = None  # how the lane ended, as first observed
 
     @property
     def record(self) -> LaneRecord:
@@ -54,6 +59,12 @@ class RecordedLane:
 
     def target(self) -> LaneTarget:
         return self.record.target()
+
+    def note_death(self, ended: LaneExit) -> None:
+        """The lane was found dead while its process or container still ran (its API stopped
+        answering): ``exit_status`` and ``stop`` report this, not the stop's own signal."""
+        if self.died is None:
+            self.died = ended
 
     def _first_record(self, env: LaneEnv, **fields: Any) -> LaneRecord:
         """Write the run's first ``lane.json``: the recipe, plus what the lane kind adds."""

@@ -5,6 +5,13 @@ every worker it forked, and so that it survives the orchestrator: a restored
 incumbent must keep serving after ``faceoff restore`` exits. Its output goes
 straight to ``boot.log`` (a pipe would die with the orchestrator); faceoff
 redacts that file when the lane stops and redacts whatever it reads from it.
+
+How the lane ended is recorded as first observed: the leader's own exit status,
+or, while the leader still runs, the end of a process of its group that was there
+when the lane was watched (an engine's workers: vLLM runs its API server,
+EngineCore and workers in one group). The SIGTERM faceoff sends afterwards never
+overwrites it. A SIGKILL is an OOM kill only when the OOM-kill counter of the
+lane's memory cgroup rose (``lanes.oomkills``).
 """
 
 from __future__ import annotations
@@ -24,10 +31,9 @@ from lanes.bootlog import write_boot_log
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.lane import GRACE_S, RecordedLane
-from lanes.records import BOOT_LOG_FILE, LaneExit, LaneRecord
+from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
+from lanes.records import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
 from matrix.model import Arm
-
-SIGNAL_EXIT_BASE = 128  # a shell's (and Docker's) spelling of "ended by signal N"
 
 
 class ProcessLane(RecordedLane):
@@ -41,6 +47,8 @@ class ProcessLane(RecordedLane):
         self.env = env
         self.secrets = secrets
         self._popen: subprocess.Popen[bytes] | None = None
+        self._oom_counter: tuple[Any, int | None] = (None, None)  # cgroup, count at start
+        self._watched: dict[int, tuple[str, float]] = {}  # pid: (name, start time)
 
     def start(self) -> LaneRecord:
         log_path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
@@ -60,6 +68,8 @@ class ProcessLane(RecordedLane):
                 where=f"arms[{self.arm.name}].command",
                 fix="check that the engine is installed and the command is spelled right",
             ) from exc
+        cgroup = cgroup_of(self._popen.pid)
+        self._oom_counter = (cgroup, oom_kills(cgroup))
         now = self.ctx.now()
         return self._first_record(
             self.secrets,
@@ -77,16 +87,35 @@ class ProcessLane(RecordedLane):
     def boot_log(self) -> str:
         return str(self.secrets.scrub(self._raw_boot_log()))
 
+    def watch(self) -> None:
+        """Remember the group's processes as they are now (the lane is up): one of them
+        ending later, while the leader runs, is the lane dying."""
+        leader = self._started().pid  # its end is read from its exit status
+        self._watched = {p: v for p, v in group_members(leader).items() if p != leader}
+
     def exit_status(self) -> LaneExit | None:
-        code = self._started().poll()
-        return None if code is None else _exit_from_returncode(code, self.ctx.now)
+        """How the lane ended, as first observed; None while the leader and every watched
+        process of its group run."""
+        if self.died is None:
+            lost = lost_members(self._watched, group_members(self._started().pid))
+            code = self._started().poll()  # after the group: a leader that ended says so
+            if code is not None:
+                self.died = _exit_from_returncode(code, self.ctx.now, self._oom_killed(), lost)
+            elif lost:
+                self.died = LaneExit(
+                    exit_code=None,
+                    oom_killed=self._oom_killed(),
+                    finished_at=self.ctx.now(),
+                    detail=f"{'; '.join(lost)} while the lane's leader still ran",
+                )
+        return self.died
 
     def stop(self, grace_s: float = GRACE_S) -> LaneExit:
         """SIGTERM to the whole group, SIGKILL after ``grace_s``; then the redacted boot log."""
         popen = self._started()
         ended = self.exit_status()  # the leader may have ended; its workers still get signals
         terminate_group(popen.pid, grace_s, popen.wait)
-        ended = ended or _exit_from_returncode(popen.wait(), self.ctx.now)
+        ended = ended or _exit_from_returncode(popen.wait(), self.ctx.now, self._oom_killed(), [])
         write_boot_log(self.ctx.run_dir, self._raw_boot_log(), self.secrets)  # redacts it
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)
         return ended
@@ -95,6 +124,10 @@ class ProcessLane(RecordedLane):
         """A process leaves nothing to remove once stopped; stop it if it still runs."""
         if self._record is not None and self.record.state not in ("stopped", "removed"):
             self.stop()
+
+    def _oom_killed(self) -> bool | None:
+        cgroup, before = self._oom_counter
+        return oom_killed_since(before, oom_kills(cgroup))
 
     def _raw_boot_log(self) -> str:
         path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
@@ -160,14 +193,45 @@ def _started_at(pid: int) -> float | None:
         return None  # it already exited; exit_status will say how
 
 
-def _exit_from_returncode(code: int, now: Any) -> LaneExit:
+def group_members(pgid: int) -> dict[int, tuple[str, float]]:
+    """The live processes of a process group: {pid: (name, start time)}."""
+    members = {}
+    for process in psutil.process_iter(["name", "create_time", "status"]):
+        with contextlib.suppress(OSError, psutil.Error):
+            if process.info["status"] != psutil.STATUS_ZOMBIE and os.getpgid(process.pid) == pgid:
+                members[process.pid] = (process.info["name"], process.info["create_time"])
+    return members
+
+
+def lost_members(
+    watched: dict[int, tuple[str, float]], now: dict[int, tuple[str, float]]
+) -> list[str]:
+    """A sentence for each watched process no longer in the group (a reused pid is gone too)."""
+    return [
+        f"process {pid} ({name}) of the lane's group ended"
+        for pid, (name, started) in sorted(watched.items())
+        if now.get(pid, (name, None))[1] != started
+    ]
+
+
+def _exit_from_returncode(
+    code: int, now: Any, oom_killed: bool | None, lost: list[str]
+) -> LaneExit:
+    """The leader's exit; ``lost``: group processes that had ended before it was seen."""
+    before = f" ({'; '.join(lost)} before)" if lost else ""
+    oom = {True: ", OOM-killed (the cgroup's oom_kill count rose)", False: "", None: ""}
     if code < 0:
         sig = -code
-        name = signal.Signals(sig).name
         return LaneExit(
             exit_code=SIGNAL_EXIT_BASE + sig,
             signal=sig,
+            oom_killed=oom_killed,
             finished_at=now(),
-            detail=f"ended by {name}",
+            detail=f"ended by {signal.Signals(sig).name}{oom[oom_killed]}{before}",
         )
-    return LaneExit(exit_code=code, finished_at=now(), detail=f"exited with status {code}")
+    return LaneExit(
+        exit_code=code,
+        oom_killed=oom_killed,
+        finished_at=now(),
+        detail=f"exited with status {code}{oom[oom_killed]}{before}",
+    )

@@ -24,6 +24,7 @@ LANE_FILE = "lane.json"
 INSPECT_FILE = "inspect.json"
 BOOT_LOG_FILE = "boot.log"
 IDENTITY_FILE = "identity.json"
+SIGNAL_EXIT_BASE = 128  # a shell's (and Docker's) spelling of "ended by signal N"
 
 
 class LaneTarget(Spec):
@@ -37,12 +38,17 @@ class LaneTarget(Spec):
 
 
 class LaneExit(Spec):
-    """How a lane ended, for the flow's OOM and crash rules."""
+    """How a lane ended, as first observed, for the flow's OOM and crash rules."""
 
-    exit_code: int | None = Field(description="Exit status; None if it could not be observed.")
-    signal: int | None = Field(default=None, description="Signal that ended a host process.")
+    exit_code: int | None = Field(
+        description="Exit status (128+N: signal N); None if it could not be observed (a worker "
+        "of a host lane ended, or the API stopped answering, while the leader ran)."
+    )
+    signal: int | None = Field(default=None, description="Signal that ended it, when one did.")
     oom_killed: bool | None = Field(
-        default=None, description="Docker's OOMKilled flag; None where the lane cannot tell."
+        default=None,
+        description="An OOM kill: Docker's OOMKilled flag, or a rise of the oom_kill counter of "
+        "a host lane's memory cgroup; None where neither can be read. A SIGKILL alone is not one.",
     )
     finished_at: datetime | None = Field(default=None, description="When it ended (UTC).")
     detail: str = Field(default="", description="A sentence: how it was stopped or why it ended.")
@@ -58,7 +64,6 @@ class LaneExit(Spec):
         if self.oom_killed and "OOM-killed" not in self.detail:
             parts.append("OOM-killed")
         return ", ".join(parts)
-
 
 
 class LaneRecord(Artifact):

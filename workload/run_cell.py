@@ -112,10 +112,16 @@ async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> 
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, runner.stop.stop, signal_reason(signum))
-    # A launcher may block these until now so that a stop sent while this process was
-    # still starting is held, then handled: every planned request journaled as cancelled.
+    # Held until now (by main, and by a launcher before it) so that a stop sent while this
+    # process was starting is handled here: every planned request journaled as cancelled.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    return await runner.run(journal, deadline_s)
+    try:
+        return await runner.run(journal, deadline_s)
+    finally:
+        # Held again to the end: closing the loop gives them back their default action,
+        # and a dying parent sends one per thread of it that exits (PR_SET_PDEATHSIG), so
+        # a late one would kill this process before the journal writer is done.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
 def process_times() -> dict[str, float | None]:
@@ -150,6 +156,9 @@ def exit_status(report: RunReport) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Before any thread starts: the journal writer inherits the mask, so a stop signal
+    # only ever reaches the main thread, and only while the run's handlers are in place.
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     args = parse_args(argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:

@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
         ("legacy-names", Disposition.ACCEPTED, Reason.ACCEPTED),
         ("family-missing", Disposition.BLOCKED, Reason.FAMILY_MISSING),
         ("metrics-gap", Disposition.BLOCKED, Reason.FAMILY_MISSING),
-        ("oom", Disposition.FAILED, Reason.OOM),
+        ("oom", Disposition.FAILED, Reason.LANE_EXITED),  # a SIGKILL, not proven an OOM
         ("counter-reset", Disposition.FAILED, Reason.ENGINE_RESTARTED),
         ("deadline", Disposition.FAILED, Reason.DEADLINE),
         ("errors", Disposition.FAILED, Reason.ERROR_RATE),
@@ -56,7 +56,7 @@ def test_a_failure_outranks_missing_families_and_names_the_rest(frozen: FrozenMa
     verdict = judge(load("oom"), frozen)  # the kill also cost engine families
     assert any(f.blocks for f in verdict.families)
     assert verdict.disposition is Disposition.FAILED
-    assert verdict.sentence.endswith("(also failed: lane_exited, error_rate)")
+    assert verdict.sentence.endswith("(also failed: error_rate)")
 
 
 def test_a_missing_required_family_is_blocked_never_accepted(frozen: FrozenMatrix) -> None:

@@ -67,12 +67,25 @@ def test_clean_cells_pass_every_rule_that_applies(name: str, frozen: FrozenMatri
     ]
 
 
+def test_a_sigkill_that_no_oom_counter_confirms_is_a_lane_exit_not_an_oom(
+    frozen: FrozenMatrix,
+) -> None:
+    art = load("oom")  # the simulator SIGKILLed itself: exit 137, no OOM flag
+    assert failures(art, frozen) == [Reason.LANE_EXITED, Reason.ERROR_RATE]
+    oom = rules(art, frozen)[Reason.OOM]
+    assert oom.evidence["lane_exit_code"] == 137 and oom.evidence["oom_observations"] == 0
+    assert "nothing says it was OOM-killed" in oom.detail
+
+
 def test_an_oom_kill_fails_the_cell_before_the_errors_it_caused(frozen: FrozenMatrix) -> None:
     art = load("oom")
+    assert art.record.lane_end is not None
+    flagged = art.record.lane_end.model_copy(update={"oom_killed": True})
+    art = with_record(art, lane_end=flagged)
     assert failures(art, frozen) == [Reason.OOM, Reason.LANE_EXITED, Reason.ERROR_RATE]
     oom = rules(art, frozen)[Reason.OOM]
     assert oom.evidence["lane_exit_code"] == 137 and oom.evidence["oom_observations"] == 1
-    assert "OOM-killed (exit 137)" in oom.detail
+    assert "OOM-killed (exit code 137)" in oom.detail
 
 
 def test_docker_says_oom_killed_and_max_oom_allows_it(frozen: FrozenMatrix) -> None:

@@ -150,6 +150,30 @@ def test_sigterm_cancels_in_flight_requests_and_journals_all_of_them(
     assert {o.status for o in outcomes} == {Status.CANCELLED}
 
 
+def test_stop_signals_that_keep_coming_never_cost_a_journal_line(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    """A parent that dies sends PR_SET_PDEATHSIG once per thread of it that exits: a
+    SIGKILLed orchestrator sends a SIGTERM, then more while its threads go (measured: a
+    second 26 ms after the first on a loaded host). One that lands while the client
+    closes its journal, after its event loop gave the signal back its default action,
+    killed it with lines still queued."""
+    sim = start_sim(time_scale=1.0)
+    proc = start_streaming(sim.url, tmp_path, "--progress", requests=6, concurrency=1, tokens=60)
+    assert proc.stdout is not None
+    read_progress(proc.stdout, 1)
+    sent = 0
+    while proc.poll() is None:  # until it exits: before, during and after its shutdown
+        proc.send_signal(signal.SIGTERM)
+        sent += 1
+        time.sleep(0.001)
+    out = proc.stdout.read()
+    assert proc.returncode == 128 + signal.SIGTERM, f"{sent} SIGTERMs, exit {proc.returncode}"
+    assert json.loads(out.splitlines()[-1])["summary"]["stopped_by"] == "SIGTERM received"
+    contents = read_journal(tmp_path / "journal.jsonl")
+    assert contents.intact and sorted(o.index for o in contents.outcomes) == list(range(6))
+
+
 def test_cell_deadline_exits_3_and_bad_input_exits_2(start_sim: StartSim, tmp_path: Path) -> None:
     sim = start_sim(time_scale=1.0)
     proc = start_streaming(
