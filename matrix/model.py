@@ -242,7 +242,8 @@ class Arm(Spec):
     @property
     def base_url(self) -> str:
         """Where the lane's OpenAI API, /health and /metrics answer."""
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if _is_ipv6(self.host) else self.host  # URLs bracket IPv6
+        return f"http://{host}:{self.port}"
 
     @property
     def runs_vllm(self) -> bool:
@@ -355,7 +356,9 @@ class Cell(Spec):
         description="Strict output contract of a controlled cell.",
     )
     needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
-    arms: list[str] | None = Field(default=None, description="Arms that run it; default all.")
+    arms: list[str] | None = Field(
+        default=None, min_length=1, description="Arms that run it; default all."
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:

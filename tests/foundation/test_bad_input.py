@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
+from matrix.load import load_matrix
 from matrix.model import SIMULATOR_FAULTS
 from tests.foundation.cli import faceoff
 from tests.foundation.test_matrix import DIGEST, MINIMAL
@@ -184,6 +185,7 @@ CASES = [
         ),
         ("more than 1000 cells",),
     ),
+    Case("no-arm-runs-it", cell_field("arms = []"), (".arms", "at least 1 item")),
     Case("unknown-cell-arm", cell_field('arms = ["nobody"]'), ("unknown arms ['nobody']",)),
     # values out of range or absurd
     Case("deadline-infinite", cell_field("deadline_s = inf"), ("cells[0].deadline_s", "finite")),
@@ -341,6 +343,12 @@ def test_distinct_loopback_addresses_may_share_a_port(
     path.write_text(edit("port = 9002", 'port = 9001\nhost = "127.0.0.2"'))
     code, _, err = run_main(["validate", str(path)], monkeypatch, capsys)
     assert code == 0, err
+
+
+def test_an_ipv6_arm_gets_a_bracketed_url(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.toml"
+    path.write_text(edit("port = 9001", 'port = 9001\nhost = "::1"'))
+    assert load_matrix(path).arms[0].base_url == "http://[::1]:9001"
 
 
 def test_the_matrix_knows_every_simulator_fault() -> None:
