@@ -4,11 +4,19 @@ Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run`
 ledger row. A lane that does not pass readiness or identity stays recorded as
 such; its cells are then blocked by the guard, never run. A port that already
 answers before the lane starts is a lane that cannot be ours: it is not started.
+
+A lane may die at any time: ``lane_death`` looks at its process or container (for
+a host lane, every process its group had once up) and asks its API for
+``/health``; the flow asks before each cell, after the warmups and after each
+cell. The first observation is what ``lane.json`` keeps as the lane's exit. The
+warmups are judged too: an errored warmup means the lane cannot serve the cells.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
@@ -16,6 +24,9 @@ from flows.client import ClientExit, run_client
 from flows.planning import plan_warmups
 from flows.restore import lane_run_row
 from flows.scope import CampaignScope
+from guards.dispositions import Decision
+from guards.reasons import Disposition, Reason
+from guards.validity import ERROR_STATUSES
 from lanes.bringup import bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
@@ -23,14 +34,21 @@ from lanes.http import HttpReply
 from lanes.lane import Lane
 from lanes.readiness import Waiting
 from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
+from lanes.restoration import RestoreTools
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import add_lane_run, close_lane_runs
 from matrix.model import Arm, Cell
+from workload.journal import JOURNAL_NAME, read_journal
+from workload.outcome import RequestOutcome
 from workload.plan import PLAN_NAME
 
 WARMUP_DIR = "warmup"
 PORT_PROBE_S = 2.0  # a port check: anything listening answers at once
+# A liveness check of a lane that served a moment ago: an idle engine answers at once,
+# but a loaded host may be slow; a refused connection comes back at once anyway.
+LIVENESS_TIMEOUT_S = 30.0
+DYING_S = 5.0  # how long a lane whose API went away gets to show its exit status
 
 
 @dataclass(frozen=True)
@@ -43,6 +61,7 @@ class ArmRun:
     ready: bool
     identity_ok: bool
     reason: str | None  # why the cells cannot run, when they cannot
+    warmups_failed: Decision | None = None  # its warmups errored: the cells are blocked
 
     @property
     def usable(self) -> bool:
@@ -81,6 +100,8 @@ def start_arm(scope: CampaignScope, arm: Arm) -> ArmRun:
             _record_lane_run(scope, started, ok=False, reason=exc.message)
         return ArmRun(arm, started, run_dir, False, False, exc.message)
     _record_lane_run(scope, lane, ok=up.ok, reason=up.reason)
+    if up.ok:
+        lane.watch()
     readiness = up.identity.readiness
     return ArmRun(arm, lane, run_dir, readiness.ready, up.ok, None if up.ok else up.reason)
 
@@ -99,6 +120,72 @@ def port_answers(scope: CampaignScope, arm: Arm) -> str | None:
         f"something already answers on {arm.host}:{arm.port} ({reply.describe()}) before arm "
         f"{arm.name!r} was started; it is not this campaign's lane, so the arm was not started"
     )
+
+
+def lane_death(run: ArmRun, tools: RestoreTools) -> LaneExit | None:
+    """How the arm's lane died, as first observed; None while it runs and answers /health.
+
+    A lane whose process runs but whose API no longer answers is dead too (an engine
+    whose worker died): the lane is told, so that its stop records this, not the stop.
+    """
+    if run.lane is None:
+        return None
+    ended = run.lane.exit_status()
+    if ended is not None:
+        return ended
+    reply = tools.http.get(f"{run.base_url}/health", timeout=LIVENESS_TIMEOUT_S)
+    if reply.ok:
+        return None
+    ended = _ended_within(run.lane, DYING_S)  # a dying process closes its socket first
+    if ended is not None:
+        return ended
+    ended = LaneExit(
+        exit_code=None,
+        finished_at=tools.now(),
+        detail=f"its API stopped answering /health ({reply.describe()}) while its process ran",
+    )
+    run.lane.note_death(ended)
+    return ended
+
+
+def _ended_within(lane: Lane, seconds: float) -> LaneExit | None:
+    deadline = time.monotonic() + seconds
+    while (ended := lane.exit_status()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return ended
+
+
+def judged_warmups(scope: CampaignScope, run: ArmRun, client: ClientExit) -> ArmRun:
+    """The run, with its cells blocked when its warmups failed (the lane's death named)."""
+    outcomes = read_journal(run.run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes
+    failure = warmup_failure(outcomes, run.arm.warmups, client)
+    if failure is None:
+        return run
+    died = lane_death(run, scope.tools)
+    if died is not None:
+        failure += f"; the lane had died: {died.detail}"
+    sentence = f"arm {run.arm.name}'s warmups failed on lane run {run.run_dir.name}: {failure}"
+    return replace(
+        run, warmups_failed=Decision(Disposition.BLOCKED, Reason.WARMUPS_FAILED, sentence)
+    )
+
+
+def warmup_failure(
+    outcomes: Sequence[RequestOutcome], planned: int, client: ClientExit
+) -> str | None:
+    """Why the warmups failed (n of N errored, the first error), or None when they served."""
+    errored = [o for o in outcomes if o.status in ERROR_STATUSES]
+    missing = planned - len(outcomes)
+    if not errored and missing <= 0:
+        return None
+    words = [f"{len(errored)} of {planned} warmup(s) errored"]
+    if errored:
+        first = errored[0]
+        text = (first.error or "").strip().replace("\n", " ")[:160]
+        words.append(f"first: {first.status.value}" + (f": {text}" if text else ""))
+    if missing > 0:
+        words.append(f"{missing} never journaled (client exit {client.returncode})")
+    return "; ".join(words)
 
 
 def run_warmups(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | None:

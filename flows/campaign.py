@@ -7,6 +7,12 @@
     bundle, tickets) → Prefect artifacts.
 
 A run that has nothing left to do touches no lane and only rewrites the bundle.
+
+The flow run's final state says how it ended: ``Completed`` when the campaign is
+complete, ``Completed`` named ``Partial`` when it closed partial, ``Failed`` when the
+incumbent could not be restored (whichever restoration of the run came last: the
+pending one a resume runs first, or the one after the cells). Its data is the
+``CampaignResult`` either way (``flows.runner.result_of``).
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 from prefect.runtime import flow_run
+from prefect.states import Completed, Failed, State
 
 from faceoff.errors import FaceoffError
-from flows.arm import ArmRun
+from flows.arm import ArmRun, judged_warmups, lane_death
 from flows.closing import CampaignResult
 from flows.handoff import check_incumbent_port
 from flows.lock import CampaignLock
@@ -42,12 +49,13 @@ from flows.tasks import (
 from matrix.model import Arm, Cell
 
 FLOW_NAME = "faceoff-campaign"
+PARTIAL = "Partial"  # the name of a Completed state whose campaign closed partial
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
 def campaign(
     matrix: str, workdir: str = "runs", db: str | None = None, dated: bool = False
-) -> CampaignResult:
+) -> State[CampaignResult]:
     """Run, or resume, the campaign of a matrix TOML file.
 
     ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start (UTC),
@@ -64,12 +72,23 @@ def campaign(
         except BaseException:
             set_status(opened.scope, OPEN)
             raise
-        result = close_task(opened.scope, restoration)
+        done = [r for r in (opened.restored_first, restoration) if r is not None]
+        result = close_task(opened.scope, done)
         get_run_logger().info(
             "%s: %s; bundle %s", result.campaign, result.closure.sentence, result.bundle
         )
         publish_task(opened.scope, result)
-        return result
+        return final_state(result)
+
+
+def final_state(result: CampaignResult) -> State[CampaignResult]:
+    """Failed when the incumbent is not restored, ``Partial`` when the campaign closed so."""
+    if not result.restored:
+        message = result.restoration.message if result.restoration else "not restored"
+        return Failed(data=result, message=f"the incumbent is not restored: {message}")
+    if result.complete:
+        return Completed(data=result, message=result.closure.sentence)
+    return Completed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
 def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
@@ -93,7 +112,8 @@ def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
 
 def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
     """The arm's cells in order on one lane, started for the first cell that will run (the
-    stop policy may block cells without one) and started again if it died; then lane down."""
+    stop policy may block cells without one) and started again if it died; then lane down.
+    Cells on a lane whose warmups failed are blocked, never run."""
     run: ArmRun | None = None
     try:
         for cell in cells:
@@ -101,10 +121,13 @@ def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
             if blocked is not None:
                 _log_result(block_task(scope, cell, arm.name, blocked))
                 continue
-            if run is None or _ended(run):
+            if run is None or _died(scope, run):
                 if run is not None:
                     stop_task(scope, run)
                 run = bring_up(scope, arm, cell)
+            if run.warmups_failed is not None:
+                _log_result(block_task(scope, cell, arm.name, run.warmups_failed))
+                continue
             _log_result(cell_run(scope, run, cell))
     finally:
         if run is not None:
@@ -131,15 +154,24 @@ def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:
     except FaceoffError as exc:  # unscored: the cells themselves will say what fails
         logger.warning("arm %s: warmups not run: %s", arm.name, exc.message)
         return run
-    if warmups is not None:
-        logger.info(
-            "arm %s: %d warmup(s), client exit %d", arm.name, arm.warmups, warmups.returncode
-        )
+    if warmups is None:
+        return run
+    run = judged_warmups(scope, run, warmups)
+    if run.warmups_failed is not None:
+        logger.warning("%s", run.warmups_failed.sentence)
+    else:
+        logger.info("arm %s: %d warmup(s) served", arm.name, arm.warmups)
     return run
 
 
-def _ended(run: ArmRun) -> bool:
-    return run.lane is not None and run.usable and run.lane.exit_status() is not None
+def _died(scope: CampaignScope, run: ArmRun) -> bool:
+    """Whether a usable lane died since it was last looked at (an unusable one never ran)."""
+    if not run.usable:
+        return False
+    ended = lane_death(run, scope.tools)
+    if ended is not None:
+        get_run_logger().warning("arm %s: the lane died: %s", run.arm.name, ended.detail)
+    return ended is not None
 
 
 def _log_opening(opened: Opened) -> None:
@@ -153,7 +185,9 @@ def _log_opening(opened: Opened) -> None:
         scope.frozen.short_id,
         scope.campaign_dir,
     )
-    if opened.restored_first is not None:
-        logger.info("pending restoration first: %s", opened.restored_first.message)
+    first = opened.restored_first
+    if first is not None:
+        log = logger.info if first.ok else logger.warning
+        log("pending restoration first: %s", first.message)
     for attempt in opened.interrupted:
         logger.info("interrupted earlier: %s (its journal is kept and indexed)", attempt)

@@ -20,7 +20,7 @@ from collectors.host import LaneTarget as CollectorTarget
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from flows.arm import ArmRun
+from flows.arm import ArmRun, lane_death
 from flows.client import ClientExit, run_client
 from flows.journal_index import index_journal
 from flows.planning import plan_cell
@@ -178,7 +178,7 @@ def cell_record(
         deadline_s=attempt.cell.deadline_s,
         deadline_hit=client is not None and client.deadline_hit,
         client_exit_code=None if client is None else client.returncode,
-        lane_end=_lane_end(run),
+        lane_end=_lane_end(scope, run),
         collector_settings=collector_settings(scope),
     )
 
@@ -195,13 +195,20 @@ def _identity_ref(scope: CampaignScope, run: ArmRun) -> IdentityRef | None:
     )
 
 
-def _lane_end(run: ArmRun) -> LaneAtEnd | None:
+def _lane_end(scope: CampaignScope, run: ArmRun) -> LaneAtEnd | None:
+    """The lane after the drain: running and answering /health, or how it died."""
     if run.lane is None:
         return None
-    ended = run.lane.exit_status()
+    ended = lane_death(run, scope.tools) if run.usable else run.lane.exit_status()
     if ended is None:
         return LaneAtEnd(running=True, exit_code=None, oom_killed=None)
-    return LaneAtEnd(running=False, exit_code=ended.exit_code, oom_killed=ended.oom_killed)
+    return LaneAtEnd(
+        running=False,
+        exit_code=ended.exit_code,
+        oom_killed=ended.oom_killed,
+        signal=ended.signal,
+        detail=ended.detail,
+    )
 
 
 def finish(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellRunRow:

@@ -9,6 +9,7 @@ restoration, so the card and the sums include the receipt.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,11 +36,18 @@ class CampaignResult:
     closure: Closure
     bundle: Path
     card: str  # RESULT.md as written
-    restoration: RestoreOutcome | None  # None when this run never touched the incumbent
+    # Every restoration this run did, in order: a resume's pending one first, then the one
+    # after its cells. Empty when this run never had to bring the incumbent back.
+    restorations: tuple[RestoreOutcome, ...] = ()
 
     @property
     def complete(self) -> bool:
         return self.closure.status.value == "complete"
+
+    @property
+    def restoration(self) -> RestoreOutcome | None:
+        """The last restoration: whether the incumbent serves now."""
+        return self.restorations[-1] if self.restorations else None
 
     @property
     def restored(self) -> bool:
@@ -79,9 +87,9 @@ def bundle(scope: CampaignScope) -> BundleIndex:
     )
 
 
-def close(scope: CampaignScope, restoration: RestoreOutcome | None) -> CampaignResult:
+def close(scope: CampaignScope, restorations: Sequence[RestoreOutcome]) -> CampaignResult:
     closure = closure_of(scope)
     record_closure(scope, closure)
     index = bundle(scope)
     card = (index.root / RESULT_FILE).read_text(encoding="utf-8")
-    return CampaignResult(scope.name, closure, index.root, card, restoration)
+    return CampaignResult(scope.name, closure, index.root, card, tuple(restorations))

@@ -164,9 +164,9 @@ def card_view(card: str) -> Markdown:
 
 def closing_lines(result: CampaignResult) -> list[str]:
     lines = [f"{result.campaign}: {result.closure.sentence}"]
-    if result.restoration is not None:
-        lines.append(result.restoration.message)
-        lines += [f"  {detail}" for detail in result.restoration.details]
+    for restoration in result.restorations:
+        lines.append(restoration.message)
+        lines += [f"  {detail}" for detail in restoration.details]
     lines.append(f"bundle: {result.bundle}")
     return lines
 

@@ -4,7 +4,9 @@ Exit status of ``faceoff run`` (also in docs/flows.md):
 
     0    complete: every planned cell run accepted, incumbent restored (or never touched)
     3    closed partial: some cell runs failed, blocked or pending; incumbent restored
-    4    the incumbent's restoration failed: read receipt.json and run `faceoff restore`
+    4    the incumbent's restoration failed (the last one of the run: a resume's pending
+         restoration when no cell was left to run, else the one after the cells): read
+         receipt.json and run `faceoff restore`
     2    an error before or during the run (the message says what and where)
     143  terminated by SIGTERM (the incumbent was restored before exit; see receipt.json)
     130  interrupted by Ctrl-C
@@ -16,6 +18,8 @@ reads its settings when it is imported.
 from __future__ import annotations
 
 from pathlib import Path
+
+from prefect.states import State
 
 from flows.campaign import campaign
 from flows.closing import CampaignResult
@@ -29,7 +33,18 @@ EXIT_NOT_RESTORED = 4
 def run_campaign(matrix: Path, workdir: Path, db: str | None) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
     with sigterm_raises():
-        return campaign(matrix=str(matrix), workdir=str(workdir), db=db)
+        state = campaign(matrix=str(matrix), workdir=str(workdir), db=db, return_state=True)
+    return result_of(state)
+
+
+def result_of(state: State[CampaignResult]) -> CampaignResult:
+    """The flow run's ``CampaignResult``, whatever its final state; an error the run raised
+    is raised again."""
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, CampaignResult):
+        return data
+    state.result()  # raises the run's own error
+    raise TypeError(f"the campaign flow run ended {state.name} without a result")
 
 
 def exit_status(result: CampaignResult) -> int:

@@ -16,6 +16,7 @@ from evidence.audit import audit_bundle
 from flows.campaign import campaign
 from flows.runner import EXIT_PARTIAL, exit_status
 from guards.verdict import Presence, Verdict
+from lanes.records import LaneRecord
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.matrices import arm, write_matrix
@@ -126,4 +127,32 @@ def test_a_cell_that_cannot_be_planned_is_blocked_with_the_reason_in_its_verdict
     verdict = Verdict.read(result.bundle / "cells/natural-9000-c1/inc/attempt-1/verdict.json")
     assert "could not be set up" in verdict.sentence
     assert "8192" in verdict.sentence.replace(",", "")
+    assert result.restored and audit_bundle(result.bundle).ok
+
+
+def test_an_engine_that_dies_in_its_warmups_blocks_its_cells_and_keeps_its_own_exit(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    crash = {"faults": {"crash_after_requests": 1, "crash_exit_code": 7}}
+    arms = [arm("inc", "incumbent"), arm("cand", "candidate", warmups=2, simulator=crash)]
+    path = write_matrix(tmp_path, matrix("e2e-warmdeath", arms))
+
+    result = campaign(matrix=str(path), workdir=str(workdir))
+
+    found = dispositions(workdir, "e2e-warmdeath")
+    for cell in ("natural-600-c1", "natural-600-c2"):
+        assert found[(cell, "cand", 1)] == ("blocked", "warmups_failed")
+        verdict = Verdict.read(
+            result.bundle / "cells" / cell / "cand" / "attempt-1" / "verdict.json"
+        )
+        assert "1 of 2 warmup(s) errored; first: " in verdict.sentence
+        assert "the lane had died: exited with status 7" in verdict.sentence
+    # The dead lane was noticed before the second cell and started again: two lane runs,
+    # each recording the engine's own exit, not the SIGTERM of the stop that followed.
+    lanes = result.bundle / "lanes" / "cand"
+    assert sorted(p.name for p in lanes.iterdir()) == ["campaign-001", "campaign-002"]
+    for run in lanes.iterdir():
+        ended = LaneRecord.read(run / "lane.json").exit
+        assert ended is not None and ended.exit_code == 7, ended
+        assert ended.detail.startswith("exited with status 7")
     assert result.restored and audit_bundle(result.bundle).ok
