@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, DatabaseError
 from typer._click.exceptions import NoArgsIsHelpError  # typer ships its own click
 
 from evidence.audit import audit_bundle
@@ -284,11 +284,11 @@ def _existing_ledger(db: str | None, workdir: Path) -> Engine | None:
             return None
     try:
         return open_ledger(url)
-    except OperationalError as exc:
+    except DatabaseError as exc:  # unreachable server, or a file that is no database
         raise FaceoffError(
             f"cannot open the ledger: {str(exc.orig).splitlines()[0]}",
-            where="--db" if db else str(workdir),
-            fix="check that the database server runs and the URL names it",
+            where="--db" if db else str(Path(workdir) / "faceoff.db"),
+            fix="check that the URL names a faceoff ledger and that its server runs",
         ) from None
 
 

@@ -392,6 +392,15 @@ def test_a_bad_command_line_is_one_short_error(
     assert files_under(tmp_path) == before  # no ledger, no workdir, no Prefect home
 
 
+def test_a_ledger_that_is_no_database_is_one_short_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "faceoff.db").write_text("not a database\n")
+    code, _, err = run_main(["status", "--workdir", str(tmp_path)], monkeypatch, capsys)
+    assert_short_error(code, err)
+    assert "faceoff.db: cannot open the ledger: file is not a database" in err
+
+
 def test_status_of_a_workdir_without_a_ledger_creates_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
