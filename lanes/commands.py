@@ -71,6 +71,8 @@ def binding_line(arm: Arm) -> str:
     elif arm.runs_vllm:
         added = binding_args(arm)
         how = f"vLLM; faceoff adds {' '.join(added)}" if added else "vLLM; its flags bind it"
+    elif arm.engine is not None:
+        how = f"engine {arm.engine!r}: launched as written, its command must listen there"
     else:
         how = 'engine not declared: its command must listen there (engine = "vllm" binds it)'
     return f"{where}; {how}"

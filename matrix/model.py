@@ -196,11 +196,12 @@ class Arm(Spec):
     lane: LaneKind = Field(description="How the recipe is brought up.")
     image: str | None = Field(default=None, description="Pinned image, repo@sha256:<64 hex>.")
     command: list[str] | None = Field(default=None, description="Process command / container cmd.")
-    engine: Literal["vllm"] | None = Field(
+    engine: Literal["vllm", "other"] | None = Field(
         default=None,
         exclude_if=omitted_at(None),
         description="'vllm': faceoff appends --host, --port and --served-model-name when the "
-        "command line lacks them (detected from a `vllm … serve` command).",
+        "command line lacks them; 'other': launched as written. Unset: 'vllm' when the command "
+        "runs `vllm … serve`.",
     )
     host: str = Field(default="127.0.0.1", description="Host the lane's API listens on.")
     port: int = Field(ge=1, le=65535, description="Port of the lane's OpenAI API and /metrics.")
@@ -247,8 +248,8 @@ class Arm(Spec):
 
     @property
     def runs_vllm(self) -> bool:
-        """Declared ``engine = "vllm"``, or a command that runs ``vllm … serve``."""
-        return self.engine == VLLM or runs_vllm(self.command or [])
+        """Declared ``engine = "vllm"``, or undeclared with a command that runs ``vllm … serve``."""
+        return self.engine == VLLM or (self.engine is None and runs_vllm(self.command or []))
 
     @property
     def binding(self) -> Binding:

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from lanes.bringup import bring_up
-from lanes.commands import container_command, host_command
+from lanes.commands import binding_line, container_command, host_command
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting, wait_ready
@@ -50,6 +50,16 @@ def test_other_commands_are_left_as_written() -> None:
     assert not runs_vllm(["sglang", "serve"])  # 'serve' alone says nothing
     the_arm = arm(command=["python", "-m", "http.server", "8001"], port=8001)
     assert host_command(the_arm, PYTHON) == ["python", "-m", "http.server", "8001"]
+
+
+def test_engine_other_opts_out_of_detection() -> None:
+    """A command that looks like vLLM but is not (a wrapper with its own flags) is left alone."""
+    command = ["/opt/bin/vllm-router", "serve", "--listen", "127.0.0.1:8001"]
+    the_arm = arm(engine="other", command=command, port=8001)
+    assert not the_arm.runs_vllm and host_command(the_arm, PYTHON) == command
+    assert binding_line(the_arm).endswith(
+        "engine 'other': launched as written, its command must listen there"
+    )
 
 
 def test_a_declared_vllm_container_gets_the_arms_binding() -> None:
