@@ -96,7 +96,8 @@ def _ratio_words(r: Ratio) -> str:
     label = tables.RATIO_LABELS[r.metric]
     return (
         f"{label} p50 {r.ratio:.2f}× the incumbent's ({r.confidence:.0%} interval "
-        f"{r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate})"
+        f"{r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate} requests in "
+        f"{r.blocks_incumbent}/{r.blocks_candidate} blocks)"
     )
 
 

@@ -152,7 +152,8 @@ def _cells_of(c: Comparison, cell_ids: list[str | None], kind: str = "telemetry"
 
 RATIO_NOTE = (
     "Candidate p50 divided by incumbent p50 within one cell; in brackets the {confidence:.0%} "
-    "bootstrap interval; n is the requests each side rests on. Above 1 is higher for the "
+    "block bootstrap interval; n is the requests each side rests on and, in brackets, the "
+    "blocks of consecutive requests the interval resampled. Above 1 is higher for the "
     "candidate: better for rates (prefill, decode), worse for times (TTFO, TTFT, E2E, TPOT)."
 )
 
@@ -165,12 +166,21 @@ def ratios(c: Comparison, sources: Sources) -> str:
             ref = sources.ref(f"cells[{cell.id}].ratios[{r.candidate},{r.metric}]", journals)
             label = RATIO_LABELS.get(r.metric, r.metric)
             interval = fmt.ratio(r.ratio, r.low, r.high)
-            sizes = f"{r.n_incumbent} / {r.n_candidate}"
+            sizes = (
+                f"{r.n_incumbent} / {r.n_candidate} ({r.blocks_incumbent} / {r.blocks_candidate})"
+            )
             rows.append([cell.id, r.candidate, label, interval, sizes, ref])
     if not rows:
         return "No cell is comparable on the incumbent and a candidate, so no ratio is given."
     confidence = next(r.confidence for cell in c.cells for r in cell.ratios)
-    header = ["cell", "candidate", "metric", "ratio [interval]", "n inc. / cand.", "source"]
+    header = [
+        "cell",
+        "candidate",
+        "metric",
+        "ratio [interval]",
+        "n (blocks) inc. / cand.",
+        "source",
+    ]
     return RATIO_NOTE.format(confidence=confidence) + "\n\n" + table(header, rows)
 
 

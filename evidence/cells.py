@@ -11,7 +11,7 @@ from evidence.comparison import ArmCell, CellEntry, EngineFacts, MemoryFacts, Pa
 from evidence.inputs import AttemptInputs
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
-from evidence.stats import Sample, median_ratio
+from evidence.stats import Sample, median_ratio, time_blocks
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
 from guards.record import CELL_FILE
@@ -153,9 +153,22 @@ def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
 
 def metric_values(outcomes: Sequence[RequestOutcome], metric: str) -> tuple[float, ...]:
     """The metric over scored ok requests, as the summary's distributions take it."""
+    return tuple(v for _, v in _timed_values(outcomes, metric))
+
+
+def _timed_values(outcomes: Sequence[RequestOutcome], metric: str) -> list[tuple[int, float]]:
+    """(send_ns, value) of the metric over scored ok requests."""
     fn = REQUEST_METRICS[metric]
-    values = (fn(o).value for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK)
-    return tuple(v for v in values if v is not None)
+    scored = (o for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK)
+    timed = ((o.send_ns or 0, fn(o).value) for o in scored)
+    return [(t, v) for t, v in timed if v is not None]
+
+
+def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -> Sample:
+    """The metric's values with their blocks: consecutive requests in send order."""
+    timed = _timed_values(outcomes, metric)
+    blocks = time_blocks([t for t, _ in timed], cell.concurrency)
+    return Sample(stratum(cell), tuple(v for _, v in timed), blocks)
 
 
 def pair_ratios(
@@ -178,8 +191,8 @@ def _ratio(
     seed: int,
 ) -> Ratio | None:
     found = median_ratio(
-        Sample(stratum(cell), metric_values(incumbent.outcomes, metric)),
-        Sample(stratum(cell), metric_values(candidate.outcomes, metric)),
+        metric_sample(cell, incumbent.outcomes, metric),
+        metric_sample(cell, candidate.outcomes, metric),
         seed=seed,
     )
     return None if found is None else Ratio(metric=metric, candidate=name, **asdict(found))

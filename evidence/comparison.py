@@ -7,6 +7,8 @@ RESULT.md or report.html back to a file. The JSON Schema is exported to
 
 Format history of ``Comparison.schema_version``:
   1 — first release.
+  2 — ratio intervals are block bootstraps; each ratio gains ``blocks_incumbent`` and
+      ``blocks_candidate`` (the blocks of consecutive requests its interval resampled).
 """
 
 from __future__ import annotations
@@ -105,6 +107,12 @@ class Ratio(Spec):
     seed: int = Field(description="Bootstrap seed.")
     n_incumbent: int = Field(description="Incumbent requests the ratio rests on.")
     n_candidate: int = Field(description="Candidate requests the ratio rests on.")
+    blocks_incumbent: int = Field(
+        description="Blocks of consecutive incumbent requests the interval resampled."
+    )
+    blocks_candidate: int = Field(
+        description="Blocks of consecutive candidate requests the interval resampled."
+    )
 
 
 class PairEntry(Spec):
@@ -215,7 +223,7 @@ class Caveat(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Comparison format version.")
+    schema_version: Literal[2] = Field(default=2, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")

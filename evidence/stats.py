@@ -7,8 +7,12 @@ h = (n − 1)·q, and the value is x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] �
 A ratio compares one cell on two arms, never a pool: both samples carry their
 stratum (workload kind × input target × concurrency), and samples of different
 strata are refused rather than compared. Its interval is a seeded two-sample
-percentile bootstrap of the ratio of medians, so the same inputs and seed always
-give the same interval.
+percentile *block* bootstrap of the ratio of medians, so the same inputs and seed
+always give the same interval. Requests measured close together in time share
+the host's and the engine's state of that moment (a busy stretch, a batch they
+ran in), so they are not independent: a sample's values are grouped into blocks
+of consecutive requests in send order (``time_blocks``), and the bootstrap draws
+whole blocks. With one request per block it is the plain bootstrap.
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ PERCENTILE_METHOD = (
 )
 RATIO_METHOD = (
     "ratio = candidate p50 / incumbent p50 of the same cell; interval: two-sample percentile "
-    "bootstrap of that ratio (each arm resampled with replacement), seeded by the campaign seed"
+    "block bootstrap of that ratio (each arm's scored requests grouped in send order into "
+    "blocks of max(concurrency, ⌈n^⅓⌉) consecutive requests, at most n/5 so there are at least "
+    "5 blocks; whole blocks resampled with replacement), seeded by the campaign seed"
 )
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
+MIN_BLOCKS = 5  # fewer blocks than this and the interval would rest on a handful of draws
 
 
 class StratumMismatch(ValueError):
@@ -49,10 +56,28 @@ class Distribution:
 
 @dataclass(frozen=True)
 class Sample:
-    """The values of one metric in one cell on one arm, labelled with the cell's stratum."""
+    """The values of one metric in one cell on one arm, labelled with the cell's stratum.
+
+    ``blocks`` gives each value its block (``time_blocks``); empty, every value is
+    its own block.
+    """
 
     stratum: str
     values: tuple[float, ...]
+    blocks: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.blocks and len(self.blocks) != len(self.values):
+            raise ValueError(f"{len(self.blocks)} block labels for {len(self.values)} values")
+
+    def grouped(self) -> list[tuple[float, ...]]:
+        """The values block by block, in block order."""
+        if not self.blocks:
+            return [(v,) for v in self.values]
+        groups: dict[int, list[float]] = {}
+        for block, value in zip(self.blocks, self.values, strict=True):
+            groups.setdefault(block, []).append(value)
+        return [tuple(groups[b]) for b in sorted(groups)]
 
 
 @dataclass(frozen=True)
@@ -67,6 +92,8 @@ class RatioInterval:
     seed: int
     n_incumbent: int
     n_candidate: int
+    blocks_incumbent: int
+    blocks_candidate: int
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -96,6 +123,23 @@ def describe(values: Sequence[float]) -> Distribution | None:
     )
 
 
+def block_size(n: int, concurrency: int) -> int:
+    """Requests per block: a whole round of concurrent requests or ⌈n^⅓⌉, whichever is more,
+    but small enough to leave ``MIN_BLOCKS`` blocks where n allows."""
+    wanted = max(concurrency, math.ceil(n ** (1 / 3)))
+    return max(1, min(wanted, n // MIN_BLOCKS))
+
+
+def time_blocks(send_ns: Sequence[int], concurrency: int) -> tuple[int, ...]:
+    """Each request's block: requests in send order, ``block_size`` consecutive ones a block."""
+    size = block_size(len(send_ns), concurrency)
+    order = sorted(range(len(send_ns)), key=lambda i: send_ns[i])
+    blocks = [0] * len(send_ns)
+    for rank, i in enumerate(order):
+        blocks[i] = rank // size
+    return tuple(blocks)
+
+
 def ensure_same_stratum(incumbent: Sample, candidate: Sample) -> None:
     if incumbent.stratum != candidate.stratum:
         raise StratumMismatch(
@@ -123,7 +167,8 @@ def median_ratio(
     base = statistics.median(incumbent.values)
     if base <= 0:
         return None
-    ratios = _bootstrap(incumbent.values, candidate.values, seed, resamples)
+    inc_blocks, cand_blocks = incumbent.grouped(), candidate.grouped()
+    ratios = _bootstrap(inc_blocks, cand_blocks, seed, resamples)
     if not ratios:
         return None
     tail = (1.0 - confidence) / 2.0
@@ -136,18 +181,28 @@ def median_ratio(
         seed=seed,
         n_incumbent=len(incumbent.values),
         n_candidate=len(candidate.values),
+        blocks_incumbent=len(inc_blocks),
+        blocks_candidate=len(cand_blocks),
     )
 
 
 def _bootstrap(
-    incumbent: Sequence[float], candidate: Sequence[float], seed: int, resamples: int
+    incumbent: Sequence[Sequence[float]],
+    candidate: Sequence[Sequence[float]],
+    seed: int,
+    resamples: int,
 ) -> list[float]:
-    """Sorted ratios of resampled medians; resamples whose incumbent median is 0 are skipped."""
+    """Sorted ratios of medians of block resamples; a zero incumbent median is skipped."""
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):
-        base = statistics.median(rng.choices(incumbent, k=len(incumbent)))
-        top = statistics.median(rng.choices(candidate, k=len(candidate)))
+        base = statistics.median(_draw(rng, incumbent))
+        top = statistics.median(_draw(rng, candidate))
         if base > 0:
             ratios.append(top / base)
     return sorted(ratios)
+
+
+def _draw(rng: random.Random, blocks: Sequence[Sequence[float]]) -> list[float]:
+    """As many blocks as there are, drawn with replacement, their values pooled."""
+    return [v for block in rng.choices(blocks, k=len(blocks)) for v in block]

@@ -16,6 +16,8 @@ from tests.conftest import free_port
 
 TIME_SCALE = 20.0
 NOT_APPLICABLE = {"gpu_memory": "the test hosts have no GPUs"}
+# The shared test hosts stall; the host_stall rule has its own tests (tests/guards).
+LOADED_HOST = {"max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0}
 
 
 def toml_value(value: Any) -> str:
@@ -66,5 +68,6 @@ def campaign(name: str, arms: list[dict[str, Any]], **extra: Any) -> dict[str, A
         "cells": [cell | {"id": "natural-600-c1", "concurrency": 1},
                   cell | {"id": "natural-600-c2", "concurrency": 2}],
         "families": {"not_applicable": NOT_APPLICABLE},
+        "thresholds": LOADED_HOST,
     }  # fmt: skip
     return data | extra

@@ -6,7 +6,15 @@ import statistics
 
 import pytest
 
-from evidence.stats import Sample, StratumMismatch, describe, median_ratio, quantile
+from evidence.stats import (
+    Sample,
+    StratumMismatch,
+    block_size,
+    describe,
+    median_ratio,
+    quantile,
+    time_blocks,
+)
 
 
 def test_quantile_is_type_7_as_statistics_inclusive_computes_it() -> None:
@@ -47,6 +55,7 @@ def test_ratio_and_interval_are_reproducible_from_the_seed() -> None:
     assert first.ratio == pytest.approx(21.0 / 11.0)
     assert first.low <= first.ratio <= first.high
     assert (first.n_incumbent, first.n_candidate, first.seed) == (5, 5, 7)
+    assert (first.blocks_incumbent, first.blocks_candidate) == (5, 5)  # a value per block
     assert median_ratio(inc, cand, seed=8) != first  # another seed, another resampling
 
 
@@ -58,3 +67,48 @@ def test_a_ratio_across_strata_is_refused() -> None:
 def test_no_ratio_without_values_or_with_a_zero_incumbent_median() -> None:
     assert median_ratio(Sample("s", ()), Sample("s", (1.0,)), seed=1) is None
     assert median_ratio(Sample("s", (0.0, 0.0)), Sample("s", (1.0,)), seed=1) is None
+
+
+@pytest.mark.parametrize(
+    ("n", "concurrency", "size"),
+    [(84, 4, 5), (84, 8, 8), (6, 2, 1), (16, 16, 3), (1_000, 1, 10), (3, 1, 1), (0, 4, 1)],
+)
+def test_a_block_is_a_round_of_concurrent_requests_or_the_cube_root_leaving_five_blocks(
+    n: int, concurrency: int, size: int
+) -> None:
+    assert block_size(n, concurrency) == size
+
+
+def test_blocks_follow_send_order_not_journal_order() -> None:
+    send_ns = [50, 10, 40, 20, 30, 60, 90, 80, 70, 100]  # journal order is end order
+    assert time_blocks(send_ns, concurrency=2) == (2, 0, 1, 0, 1, 2, 4, 3, 3, 4)
+
+
+def test_a_sample_refuses_block_labels_that_do_not_match_its_values() -> None:
+    with pytest.raises(ValueError, match="2 block labels for 3 values"):
+        Sample("s", (1.0, 2.0, 3.0), (0, 0))
+
+
+def stretches(levels: list[float], per_block: int) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """Values that hold one level for a stretch of consecutive requests (a busy host, a batch)."""
+    values = tuple(level + 0.01 * j for level in levels for j in range(per_block))
+    return values, tuple(b for b in range(len(levels)) for _ in range(per_block))
+
+
+def test_the_block_bootstrap_sees_stretches_that_the_plain_one_takes_for_independent_requests() -> (
+    None
+):
+    inc_values, inc_blocks = stretches([10, 13, 10, 11, 14, 10, 12, 10, 13, 11], per_block=8)
+    cand_values, cand_blocks = stretches([11, 10, 14, 10, 12, 13, 10, 11, 10, 13], per_block=8)
+    plain = median_ratio(Sample("s", inc_values), Sample("s", cand_values), seed=3)
+    blocked = median_ratio(
+        Sample("s", inc_values, inc_blocks), Sample("s", cand_values, cand_blocks), seed=3
+    )
+    assert plain is not None and blocked is not None
+    assert blocked.ratio == plain.ratio  # the point estimate does not depend on the blocks
+    assert (blocked.blocks_incumbent, blocked.blocks_candidate) == (10, 10)
+    assert (blocked.n_incumbent, blocked.n_candidate) == (80, 80)
+    assert blocked.high - blocked.low > 1.3 * (plain.high - plain.low)
+    assert blocked == median_ratio(
+        Sample("s", inc_values, inc_blocks), Sample("s", cand_values, cand_blocks), seed=3
+    )

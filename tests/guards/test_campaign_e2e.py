@@ -78,6 +78,8 @@ engine_period_s = 0.1
 memory_period_s = 0.25
 min_coverage = 0.5          # generous: shared CPUs; the point here is the dropped family
 max_consecutive_misses = 4
+max_stalled_requests = 1.0  # the shared test host stalls; host_stall has its own tests
+max_client_cpu_wait = 1.0
 
 [families.not_applicable]
 gpu_memory = "simulator lanes run on hosts without GPUs"
