@@ -12,7 +12,6 @@ import typer
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError
-from typer._click.exceptions import NoArgsIsHelpError  # typer ships its own click
 
 from evidence.audit import audit_bundle
 from evidence.console import audit_lines, card, tickets_table
@@ -33,7 +32,7 @@ from matrix.freeze import freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="LLM serving qualification.")
+app = typer.Typer(add_completion=False, help="LLM serving qualification.")
 
 MatrixPath = Annotated[Path, typer.Argument(help="Matrix TOML file.")]
 Workdir = Annotated[
@@ -303,18 +302,18 @@ def _required(engine: Engine | None, db: str | None, workdir: Path) -> Engine:
 
 
 def main() -> None:
+    args = sys.argv[1:]
     try:
-        app(standalone_mode=False)
+        app(args=args or ["--help"], standalone_mode=False)
     except FaceoffError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise SystemExit(2) from exc
     except typer.Abort:
         raise SystemExit(130) from None
-    except NoArgsIsHelpError as exc:  # bare `faceoff`: the help is the answer
-        exc.show()
-        raise SystemExit(2) from None
-    except typer.TyperException as exc:  # usage errors (typer's click), with standalone_mode=False
+    except typer.TyperException as exc:  # usage errors (typer's own click, typer >= 0.26)
         _usage_error(exc)
+    if not args:  # bare `faceoff` printed the help; still a usage error, as in click
+        raise SystemExit(2)
 
 
 def _usage_error(exc: typer.TyperException) -> None:
