@@ -70,12 +70,17 @@ def test_simulator_arms_become_simulator_flags() -> None:
         command=None,
         port=18101,
         weights_manifest="/models/x",
-        simulator={"profile": "exl3-r11", "time_scale": 20, "faults": {"oom_at": 3, "x": True}},
+        simulator={
+            "profile": "exl3-r11",
+            "time_scale": 20,
+            "faults": {"oom_after_requests": 3, "contract_overrun": True},
+        },
     )
     assert simulator_args(sim) == [
         "--profile", "exl3-r11", "--host", "127.0.0.1", "--port", "18101",
         "--time-scale", "20", "--served-model-name", "llm.primary",
-        "--model-path", "/models/x", "--fault", "oom_at=3", "--fault", "x=true",
+        "--model-path", "/models/x", "--fault", "contract_overrun=true",
+        "--fault", "oom_after_requests=3",
     ]  # fmt: skip
     assert host_command(sim, "/py")[:3] == ["/py", "-m", "simulator"]
     docker_sim = sim.model_copy(update={"lane": "docker", "image": PINNED})
