@@ -556,15 +556,19 @@ class Matrix(Spec):
 
 
 def _fits_context(matrix: Matrix) -> None:
-    """A cell's input must leave room for output within each arm's declared context."""
+    """A cell's input plus the max_tokens it asks for must fit each arm's declared context:
+    vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len."""
     for arm in matrix.arms:
         limit = arm.recipe.max_model_len
         for cell in matrix.cells_for(arm) if limit is not None else []:
-            if cell.input_tokens >= limit:
+            # a prefill probe asks for one token (workload/plan.py)
+            output = 1 if cell.kind is WorkloadKind.PREFILL_PROBE else cell.sampling.max_tokens
+            if cell.input_tokens + output > limit:
                 raise ValueError(
-                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens} does not fit arm "
-                    f"{arm.name!r}, whose recipe.max_model_len = {limit}; lower input_tokens "
-                    "or leave the arm out of the cell (arms = [...])"
+                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens} plus max_tokens = "
+                    f"{output} exceed arm {arm.name!r}'s recipe.max_model_len = {limit}, so the "
+                    "engine would refuse every request; lower input_tokens or "
+                    "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
                 )
 
 

@@ -231,6 +231,11 @@ CASES = [
         ("'natural-1024-c1'", "recipe.max_model_len = 1024"),
     ),
     Case(
+        "output-beyond-context",
+        first_arm("[arms.recipe]\nmax_model_len = 2048\n"),
+        ("input_tokens = 1024 plus max_tokens = 16384", "recipe.max_model_len = 2048"),
+    ),
+    Case(
         "host-with-scheme",
         edit("port = 9001", 'port = 9001\nhost = "http://127.0.0.1"'),
         ("(name='old').host", "the port goes in port"),
@@ -343,6 +348,13 @@ def test_distinct_loopback_addresses_may_share_a_port(
     path.write_text(edit("port = 9002", 'port = 9001\nhost = "127.0.0.2"'))
     code, _, err = run_main(["validate", str(path)], monkeypatch, capsys)
     assert code == 0, err
+
+
+def test_a_prefill_probe_needs_room_for_one_output_token_only(tmp_path: Path) -> None:
+    path = tmp_path / "matrix.toml"
+    text = first_arm("[arms.recipe]\nmax_model_len = 1025\n")
+    path.write_text(text.replace('kind = "natural"', 'kind = "prefill_probe"'))
+    assert load_matrix(path).cells[0].input_tokens == 1024
 
 
 def test_an_ipv6_arm_gets_a_bracketed_url(tmp_path: Path) -> None:
