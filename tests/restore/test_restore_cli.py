@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ledger.db import open_ledger, resolve_url
 from tests.lanes.helpers import REPO
 
 
@@ -27,6 +28,9 @@ def test_nothing_pending_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_an_unknown_campaign_is_an_error_naming_it(tmp_path: Path) -> None:
+    no_ledger = faceoff("restore", "--campaign", "nope", "--workdir", str(tmp_path))
+    assert no_ledger.returncode == 2 and "no ledger yet, so no campaign" in no_ledger.stderr
+    open_ledger(resolve_url(None, tmp_path)).dispose()
     result = faceoff("restore", "--campaign", "nope", "--workdir", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.startswith("error: no campaign named 'nope' in the ledger")
