@@ -61,7 +61,7 @@ def local_pinned(client: Any, pinned: PinnedImage) -> Any | None:
     the store has none."""
     try:
         image = client.images.get(pinned.ref)
-    except docker.errors.ImageNotFound:
+    except docker.errors.APIError:  # not there, or the store cannot say: the pull decides
         return None
     same = check_running_image(pinned, image.attrs).verified or image.id == pinned.digest
     return image if same else None
