@@ -66,8 +66,6 @@ def load_matrix(path: Path) -> Matrix:
         matrix = Matrix.model_validate(data)
     except ValidationError as exc:
         raise MatrixError(_describe(exc, data, origins), where=str(path), fix=FIX_FIELDS) from exc
-    except ValueError as exc:  # raised outside pydantic's error collection
-        raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
     try:
         check_host(matrix)
     except ValueError as exc:
