@@ -560,7 +560,9 @@ def _fits_context(matrix: Matrix) -> None:
     vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len."""
     for arm in matrix.arms:
         limit = arm.recipe.max_model_len
-        for cell in matrix.cells_for(arm) if limit is not None else []:
+        if limit is None:
+            continue
+        for cell in matrix.cells_for(arm):
             # a prefill probe asks for one token (workload/plan.py)
             output = 1 if cell.kind is WorkloadKind.PREFILL_PROBE else cell.sampling.max_tokens
             if cell.input_tokens + output > limit:
