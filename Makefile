@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean vllm-docker-test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The real engine as a Docker lane: builds the 3.6 GB vLLM CPU image (about ten minutes),
+# pushes it to the local registry and runs the Docker real-engine test against it by digest.
+vllm-docker-test: $(STAMP)
+	FACEOFF_VLLM_IMAGE=$$(bash deploy/images/vllm/build.sh) && export FACEOFF_VLLM_IMAGE && \
+	$(BIN)/python -m pytest -m vllm_image tests/vllm/test_vllm_docker.py $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(NAME) $(ARGS)

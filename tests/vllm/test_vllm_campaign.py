@@ -19,7 +19,7 @@ from evidence.audit import audit_bundle
 from flows.campaign import campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import write_matrix
-from tests.vllm.engine import MAX_MODEL_LEN, NO_JSON, NOT_APPLICABLE, SERVED, cell, vllm_arm
+from tests.vllm.engine import MAX_MODEL_LEN, NO_JSON, NOT_APPLICABLE, SHARED_CORES, SERVED, cell, vllm_arm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
 
@@ -37,6 +37,7 @@ def ab_matrix(folder: Path, model: Path) -> Path:
         ],
         "cells": [cell("natural-512-c1", concurrency=1), cell("natural-512-c2", concurrency=2)],
         "families": {"not_applicable": NOT_APPLICABLE},
+        "thresholds": SHARED_CORES,
     }
     return write_matrix(folder, data)
 
