@@ -124,14 +124,20 @@ async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> 
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
 
 
-def process_times() -> dict[str, float | None]:
-    """CPU seconds of this process and seconds it waited for a CPU (Linux schedstat)."""
+def runqueue_wait_s() -> float | None:
+    """Seconds this process's main thread has waited for a CPU so far (Linux schedstat)."""
     try:
-        fields = Path("/proc/self/schedstat").read_text().split()
-        waited: float | None = int(fields[1]) / 1e9
+        return int(Path("/proc/self/schedstat").read_text().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
-        waited = None
-    return {"cpu_s": round(time.process_time(), 3), "runqueue_wait_s": waited}
+        return None
+
+
+def process_times(waited_before_run: float | None) -> dict[str, float | None]:
+    """CPU seconds of this process, and seconds it waited for a CPU while it ran the cell:
+    start-up and imports are left out, since the guard compares the wait to the cell window."""
+    waited = runqueue_wait_s()
+    during = None if waited is None or waited_before_run is None else waited - waited_before_run
+    return {"cpu_s": round(time.process_time(), 3), "runqueue_wait_s": during}
 
 
 def read_summary(log_path: Path) -> dict[str, Any] | None:
@@ -172,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # collections that otherwise stall the event loop for tens of ms (measured).
     gc.collect()
     gc.freeze()
+    waited_before_run = runqueue_wait_s()
     try:
         report = asyncio.run(run(runner, journal, args.cell_deadline_s or plan.cell.deadline_s))
     finally:
@@ -180,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"warning: progress lines stopped: {journal.callback_error}", file=sys.stderr)
     summary = {"journaled": report.journaled, "statuses": dict(report.statuses)}
     summary |= {"stopped_by": report.stopped_by, "prewarm_error": report.prewarm_error}
-    summary |= process_times()
+    summary |= process_times(waited_before_run)
     print(json.dumps({"summary": summary}), flush=True)
     return exit_status(report)
 

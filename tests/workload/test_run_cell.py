@@ -195,3 +195,17 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
         [sys.executable, "-m", "workload.run_cell", *argv], cwd=REPO, capture_output=True
     )
     assert proc.returncode == 2
+
+
+def test_the_client_reports_the_cpu_wait_of_its_run_not_of_its_start_up() -> None:
+    """The host-stall guard divides this wait by the cell window; waits spent importing
+    before the first request (seconds on a loaded host) must not count."""
+    from workload.run_cell import process_times, runqueue_wait_s
+
+    before = runqueue_wait_s()
+    assert before is not None and before >= 0
+    during = process_times(before)["runqueue_wait_s"]
+    after = runqueue_wait_s()
+    assert during is not None and after is not None
+    assert 0 <= during <= after - before
+    assert process_times(None)["runqueue_wait_s"] is None
