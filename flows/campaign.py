@@ -53,19 +53,19 @@ PARTIAL = "Partial"  # the name of a Completed state whose campaign closed parti
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def campaign(
-    matrix: str, workdir: str = "runs", db: str | None = None, dated: bool = False
-) -> State[CampaignResult]:
+def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[CampaignResult]:
     """Run, or resume, the campaign of a matrix TOML file.
 
     ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start (UTC),
-    so that a nightly deployment opens one campaign per night.
+    so that a nightly deployment opens one campaign per night. The ledger is
+    ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
+    stores in its database (a PostgreSQL URL carries a password).
     """
     when = flow_run.scheduled_start_time.date() if dated else None
     frozen = frozen_of(Path(matrix), dated=when)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
-        opened = open_task(frozen, workdir=Path(workdir), db_url=db, tools=tools)
+        opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         _log_opening(opened)
         try:
             restoration = run_arms(opened.scope)

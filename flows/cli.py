@@ -22,6 +22,7 @@ from faceoff.errors import FaceoffError
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from flows.lock import run_in_progress
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -86,10 +87,11 @@ def status(
         return
     with session_scope(_required(engine, db, workdir)) as session:
         if campaign is None:
-            out.print(views.campaigns_table(list_campaigns(session)))
+        rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
+        running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
+            out.print(views.campaigns_table(rows, running))
             return
-        row = require_campaign(session, campaign)
-        out.print(views.dispositions_table(row, cell_runs(session, row)))
+        out.print(views.dispositions_table(rows[0], cell_runs(session, rows[0]), running))
 
 
 @app.command()
@@ -104,11 +106,17 @@ def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> 
         )
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
-    from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
-
+    if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
+        os.environ[DB_URL_ENV] = db
+    ports = {arm.port for arm in frozen.matrix.arms}
     try:
-        with live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name):
-            result = run_campaign(path, workdir, db)
+        with (
+            ephemeral.ephemeral_server(os.environ, avoid=ports),
+            live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name),
+        ):
+            from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+            result = run_campaign(path, workdir)
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from rich.console import Console
 from rich.table import Table
 
+from flows.opening import RUNNING
 from ledger.tables import CampaignRow, CellRunRow
 from matrix.freeze import FrozenMatrix
 from matrix.plan import plan
@@ -40,7 +43,16 @@ def _short_image(image: str | None) -> str:
     return f"{repo}@{digest[:19]}…"
 
 
-def campaigns_table(rows: list[CampaignRow]) -> Table:
+INTERRUPTED = "interrupted"  # shown, never stored: the ledger still says running
+
+
+def status_label(row: CampaignRow, running: Collection[str]) -> str:
+    """The campaign's status; ``interrupted`` when the ledger says running but no live run
+    holds it (``running``: the names of campaigns whose run lock is held)."""
+    return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
+
+
+def campaigns_table(rows: list[CampaignRow], running: Collection[str] = ()) -> Table:
     table = Table(title="campaigns")
     for column in ("name", "matrix", "status", "accepted", "failed", "blocked", "pending"):
         table.add_column(column)
@@ -48,7 +60,7 @@ def campaigns_table(rows: list[CampaignRow]) -> Table:
         table.add_row(
             row.name,
             row.matrix_id[:12],
-            row.status,
+            status_label(row, running),
             *(str(n) for n in (row.accepted, row.failed, row.blocked, row.pending)),
         )
     return table
@@ -59,8 +71,10 @@ def disposition_label(run: CellRunRow) -> str:
     return run.disposition + (" (interrupted)" if run.interrupted else "")
 
 
-def dispositions_table(campaign: CampaignRow, runs: list[CellRunRow]) -> Table:
-    table = Table(title=f"{campaign.name} — {campaign.status}")
+def dispositions_table(
+    campaign: CampaignRow, runs: list[CellRunRow], running: Collection[str] = ()
+) -> Table:
+    table = Table(title=f"{campaign.name} — {status_label(campaign, running)}")
     for column in ("cell", "arm", "attempt", "disposition", "reason"):
         table.add_column(column)
     for run in runs:

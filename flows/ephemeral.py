@@ -1,17 +1,42 @@
-"""Prefect settings for ``faceoff run`` on one machine: an ephemeral server, offline.
+"""Prefect for ``faceoff run`` on one machine: settings, and the run's own ephemeral server.
 
-With no ``PREFECT_API_URL`` Prefect starts a temporary server for the run. Its
-database and logs go under the workdir (``PREFECT_HOME``) and neither the server
-nor the client sends analytics. Whatever the operator has set is kept. No Prefect import here: the
-values must be in the environment before Prefect is imported.
+With no ``PREFECT_API_URL`` faceoff starts a temporary Prefect server for the run
+itself, instead of letting Prefect do it: Prefect would pick a random port in
+8000–8999, where vLLM lanes listen, and its server would outlive a ``faceoff run``
+killed by SIGKILL. faceoff's server listens on a free port outside 8000–8999 and
+every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
+(``PR_SET_PDEATHSIG``, like the load client), and gets
+``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (120 s unless set) to answer:
+a loaded host starts it slowly. A server that does not start is one error, before
+any lane is touched. Its database and log go under the workdir (``PREFECT_HOME``)
+and neither the server nor the client sends analytics. Whatever the operator has
+set is kept. No Prefect import here: the values must be in the environment before
+Prefect is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Collection, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 
+from faceoff.errors import FaceoffError
+from flows.client import LAUNCHER
+from lanes.http import UrllibHttp
+
 PREFECT_DIR = ".prefect"
+SERVER_LOG = "server.log"
+STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
+STARTUP_TIMEOUT_S = 120  # Prefect's own default of 20 s is too short on a loaded host
+ENGINE_PORTS = range(8000, 9000)  # where vLLM lanes (and Prefect's own choice) listen
+PORT_TRIES = 20
+STOP_GRACE_S = 10.0
 
 
 def prefect_defaults(
@@ -26,6 +51,7 @@ def prefect_defaults(
         "PREFECT_HOME": str((Path(workdir) / PREFECT_DIR).resolve()),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
+        STARTUP_TIMEOUT_ENV: str(STARTUP_TIMEOUT_S),
     }
     if live_view:
         defaults["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "WARNING"
@@ -39,3 +65,85 @@ def apply_prefect_defaults(
     missing parents)."""
     environ.update(prefect_defaults(environ, workdir, live_view=live_view))
     Path(environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+
+
+def server_port(avoid: Collection[int]) -> int:
+    """A free loopback port outside 8000–8999 and outside ``avoid`` (the arms' ports)."""
+    for _ in range(PORT_TRIES):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in ENGINE_PORTS and port not in avoid:
+            return port
+    raise FaceoffError(
+        "found no free port for Prefect's ephemeral server outside 8000-8999 and the arms' ports",
+        fix="free some ports, or run against a Prefect server (set PREFECT_API_URL)",
+    )
+
+
+def server_command(port: int) -> list[str]:
+    """Prefect's own ephemeral server (uvicorn on its app factory), under the launcher that
+    asks the kernel to SIGTERM it when this process dies."""
+    spec = importlib.util.find_spec("prefect")
+    assert spec is not None and spec.submodule_search_locations
+    app_dir = str(Path(spec.submodule_search_locations[0]).parent)
+    uvicorn = [sys.executable, "-m", "uvicorn", "--app-dir", app_dir, "--factory"]
+    uvicorn += ["prefect.server.api.server:create_app", "--host", "127.0.0.1"]
+    uvicorn += ["--port", str(port), "--log-level", "error", "--lifespan", "on"]
+    return [sys.executable, "-c", LAUNCHER, str(os.getpid()), *uvicorn]
+
+
+@contextmanager
+def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) -> Iterator[None]:
+    """Unless ``PREFECT_API_URL`` is set: start the run's Prefect server, point
+    ``PREFECT_API_URL`` at it while inside, stop it after."""
+    if environ.get("PREFECT_API_URL"):
+        yield
+        return
+    port = server_port(avoid)
+    server = _start(environ, port)
+    environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
+    try:
+        yield
+    finally:
+        del environ["PREFECT_API_URL"]
+        server.terminate()
+        try:
+            server.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _start(environ: Mapping[str, str], port: int) -> subprocess.Popen[bytes]:
+    log = Path(environ["PREFECT_HOME"]) / SERVER_LOG
+    timeout_s = float(environ.get(STARTUP_TIMEOUT_ENV) or STARTUP_TIMEOUT_S)
+    env = {**environ, "PREFECT_UI_ENABLED": "0"}
+    env |= {"PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    with log.open("ab") as out:
+        server = subprocess.Popen(
+            server_command(port), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
+        )
+    problem = _wait_healthy(server, f"http://127.0.0.1:{port}/api/health", timeout_s)
+    if problem is None:
+        return server
+    server.kill()
+    server.wait()
+    raise FaceoffError(
+        f"Prefect's ephemeral server on 127.0.0.1:{port} {problem}; nothing was run "
+        f"(its log: {log})",
+        fix=f"raise {STARTUP_TIMEOUT_ENV} on a loaded host, or set PREFECT_API_URL to a "
+        "running Prefect server",
+    )
+
+
+def _wait_healthy(server: subprocess.Popen[bytes], url: str, timeout_s: float) -> str | None:
+    """None once the server answers, else why it did not."""
+    http, deadline = UrllibHttp(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            return f"exited with status {server.returncode} before it answered"
+        if http.get(url, timeout=5.0).ok:
+            return None
+        time.sleep(0.2)
+    return f"did not answer within {timeout_s:g} s ({STARTUP_TIMEOUT_ENV})"

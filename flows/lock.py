@@ -2,7 +2,9 @@
 
 The kernel drops the lock when the holder dies, SIGKILL included, so a crashed
 run never blocks the resume. (Across hosts the Prefect deployment's concurrency
-limit is what keeps campaigns apart.)
+limit is what keeps campaigns apart.) The same lock tells ``faceoff status`` whether
+a campaign the ledger says is running still has a live run: one whose run was
+killed says ``running`` until it is resumed, but nothing holds its lock.
 """
 
 from __future__ import annotations
@@ -53,3 +55,19 @@ class CampaignLock:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def run_in_progress(campaign_dir: Path) -> bool:
+    """Whether a live process holds the campaign's run lock. Creates nothing; the probe is
+    a shared lock, released at once."""
+    try:
+        fd = os.open(Path(campaign_dir) / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return False  # no lock file: no run ever started there
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's lock
+    return False

@@ -77,11 +77,10 @@ def campaign_dir_of(workdir: Path, frozen: FrozenMatrix) -> Path:
     return (Path(workdir) / frozen.matrix.campaign.name).resolve()
 
 
-def open_run(
-    frozen: FrozenMatrix, *, workdir: Path, db_url: str | None, tools: RestoreTools
-) -> Opened:
-    """Open or resume the campaign; on resume, restore first and mark interrupted attempts."""
-    engine = open_ledger(resolve_url(db_url, workdir))
+def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Opened:
+    """Open or resume the campaign; on resume, restore first and mark interrupted attempts.
+    The ledger's URL comes from the environment (``FACEOFF_DB_URL``), never a parameter."""
+    engine = open_ledger(resolve_url(None, workdir))
     campaign_dir = campaign_dir_of(workdir, frozen)
     with session_scope(engine) as session:
         _, resumed = open_campaign(

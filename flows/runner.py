@@ -30,10 +30,11 @@ EXIT_PARTIAL = 3
 EXIT_NOT_RESTORED = 4
 
 
-def run_campaign(matrix: Path, workdir: Path, db: str | None) -> CampaignResult:
-    """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
+def run_campaign(matrix: Path, workdir: Path) -> CampaignResult:
+    """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
+    The ledger is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file."""
     with sigterm_raises():
-        state = campaign(matrix=str(matrix), workdir=str(workdir), db=db, return_state=True)
+        state = campaign(matrix=str(matrix), workdir=str(workdir), return_state=True)
     return result_of(state)
 
 

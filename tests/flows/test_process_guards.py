@@ -12,7 +12,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from flows.ephemeral import apply_prefect_defaults, prefect_defaults
-from flows.lock import CampaignLock
+from flows.lock import LOCK_FILE, CampaignLock, run_in_progress
 from flows.publish import artifact_key
 from flows.signals import Terminated, sigterm_deferred, sigterm_raises
 
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 HOLDER = """
 import sys, time
 from pathlib import Path
-from flows.lock import CampaignLock
+from flows.lock import LOCK_FILE, CampaignLock, run_in_progress
 CampaignLock(Path(sys.argv[1])).acquire()
 print("held", flush=True)
 time.sleep(600)
@@ -41,6 +41,22 @@ def test_a_second_run_of_the_campaign_is_refused_until_the_first_dies(tmp_path: 
         holder.wait(10)
     with CampaignLock(tmp_path):  # the kernel released it with the process
         pass
+
+
+def test_a_run_is_in_progress_only_while_a_live_process_holds_the_lock(tmp_path: Path) -> None:
+    assert not run_in_progress(tmp_path)  # never run: nothing created either
+    assert not (tmp_path / LOCK_FILE).exists()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert run_in_progress(tmp_path)
+        assert run_in_progress(tmp_path)  # the probe took nothing from the holder
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    assert not run_in_progress(tmp_path)  # killed: the ledger may say running, nothing runs
 
 
 def terminate_self() -> None:
@@ -72,7 +88,12 @@ def test_prefect_defaults_keep_what_the_operator_set(tmp_path: Path) -> None:
     assert prefect_defaults(mine, tmp_path) == {
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",  # a loaded host is slow
     }
+    slow = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
+    assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" not in prefect_defaults(
+        slow, tmp_path
+    )
     quiet = prefect_defaults({}, tmp_path, live_view=True)
     assert quiet["PREFECT_HOME"] == str((tmp_path / ".prefect").resolve())
     assert quiet["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] == "WARNING"

@@ -1,0 +1,128 @@
+"""`faceoff run` with its own ephemeral Prefect server (no PREFECT_API_URL), as an operator
+runs it on one machine.
+
+The server listens outside 8000-8999 (where vLLM lanes listen) and the arms' ports, dies
+with a `faceoff run` killed by SIGKILL, and never stores the ledger URL: its password stays
+out of `.prefect/prefect.db`. A server that cannot start is one error line, exit 2, and no
+lane started. `faceoff status` shows a killed run's campaign as interrupted, not running.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from flows.ephemeral import ENGINE_PORTS, SERVER_LOG, server_port
+from tests.e2e.conftest import REPO
+from tests.e2e.matrices import arm, write_matrix
+from tests.e2e.matrices import campaign as matrix
+from tests.e2e.test_interruptions import FIRST, lines, wait_for
+
+SERVER_APP = "prefect.server.api.server:create_app"
+
+
+def run_env(prefect_home: Path, **extra: str) -> dict[str, str]:
+    """The environment of an operator's shell: no Prefect API, a Prefect home of its own."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    return env | {"PREFECT_HOME": str(prefect_home), "COLUMNS": "160"} | extra
+
+
+def faceoff(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "flows", *args], cwd=REPO, env=env, stdout=out,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
+def server_of(run: psutil.Process) -> psutil.Process | None:
+    """The Prefect server `faceoff run` started, once its uvicorn runs."""
+    for child in run.children(recursive=True):
+        try:
+            if SERVER_APP in child.cmdline():
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_the_server_port_is_outside_the_engine_range_and_the_arms_ports() -> None:
+    taken = {server_port(avoid=set()) for _ in range(50)}
+    assert not taken & set(ENGINE_PORTS)
+    assert server_port(avoid=taken) not in taken | set(ENGINE_PORTS)
+
+
+@pytest.mark.prefect
+def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupted(
+    workdir: Path, tmp_path: Path
+) -> None:
+    slow = {"simulator": {"time_scale": 1.0}}  # ~0.3 s per request: the kill lands mid-cell
+    data = matrix("e2e-orphan", [arm("inc", "incumbent", **slow), arm("cand", "candidate")])
+    data["cells"][0] |= {"requests": 6, "sampling": {"max_tokens": 64, "ignore_eos": True}}
+    path, log = write_matrix(tmp_path, data), tmp_path / "run.log"
+    env = run_env(tmp_path / "prefect")
+    run = faceoff(["run", str(path), "--workdir", str(workdir)], env, log)
+    journal = workdir / "e2e-orphan" / FIRST / "attempt-1" / "journal.jsonl"
+    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
+    server = server_of(psutil.Process(run.pid))
+    assert server is not None, log.read_text()[-3000:]
+    port = int(server.cmdline()[server.cmdline().index("--port") + 1])
+    assert port not in ENGINE_PORTS and port not in {a["port"] for a in data["arms"]}
+
+    run.send_signal(signal.SIGKILL)
+    assert run.wait(30) == -signal.SIGKILL
+
+    wait_for(lambda: not server.is_running(), "the server to stop with its faceoff run", 60)
+    status = subprocess.run(
+        [sys.executable, "-m", "flows", "status", "--workdir", str(workdir)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert status.returncode == 0, status.stderr
+    [row] = [line for line in status.stdout.splitlines() if "e2e-orphan" in line]
+    assert "interrupted" in row and "running" not in row
+
+
+@pytest.mark.prefect
+def test_the_ledger_password_never_reaches_prefects_database(
+    postgres_url: str, workdir: Path, tmp_path: Path
+) -> None:
+    secret = f"planted-{uuid.uuid4().hex}"  # the test server trusts loopback: any password works
+    user, rest = postgres_url.removeprefix("postgresql://").split("@", 1)
+    url = f"postgresql://{user.split(':')[0]}:{secret}@{rest}"
+    name = f"e2e-secret-{uuid.uuid4().hex[:6]}"
+    data = matrix(name, [arm("inc", "incumbent", warmups=0), arm("c", "candidate", warmups=0)])
+    data["cells"] = data["cells"][:1]
+    path, log, home = write_matrix(tmp_path, data), tmp_path / "run.log", tmp_path / "prefect"
+    run = faceoff(["run", str(path), "--workdir", str(workdir), "--db", url], run_env(home), log)
+    assert run.wait(600) in (0, 3), log.read_text()[-3000:]
+
+    stored = b"".join(p.read_bytes() for p in home.glob("prefect.db*"))
+    assert name.encode() in stored  # the flow run is there, with its parameters
+    assert secret.encode() not in stored
+    assert secret not in log.read_text()
+
+
+def test_a_server_that_does_not_start_is_one_error_and_no_lane_is_started(
+    workdir: Path, tmp_path: Path
+) -> None:
+    arms = [arm("inc", "incumbent"), arm("cand", "candidate")]
+    path = write_matrix(tmp_path, matrix("e2e-noserver", arms))
+    env = run_env(tmp_path / "prefect", PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="0.001")
+    done = subprocess.run(
+        [sys.executable, "-m", "flows", "run", str(path), "--workdir", str(workdir)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stderr
+    [said] = done.stderr.splitlines()
+    assert said.startswith("error: Prefect's ephemeral server on 127.0.0.1:")
+    assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in said
+    assert (tmp_path / "prefect" / SERVER_LOG).exists()
+    assert not (workdir / "e2e-noserver").exists()  # no campaign folder, no lane
