@@ -21,8 +21,8 @@ from faceoff import __version__
 from faceoff.errors import FaceoffError
 from flows import console as views
 from flows import ephemeral, live, signals
-from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.lock import run_in_progress
+from flows.restore import restore_incumbent, restore_pending, restore_tools
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -86,9 +86,9 @@ def status(
         out.print(views.campaigns_table([]))
         return
     with session_scope(_required(engine, db, workdir)) as session:
-        if campaign is None:
         rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
         running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
+        if campaign is None:
             out.print(views.campaigns_table(rows, running))
             return
         out.print(views.dispositions_table(rows[0], cell_runs(session, rows[0]), running))
