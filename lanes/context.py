@@ -2,6 +2,9 @@
 
 A lane run records under ``<campaign>/lanes/<arm>/<purpose>-<NNN>/``; a new run
 never reuses an old folder, so every start of every arm keeps its own evidence.
+What a lane keeps writing while it runs (a host process's output, a record of a
+stop from outside) goes to the same path under ``<workdir>/.live/`` instead, so a
+sealed bundle never changes under a restored incumbent that outlives it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from matrix.model import Arm
 Clock = Callable[[], datetime]
 
 LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
+LIVE_DIR = ".live"  # <workdir>/.live/<campaign>/lanes/<arm>/<run>/: outside every bundle
 LABEL_CAMPAIGN = "faceoff.campaign"
 LABEL_ARM = "faceoff.arm"
 LABEL_MATRIX = "faceoff.matrix"
@@ -57,6 +61,13 @@ class LaneContext:
 
 def arm_lanes_dir(campaign_dir: Path, arm: str) -> Path:
     return Path(campaign_dir) / LANES_DIR / arm
+
+
+def live_run_dir(run_dir: Path) -> Path:
+    """Where the lane run ``<workdir>/<campaign>/lanes/<arm>/<run>`` writes while it runs."""
+    run_dir = Path(run_dir)
+    campaign_dir = run_dir.parents[2]
+    return campaign_dir.parent / LIVE_DIR / campaign_dir.name / run_dir.relative_to(campaign_dir)
 
 
 def next_run_dir(campaign_dir: Path, arm: str, purpose: LanePurpose) -> Path:

@@ -23,6 +23,7 @@ from lanes.context import (
     LABEL_RUN,
     LANES_DIR,
     LanePurpose,
+    live_run_dir,
 )
 from lanes.lane import GRACE_S
 from lanes.process import is_same_process, terminate_group, wait_gone
@@ -101,14 +102,20 @@ def live_process_records(
 def stop_processes(
     records: list[tuple[Path, LaneRecord]], now: Any, grace_s: float = GRACE_S
 ) -> list[Leftover]:
-    """Stop each recorded process group and mark its record stopped."""
+    """Stop each recorded process group; its stopped record goes to the live folder.
+
+    The run folder is left as it is: it may belong to a sealed bundle (a restored
+    incumbent stopped by ``faceoff teardown`` or by a later campaign's takeover).
+    """
     stopped = []
     for run_dir, record in records:
         pid = int(record.pid or 0)
         terminate_group(pid, grace_s, lambda timeout, pid=pid: wait_gone(pid, timeout))
         ended = LaneExit(exit_code=None, finished_at=now(), detail="stopped as a leftover lane")
+        live = live_run_dir(run_dir)
+        live.mkdir(parents=True, exist_ok=True)
         record.model_copy(update={"state": "stopped", "stopped_at": now(), "exit": ended}).save(
-            run_dir
+            live
         )
         stopped.append(Leftover(record.arm, record.run, "process", str(pid), record.purpose))
     return stopped

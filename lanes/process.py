@@ -3,8 +3,9 @@
 The process leads its own session and process group, so that stopping it reaches
 every worker it forked, and so that it survives the orchestrator: a restored
 incumbent must keep serving after ``faceoff restore`` exits. Its output goes
-straight to ``boot.log`` (a pipe would die with the orchestrator); faceoff
-redacts that file when the lane stops and redacts whatever it reads from it.
+straight to a live ``boot.log`` outside the bundle (a pipe would die with the
+orchestrator; the engine keeps logging after the bundle is sealed); each read
+and the stop copy it, redacted, into the run folder: the bundle's snapshot.
 
 How the lane ended is recorded as first observed: the leader's own exit status,
 or, while the leader still runs, the end of a process of its group that was there
@@ -28,7 +29,7 @@ import psutil
 
 from faceoff.errors import FaceoffError
 from lanes.bootlog import write_boot_log
-from lanes.context import LaneContext
+from lanes.context import LaneContext, live_run_dir
 from lanes.environment import LaneEnv
 from lanes.lane import GRACE_S, RecordedLane
 from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
@@ -51,7 +52,8 @@ class ProcessLane(RecordedLane):
         self._watched: dict[int, tuple[str, float]] = {}  # pid: (name, start time)
 
     def start(self) -> LaneRecord:
-        log_path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
+        log_path = self._live_log()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with log_path.open("ab") as log:
                 self._popen = subprocess.Popen(
@@ -85,7 +87,8 @@ class ProcessLane(RecordedLane):
         return None  # a host process runs no image; its identity rests on the other fields
 
     def boot_log(self) -> str:
-        return str(self.secrets.scrub(self._raw_boot_log()))
+        """The redacted output so far, also written to the run folder as its snapshot."""
+        return write_boot_log(self.ctx.run_dir, self._raw_boot_log(), self.secrets)
 
     def watch(self) -> None:
         """Remember the group's processes as they are now (the lane is up): one of them
@@ -130,8 +133,11 @@ class ProcessLane(RecordedLane):
         return oom_killed_since(before, oom_kills(cgroup))
 
     def _raw_boot_log(self) -> str:
-        path = Path(self.ctx.run_dir) / BOOT_LOG_FILE
+        path = self._live_log()
         return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+    def _live_log(self) -> Path:
+        return live_run_dir(self.ctx.run_dir) / BOOT_LOG_FILE
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._popen is None:

@@ -66,8 +66,14 @@ def sim_arm(name: str, role: str, profile: str, port: int, **extra: Any) -> dict
     }
 
 
-def run_campaign(workdir: Path, matrix: Matrix, environ: Mapping[str, str]) -> Path:
-    """Run every cell of every arm, then restore the incumbent; returns the campaign folder."""
+def run_campaign(
+    workdir: Path, matrix: Matrix, environ: Mapping[str, str], *, leave_incumbent: bool = False
+) -> Path:
+    """Run every cell of every arm, then restore the incumbent; returns the campaign folder.
+
+    The restored incumbent is stopped at the end unless ``leave_incumbent`` (it
+    serves on, as in production; the caller stops it).
+    """
     frozen = freeze(matrix)
     folder = Path(workdir) / matrix.campaign.name
     frozen.write(folder / FROZEN_FILE)
@@ -78,7 +84,10 @@ def run_campaign(workdir: Path, matrix: Matrix, environ: Mapping[str, str]) -> P
         for arm in matrix.arm_order():
             run_arm(frozen, folder, arm, Progress(plans, ran), environ)
         restore(frozen, folder, environ)
-    finally:
+    except BaseException:
+        kill_recorded_processes(folder)
+        raise
+    if not leave_incumbent:
         kill_recorded_processes(folder)
     return folder
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lanes.context import LanePurpose
+from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.leftovers import live_process_records, stop_processes, teardown
@@ -100,7 +100,8 @@ def test_a_lane_left_by_a_crashed_orchestrator_is_found_by_its_record(campaign_d
     assert [s.ident for s in stopped] == [str(pid)]
     lane.exit_status()  # reap our child so it is not left a zombie
     wait_for(lambda: gone(pid))
-    assert LaneRecord.read(found[0][0] / "lane.json").state == "stopped"
+    assert LaneRecord.read(live_run_dir(found[0][0]) / "lane.json").state == "stopped"
+    assert LaneRecord.read(found[0][0] / "lane.json").state == "running"  # the bundle's, as was
     assert live_process_records(campaign_dir) == []
 
 
