@@ -4,15 +4,22 @@ Checks, each reported as findings naming the file and field:
 
 - every file against ``SHA256SUMS`` (changed, missing, or not listed);
 - the frozen matrix's id against its content;
-- the receipt's own hash and judged outcome, and its bindings to the campaign
-  (campaign, matrix id, incumbent arm and image, lane run, protected paths);
+- the receipt's own hash and judged outcome, its bindings to the campaign
+  (campaign, matrix id, incumbent arm and image, lane run, protected paths), and
+  the native files it binds (lane records, boot logs, journals, samples,
+  scrapes, client logs, handoffs, ``protected.before.json``): each still there
+  with the sha256 the receipt took, and none added since;
 - per attempt, ``summary.json`` recomputed from the journal and plan,
   ``telemetry.json`` recomputed from the sample files over ``cell.json``'s window
   and settings, and ``verdict.json`` recomputed by the guards;
-- the review chain; ``comparison.json`` and ``RESULT.md`` rebuilt from all of it.
+- the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
+  rebuilt from all of it and compared; ``MANIFEST.json``'s campaign, matrix and
+  arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
+- given the operator's signing key, the receipt's and each review's signature.
 
-Recomputation does not trust SHA256SUMS: a tampered file whose hash line was
-rewritten still differs from what its native inputs give.
+Recomputation and the receipt's bindings do not trust SHA256SUMS: a tampered or
+deleted file whose hash line was rewritten or removed is still found. Each
+derived file is required: a missing one is a finding.
 """
 
 from __future__ import annotations
@@ -29,19 +36,33 @@ from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folde
 from evidence.audit_diff import differences
 from evidence.bundle import comparison_of
 from evidence.card import render_card
-from evidence.comparison import Comparison
+from evidence.comparison import Comparison, TicketRef
 from evidence.inputs import load_campaign
-from evidence.layout import COMPARISON_FILE, RESULT_FILE, AttemptDir, CampaignFolder
+from evidence.layout import (
+    COMPARISON_FILE,
+    MANIFEST_FILE,
+    REPORT_FILE,
+    RESULT_FILE,
+    REVIEWS_FILE,
+    SUMS_FILE,
+    AttemptDir,
+    CampaignFolder,
+)
+from evidence.manifest import Manifest, manifest
+from evidence.report import render_report
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
 from evidence.sums import verify_sums
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.signing import SIGNING_KEY_ENV, signature_problem
 from guards.judge import judge_cell
 from guards.record import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
-from lanes.receipt import Receipt, verify_receipt
+from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
+from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import JOURNAL_NAME
 from workload.plan import PLAN_NAME
 
@@ -63,26 +84,42 @@ class AuditReport:
     root: Path
     checked: list[str] = field(default_factory=list)  # what was verified, in order
     findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not checked, and why
+
+    def find(self, file: str, key: str, problem: str) -> None:
+        self.findings.append(Finding(file, key, problem))
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
 
-def audit_bundle(path: Path) -> AuditReport:
+def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
+    """Every check; ``key``: the operator's signing key, to check signatures with."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
-    for problem in verify_sums(folder):
-        report.findings.append(Finding(problem.path, "", problem.what))
-    report.checked.append("SHA256SUMS")
+    _sums(folder, report)
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
-    _receipt(folder, frozen, report)
+    _receipt(folder, frozen, report, key)
     for attempt in folder.attempts():
         _attempt(folder, attempt, frozen, report)
-    _derived(folder, report)
+    _derived(folder, report, key)
+    if key is None:
+        report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
     return report
+
+
+def _sums(folder: CampaignFolder, report: AuditReport) -> None:
+    try:
+        problems = verify_sums(folder)
+    except FaceoffError as exc:
+        report.find(SUMS_FILE, "", exc.what)
+        return
+    for problem in problems:
+        report.find(problem.path, "", problem.what)
+    report.checked.append(SUMS_FILE)
 
 
 def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
@@ -95,19 +132,44 @@ def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
     return frozen
 
 
-def _receipt(folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport) -> None:
+def _receipt(
+    folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport, key: bytes | None
+) -> None:
     name = folder.receipt.name
     if not folder.receipt.is_file():
-        report.findings.append(Finding(name, "", "missing: restoration is not proven"))
+        report.find(name, "", "missing: restoration is not proven")
         return
     try:
         receipt = verify_receipt(folder.receipt)
     except FaceoffError as exc:
-        report.findings.append(Finding(name, "receipt_sha256", exc.what))
+        report.find(name, "receipt_sha256", exc.what)
         return
-    for key, problem in receipt_bindings(folder, frozen, receipt):
-        report.findings.append(Finding(name, key, problem))
+    for field_name, problem in receipt_bindings(folder, frozen, receipt):
+        report.find(name, field_name, problem)
+    if key is not None and (problem := signature_problem(key, receipt.receipt_sha256,
+                                                         receipt.signature)):  # fmt: skip
+        report.find(name, "signature", problem)
+    for file, problem in bound_file_problems(folder, receipt):
+        report.find(file, "", problem)
     report.checked.append(name)
+
+
+def bound_file_problems(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, str]]:
+    """Native files that differ from, are missing from, or were added to the receipt's."""
+    problems = []
+    for name, digest in receipt.bound_files.items():
+        path = folder.root / name
+        if not path.is_file():
+            problems.append((name, f"missing; {RECEIPT_FILE} bound it (sha256 {digest[:12]}…)"))
+        elif (actual := file_sha256(path)) != digest:
+            problems.append(
+                (name, f"sha256 is {actual[:12]}…, {RECEIPT_FILE} bound {digest[:12]}…")
+            )
+    for path in bindable_files(folder.root):
+        name = path.relative_to(folder.root).as_posix()
+        if name not in receipt.bound_files:
+            problems.append((name, f"not bound by {RECEIPT_FILE}: added after restoration"))
+    return problems
 
 
 def receipt_bindings(
@@ -185,24 +247,88 @@ def _compare(
     report.checked.append(name)
 
 
-def _derived(folder: CampaignFolder, report: AuditReport) -> None:
-    """The review chain, then comparison.json and RESULT.md rebuilt from the folder."""
+def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
+    """The review chain; comparison.json, RESULT.md, report.html rebuilt; manifest, tickets."""
     try:
-        read_reviews(folder.root)
+        reviews = read_reviews(folder.root)
     except FaceoffError as exc:
-        report.findings.append(Finding("reviews.jsonl", "record_sha256", exc.message))
+        report.find(REVIEWS_FILE, "record_sha256", exc.message)
         return
+    for number, review in enumerate(reviews, start=1):
+        if key is not None and (problem := signature_problem(key, review.record_sha256,
+                                                             review.signature)):  # fmt: skip
+            report.find(REVIEWS_FILE, f"line {number}.signature", problem)
     try:
-        fresh = comparison_of(load_campaign(folder))
+        inputs = load_campaign(folder)
+        fresh = comparison_of(inputs)
     except FaceoffError as exc:
-        report.findings.append(Finding(COMPARISON_FILE, "", f"cannot be rebuilt: {exc.message}"))
+        report.find(COMPARISON_FILE, "", f"cannot be rebuilt: {exc.message}")
         return
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
-    card = folder.path(RESULT_FILE)
-    if card.is_file() and card.read_text(encoding="utf-8") != render_card(fresh):
+    card = render_card(fresh)
+    _rendered(folder, RESULT_FILE, card, report)
+    _rendered(folder, REPORT_FILE, render_report(fresh, card, inputs.attempts), report)
+    _manifest(folder, fresh, report)
+    _tickets(folder, fresh, report)
+
+
+def _rendered(folder: CampaignFolder, name: str, fresh: str, report: AuditReport) -> None:
+    path = folder.path(name)
+    if not path.is_file():
+        report.find(name, "", "missing; it can be rebuilt from comparison.json")
+        return
+    if path.read_text(encoding="utf-8", errors="replace") != fresh:
         problem = (
-            "differs from the card this faceoff renders from comparison.json (edited, or "
+            "differs from what this faceoff renders from comparison.json (edited, or "
             "written by another faceoff version: MANIFEST.json names it)"
         )
-        report.findings.append(Finding(RESULT_FILE, "", problem))
-    report.checked.append(RESULT_FILE)
+        report.find(name, "", problem)
+    report.checked.append(name)
+
+
+def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) -> None:
+    """The manifest's campaign, matrix and arms against the rebuilt comparison's.
+
+    Host and source facts cannot be recomputed; SHA256SUMS alone covers them.
+    """
+    path = folder.path(MANIFEST_FILE)
+    if not path.is_file():
+        report.find(MANIFEST_FILE, "", "missing; the bundle does not say who wrote it")
+        return
+
+    def recompute() -> Manifest:
+        stored = Manifest.read(path)
+        return manifest(
+            campaign=fresh.campaign,
+            matrix_id=fresh.matrix_id,
+            arms=fresh.arms,
+            host=stored.host,
+            source=stored.source,
+            written_at=stored.written_at,
+        ).model_copy(update={"version": stored.version})
+
+    _compare(folder, path, Manifest, report, recompute)
+
+
+def _tickets(folder: CampaignFolder, fresh: Comparison, report: AuditReport) -> None:
+    """tickets/index.json lists exactly the open tickets the comparison implies."""
+    name = f"{TICKETS_DIR}/{INDEX_FILE}"
+    path = folder.path(name)
+    if not path.is_file():
+        report.find(name, "", "missing; the failed and blocked cell runs have no tickets")
+        return
+    try:
+        index = TicketIndex.read(path)
+    except FaceoffError as exc:
+        report.find(name, "", exc.message)
+        return
+    listed = [
+        TicketRef(id=t.id, reason_code=t.reason_code, cells=t.cells, path=t.path)
+        for t in index.tickets
+        if t.status == "open"
+    ]
+    wanted = {"tickets": [t.model_dump(mode="json") for t in fresh.tickets]}
+    found = {"tickets": [t.model_dump(mode="json") for t in listed]}
+    for key, was, now in differences(found, wanted):
+        report.find(name, key, f"file says {was!r}, the rebuilt comparison implies {now!r}")
+    report.checked.append(name)

@@ -3,8 +3,10 @@
 It reads only the folder (so a bundle can be rebuilt from native artifacts alone
 at any time), writes each attempt's ``summary.json``, the tickets, then
 ``comparison.json``, ``RESULT.md``, ``report.html``, ``MANIFEST.json`` and last
-``SHA256SUMS`` over everything. It starts and stops nothing. Rewriting is
-idempotent except for ``MANIFEST.json``'s ``written_at`` and host facts.
+``SHA256SUMS`` over everything: the seal. It starts and stops nothing. Rewriting
+is idempotent except for ``MANIFEST.json``'s ``written_at`` and host facts, and
+refused when the sealed bundle no longer verifies (the new sums would launder
+the change). A resumed campaign run reopens its bundle first (``reopen_bundle``).
 
     index = write_bundle(campaign_dir, now=utc_now, host=collect_host(...),
                          source=collect_source(checkout))
@@ -28,13 +30,15 @@ from evidence.layout import (
     MANIFEST_FILE,
     REPORT_FILE,
     RESULT_FILE,
+    SUMS_FILE,
     CampaignFolder,
 )
 from evidence.manifest import manifest
 from evidence.report import render_report
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
-from evidence.sums import write_sums
+from evidence.sums import require_intact, write_sums
+from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from tickets.cluster import cluster
 from tickets.store import write_tickets
@@ -73,6 +77,7 @@ def write_bundle(
     campaign_dir: Path, *, now: Clock, host: HostFacts, source: SourceFacts
 ) -> BundleIndex:
     folder = CampaignFolder.at(campaign_dir)
+    require_intact(folder)
     write_summaries(folder)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
@@ -90,9 +95,28 @@ def write_bundle(
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 
-def refresh_views(campaign_dir: Path) -> BundleIndex:
-    """Rebuild comparison.json, RESULT.md and report.html (after a review) and SHA256SUMS."""
+def reopen_bundle(campaign_dir: Path, *, refuse: bool = True) -> None:
+    """Before a run adds to a sealed bundle: prove it intact, then lift the seal.
+
+    The run's closing seals it again. A bundle that no longer verifies is refused,
+    or, with ``refuse=False`` (a restoration, which never waits on the evidence),
+    left sealed, so that its audit and the next run still name the changed files.
+    """
     folder = CampaignFolder.at(campaign_dir)
+    try:
+        require_intact(folder)
+    except FaceoffError:
+        if refuse:
+            raise
+        return
+    folder.path(SUMS_FILE).unlink(missing_ok=True)
+
+
+def refresh_views(folder: CampaignFolder) -> BundleIndex:
+    """Rebuild comparison.json, RESULT.md, report.html and SHA256SUMS after a review.
+
+    The caller has proven the bundle intact before it appended the review.
+    """
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
     files = write_views(folder, comparison, inputs)

@@ -18,10 +18,11 @@ from tickets.store import ticket_file
 
 
 def audit_lines(report: AuditReport) -> list[str]:
+    notes = [f"note: {n}" for n in report.notes]
     if report.ok:
-        return [f"{report.root}: OK ({len(report.checked)} files verified or recomputed)"]
+        return [f"{report.root}: OK ({len(report.checked)} files verified or recomputed)", *notes]
     head = f"{report.root}: {len(report.findings)} problem(s) found"
-    return [head, *(f"  {f.line}" for f in report.findings)]
+    return [head, *(f"  {f.line}" for f in report.findings), *notes]
 
 
 def card(campaign_dir: Path) -> Markdown:

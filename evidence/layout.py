@@ -73,7 +73,7 @@ class CampaignFolder:
     def attempts(self) -> list[AttemptDir]:
         """Every attempt folder, ordered by cell, arm and attempt number."""
         found = []
-        for arm_dir in sorted(self.root.glob(f"{CELLS_DIR}/*/*")):
+        for arm_dir in sorted(p for p in self.root.glob(f"{CELLS_DIR}/*/*") if p.is_dir()):
             for child in arm_dir.iterdir():
                 match = ATTEMPT.match(child.name)
                 if match and child.is_dir():

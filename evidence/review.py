@@ -1,9 +1,12 @@
 """Recording a reviewer's decision: in the bundle (hashed, chained) and in the ledger.
 
 "promote" is refused unless the campaign is complete, both in the ledger and in
-the bundle's coverage, or the reviewer gives a reason for forcing it. After the
-record is appended the bundle's views and SHA256SUMS are rebuilt, so the card
-shows the decision and ``faceoff audit`` still passes.
+the bundle's coverage, or the reviewer gives a reason for forcing it. A bundle
+that is not sealed, or no longer matches its SHA256SUMS, is refused before
+anything is written: the rebuilt sums would otherwise launder the change. After
+the record is appended (signed when the operator gives a signing key) the
+bundle's views and SHA256SUMS are rebuilt, so the card shows the decision and
+``faceoff audit`` still passes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from evidence.bundle import refresh_views
 from evidence.comparison import Comparison
 from evidence.layout import COMPARISON_FILE, CampaignFolder
 from evidence.reviews import GENESIS, Decision, ReviewRecord, append_review
+from evidence.sums import require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from ledger.campaigns import require_campaign
@@ -68,14 +72,21 @@ def _check_cells(cells: Sequence[str], comparison: Comparison) -> None:
 
 
 def record_review(
-    engine: Engine, campaign: str, request: ReviewRequest, *, now: Callable[[], datetime]
+    engine: Engine,
+    campaign: str,
+    request: ReviewRequest,
+    *,
+    now: Callable[[], datetime],
+    key: bytes | None = None,
 ) -> ReviewRecord:
+    """Append the decision (signed under ``key`` when given) and rebuild the views."""
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
         folder = CampaignFolder.at(Path(row.evidence_dir))
+        require_intact(folder, sealed=True)
         comparison = Comparison.read(folder.path(COMPARISON_FILE))
         check_request(request, comparison, row.status)
-        record = append_review(folder.root, _record(request, comparison, folder, now()))
+        record = append_review(folder.root, _record(request, comparison, folder, now()), key=key)
         session.add(
             ReviewRow(
                 campaign_id=row.id,  # type: ignore[arg-type]
@@ -88,7 +99,7 @@ def record_review(
                 record_sha256=record.record_sha256,
             )
         )
-    refresh_views(folder.root)
+    refresh_views(folder)
     return record
 
 

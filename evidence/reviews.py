@@ -1,12 +1,15 @@
 """Recorded human decisions: ``reviews.jsonl``, append-only, each record hashed and chained.
 
 Each record carries the sha256 of its own content (every field but
-``record_sha256``) and the hash of the record before it, so an edited, removed
-or reordered record no longer verifies. The record also binds the comparison
-the reviewer saw.
+``record_sha256`` and ``signature``) and the hash of the record before it, so an
+edited, removed or reordered record no longer verifies. With the operator's
+``FACEOFF_SIGNING_KEY`` the record is also signed (HMAC-SHA256 of its hash), so a
+rewritten chain does not pass an audit given the key. The record also binds the
+comparison the reviewer saw.
 
 Format history of ``ReviewRecord.schema_version``:
   1 — first release.
+  2 — ``signature`` (HMAC of record_sha256, or None without a key); version 1 still reads.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from faceoff.artifact import Artifact, first_error
 from faceoff.canonical import content_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
+from faceoff.signing import SIGNING_KEY_ENV, sign
 
 GENESIS = "0" * 64
 
@@ -35,7 +39,7 @@ class Decision(StrEnum):
 
 
 class ReviewRecord(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Review record format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Review record format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id.")
     reviewer: str = Field(min_length=1, description="Who decided.")
@@ -47,11 +51,18 @@ class ReviewRecord(Artifact):
     comparison_sha256: str = Field(description="sha256 of comparison.json as reviewed.")
     previous_sha256: str = Field(description="record_sha256 of the record before; zeros first.")
     recorded_at: datetime = Field(description="When it was recorded (UTC).")
-    record_sha256: str = Field(default="", description="sha256 of the content without this field.")
+    record_sha256: str = Field(
+        default="", description="sha256 of the content without it and the signature."
+    )
+    signature: str | None = Field(
+        default=None,
+        description=f"HMAC-SHA256 of record_sha256 under {SIGNING_KEY_ENV}; None without a key.",
+    )
 
     def content_hash(self) -> str:
         content = self.model_dump(mode="json")
         content.pop("record_sha256")
+        content.pop("signature")  # so a version 1 record hashes as it did
         return content_sha256(content)
 
     def sealed(self) -> ReviewRecord:
@@ -104,11 +115,15 @@ def _verified(line: dict[str, object], previous: str, where: str) -> ReviewRecor
     return record
 
 
-def append_review(campaign_dir: Path, record: ReviewRecord) -> ReviewRecord:
-    """Chain, seal and append (flush + fsync) one record; returns it as written."""
+def append_review(
+    campaign_dir: Path, record: ReviewRecord, *, key: bytes | None = None
+) -> ReviewRecord:
+    """Chain, seal, sign under ``key`` and append (flush + fsync) one record; returns it."""
     existing = read_reviews(campaign_dir)
     previous = existing[-1].record_sha256 if existing else GENESIS
     sealed = record.model_copy(update={"previous_sha256": previous}).sealed()
+    if key is not None:
+        sealed = sealed.model_copy(update={"signature": sign(key, sealed.record_sha256)})
     with JsonlAppender(Path(campaign_dir) / REVIEWS_FILE, durable=True) as out:
         out.append(sealed)
     return sealed

@@ -15,6 +15,8 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 
+SHOWN = 10  # files named in a refusal; the audit lists them all
+
 
 @dataclass(frozen=True)
 class SumProblem:
@@ -43,11 +45,34 @@ def write_sums(folder: CampaignFolder) -> Path:
     return write_text_atomic(folder.path(SUMS_FILE), sums_text(folder), replace=True)
 
 
+def require_intact(folder: CampaignFolder, *, sealed: bool = False) -> None:
+    """Refuse to go on when the bundle no longer matches its ``SHA256SUMS``.
+
+    Run before anything rewrites the sums, so that a changed file is never
+    hashed into them (laundered). Without ``SHA256SUMS`` there is nothing to
+    check yet, unless ``sealed`` says there must be one.
+    """
+    if not folder.path(SUMS_FILE).is_file() and not sealed:
+        return
+    problems = verify_sums(folder)
+    if problems:
+        shown = "; ".join(f"{p.path} ({p.what})" for p in problems[:SHOWN])
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise FaceoffError(
+            f"the bundle no longer matches its {SUMS_FILE}, so it is not rewritten: {shown}{more}",
+            where=str(folder.root),
+            fix="restore those files from a copy of the bundle (faceoff audit lists every "
+            "finding); nothing was written",
+        )
+
+
 def read_sums(folder: CampaignFolder) -> dict[str, str]:
     path = folder.path(SUMS_FILE)
     if not path.is_file():
         raise FaceoffError(
-            f"{SUMS_FILE} is missing", where=str(folder.root), fix="rebuild the bundle"
+            f"{SUMS_FILE} is missing",
+            where=str(folder.root),
+            fix="restore it from a copy of the bundle; a campaign that never closed has none",
         )
     listed = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -19,6 +19,7 @@ from evidence.review import ReviewRequest, record_review
 from evidence.reviews import Decision
 from faceoff import __version__
 from faceoff.errors import FaceoffError
+from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.lock import run_in_progress
@@ -167,8 +168,9 @@ def teardown(
 
 @app.command()
 def audit(bundle: Annotated[Path, typer.Argument(help="Campaign bundle folder.")]) -> None:
-    """Re-verify a bundle: hashes, receipt, summaries and guard verdicts."""
-    report = audit_bundle(bundle)
+    """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
+    with FACEOFF_SIGNING_KEY set)."""
+    report = audit_bundle(bundle, key=signing_key(os.environ))
     for line in audit_lines(report):
         typer.echo(line)
     if not report.ok:
@@ -206,7 +208,8 @@ def review(
     if not note:
         raise FaceoffError("a review needs a note", fix="pass --note 'why'")
     request = ReviewRequest(reviewer, decision, note, tuple(cell or ()), force_reason)
-    record = record_review(engine, campaign, request, now=lambda: datetime.now(UTC))
+    key = signing_key(os.environ)
+    record = record_review(engine, campaign, request, now=lambda: datetime.now(UTC), key=key)
     typer.echo(f"recorded {record.decision.value} by {record.reviewer}: {record.record_sha256}")
 
 

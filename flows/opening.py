@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
@@ -90,6 +91,8 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             evidence_dir=campaign_dir,
             now=tools.now,
         )
+    if resumed and (campaign_dir / FROZEN_FILE).is_file():
+        reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it
     write_frozen(frozen, campaign_dir)
     scope = CampaignScope(
         frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)

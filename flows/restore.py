@@ -19,6 +19,7 @@ import docker
 import docker.errors
 from sqlalchemy import Engine
 
+from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
 from faceoff.errors import FaceoffError
 from lanes.http import UrllibHttp
@@ -112,6 +113,7 @@ def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> Res
         campaign_dir, matrix_id = Path(row.evidence_dir), row.matrix_id
     try:
         frozen = _frozen(campaign_dir, matrix_id)
+        reopen_bundle(campaign_dir, refuse=False)  # a closed campaign's bundle gets a new receipt
         result = bring_back(frozen, campaign_dir, attempt=attempt, tools=tools)
     except FaceoffError as exc:
         _record_failure(engine, campaign, exc.message, tools)

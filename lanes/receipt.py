@@ -1,11 +1,17 @@
 """The restoration receipt: what was observed when the incumbent was brought back.
 
 The receipt carries the sha256 of its own canonical content (every field but
-``receipt_sha256``), so an edited receipt no longer verifies.
+``receipt_sha256`` and ``signature``), so an edited receipt no longer verifies;
+with the operator's ``FACEOFF_SIGNING_KEY`` set it is also signed (HMAC-SHA256 of
+that hash), so a recomputed hash does not make a forged receipt pass either. It
+binds the sha256 of every native file of the campaign folder as they were when
+it was written (``bound_files``): a native file edited or deleted afterwards,
+its ``SHA256SUMS`` line with it, still no longer matches the receipt.
 
 Format history of ``Receipt.schema_version``:
   1 — first release.
   2 — ``json_smoke_off_reason``: the incumbent's JSON smoke was declared off, and why.
+  3 — ``bound_files`` (native files' sha256) and ``signature`` (HMAC, or None).
 """
 
 from __future__ import annotations
@@ -17,14 +23,21 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from faceoff.canonical import content_sha256
+from faceoff.canonical import content_sha256, file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.signing import SIGNING_KEY_ENV, sign
+from lanes.context import LANES_DIR
 from lanes.probes import ProbeSummary
 from lanes.protected import ProtectedCheck
 from lanes.router import RouterAction
 from matrix.model import LaneKind
 
 RECEIPT_FILE = "receipt.json"
+# What the campaign wrote before restoration ended; everything else of the bundle
+# is written after the receipt (tickets, views, reviews) and checked otherwise.
+BOUND_ROOTS = (LANES_DIR, "cells", "handoffs", "matrix.frozen.json", "protected.before.json")
+# Written by the bundle writer after the receipt, recomputed by the audit.
+UNBOUND_NAMES = frozenset({"summary.json"})
 
 Outcome = Literal["restored", "restored_with_changes", "failed"]
 
@@ -55,7 +68,7 @@ class RouterOutcome(Spec):
 
 
 class Receipt(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="Receipt format version.")
+    schema_version: Literal[3] = Field(default=3, description="Receipt format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the recipe came from.")
     attempt: int = Field(description="Restoration attempt number (the ledger's count).")
@@ -95,13 +108,23 @@ class Receipt(Artifact):
     problems: list[str] = Field(
         default_factory=list, description="A sentence for each failed or changed item."
     )
+    bound_files: dict[str, str] = Field(
+        default_factory=dict,
+        description="Path (relative to the campaign folder) → sha256 of every native file "
+        f"under {', '.join(BOUND_ROOTS)} when the receipt was written.",
+    )
     receipt_sha256: str = Field(
-        default="", description="sha256 of the canonical content without this field."
+        default="", description="sha256 of the canonical content without it and the signature."
+    )
+    signature: str | None = Field(
+        default=None,
+        description=f"HMAC-SHA256 of receipt_sha256 under {SIGNING_KEY_ENV}; None without a key.",
     )
 
     def content_hash(self) -> str:
         content = self.model_dump(mode="json")
         content.pop("receipt_sha256")
+        content.pop("signature")
         return content_sha256(content)
 
     def judged(self) -> Receipt:
@@ -122,6 +145,12 @@ class Receipt(Artifact):
 
     def sealed(self) -> Receipt:
         return self.model_copy(update={"receipt_sha256": self.content_hash()})
+
+    def signed(self, key: bytes | None) -> Receipt:
+        """The sealed receipt with its signature under ``key`` (None: unsigned)."""
+        return self.model_copy(
+            update={"signature": sign(key, self.receipt_sha256) if key is not None else None}
+        )
 
     def summary(self) -> list[str]:
         """The receipt in a few lines, for terminals and logs."""
@@ -193,6 +222,26 @@ def _protected_sentence(check: ProtectedCheck) -> str:
             f"protected file {check.path} could not be read, so it is not proven unchanged ({why})"
         )
     return f"protected file {check.path} was {check.change} during the campaign"
+
+
+def bound_files(campaign_dir: Path) -> dict[str, str]:
+    """sha256 of every file the receipt binds, by its path relative to ``campaign_dir``."""
+    root = Path(campaign_dir)
+    return {path.relative_to(root).as_posix(): file_sha256(path) for path in bindable_files(root)}
+
+
+def bindable_files(campaign_dir: Path) -> list[Path]:
+    """The files under ``BOUND_ROOTS`` a receipt binds (hidden and recomputed ones aside)."""
+    found = []
+    for name in BOUND_ROOTS:
+        top = Path(campaign_dir) / name
+        found += [top] if top.is_file() else [p for p in top.rglob("*") if p.is_file()]
+    return sorted(
+        p
+        for p in found
+        if p.name not in UNBOUND_NAMES
+        and not any(part.startswith(".") for part in p.relative_to(campaign_dir).parts)
+    )
 
 
 def verify_receipt(path: Path) -> Receipt:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.signing import signing_key
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
@@ -33,7 +34,7 @@ from lanes.leftovers import (
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
 from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
 from lanes.readiness import Waiting
-from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome
+from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, bound_files
 from lanes.records import LaneRecord
 from lanes.router import RouterHook
 from matrix.freeze import FrozenMatrix
@@ -105,6 +106,8 @@ def bring_back(
     router = router_outcome(scope, up, probes_ok)
     after = snapshot(frozen.matrix.protected_files, tools.now())
     before = read_before(scope.campaign_dir, after)
+    if up is not None:
+        up.lane.boot_log()  # the bundle's snapshot of the log, which the receipt binds
     record = up.lane.record if up is not None else None
     identity = up.identity if up is not None else None
     receipt = Receipt(
@@ -129,8 +132,10 @@ def bring_back(
         protected_files=compare(before, after),
         started_at=started_at,
         completed_at=tools.now(),
+        bound_files=bound_files(scope.campaign_dir),
     )
-    return Attempt(receipt.judged().sealed(), record, removed)
+    key = signing_key(tools.environ)
+    return Attempt(receipt.judged().sealed().signed(key), record, removed)
 
 
 def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:

@@ -56,9 +56,9 @@ def built(
 
 
 @pytest.fixture
-def bundle_copy(built: BundleIndex, tmp_path: Path) -> Callable[[], Path]:
-    def copy() -> Path:
-        target = tmp_path / built.root.name
+def bundle_copy(built: BundleIndex, tmp_path: Path) -> Callable[..., Path]:
+    def copy(under: str = "") -> Path:
+        target = tmp_path / under / built.root.name
         shutil.copytree(built.root, target)
         return target
 

@@ -6,6 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from collectors.cadence import cell_ticks
 from collectors.samples import EngineSample
 from evidence.audit import audit_bundle
@@ -133,4 +135,89 @@ def test_an_edited_verdict_or_card_is_found_by_recomputation(bundle_copy) -> Non
     assert any(
         f.startswith(f"{prefix} 'accepted', recomputed from native files: 'failed'") for f in found
     )
-    assert any(f.startswith("RESULT.md: differs from the card") for f in found)
+    assert any(f.startswith("RESULT.md: differs from what this faceoff renders") for f in found)
+
+
+def drop_sums_line(root: Path, name: str) -> None:
+    """Remove ``name``'s line from SHA256SUMS, as someone covering a deletion would."""
+    sums = root / "SHA256SUMS"
+    lines = sums.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if line.rstrip("\n").split("  ", 1)[1] != name]
+    assert len(kept) == len(lines) - 1, name
+    sums.write_text("".join(kept), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("report.html", "missing; it can be rebuilt from comparison.json"),
+        ("RESULT.md", "missing; it can be rebuilt from comparison.json"),
+        ("comparison.json", "missing; it can be recomputed"),
+        ("MANIFEST.json", "missing; the bundle does not say who wrote it"),
+        ("tickets/index.json", "missing; the failed and blocked cell runs have no tickets"),
+        ("lanes/exl3-r11/campaign-001/boot.log", "missing; receipt.json bound it"),
+        ("lanes/nvfp4-r2/campaign-001/lane.json", "missing; receipt.json bound it"),
+        ("lanes/exl3-r11/restore-001/boot.log", "missing; receipt.json bound it"),
+        (f"{CELL}/scrape-last.txt", "missing; receipt.json bound it"),
+        ("protected.before.json", "missing; receipt.json bound it"),
+    ],
+)
+def test_a_required_file_deleted_with_its_sums_line_is_found(
+    bundle_copy,  # type: ignore[no-untyped-def]
+    name: str,
+    problem: str,
+) -> None:
+    root = bundle_copy()
+    (root / name).unlink()
+    drop_sums_line(root, name)
+    found = lines_of(root)
+    assert any(f.startswith(f"{name}: {problem}") for f in found), found
+
+
+def test_native_files_edited_with_their_sums_lines_are_found_by_the_receipt(
+    bundle_copy,  # type: ignore[no-untyped-def]
+) -> None:
+    root = bundle_copy()
+    lane = root / "lanes/nvfp4-r2/campaign-001/lane.json"
+    record = json.loads(lane.read_text())
+    record["engine_args"] = ["--max-num-seqs", "64"]
+    lane.write_text(json.dumps(record, indent=2))
+    boot = root / "lanes/nvfp4-r2/campaign-001/boot.log"
+    boot.write_text(boot.read_text().replace("quantization=modelopt_fp4", "quantization=fp8"))
+    (root / CELL / "client.log").write_text("a client log added later")
+    (root / "cells/notes.txt").write_text("not a cell")
+    write_sums(CampaignFolder(root))
+    found = lines_of(root)
+    assert not any("SHA256SUMS says" in f or "not listed" in f for f in found)
+    for name in ("lane.json", "boot.log"):
+        path = f"lanes/nvfp4-r2/campaign-001/{name}"
+        assert any(f.startswith(f"{path}: sha256 is") and "receipt.json bound" in f for f in found)
+    assert f"{CELL}/client.log: not bound by receipt.json: added after restoration" in found
+    assert "cells/notes.txt: not bound by receipt.json: added after restoration" in found
+
+
+def test_an_edited_report_manifest_or_ticket_index_is_found_by_rebuilding(
+    bundle_copy,  # type: ignore[no-untyped-def]
+) -> None:
+    root = bundle_copy()
+    report = root / "report.html"
+    report.write_text(report.read_text().replace("closed partial", "complete"))
+    manifest = json.loads((root / "MANIFEST.json").read_text())
+    manifest["arms"][1]["quantizations"] = ["fp8"]
+    (root / "MANIFEST.json").write_text(json.dumps(manifest, indent=2))
+    index = json.loads((root / "tickets/index.json").read_text())
+    index["tickets"] = []
+    (root / "tickets/index.json").write_text(json.dumps(index, indent=2))
+    write_sums(CampaignFolder(root))
+    found = lines_of(root)
+    assert any(f.startswith("report.html: differs from what this faceoff renders") for f in found)
+    assert any(f.startswith("MANIFEST.json: arms[1].quantizations") for f in found)
+    assert any(f.startswith("tickets/index.json: tickets") for f in found), found
+
+
+def test_a_missing_sha256sums_is_a_finding(bundle_copy) -> None:  # type: ignore[no-untyped-def]
+    root = bundle_copy()
+    (root / "SHA256SUMS").unlink()
+    assert lines_of(root)[0].startswith("SHA256SUMS: SHA256SUMS is missing")
+    done = faceoff("audit", str(root))
+    assert done.returncode == 1

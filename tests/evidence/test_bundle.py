@@ -9,14 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex, write_bundle
+from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison import Comparison
 from evidence.layout import CampaignFolder
 from evidence.manifest import Manifest
 from evidence.schema_export import SCHEMA_PATH, schema_text
 from evidence.summary import RequestSummary, summarize_attempt, summarize_journal
+from faceoff.errors import FaceoffError
 from tests.evidence.matrices import PLANTED_TOKEN
 from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
@@ -184,3 +186,31 @@ def test_a_campaign_cut_short_still_gets_an_honest_bundle(
     assert [f.line for f in audit_bundle(root).findings] == [
         "receipt.json: missing: restoration is not proven"
     ]
+
+
+def test_a_rebuild_refuses_a_bundle_that_no_longer_verifies(
+    bundle_copy,
+    host_facts,
+    source_facts,  # type: ignore[no-untyped-def]
+) -> None:
+    root = bundle_copy()
+    name = "lanes/exl3-r11/campaign-001/boot.log"
+    boot = root / name
+    boot.write_text(boot.read_text().replace("quantization=exl3", "quantization=fp8"))
+    sums = (root / "SHA256SUMS").read_bytes()
+    with pytest.raises(FaceoffError, match=f"no longer matches its SHA256SUMS.*{name}"):
+        write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    assert (root / "SHA256SUMS").read_bytes() == sums
+    assert any(f.line.startswith(f"{name}: sha256 is") for f in audit_bundle(root).findings)
+
+
+def test_a_resumed_run_reopens_only_an_intact_bundle(bundle_copy) -> None:  # type: ignore[no-untyped-def]
+    intact, edited = bundle_copy(), bundle_copy("edited")
+    reopen_bundle(intact)
+    assert not (intact / "SHA256SUMS").exists()
+    journal = edited / "cells/natural-8192-c1/exl3-r11/attempt-1/journal.jsonl"
+    journal.write_text(journal.read_text() + "\n")
+    with pytest.raises(FaceoffError, match=r"attempt-1/journal\.jsonl"):
+        reopen_bundle(edited)
+    reopen_bundle(edited, refuse=False)  # a restoration goes on, and the seal stays
+    assert (edited / "SHA256SUMS").exists()

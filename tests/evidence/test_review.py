@@ -132,3 +132,44 @@ def test_the_cli_shows_the_card_and_refuses_promote_with_advice(
     assert refused.returncode == 2 and "--force-reason" in refused.stderr
     recorded = review("--decision", "no_promotion", "--note", "controlled failed")
     assert recorded.returncode == 0 and "recorded no_promotion by carol" in recorded.stdout
+
+
+def test_a_review_refuses_a_bundle_with_an_edited_native_file_and_launders_nothing(
+    partial: tuple[Path, Engine],
+) -> None:
+    root, engine = partial
+    name = "lanes/nvfp4-r2/campaign-001/boot.log"
+    boot = root / name
+    boot.write_text(boot.read_text().replace("quantization=modelopt_fp4", "quantization=exl3"))
+    sums = (root / "SHA256SUMS").read_bytes()
+    found = [f.line for f in audit_bundle(root).findings]
+    assert any(f.startswith(f"{name}: sha256 is") for f in found)
+    request = ReviewRequest("alice", Decision.NO_PROMOTION, "controlled failed")
+    with pytest.raises(FaceoffError, match=f"no longer matches its SHA256SUMS.*{name}"):
+        record_review(engine, "glm53-sim", request, now=lambda: T0)
+    done = faceoff(
+        "review", "glm53-sim", "--workdir", str(root.parent),
+        "--decision", "no_promotion", "--note", "controlled failed",
+    )  # fmt: skip
+    assert done.returncode == 2 and name in done.stderr and "Traceback" not in done.stderr
+    assert not (root / "reviews.jsonl").exists()
+    assert (root / "SHA256SUMS").read_bytes() == sums
+    assert [f.line for f in audit_bundle(root).findings] == found
+
+
+def test_a_signed_review_whose_record_is_rehashed_fails_the_keyed_audit(
+    partial: tuple[Path, Engine],
+) -> None:
+    root, engine = partial
+    key = b"operator-review-key"
+    request = ReviewRequest("alice", Decision.NO_PROMOTION, "controlled failed")
+    record = record_review(engine, "glm53-sim", request, now=lambda: T0, key=key)
+    assert record.signature is not None
+    keyed = [f.line for f in audit_bundle(root, key=key).findings]
+    assert not any(f.startswith("reviews.jsonl") for f in keyed)
+    forged = record.model_copy(update={"note": "all fine"}).sealed()  # hash redone, no key
+    (root / "reviews.jsonl").write_text(forged.model_dump_json() + "\n")
+    found = [f.line for f in audit_bundle(root, key=key).findings]
+    assert "reviews.jsonl: line 1.signature: signature does not match" in " ".join(found)
+    unkeyed = [f.line for f in audit_bundle(root).findings]
+    assert not any("signature" in f for f in unkeyed)
