@@ -146,12 +146,22 @@ def _receipt(
         return
     for field_name, problem in receipt_bindings(folder, frozen, receipt):
         report.find(name, field_name, problem)
-    if key is not None and (problem := signature_problem(key, receipt.receipt_sha256,
-                                                         receipt.signature)):  # fmt: skip
-        report.find(name, "signature", problem)
+    _signature(report, key, (name, "signature"), receipt.receipt_sha256, receipt.signature)
     for file, problem in bound_file_problems(folder, receipt):
         report.find(file, "", problem)
     report.checked.append(name)
+
+
+def _signature(
+    report: AuditReport,
+    key: bytes | None,
+    where: tuple[str, str],
+    digest: str,
+    signature: str | None,
+) -> None:
+    """A finding when the operator's key is given and does not prove the record's hash."""
+    if key is not None and (problem := signature_problem(key, digest, signature)):
+        report.find(*where, problem)
 
 
 def bound_file_problems(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, str]]:
@@ -255,9 +265,8 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
         report.find(REVIEWS_FILE, "record_sha256", exc.message)
         return
     for number, review in enumerate(reviews, start=1):
-        if key is not None and (problem := signature_problem(key, review.record_sha256,
-                                                             review.signature)):  # fmt: skip
-            report.find(REVIEWS_FILE, f"line {number}.signature", problem)
+        where = (REVIEWS_FILE, f"line {number}.signature")
+        _signature(report, key, where, review.record_sha256, review.signature)
     try:
         inputs = load_campaign(folder)
         fresh = comparison_of(inputs)
