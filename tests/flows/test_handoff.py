@@ -14,7 +14,7 @@ from flows.handoff import HandoffRecord, check_incumbent_port, take_over
 from flows.restore import restore_tools
 from flows.scope import CampaignScope
 from lanes.bringup import bring_up
-from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
@@ -95,7 +95,7 @@ def test_the_incumbent_an_earlier_campaign_restored_is_stopped_and_recorded(
     assert record.drain is None
     written = HandoffRecord.read(scope.campaign_dir / "handoffs" / "handoff-001.json")
     assert written == record
-    stopped = LaneRecord.read(ctx.run_dir / "lane.json")
+    stopped = LaneRecord.read(live_run_dir(ctx.run_dir) / "lane.json")  # not in its bundle
     assert stopped.state == "stopped"
 
 

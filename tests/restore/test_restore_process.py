@@ -12,7 +12,7 @@ from sqlmodel import select
 
 from flows.restore import require_restoration, restore_incumbent, restore_pending
 from lanes.bringup import bring_up
-from lanes.context import LanePurpose
+from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.process import is_same_process
@@ -188,4 +188,4 @@ def test_an_attempt_killed_midway_is_resumed(workdir: Path) -> None:
     assert outcome.state == "restored" and outcome.receipt is not None
     assert outcome.receipt.attempt == 2 and outcome.receipt.lane_run == "lanes/inc/restore-002"
     assert gone(orphan.record.pid or 0)
-    assert LaneRecord.read(ctx.run_dir / "lane.json").state == "stopped"
+    assert LaneRecord.read(live_run_dir(ctx.run_dir) / "lane.json").state == "stopped"
