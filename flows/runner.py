@@ -18,6 +18,7 @@ reads its settings when it is imported.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from prefect.states import State
 
@@ -38,7 +39,7 @@ def run_campaign(matrix: Path, workdir: Path) -> CampaignResult:
     return result_of(state)
 
 
-def result_of(state: State[CampaignResult]) -> CampaignResult:
+def result_of(state: State[Any]) -> CampaignResult:
     """The flow run's ``CampaignResult``, whatever its final state; an error the run raised
     is raised again."""
     data = state.result(raise_on_failure=False)

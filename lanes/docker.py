@@ -120,8 +120,8 @@ class DockerLane(RecordedLane):
             ended_before = self.exit_status()
             with contextlib.suppress(docker.errors.NotFound):
                 self._container.stop(timeout=max(1, round(grace_s)))
-            ended = ended_before or self.exit_status()
-            ended = ended or LaneExit(exit_code=None, detail="running after stop")
+            running = LaneExit(exit_code=None, detail="running after stop")
+            ended = ended_before or self.exit_status() or running
         self.boot_log()
         self._save_inspect()
         self._update(state="stopped", stopped_at=self.ctx.now(), exit=ended)

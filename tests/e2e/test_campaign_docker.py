@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from evidence.audit import audit_bundle
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, write_matrix
@@ -40,7 +40,7 @@ def test_a_two_arm_campaign_on_docker_lanes_by_digest(
     arms = [arm("inc", "incumbent", image=sim_image), arm("cand", "candidate", image=sim_image)]
     path = write_matrix(tmp_path, matrix(NAME, arms))
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert result.complete and result.restored, result.closure.sentence
     for lane in ("inc", "cand"):

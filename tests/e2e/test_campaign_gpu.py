@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from guards.verdict import Presence, Verdict
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
@@ -43,7 +43,7 @@ def test_a_campaign_on_a_gpu_host_samples_gpu_memory(
     data = matrix("e2e-gpu", arms) | {"families": {"not_applicable": {}}}
     path = write_matrix(tmp_path, data)
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert result.complete, result.closure.sentence
     for attempt in result.bundle.glob("cells/*/*/attempt-1"):

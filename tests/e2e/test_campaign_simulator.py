@@ -19,7 +19,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from evidence.audit import audit_bundle
 from evidence.review import ReviewRequest, record_review
 from evidence.reviews import Decision
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows
@@ -69,7 +69,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     monkeypatch.setenv(TOKEN_ENV, TOKEN)
     path = routed_matrix(tmp_path, proxy)
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert result.complete and result.restored
     assert result.closure.sentence.startswith("complete: 4 accepted, 0 failed, 0 blocked")
@@ -82,7 +82,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     # A reviewer asks for one cell run again: the next run makes attempt 2 of it alone.
     rerun = ReviewRequest("qa", Decision.RERUN_CELLS, "noisy neighbour", ("natural-600-c2/cand",))
     record_review(open_ledger(resolve_url(None, workdir)), "e2e-sim", rerun, now=utc_now)
-    again = campaign(matrix=str(path), workdir=str(workdir))
+    again = run_campaign(path, workdir)
     assert again.complete and again.restored and again.restoration is not None
     assert attempts(workdir) == [
         ("natural-600-c1", "cand", 1),
@@ -97,7 +97,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     ]
     assert [e for e, _ in proxy.events] == ["drain", "readmit", "drain", "readmit"]
 
-    last = campaign(matrix=str(path), workdir=str(workdir))  # nothing left: no lane touched
+    last = run_campaign(path, workdir)  # nothing left: no lane touched
     assert last.complete and last.restoration is None
     assert len(proxy.events) == 4
 

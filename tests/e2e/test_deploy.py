@@ -68,9 +68,8 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
         {"prefect.deployments.steps.set_working_directory": {"directory": "/opt/faceoff"}}
     ]
     assert deployment.parameter_openapi_schema is not None
-    assert set(deployment.parameter_openapi_schema["properties"]) == {
-        "matrix", "workdir", "dated",
-    }  # fmt: skip  (no ledger URL: Prefect stores parameters)
+    # No ledger URL among the parameters: Prefect stores them, a password included.
+    assert set(deployment.parameter_openapi_schema["properties"]) == {"matrix", "workdir", "dated"}
 
 
 def test_compose_runs_the_server_on_the_postgresql_that_also_holds_the_ledger() -> None:

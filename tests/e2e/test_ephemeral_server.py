@@ -15,6 +15,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -63,7 +64,7 @@ def test_the_server_port_is_outside_the_engine_range_and_the_arms_ports() -> Non
 def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupted(
     workdir: Path, tmp_path: Path
 ) -> None:
-    slow = {"simulator": {"time_scale": 1.0}}  # ~0.3 s per request: the kill lands mid-cell
+    slow: dict[str, Any] = {"simulator": {"time_scale": 1.0}}  # ~0.3 s a request: mid-cell
     data = matrix("e2e-orphan", [arm("inc", "incumbent", **slow), arm("cand", "candidate")])
     data["cells"][0] |= {"requests": 6, "sampling": {"max_tokens": 64, "ignore_eos": True}}
     path, log = write_matrix(tmp_path, data), tmp_path / "run.log"

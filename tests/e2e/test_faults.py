@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from evidence.audit import audit_bundle
-from flows.campaign import campaign
-from flows.runner import EXIT_PARTIAL, exit_status
+from flows.runner import EXIT_PARTIAL, exit_status, run_campaign
 from guards.verdict import Presence, Verdict
 from lanes.records import LaneRecord
 from ledger.campaigns import cell_runs, require_campaign
@@ -39,7 +38,7 @@ def test_a_lane_without_the_prefill_histogram_is_blocked_for_that_family_only(
     arms = [arm("inc", "incumbent"), arm("cand", "candidate", simulator=faults)]
     path = write_matrix(tmp_path, matrix("e2e-family", arms))
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert result.closure.sentence.startswith("closed partial: 2 accepted, 0 failed, 2 blocked, 0")
     assert exit_status(result) == EXIT_PARTIAL and result.restored
@@ -69,7 +68,7 @@ def test_a_crashing_lane_fails_its_cells_and_the_stop_policy_blocks_its_workload
     data["cells"].append(probe | {"concurrency": 1, "requests": 4, "deadline_s": 60.0})
     path = write_matrix(tmp_path, data)
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     found = dispositions(workdir, "e2e-crash")
     assert found[("natural-600-c1", "cand", 1)][0] == "failed"
@@ -97,7 +96,7 @@ def test_stop_campaign_after_a_failure_blocks_the_rest_without_starting_their_la
     data["cells"] = [controlled | {"sampling": {"max_tokens": 48}}, data["cells"][0]]
     path = write_matrix(tmp_path, data)
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert dispositions(workdir, "e2e-stop") == {
         ("controlled-600-c1", "inc", 1): ("failed", "contract_overrun"),
@@ -118,7 +117,7 @@ def test_a_cell_that_cannot_be_planned_is_blocked_with_the_reason_in_its_verdict
     data["cells"] = [data["cells"][0] | {"id": "natural-9000-c1", "input_tokens": 9000}]
     path = write_matrix(tmp_path, data)  # the tiny profile serves 8,192 tokens of context
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     assert dispositions(workdir, "e2e-setup") == {
         ("natural-9000-c1", "inc", 1): ("blocked", "setup_failed"),
@@ -137,7 +136,7 @@ def test_an_engine_that_dies_in_its_warmups_blocks_its_cells_and_keeps_its_own_e
     arms = [arm("inc", "incumbent"), arm("cand", "candidate", warmups=2, simulator=crash)]
     path = write_matrix(tmp_path, matrix("e2e-warmdeath", arms))
 
-    result = campaign(matrix=str(path), workdir=str(workdir))
+    result = run_campaign(path, workdir)
 
     found = dispositions(workdir, "e2e-warmdeath")
     for cell in ("natural-600-c1", "natural-600-c2"):

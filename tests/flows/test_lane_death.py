@@ -147,5 +147,6 @@ def test_a_container_the_kernel_oom_kills_is_an_oom_and_a_docker_kill_is_not(
     assert ended["sleeper"] is not None and ended["sleeper"].oom_killed is False
     assert (ended["sleeper"].exit_code, ended["sleeper"].signal) == (137, signal.SIGKILL)
     for exit_ in ended.values():
+        assert exit_ is not None
         end = LaneAtEnd(running=False, exit_code=137, oom_killed=exit_.oom_killed)
         assert end.oom is (exit_ is ended["hog"])
