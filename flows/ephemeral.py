@@ -36,6 +36,8 @@ STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 STARTUP_TIMEOUT_S = 120  # Prefect's own default of 20 s is too short on a loaded host
 ENGINE_PORTS = range(8000, 9000)  # where vLLM lanes (and Prefect's own choice) listen
 PORT_TRIES = 20
+START_TRIES = 3
+EXITED_AT_ONCE = (3,)  # uvicorn cannot bind its port (taken since the check)
 STOP_GRACE_S = 10.0
 
 
@@ -93,6 +95,9 @@ def server_command(port: int) -> list[str]:
     return [sys.executable, "-c", LAUNCHER, str(os.getpid()), *uvicorn]
 
 
+Popen = subprocess.Popen[bytes]
+
+
 @contextmanager
 def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) -> Iterator[None]:
     """Unless ``PREFECT_API_URL`` is set: start the run's Prefect server, point
@@ -100,8 +105,7 @@ def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) 
     if environ.get("PREFECT_API_URL"):
         yield
         return
-    port = server_port(avoid)
-    server = _start(environ, port)
+    server, port = _start(environ, avoid)
     environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
     try:
         yield
@@ -115,20 +119,27 @@ def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) 
             server.wait()
 
 
-def _start(environ: Mapping[str, str], port: int) -> subprocess.Popen[bytes]:
+def _start(environ: Mapping[str, str], avoid: Collection[int]) -> tuple[Popen, int]:
+    """The running server and its port. A server that exits at once (its port was taken
+    between the check and its bind) is tried again on another port; one that does not
+    answer in time is not."""
     log = Path(environ["PREFECT_HOME"]) / SERVER_LOG
     timeout_s = float(environ.get(STARTUP_TIMEOUT_ENV) or STARTUP_TIMEOUT_S)
     env = {**environ, "PREFECT_UI_ENABLED": "0"}
     env |= {"PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
-    with log.open("ab") as out:
-        server = subprocess.Popen(
-            server_command(port), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-        )
-    problem = _wait_healthy(server, f"http://127.0.0.1:{port}/api/health", timeout_s)
-    if problem is None:
-        return server
-    server.kill()
-    server.wait()
+    for _ in range(START_TRIES):
+        port = server_port(avoid)
+        with log.open("ab") as out:
+            server = subprocess.Popen(
+                server_command(port), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
+            )
+        problem = _wait_healthy(server, f"http://127.0.0.1:{port}/api/health", timeout_s)
+        if problem is None:
+            return server, port
+        server.kill()
+        server.wait()
+        if server.returncode not in EXITED_AT_ONCE:
+            break
     raise FaceoffError(
         f"Prefect's ephemeral server on 127.0.0.1:{port} {problem}; nothing was run "
         f"(its log: {log})",
@@ -137,7 +148,7 @@ def _start(environ: Mapping[str, str], port: int) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_healthy(server: subprocess.Popen[bytes], url: str, timeout_s: float) -> str | None:
+def _wait_healthy(server: Popen, url: str, timeout_s: float) -> str | None:
     """None once the server answers, else why it did not."""
     http, deadline = UrllibHttp(), time.monotonic() + timeout_s
     while time.monotonic() < deadline:
