@@ -32,6 +32,7 @@ from collectors.stall_monitor import StallMonitor
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from workload.journal import JOURNAL_NAME
 
 
 class SourceReport(Spec):
@@ -88,7 +89,9 @@ class CellCollectors:
         self._samplers = self._build(metrics_url, target, gpu_ids, nvml, docker)
         self._loops: list[SamplerLoop] = []
         self._monitor = StallMonitor(
-            self.folder / STALLS_FILE, threshold_ns=self.settings.stall_threshold_ns
+            self.folder / STALLS_FILE,
+            threshold_ns=self.settings.stall_threshold_ns,
+            client_marker=str(self.folder / JOURNAL_NAME),  # as the flow gives it to the client
         )
 
     def _build(

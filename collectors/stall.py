@@ -9,10 +9,15 @@ pinned to one CPU where it can be (the last the orchestrator may use), so that
 neither the client's event loop nor the orchestrator's threads can delay it:
 what it sees is the host, not faceoff.
 
+It also watches the cell's client process (found by its journal path on its
+command line) and reads the client's own CPU wait from Linux schedstat every
+20 ms, so the wait inside the cell window can be told from the wait of the
+client's start-up.
+
 ``stalls.jsonl`` in the attempt folder holds one ``start`` line, one line per
-stall (flushed as it is seen, so a killed run keeps them) and one ``stop`` line
-with the totals. ``summarize_stalls`` is the pure view the telemetry summary and
-the ``host_stall`` rule read.
+stall and per client reading (flushed as written, so a killed run keeps them)
+and one ``stop`` line with the totals. ``summarize_stalls`` is the pure view the
+telemetry summary and the ``host_stall`` rule read.
 
 Format history of ``schema_version`` (all three line kinds):
   1 — first release.
@@ -41,6 +46,9 @@ from faceoff.files import JsonlAppender, read_jsonl
 
 STALLS_FILE = "stalls.jsonl"
 TICK_NS = 1_000_000
+CLIENT_EVERY_NS = 20_000_000  # client schedstat readings
+CLIENT_SCAN_EVERY_NS = 100_000_000  # looking for the client in /proc until it is found
+CLIENT_MODULE = b"workload.run_cell"
 PR_SET_PDEATHSIG = 1
 
 
@@ -66,6 +74,15 @@ class Stall(Artifact):
         return self.start_ns + self.length_ns
 
 
+class ClientWait(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
+    event: Literal["client_wait"] = Field(default="client_wait", description="A client reading.")
+    pid: int = Field(description="The client process read.")
+    at_ns: int = Field(description="perf_counter_ns of the reading.")
+    cpu_ns: int = Field(ge=0, description="Its CPU time so far (schedstat field 1).")
+    waited_ns: int = Field(ge=0, description="Its run-queue wait so far (schedstat field 2).")
+
+
 class MonitorStop(Artifact):
     schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
     event: Literal["stop"] = Field(default="stop", description="The monitor stopped watching.")
@@ -75,7 +92,7 @@ class MonitorStop(Artifact):
     stalled_ns: int = Field(ge=0, description="Sum of the stalls' lengths.")
 
 
-StallLine = Annotated[MonitorStart | Stall | MonitorStop, Field(discriminator="event")]
+StallLine = Annotated[MonitorStart | Stall | ClientWait | MonitorStop, Field(discriminator="event")]
 _LINE = TypeAdapter(StallLine)
 
 
@@ -87,6 +104,7 @@ class StallLog:
     stalls: tuple[Stall, ...] = ()
     stop: MonitorStop | None = None
     unreadable: int = 0
+    client: tuple[ClientWait, ...] = ()
 
     def watched_until(self, fallback_ns: int) -> int:
         """Where the watch ended: its stop, else its last stall, else ``fallback_ns``."""
@@ -114,6 +132,7 @@ def read_stalls(path: Path) -> StallLog | None:
         stalls=tuple(x for x in lines if isinstance(x, Stall)),
         stop=stops[-1] if stops else None,
         unreadable=unreadable,
+        client=tuple(x for x in lines if isinstance(x, ClientWait)),
     )
 
 
@@ -125,6 +144,17 @@ def overlap_ns(stalls: Sequence[Stall], start_ns: int, end_ns: int) -> int:
     return sum(max(0, min(s.end_ns, end_ns) - max(s.start_ns, start_ns)) for s in stalls)
 
 
+def client_wait_ns(readings: Sequence[ClientWait], start_ns: int, end_ns: int) -> int | None:
+    """The client's CPU wait over ``[start_ns, end_ns]``: from its last reading at or before
+    the start to its first at or after the end; None unless readings bracket the span."""
+    ordered = sorted(readings, key=lambda r: r.at_ns)
+    before = [r for r in ordered if r.at_ns <= start_ns]
+    after = [r for r in ordered if r.at_ns >= end_ns]
+    if not before or not after or before[-1].pid != after[0].pid:
+        return None
+    return after[0].waited_ns - before[-1].waited_ns
+
+
 class StallSummary(Spec):
     threshold_ns: int = Field(description="The monitor's stall threshold.")
     cpu: int | None = Field(description="The CPU the monitor was pinned to.")
@@ -134,6 +164,10 @@ class StallSummary(Spec):
     stalled_ns: int = Field(description="Part of the window covered by stalls.")
     longest_ns: int = Field(description="Longest stall overlapping the window (0 when none).")
     stalled_share: float = Field(description="stalled_ns / window length (0 for an empty window).")
+    client_wait_ns: int | None = Field(
+        description="The client's CPU wait inside the window; None unless readings bracket it."
+    )
+    client_wait_share: float | None = Field(description="client_wait_ns / window length.")
     unreadable_lines: int = Field(description="Lines of stalls.jsonl that are not stall lines.")
 
 
@@ -144,6 +178,7 @@ def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:
     inside = [s for s in log.stalls if s.end_ns > window.start_ns and s.start_ns < window.end_ns]
     stalled = overlap_ns(inside, window.start_ns, window.end_ns)
     span = window.end_ns - window.start_ns
+    waited = client_wait_ns(log.client, window.start_ns, window.end_ns)
     return StallSummary(
         threshold_ns=log.start.threshold_ns,
         cpu=log.start.cpu,
@@ -154,6 +189,8 @@ def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:
         stalled_ns=stalled,
         longest_ns=max([s.length_ns for s in inside], default=0),
         stalled_share=stalled / span if span > 0 else 0.0,
+        client_wait_ns=waited,
+        client_wait_share=waited / span if waited is not None and span > 0 else None,
         unreadable_lines=log.unreadable,
     )
 
@@ -176,25 +213,90 @@ def watch(
     tick_ns: int,
     threshold_ns: int,
     stopping: Callable[[], bool],
+    chores: Callable[[int], None] = lambda _: None,
+    armed: Callable[[], object] = lambda: None,
     mono_ns: Callable[[], int] = time.perf_counter_ns,
     sleep: Callable[[float], object] = time.sleep,
 ) -> Watch:
-    """Sleep a tick at a time until ``stopping``; every wake-up late by ≥ threshold is a stall."""
+    """Sleep a tick at a time until ``stopping``; every wake-up late by ≥ threshold is a stall.
+
+    ``chores(now)`` runs after each look at the clock (reading the client); the
+    time it and the writing take is the monitor's own, so the next tick is due
+    one tick after they end. ``armed()`` is called once the first tick is due: from
+    then on, any time the process is kept from running is seen.
+    """
     totals = Watch()
     due = mono_ns() + tick_ns
+    armed()
     while not stopping():
         sleep(tick_ns / 1e9)
         now = mono_ns()
         totals.ticks += 1
         late = now - due
         if late >= threshold_ns:
-            stall = Stall(start_ns=due, length_ns=late)
-            record(stall)
+            record(Stall(start_ns=due, length_ns=late))
             totals.stalls += 1
             totals.stalled_ns += late
-            now = mono_ns()  # the time spent writing the line is the monitor's, not the host's
-        due = now + tick_ns
+        chores(now)
+        due = mono_ns() + tick_ns
     return totals
+
+
+class ClientWatcher:
+    """Finds the client by a marker on its command line and reads its schedstat."""
+
+    def __init__(
+        self,
+        marker: str,
+        write: Callable[[ClientWait], None],
+        *,
+        proc: Path = Path("/proc"),
+        every_ns: int = CLIENT_EVERY_NS,
+        scan_every_ns: int = CLIENT_SCAN_EVERY_NS,
+    ) -> None:
+        self.marker = marker.encode()
+        self.write = write
+        self.proc = proc
+        self.every_ns = every_ns
+        self.scan_every_ns = scan_every_ns
+        self.pid: int | None = None
+        self._next_ns = 0
+
+    def __call__(self, now_ns: int) -> None:
+        if now_ns < self._next_ns:
+            return
+        if self.pid is None:
+            self.pid = self._find()
+            if self.pid is None:
+                self._next_ns = now_ns + self.scan_every_ns
+                return
+        reading = self._read(self.pid, now_ns)
+        if reading is None:
+            self.pid = None  # it ended; a later client would be found again
+        else:
+            self.write(reading)
+        self._next_ns = now_ns + self.every_ns
+
+    def _find(self) -> int | None:
+        for entry in self.proc.iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if self.marker in argv and CLIENT_MODULE in argv:
+                return int(entry.name)
+        return None
+
+    def _read(self, pid: int, now_ns: int) -> ClientWait | None:
+        try:
+            fields = (self.proc / str(pid) / "schedstat").read_text().split()
+            return ClientWait(
+                pid=pid, at_ns=now_ns, cpu_ns=int(fields[0]), waited_ns=int(fields[1])
+            )
+        except (OSError, IndexError, ValueError):
+            return None
 
 
 def pin_cpu() -> int | None:
@@ -225,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threshold-ns", type=int, required=True)
     parser.add_argument("--tick-ns", type=int, default=TICK_NS)
     parser.add_argument("--parent", type=int, required=True, help="the orchestrator's pid")
+    parser.add_argument(
+        "--client-marker", help="a string on the client's command line (its journal path)"
+    )
     args = parser.parse_args(argv)
     _die_with(args.parent)
     stop = threading.Event()
@@ -243,9 +348,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 wall_utc=utc_now().isoformat(),
             )
         )
-        print("watching", flush=True)  # the parent waits for this line
+        client = ClientWatcher(args.client_marker, out.append) if args.client_marker else None
         totals = watch(
-            out.append, tick_ns=args.tick_ns, threshold_ns=args.threshold_ns, stopping=stop.is_set
+            out.append,
+            tick_ns=args.tick_ns,
+            threshold_ns=args.threshold_ns,
+            stopping=stop.is_set,
+            chores=client or (lambda _: None),
+            armed=lambda: print("watching", flush=True),  # the parent waits for this line
         )
         out.append(
             MonitorStop(

@@ -26,7 +26,13 @@ class StallMonitor:
     """One monitor process writing ``stalls.jsonl`` at ``path``."""
 
     def __init__(
-        self, path: Path, *, threshold_ns: int, tick_ns: int = TICK_NS, python: str | None = None
+        self,
+        path: Path,
+        *,
+        threshold_ns: int,
+        client_marker: str | None = None,
+        tick_ns: int = TICK_NS,
+        python: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.command = [
@@ -41,6 +47,7 @@ class StallMonitor:
             str(tick_ns),
             "--parent",
             str(os.getpid()),
+            *(["--client-marker", client_marker] if client_marker else []),
         ]
         self._process: subprocess.Popen[str] | None = None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from evidence.aa import METHOD as AA_METHOD
+from evidence.aa import aa_calibration
 from evidence.arms import arm_entry
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
@@ -14,6 +16,7 @@ from evidence.inputs import CampaignInputs
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
+from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition
 from matrix.families import FamilyStatus
 from matrix.plan import CellRunKey, plan
@@ -65,6 +68,8 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         percentile_method=PERCENTILE_METHOD,
         ratio_method=RATIO_METHOD,
         definitions=DEFINITIONS,
+        aa=aa_calibration(cells) if matrix.campaign.aa else None,
+        instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
     )
 
 

@@ -26,6 +26,7 @@ def render_card(comparison: Comparison) -> str:
         _title(comparison),
         _decision(comparison),
         _scope(comparison),
+        *([comparison.aa.sentence] if comparison.aa else []),
         "## Result card\n\n" + tables.headline(comparison, sources),
         "## What the measurements establish\n\n" + _established(comparison),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
@@ -162,7 +163,8 @@ def _restoration(c: Comparison) -> str:
 
 def _definitions(c: Comparison) -> str:
     body = c.definitions.replace("## Metric definitions", "").strip()
-    return f"## Definitions\n\n{c.percentile_method}. Ratios: {c.ratio_method}.\n\n{body}"
+    ratios = f"{c.percentile_method}. Ratios: {c.ratio_method}."
+    return f"## Definitions\n\n{ratios}\n\n{c.instrument_method}\n\n{body}"
 
 
 def _reviews(c: Comparison) -> str:

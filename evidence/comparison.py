@@ -8,7 +8,8 @@ RESULT.md or report.html back to a file. The JSON Schema is exported to
 Format history of ``Comparison.schema_version``:
   1 — first release.
   2 — ratio intervals are block bootstraps; each ratio gains ``blocks_incumbent`` and
-      ``blocks_candidate`` (the blocks of consecutive requests its interval resampled).
+      ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
+      ``aa`` carries an A/A campaign's verdict on the instrument.
 """
 
 from __future__ import annotations
@@ -222,6 +223,18 @@ class Caveat(Spec):
     text: str = Field(description="The caveat in one or two sentences.")
 
 
+class AACalibration(Spec):
+    intervals: int = Field(description="Ratio intervals of comparable pairs.")
+    excluding_one: int = Field(description="Of those, intervals that exclude 1.")
+    false_positive_rate: float | None = Field(description="excluding_one / intervals.")
+    cells_compared: int = Field(description="Cells with at least one ratio.")
+    cells_excluding_one: list[str] = Field(description="Cells with an interval excluding 1.")
+    blocked_host_stall: int = Field(description="Cell runs the host_stall rule blocked.")
+    target_rate: float = Field(description="The most false positives a 95 % interval allows.")
+    passed: bool | None = Field(description="Rate within target; None without an interval.")
+    sentence: str = Field(description="The verdict in one sentence.")
+
+
 class Comparison(Artifact):
     schema_version: Literal[2] = Field(default=2, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
@@ -243,3 +256,9 @@ class Comparison(Artifact):
     percentile_method: str = Field(description="How p50 and p95 are computed.")
     ratio_method: str = Field(description="How ratios and their intervals are computed.")
     definitions: str = Field(description="The metric definitions, verbatim.")
+    aa: AACalibration | None = Field(
+        default=None, description="An A/A campaign's verdict on the instrument; None otherwise."
+    )
+    instrument_method: str = Field(
+        default="", description="How host stalls are guarded and what an A/A campaign checks."
+    )

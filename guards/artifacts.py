@@ -1,10 +1,10 @@
 """The native artifacts of one cell attempt, read once, for the pure rules to judge.
 
 ``load_cell`` is the guards' only reader: ``cell.json``, ``requests.json``,
-``journal.jsonl``, the sample files, the host-stall monitor's ``stalls.jsonl``
-and the client's summary line in ``client.log``; the telemetry summary is recomputed from
-the samples (``collectors.summary.summarize``) rather than trusted from
-``telemetry.json``, so a verdict depends on native files alone. Every file read
+``journal.jsonl``, the sample files and the host-stall monitor's
+``stalls.jsonl``; the telemetry summary is recomputed from the samples
+(``collectors.summary.summarize``) rather than trusted from ``telemetry.json``,
+so a verdict depends on native files alone. Every file read
 is hashed into ``inputs``.
 """
 
@@ -28,7 +28,6 @@ from guards.record import CELL_FILE, CellRecord
 from workload.journal import JOURNAL_NAME, JournalContents, read_journal
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PLAN_NAME, PlannedRequest, RequestPlan
-from workload.run_cell import CLIENT_LOG, read_summary
 
 NATIVE_FILES = (
     CELL_FILE,
@@ -38,7 +37,6 @@ NATIVE_FILES = (
     GPU_FILE,
     HOST_FILE,
     STALLS_FILE,
-    CLIENT_LOG,
 )
 
 
@@ -54,7 +52,6 @@ class CellArtifacts:
     engine: Sequence[EngineSample] = ()
     inputs: dict[str, str] = field(default_factory=dict)
     stalls: StallLog | None = None  # None: no monitor ran (no stalls.jsonl)
-    client_cpu_wait_s: float | None = None  # the client's runqueue wait, from its summary
 
     @property
     def outcomes(self) -> list[RequestOutcome]:
@@ -116,7 +113,6 @@ def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
         stalls=samples.stalls,
-        client_cpu_wait_s=_client_cpu_wait(folder / CLIENT_LOG),
         inputs={
             name: file_sha256(folder / name) for name in NATIVE_FILES if (folder / name).exists()
         },
@@ -130,12 +126,6 @@ def _telemetry(
     if record.window is None:
         return None
     return summarize(samples, window=record.window, settings=record.collector_settings, table=table)
-
-
-def _client_cpu_wait(log: Path) -> float | None:
-    """Seconds the client waited for a CPU (Linux schedstat), as its summary line says."""
-    waited = (read_summary(log) or {}).get("runqueue_wait_s")
-    return float(waited) if isinstance(waited, int | float) else None
 
 
 def _plan(path: Path) -> tuple[RequestPlan | None, str | None]:

@@ -1,9 +1,9 @@
 """The ``host_stall`` rule: were the scored requests measured while the host could run them?
 
-Two witnesses, both native artifacts of the attempt folder: the host-stall
-monitor (``stalls.jsonl``: every 1 ms wake-up late by at least the matrix's
-``stall_threshold_ms``) and the client's own CPU wait (its summary line in
-``client.log``: Linux schedstat run-queue wait). A scored request is *affected*
+Two witnesses, both in the host-stall monitor's ``stalls.jsonl``: its own 1 ms
+wake-ups late by at least the matrix's ``stall_threshold_ms``, and the client's
+own CPU wait (Linux schedstat run-queue wait, read every 20 ms) over the cell
+window. A scored request is *affected*
 when the stalls overlapping its send-to-end span add up to more than
 ``max_request_stall_ms``. The cell is blocked when more than
 ``max_stalled_requests`` of its sent scored requests are affected, or when the
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.stall import StallLog, overlap_ns
+from collectors.stall import StallLog, client_wait_ns, overlap_ns
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
 from guards.reasons import Reason
@@ -27,6 +27,14 @@ from workload.outcome import RequestOutcome
 
 MAX_LISTED = 10
 CODE = Reason.HOST_STALL
+METHOD = (
+    "Host stalls: a monitor process beside each cell wakes every 1 ms and records each wake-up "
+    "late by stall_threshold_ms or more; it also reads the client's own CPU wait (Linux "
+    "schedstat) every 20 ms. A scored request is affected when the stalls inside its send-to-end "
+    "span exceed max_request_stall_ms; a cell with more than max_stalled_requests of its "
+    "requests affected, or whose client waited for a CPU more than max_client_cpu_wait of the "
+    "window, is blocked host_stall (fewer affected requests are flagged, by index)"
+)
 
 
 @dataclass(frozen=True)
@@ -47,14 +55,14 @@ def exposure(
     bound = t.max_request_stall_ms * 1e6
     worst = max(overlaps, key=lambda i: overlaps[i])
     window = art.record.window
-    span_s = (window.end_ns - window.start_ns) / 1e9 if window else 0.0
-    wait = art.client_cpu_wait_s
+    span = window.end_ns - window.start_ns if window else 0
+    wait = client_wait_ns(log.client, window.start_ns, window.end_ns) if window else None
     return Exposure(
         sent=len(sent),
         affected=sorted(i for i, ns in overlaps.items() if ns > bound),
         worst_index=worst,
         worst_ns=overlaps[worst],
-        client_wait_share=wait / span_s if wait is not None and span_s > 0 else None,
+        client_wait_share=wait / span if wait is not None and span > 0 else None,
     )
 
 

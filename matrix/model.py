@@ -407,6 +407,12 @@ class CampaignSpec(Spec):
         default=StopPolicy.BLOCK_WORKLOAD, description="After a failure."
     )
     description: str | None = Field(default=None, description="What the campaign asks.")
+    aa: bool = Field(
+        default=False,
+        exclude_if=omitted_at(False),
+        description="An A/A calibration: every arm runs the incumbent's recipe, so every ratio "
+        "should be 1; the card says whether the instrument passed.",
+    )
 
     @property
     def namespace(self) -> str:
@@ -531,6 +537,8 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        if self.campaign.aa:
+            _same_recipe(self.arms)
         return self
 
     @property
@@ -580,6 +588,23 @@ def _is_ipv6(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+AA_OWN_FIELDS = frozenset({"name", "role", "port"})  # what may differ between A/A arms
+
+
+def _same_recipe(arms: list[Arm]) -> None:
+    """An A/A campaign's arms differ only in name, role and port."""
+    incumbent = next(a for a in arms if a.role is Role.INCUMBENT)
+    recipe = incumbent.model_dump(exclude=set(AA_OWN_FIELDS))
+    for arm in arms:
+        theirs = arm.model_dump(exclude=set(AA_OWN_FIELDS))
+        differ = sorted(k for k in recipe.keys() | theirs.keys() if recipe.get(k) != theirs.get(k))
+        if differ:
+            raise ValueError(
+                f"campaign.aa = true needs every arm to run the incumbent's recipe; arm "
+                f"{arm.name!r} differs from {incumbent.name!r} in {', '.join(differ)}"
+            )
 
 
 def _unique(what: str, values: list[str]) -> None:

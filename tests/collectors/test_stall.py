@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -11,10 +13,13 @@ import pytest
 
 from collectors.cadence import CellWindow
 from collectors.stall import (
+    ClientWait,
+    ClientWatcher,
     MonitorStart,
     MonitorStop,
     Stall,
     StallLog,
+    client_wait_ns,
     overlap_ns,
     read_stalls,
     summarize_stalls,
@@ -146,3 +151,41 @@ def test_torn_and_foreign_lines_are_counted_not_trusted(tmp_path: Path) -> None:
     assert log is not None and log.start == good.start
     assert (log.stalls, log.unreadable) == ((), 2)
     assert read_stalls(tmp_path / "absent.jsonl") is None
+
+
+def reading(at_ms: int, waited_ms: int, pid: int = 7) -> ClientWait:
+    return ClientWait(pid=pid, at_ns=at_ms * MS, cpu_ns=0, waited_ns=waited_ms * MS)
+
+
+def test_the_client_wait_is_taken_between_readings_that_bracket_the_window() -> None:
+    # 900 ms of start-up wait before the cell, then 120 ms inside it
+    readings = [reading(0, 0), reading(980, 900), reading(2_000, 960), reading(3_020, 1_020)]
+    assert client_wait_ns(readings, 1_000 * MS, 3_000 * MS) == 120 * MS
+    assert client_wait_ns(readings[1:3], 1_000 * MS, 3_000 * MS) is None  # no reading after
+    restarted = [reading(980, 900), reading(3_020, 5, pid=8)]
+    assert client_wait_ns(restarted, 1_000 * MS, 3_000 * MS) is None  # another process
+
+
+def test_the_watcher_finds_the_client_by_its_journal_path_and_reads_its_wait(
+    tmp_path: Path,
+) -> None:
+    marker = str(tmp_path / "journal.jsonl")
+    # a stand-in with the client's module name and journal path on its command line
+    code = "import sys, time; time.sleep(120)"
+    client = subprocess.Popen([sys.executable, "-c", code, "-m", "workload.run_cell", marker])
+    other = subprocess.Popen([sys.executable, "-c", code, "workload.run_cell", "elsewhere"])
+    seen: list[ClientWait] = []
+    watcher = ClientWatcher(marker, seen.append, every_ns=0, scan_every_ns=0)
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        while len(seen) < 2 and time.monotonic() < deadline:
+            watcher(time.perf_counter_ns())
+            time.sleep(0.01)
+    finally:
+        for process in (client, other):
+            process.kill()
+            process.wait()
+    assert len(seen) >= 2 and {r.pid for r in seen} == {client.pid}
+    assert seen[-1].waited_ns >= seen[0].waited_ns and seen[-1].at_ns > seen[0].at_ns
+    watcher(time.perf_counter_ns())  # it ended: the watcher lets go of it
+    assert watcher.pid is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from collectors.stall import MonitorStart, MonitorStop, Stall, StallLog
+from collectors.stall import ClientWait, MonitorStart, MonitorStop, Stall, StallLog
 from guards.artifacts import CellArtifacts
 from guards.host_stall import host_stall
 from guards.judge import judge
@@ -34,8 +34,20 @@ def monitored(
     stop = MonitorStop(
         stopped_ns=window.end_ns + 1_000 * MS, ticks=1, stalls=len(stalls), stalled_ns=0
     )
-    log = StallLog(start=start, stalls=tuple(stalls), stop=stop if stopped else None)
-    return dataclasses.replace(art, stalls=log, client_cpu_wait_s=wait_s)
+    # the client's readings bracket the window: its wait inside it is wait_s
+    waited = round((wait_s or 0.0) * 1e9)
+    readings = (
+        ()
+        if wait_s is None
+        else (
+            ClientWait(pid=7, at_ns=window.start_ns - MS, cpu_ns=0, waited_ns=3_000 * MS),
+            ClientWait(pid=7, at_ns=window.end_ns + MS, cpu_ns=0, waited_ns=3_000 * MS + waited),
+        )
+    )
+    log = StallLog(
+        start=start, stalls=tuple(stalls), stop=stop if stopped else None, client=readings
+    )
+    return dataclasses.replace(art, stalls=log)
 
 
 def at(art: CellArtifacts, from_ms: int, length_ms: int) -> Stall:

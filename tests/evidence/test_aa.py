@@ -1,0 +1,45 @@
+"""The A/A verdict on the instrument: intervals excluding 1 against the 5 % a 95 % one allows."""
+
+from __future__ import annotations
+
+from evidence.aa import aa_calibration
+from evidence.comparison import ArmCell, CellEntry, Ratio
+
+
+def ratio(low: float, high: float) -> Ratio:
+    return Ratio(
+        metric="decode_tps", candidate="b", ratio=(low + high) / 2, low=low, high=high,
+        confidence=0.95, resamples=2000, seed=1, n_incumbent=8, n_candidate=8,
+        blocks_incumbent=8, blocks_candidate=8,
+    )  # fmt: skip
+
+
+def cell(cell_id: str, ratios: list[Ratio], *reasons: str) -> CellEntry:
+    arms = [ArmCell.model_construct(arm=f"a{i}", reason_code=r) for i, r in enumerate(reasons)]
+    return CellEntry.model_construct(id=cell_id, ratios=ratios, arms=arms)
+
+
+def test_an_instrument_within_five_percent_passes() -> None:
+    cells = [cell(f"c{i}", [ratio(0.95, 1.04)] * 2, "accepted", "accepted") for i in range(10)]
+    cells.append(cell("c10", [ratio(1.01, 1.10)], "accepted", "accepted"))
+    got = aa_calibration(cells)
+    assert (got.intervals, got.excluding_one, got.passed) == (21, 1, True)
+    assert got.cells_excluding_one == ["c10"]
+    assert got.sentence.startswith("A/A: 1 of 21 ratio intervals exclude 1 (4.8%")
+
+
+def test_an_instrument_that_sees_differences_that_are_not_there_fails() -> None:
+    cells = [
+        cell("c0", [ratio(2.02, 2.84)], "accepted", "accepted"),  # the 2.41x of two identical arms
+        cell("c1", [ratio(0.97, 1.02)], "accepted", "accepted"),
+        cell("c2", [], "accepted", "host_stall"),
+    ]
+    got = aa_calibration(cells)
+    assert (got.false_positive_rate, got.passed, got.blocked_host_stall) == (0.5, False, 1)
+    assert "the instrument FAILED; 1 cell run(s) blocked host_stall" in got.sentence
+
+
+def test_without_an_interval_there_is_no_verdict() -> None:
+    got = aa_calibration([cell("c0", [], "host_stall", "host_stall")])
+    assert got.passed is None and got.false_positive_rate is None
+    assert got.blocked_host_stall == 2
