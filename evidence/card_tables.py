@@ -240,7 +240,8 @@ MEASUREMENT_HEADER = [
     "cell", "arm", "disposition", "ok", "input p50", "output p50", "TTFO p50/p95",
     "TTFT p50/p95", "E2E p50/p95", "TPOT p50/p95", "eff. prefill p50/p95 tok/s",
     "decode p50/p95 tok/s", "aggregate tok/s", "engine prefill / queue mean",
-    "max running / waiting", "max KV usage", "preemptions", "lane memory peak", "source",
+    "max running / waiting", "max KV usage", "preemptions", "lane memory peak",
+    "host stalls (longest) / client CPU wait", "source",
 ]  # fmt: skip
 
 
@@ -273,8 +274,17 @@ def _measurement_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
         fmt.rate(a.aggregate_output_tps),
         *_engine_cells(a),
         fmt.gib(a.memory.lane_peak_bytes if a.memory else None),
+        _stalls(a),
         ref,
     ]
+
+
+def _stalls(a: ArmCell) -> str:
+    s = a.host_stalls
+    if s is None:
+        return fmt.MISSING
+    wait = fmt.percent(s.client_wait_share)
+    return f"{s.stalls} ({s.longest_ms:.0f} ms) / {wait}"
 
 
 def measurements(c: Comparison, sources: Sources) -> str:

@@ -7,7 +7,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence.comparison import ArmCell, CellEntry, EngineFacts, MemoryFacts, PairEntry, Ratio
+from evidence.comparison import (
+    ArmCell,
+    CellEntry,
+    EngineFacts,
+    MemoryFacts,
+    PairEntry,
+    Ratio,
+    StallFacts,
+)
 from evidence.inputs import AttemptInputs
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
@@ -96,6 +104,7 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
         aggregate_output_tps=summary.aggregate_output_tps if summary else None,
         engine=engine_facts(telemetry),
         memory=memory_facts(telemetry),
+        host_stalls=stall_facts(telemetry),
         sources=_sources(attempt.where, root) if attempt else {},
     )
 
@@ -134,6 +143,18 @@ def engine_facts(telemetry: TelemetrySummary | None) -> EngineFacts | None:
         kv_pool_tokens=engine.kv_pool_tokens,
         preemptions=preempt.delta if preempt else None,
         prefix_cache_hits=hits.delta if hits else None,
+    )
+
+
+def stall_facts(telemetry: TelemetrySummary | None) -> StallFacts | None:
+    stalls = telemetry.host_stalls if telemetry else None
+    if stalls is None:
+        return None
+    return StallFacts(
+        stalls=stalls.stalls,
+        stalled_share=stalls.stalled_share,
+        longest_ms=stalls.longest_ns / 1e6,
+        client_wait_share=stalls.client_wait_share,
     )
 
 

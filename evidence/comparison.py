@@ -9,7 +9,8 @@ Format history of ``Comparison.schema_version``:
   1 — first release.
   2 — ratio intervals are block bootstraps; each ratio gains ``blocks_incumbent`` and
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
-      ``aa`` carries an A/A campaign's verdict on the instrument.
+      ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
+      ``host_stalls``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ class MemoryFacts(Spec):
     host_available_min_bytes: int | None = Field(description="Sampled min host available.")
 
 
+class StallFacts(Spec):
+    stalls: int = Field(description="Host stalls the monitor saw in the window.")
+    stalled_share: float = Field(description="Part of the window the host was stalled.")
+    longest_ms: float = Field(description="Longest of those stalls (ms).")
+    client_wait_share: float | None = Field(
+        description="The client's CPU wait as a share of the window; None if not read."
+    )
+
+
 class ArmCell(Spec):
     arm: str = Field(description="Arm name.")
     attempt: int | None = Field(description="Attempt whose verdict stands; None if never run.")
@@ -94,6 +104,9 @@ class ArmCell(Spec):
     aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
     engine: EngineFacts | None = Field(description="From telemetry.json.")
     memory: MemoryFacts | None = Field(description="From telemetry.json.")
+    host_stalls: StallFacts | None = Field(
+        default=None, description="From telemetry.json; None where no stall monitor ran."
+    )
     sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
 
 
