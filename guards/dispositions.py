@@ -109,6 +109,7 @@ def _accepted_sentence(families: Sequence[FamilyVerdict], rules: Sequence[RuleRe
         parts.append(f"supplemental missing: {', '.join(supplemental_missing)}")
     if unevaluated:
         parts.append(f"not evaluated: {'; '.join(unevaluated)}")
+    parts += [r.detail for r in rules if r.evidence.get("flagged") and not r.failed]
     return "; ".join(parts)
 
 

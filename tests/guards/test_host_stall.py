@@ -115,3 +115,12 @@ def test_without_a_monitor_or_with_a_killed_one_the_rule_is_not_evaluated() -> N
     result = rule(killed)
     assert result.outcome is Outcome.NOT_EVALUATED
     assert "does not span the scored requests" in result.detail
+
+
+def test_an_accepted_cell_names_its_flagged_requests(frozen: FrozenMatrix) -> None:
+    art = load("natural")
+    flagged = monitored(art, [at(art, 2_440, 120)])
+    verdict = judge(flagged, with_thresholds(frozen, max_stalled_requests=0.2))
+    assert verdict.disposition is Disposition.ACCEPTED
+    assert "flagged: 1 of 6 scored requests overlapped more than 50 ms" in verdict.sentence
+    assert "requests [5]" in verdict.sentence
