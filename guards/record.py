@@ -14,6 +14,8 @@ Format history of ``schema_version``:
   2 — ``lane_end`` gains ``signal`` and ``detail``; ``oom_killed`` is set for host lanes too
       (their cgroup's OOM-kill counter), and an exit of 137 alone no longer counts as an OOM
       kill (version 1 still reads).
+  3 — ``collector_settings`` gains ``stall_threshold_ms``, the host-stall monitor's threshold
+      (versions 1 and 2 still read, with the default).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class LaneAtEnd(Spec):
 
 
 class CellRecord(Artifact):
-    schema_version: Literal[1, 2] = Field(default=2, description="Cell record format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Cell record format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the cell ran under.")
     cell_id: str = Field(description="Cell id in the frozen matrix.")
