@@ -4,7 +4,8 @@ aiohttp rather than httpx: on the loopback benchmark
 ``benchmarks/client_http_choice.py`` it reads an SSE stream with less CPU per
 chunk and a smaller timing error, most of all at C32. Each SSE event is dated by
 the socket read that delivered its last byte (``workload.transport``), not by when
-the reading coroutine got to it.
+the reading coroutine got to it; the request is dated by when its bytes were handed
+to the socket (``send_ns``), not by when the client began it (``queued_ns``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from faceoff.canonical import sha256_hex
 from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest
 from workload.stream import SseFramer, StreamProtocolError, StreamState
-from workload.transport import Arrivals, check_timed
+from workload.transport import ON_SENT, Arrivals, check_timed
 
 Clock = Callable[[], int]
 
@@ -49,6 +50,7 @@ class Exchange:
 
     request: PlannedRequest
     due_ns: int | None
+    queued_ns: int | None = None
     send_ns: int | None = None
     headers_ns: int | None = None
     end_ns: int | None = None
@@ -60,14 +62,21 @@ class Exchange:
     def fail(self, status: Status, error: str) -> None:
         self.status, self.error = status, error[:ERROR_LIMIT]
 
+    def sent(self, at_ns: int) -> None:
+        """The request's bytes were handed to the socket at ``at_ns``."""
+        self.send_ns = at_ns
+
 
 async def stream_chat(
     session: aiohttp.ClientSession, url: str, body: bytes, ex: Exchange, clock: Clock
 ) -> None:
     """Send ``body`` and read the SSE answer into ``ex``; errors become statuses."""
     try:
-        ex.send_ns = clock()
-        async with session.post(url, data=body, headers=JSON_HEADERS) as resp:
+        ex.queued_ns = clock()
+        trace = {ON_SENT: ex.sent}
+        async with session.post(
+            url, data=body, headers=JSON_HEADERS, trace_request_ctx=trace
+        ) as resp:
             ex.headers_ns, ex.http_status = clock(), resp.status
             if resp.status != 200:
                 ex.fail(Status.HTTP_ERROR, await resp.text(errors="replace"))
@@ -81,7 +90,7 @@ async def stream_chat(
 
 async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock) -> None:
     framer, state, arrivals = SseFramer(), ex.state, Arrivals(resp)
-    check_timed(arrivals)
+    check_timed(arrivals, ex.send_ns)
     while data := await resp.content.readany():
         read_ns = clock()
         for payload, end in framer.feed(data):
@@ -126,7 +135,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
     """Freeze a finished exchange into its journal line."""
     request, state = ex.request, ex.state
     text = state.text
-    send = ex.send_ns
+    send, due = ex.send_ns, ex.due_ns
     return RequestOutcome(
         cell_id=ctx.cell_id,
         arm=ctx.arm,
@@ -151,8 +160,10 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         usage=state.usage,
         wall_anchor_utc=ctx.wall_anchor_utc,
         mono_anchor_ns=ctx.mono_anchor_ns,
-        due_ns=ex.due_ns,
+        due_ns=due,
+        queued_ns=ex.queued_ns,
         send_ns=send,
+        schedule_delay_ns=send - due if send is not None and due is not None else None,
         headers_ns=ex.headers_ns,
         first_event_ns=state.first_event_ns,
         first_output_ns=state.first_output_ns,

@@ -3,6 +3,10 @@
 Format history of ``schema_version``:
   1 — first release; later in 1, ``first_event_ns``, ``usage_ns`` and ``done_ns`` were
       added with a default of None, so lines written before them still read.
+  2 — ``send_ns`` is when the request's bytes were handed to the socket (in 1: when the
+      client began the request, before aiohttp took a connection and wrote it, which is
+      now ``queued_ns``); ``schedule_delay_ns`` = send − due. Lines of version 1 still
+      read (both new fields None).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ class Usage(Spec):
 class RequestOutcome(Artifact):
     """Everything the client observed about one request, written once when it ended."""
 
-    schema_version: Literal[1] = Field(default=1, description="Journal line format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Journal line format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the client was pointed at.")
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
@@ -79,8 +83,19 @@ class RequestOutcome(Artifact):
     due_ns: int | None = Field(
         description="When it became due (aligned start or end of the stream's previous request)."
     )
+    queued_ns: int | None = Field(
+        default=None,
+        description="When the client began the request, before aiohttp took a connection "
+        "and wrote it; None if never begun.",
+    )
     send_ns: int | None = Field(
-        description="When sending started (just before aiohttp wrote the request); None if unsent."
+        description="When the request's bytes (headers and body, one write) were handed to "
+        "the socket; None if never written. Version 1: when the client began the request."
+    )
+    schedule_delay_ns: int | None = Field(
+        default=None,
+        description="send_ns − due_ns: how late the request went out against its schedule "
+        "(the client's event loop, aiohttp's connection and write); None if never written.",
     )
     headers_ns: int | None = Field(description="When the response status and headers were read.")
     first_event_ns: int | None = Field(

@@ -7,6 +7,10 @@ milliseconds late. So the protocol stamps every socket read *before* parsing it
 and records, per response body, "body bytes up to N had arrived by t". The
 reader then dates each SSE event by the read that delivered its last byte.
 
+A request is dated the same way on the way out: aiohttp's ``on_request_chunk_sent``
+trace runs just before it hands the request's bytes to the socket (no await
+between), and calls the ``ON_SENT`` callback of the request's ``trace_request_ctx``.
+
 The response takes its body's marks when its headers are parsed, before aiohttp
 can release the connection: a short answer that arrives whole in one read is
 finished, and its connection back in the pool, before the reader starts.
@@ -85,12 +89,33 @@ class TimedConnector(aiohttp.TCPConnector):
         self._factory = cast("functools.partial[ResponseHandler]", factory)
 
 
+ON_SENT = "on_sent"  # trace_request_ctx key: called with the clock as the bytes are written
+
+
+def send_trace(clock: Callable[[], int]) -> aiohttp.TraceConfig:
+    """Calls a request's ``trace_request_ctx[ON_SENT]`` as its bytes go to the socket."""
+
+    async def chunk_sent(_session: object, context: Any, _params: object) -> None:
+        on_sent = (context.trace_request_ctx or {}).get(ON_SENT)
+        if on_sent is not None:
+            on_sent(clock())
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_chunk_sent.append(chunk_sent)
+    return trace
+
+
 def timed_session(
     clock: Callable[[], int] = time.perf_counter_ns, **kwargs: Any
 ) -> aiohttp.ClientSession:
-    """A session whose responses carry socket-read arrival marks (no connection limit)."""
+    """A session that dates request writes and response reads (no connection limit)."""
     connector = TimedConnector(clock=clock, limit=0, keepalive_timeout=120)
-    return aiohttp.ClientSession(connector=connector, response_class=TimedResponse, **kwargs)
+    return aiohttp.ClientSession(
+        connector=connector,
+        response_class=TimedResponse,
+        trace_configs=[send_trace(clock)],
+        **kwargs,
+    )
 
 
 class Arrivals:
@@ -114,10 +139,12 @@ class Arrivals:
         return marks[self._next][1] if self._next < len(marks) else fallback_ns
 
 
-def check_timed(arrivals: Arrivals) -> None:
-    if not arrivals.timed:
+def check_timed(arrivals: Arrivals, send_ns: int | None) -> None:
+    """Refuse a response that carries no arrival marks, or a request whose write went unseen."""
+    if not arrivals.timed or send_ns is None:
+        missing = "timed response protocol" if not arrivals.timed else "request write trace"
         raise FaceoffError(
-            f"aiohttp {aiohttp.__version__} no longer uses faceoff's timed response protocol",
+            f"aiohttp {aiohttp.__version__} no longer uses faceoff's {missing}",
             where="workload.transport",
             fix="pin aiohttp to a 3.x release that workload/transport.py supports",
         )

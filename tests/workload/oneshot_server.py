@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -60,6 +61,7 @@ class OneWriteServer:
         self.posts = 0
         self.received = asyncio.Event()  # set once a POST has been read
         self.writes: list[int] = []  # bytes of each whole answer, written at once
+        self.received_ns: list[int] = []  # perf_counter_ns when each POST body was read
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -67,10 +69,12 @@ class OneWriteServer:
                 lines = head.decode().split("\r\n")
                 fields = dict(line.lower().split(": ", 1) for line in lines[1:] if ": " in line)
                 body = await reader.readexactly(int(fields.get("content-length", "0")))
+                received_ns = time.perf_counter_ns()
                 if lines[0].startswith("GET"):
                     writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
                     continue
                 self.posts += 1
+                self.received_ns.append(received_ns)
                 self.received.set()
                 await self.answering.wait()
                 data = http_answer(self.answer(json.loads(body)))
