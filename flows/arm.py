@@ -156,15 +156,19 @@ def _ended_within(lane: Lane, seconds: float) -> LaneExit | None:
 
 
 def judged_warmups(scope: CampaignScope, run: ArmRun, client: ClientExit) -> ArmRun:
-    """The run, with its cells blocked when its warmups failed (the lane's death named)."""
+    """The run, with its cells blocked when its warmups failed or its lane died in them
+    (the next cell's death check then starts a new lane)."""
     outcomes = read_journal(run.run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes
     failure = warmup_failure(outcomes, run.arm.warmups, client)
-    if failure is None:
-        return run
     died = lane_death(run, scope.tools)
+    if failure is None and died is None:
+        return run
+    words = [failure or f"every one of the {run.arm.warmups} warmup(s) served"]
     if died is not None:
-        failure += f"; the lane had died: {died.detail}"
-    sentence = f"arm {run.arm.name}'s warmups failed on lane run {run.run_dir.name}: {failure}"
+        words.append(f"the lane had died: {died.detail}")
+    sentence = (
+        f"arm {run.arm.name}'s warmups failed on lane run {run.run_dir.name}: {'; '.join(words)}"
+    )
     return replace(
         run, warmups_failed=Decision(Disposition.BLOCKED, Reason.WARMUPS_FAILED, sentence)
     )

@@ -23,6 +23,8 @@ NEXT_STEPS = {
     f"collectors read; {RERUN}",
     "artifacts_missing": "Find out why the flow left the attempt without its native files; "
     f"{RERUN}",
+    "warmups_failed": "Read the lane run's warmup/journal.jsonl (the errors), boot.log and "
+    f"lane.json exit (how the engine died, if it did); fix the recipe, {RERUN}",
     "stop_policy": "Blocked behind an earlier failure by the stop policy: resolve that cell's "
     f"ticket first, {RERUN}",
     "family_missing": "verdict.json names the missing required family; fix the exporter or "
