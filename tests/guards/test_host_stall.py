@@ -3,18 +3,36 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
 
-from collectors.stall import ClientWait, MonitorStart, MonitorStop, Stall, StallLog
-from guards.artifacts import CellArtifacts
+from collectors.settings import CollectorSettings
+from collectors.stall import (
+    STALLS_FILE,
+    ClientWait,
+    MonitorStart,
+    MonitorStop,
+    Stall,
+    StallLog,
+    read_stalls,
+)
+from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge
 from guards.reasons import Disposition, Reason
 from guards.verdict import Outcome, RuleResult
 from matrix.freeze import FrozenMatrix
 from matrix.model import Thresholds
-from tests.guards.helpers import load, with_thresholds
+from simulator.launch import running
+from tests.guards.cellrun import CellRun, run_cell
+from tests.guards.helpers import load, num, with_thresholds
+from workload.journal import JOURNAL_NAME
 
 MS = 1_000_000
+SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)
 
 
 def monitored(
@@ -124,3 +142,44 @@ def test_an_accepted_cell_names_its_flagged_requests(frozen: FrozenMatrix) -> No
     assert verdict.disposition is Disposition.ACCEPTED
     assert "flagged: 1 of 6 scored requests overlapped more than 50 ms" in verdict.sentence
     assert "requests [5]" in verdict.sentence
+
+
+def test_a_real_stall_during_a_live_cell_blocks_it_host_stall(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    """A live cell on the simulator; once its warmup is journaled the monitor process is
+    stopped for 600 ms (the kernel will not run it: what a busy host does to it)."""
+
+    def stall_the_monitor(run: CellRun) -> None:
+        journal, stalls = run.folder / JOURNAL_NAME, run.folder / STALLS_FILE
+        wait_for(lambda: journal.exists() and journal.read_text().count("\n") >= 1)
+        log = read_stalls(stalls)
+        assert log is not None and log.start is not None
+        os.kill(log.start.pid, signal.SIGSTOP)
+        try:
+            time.sleep(0.6)
+        finally:
+            os.kill(log.start.pid, signal.SIGCONT)
+
+    with running("tiny", args=["--served-model-name", "sim-tiny"]) as server:
+        run = CellRun(
+            frozen, "natural-512-c2", "incumbent", server, tmp_path, SETTINGS,
+            during=stall_the_monitor,
+        )  # fmt: skip
+        run_cell(run)
+    verdict = judge(load_cell(tmp_path), frozen)
+    assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.HOST_STALL), (
+        verdict.sentence
+    )
+    log = read_stalls(tmp_path / STALLS_FILE)
+    assert log is not None and max(s.length_ns for s in log.stalls) >= 550 * MS
+    rule = verdict.rule(Reason.HOST_STALL)
+    assert num(rule.evidence["worst_stall_ms"]) > 50  # the part inside the worst request
+    assert rule.evidence["affected_requests"]
+
+
+def wait_for(condition: Callable[[], bool], deadline_s: float = 120.0) -> None:
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        assert time.monotonic() < deadline, "the cell never journaled its warmup"
+        time.sleep(0.01)
