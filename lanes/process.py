@@ -100,7 +100,8 @@ class ProcessLane(RecordedLane):
         """How the lane ended, as first observed; None while the leader and every watched
         process of its group run."""
         if self.died is None:
-            lost = lost_members(self._watched, group_members(self._started().pid))
+            group = group_members(self._started().pid) if self._watched else {}
+            lost = lost_members(self._watched, group)
             code = self._started().poll()  # after the group: a leader that ended says so
             if code is not None:
                 self.died = _exit_from_returncode(code, self.ctx.now, self._oom_killed(), lost)
