@@ -101,7 +101,8 @@ def test_the_ledger_password_never_reaches_prefects_database(
     data = matrix(name, [arm("inc", "incumbent", warmups=0), arm("c", "candidate", warmups=0)])
     data["cells"] = data["cells"][:1]
     path, log, home = write_matrix(tmp_path, data), tmp_path / "run.log", tmp_path / "prefect"
-    run = faceoff(["run", str(path), "--workdir", str(workdir), "--db", url], run_env(home), log)
+    env = run_env(home, PREFECT_LOGGING_TO_API_ENABLED="true")  # its logs land there too
+    run = faceoff(["run", str(path), "--workdir", str(workdir), "--db", url], env, log)
     assert run.wait(600) in (0, 3), log.read_text()[-3000:]
 
     stored = b"".join(p.read_bytes() for p in home.glob("prefect.db*"))
