@@ -76,8 +76,9 @@ MEANINGS = MappingProxyType(
         "is missing or unreadable, so the cell cannot be scored",
         Reason.SETUP_FAILED: "the orchestrator could not set the cell up (e.g. its request plan "
         "could not be built on the lane); the client was never started",
-        Reason.WARMUPS_FAILED: "the arm's warmups errored on the lane it had just started (the "
-        "verdict names how many and the first error); the cell was not run",
+        Reason.WARMUPS_FAILED: "the arm's warmups errored, or its lane died during them, on the "
+        "lane run just started (the verdict names how many errored, the first error and how the "
+        "lane died); the cell was not run",
         Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
         Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
         Reason.HOST_STALL: "the host could not run faceoff for long enough during the cell: "
