@@ -44,6 +44,7 @@ from evidence.layout import (
     REPORT_FILE,
     RESULT_FILE,
     REVIEWS_FILE,
+    SEAL_FILE,
     SUMS_FILE,
     AttemptDir,
     CampaignFolder,
@@ -52,7 +53,7 @@ from evidence.manifest import Manifest, manifest
 from evidence.report import render_report
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
-from evidence.sums import verify_sums
+from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV, signature_problem
@@ -98,7 +99,7 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     """Every check; ``key``: the operator's signing key, to check signatures with."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
-    _sums(folder, report)
+    _sums(folder, report, key)
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
@@ -111,7 +112,7 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     return report
 
 
-def _sums(folder: CampaignFolder, report: AuditReport) -> None:
+def _sums(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
     try:
         problems = verify_sums(folder)
     except FaceoffError as exc:
@@ -119,6 +120,8 @@ def _sums(folder: CampaignFolder, report: AuditReport) -> None:
         return
     for problem in problems:
         report.find(problem.path, "", problem.what)
+    if key is not None and (problem_of_seal := seal_problem(folder, key)):
+        report.find(SEAL_FILE, "", problem_of_seal)
     report.checked.append(SUMS_FILE)
 
 

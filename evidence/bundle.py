@@ -30,6 +30,7 @@ from evidence.layout import (
     MANIFEST_FILE,
     REPORT_FILE,
     RESULT_FILE,
+    SEAL_FILE,
     SUMS_FILE,
     CampaignFolder,
 )
@@ -74,10 +75,16 @@ def comparison_of(inputs: CampaignInputs) -> Comparison:
 
 
 def write_bundle(
-    campaign_dir: Path, *, now: Clock, host: HostFacts, source: SourceFacts
+    campaign_dir: Path,
+    *,
+    now: Clock,
+    host: HostFacts,
+    source: SourceFacts,
+    key: bytes | None = None,
 ) -> BundleIndex:
+    """The whole bundle; ``key``: the operator's signing key, to sign SHA256SUMS with."""
     folder = CampaignFolder.at(campaign_dir)
-    require_intact(folder)
+    require_intact(folder, key=key)
     write_summaries(folder)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
@@ -91,7 +98,7 @@ def write_bundle(
         source=source,
         written_at=now(),
     ).write(folder.path(MANIFEST_FILE), replace=True)
-    files["SHA256SUMS"] = write_sums(folder)
+    files["SHA256SUMS"] = write_sums(folder, key)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 
@@ -110,9 +117,10 @@ def reopen_bundle(campaign_dir: Path, *, refuse: bool = True) -> None:
             raise
         return
     folder.path(SUMS_FILE).unlink(missing_ok=True)
+    folder.path(SEAL_FILE).unlink(missing_ok=True)
 
 
-def refresh_views(folder: CampaignFolder) -> BundleIndex:
+def refresh_views(folder: CampaignFolder, key: bytes | None = None) -> BundleIndex:
     """Rebuild comparison.json, RESULT.md, report.html and SHA256SUMS after a review.
 
     The caller has proven the bundle intact before it appended the review.
@@ -120,7 +128,7 @@ def refresh_views(folder: CampaignFolder) -> BundleIndex:
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
     files = write_views(folder, comparison, inputs)
-    files["SHA256SUMS"] = write_sums(folder)
+    files["SHA256SUMS"] = write_sums(folder, key)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 

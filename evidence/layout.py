@@ -21,6 +21,7 @@ COMPARISON_FILE = "comparison.json"
 RESULT_FILE = "RESULT.md"
 REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
+SEAL_FILE = "SHA256SUMS.hmac"  # the operator's signature of SHA256SUMS, when a key was given
 REVIEWS_FILE = "reviews.jsonl"
 CELLS_DIR = "cells"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")
@@ -91,9 +92,10 @@ class CampaignFolder:
         return sorted(p for p in arm_lanes_dir(self.root, arm).glob("*") if p.is_dir())
 
     def files(self) -> list[Path]:
-        """Every regular file of the bundle, except SHA256SUMS itself, in path order."""
+        """Every regular file of the bundle, except SHA256SUMS and its signature, in path order."""
+        seal = {self.root / SUMS_FILE, self.root / SEAL_FILE}
         return sorted(
             p
             for p in self.root.rglob("*")
-            if p.is_file() and p != self.root / SUMS_FILE and not p.name.startswith(".")
+            if p.is_file() and p not in seal and not p.name.startswith(".")
         )

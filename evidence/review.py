@@ -83,7 +83,7 @@ def record_review(
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
         folder = CampaignFolder.at(Path(row.evidence_dir))
-        require_intact(folder, sealed=True)
+        require_intact(folder, sealed=True, key=key)
         comparison = Comparison.read(folder.path(COMPARISON_FILE))
         check_request(request, comparison, row.status)
         record = append_review(folder.root, _record(request, comparison, folder, now()), key=key)
@@ -99,7 +99,7 @@ def record_review(
                 record_sha256=record.record_sha256,
             )
         )
-    refresh_views(folder)
+    refresh_views(folder, key)
     return record
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from evidence.bundle import BundleIndex, write_bundle
 from evidence.host import PynvmlInventory, collect_host, collect_source
 from evidence.layout import RESULT_FILE
+from faceoff.signing import signing_key
 from flows.restore import RestoreOutcome
 from flows.scope import CampaignScope
 from guards.dispositions import Closure, close_campaign
@@ -84,6 +85,7 @@ def bundle(scope: CampaignScope) -> BundleIndex:
         now=scope.tools.now,
         host=collect_host(PynvmlInventory(), scope.tools.docker),
         source=collect_source(CHECKOUT),
+        key=signing_key(scope.tools.environ),
     )
 
 

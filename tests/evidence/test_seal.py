@@ -24,7 +24,10 @@ import pytest
 from evidence.audit import audit_bundle
 from evidence.bundle import write_bundle
 from evidence.host import HostFacts, SourceFacts
+from evidence.layout import CampaignFolder
+from evidence.sums import write_sums
 from faceoff.canonical import file_sha256
+from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.handoff import take_over
 from flows.scope import CampaignScope
@@ -121,7 +124,8 @@ def play(
     source: SourceFacts,
 ) -> Scenario:
     def seal(folder: Path) -> dict[str, str]:
-        write_bundle(folder, now=lambda: datetime.now(UTC), host=host, source=source)
+        key = KEY.encode()
+        write_bundle(folder, now=lambda: datetime.now(UTC), host=host, source=source, key=key)
         return tree(folder)
 
     first = run_campaign(workdir, matrix, environ, leave_incumbent=True)
@@ -226,16 +230,14 @@ def test_teardown_leaves_every_sealed_bundle_byte_identical(scenario: Scenario) 
     assert audit_lines(scenario.first) == [] and audit_lines(scenario.second) == []
 
 
-def test_receipts_are_signed_and_the_audit_checks_the_key(scenario: Scenario) -> None:
+def test_receipts_and_sums_are_signed_and_the_audit_checks_the_key(scenario: Scenario) -> None:
     receipt = Receipt.read(scenario.first / "receipt.json")
     assert receipt.signature is not None and receipt.bound_files
     for path in scenario.first.rglob("*"):
         assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
     wrong = audit_lines(scenario.first, key="not-the-operators-key")
-    assert wrong == [
-        "receipt.json: signature: signature does not match under the given "
-        f"{SIGNING_KEY_ENV} (wrong key, or forged)"
-    ]
+    mismatch = f"signature does not match under the given {SIGNING_KEY_ENV} (wrong key, or forged)"
+    assert wrong == [f"SHA256SUMS.hmac: {mismatch}", f"receipt.json: signature: {mismatch}"]
     unkeyed = audit_bundle(scenario.first)
     assert unkeyed.ok
     assert unkeyed.notes == [f"signatures were not checked: {SIGNING_KEY_ENV} is not set"]
@@ -255,3 +257,27 @@ def test_a_forged_receipt_with_a_recomputed_hash_fails_the_keyed_audit(
     forged.write(copy / "receipt.json", replace=True)
     found = audit_lines(copy)
     assert "receipt.json: signature: signature does not match" in " ".join(found)
+
+
+def test_a_manifest_edited_with_its_sums_line_fails_the_keyed_audit_and_rebuild(
+    scenario: Scenario, tmp_path: Path, host_facts: HostFacts, source_facts: SourceFacts
+) -> None:
+    copy = tmp_path / scenario.first.name
+    shutil.copytree(scenario.first, copy)
+    seal = (copy / "SHA256SUMS.hmac").read_bytes()
+    manifest = json.loads((copy / "MANIFEST.json").read_text())
+    manifest["host"]["hostname"] = "the-audited-host"  # host facts cannot be recomputed
+    (copy / "MANIFEST.json").write_text(json.dumps(manifest, indent=2))
+    write_sums(CampaignFolder(copy))  # sums redone without the key: the signature goes
+    assert audit_bundle(copy).ok  # only the key can tell
+    assert audit_lines(copy) == [
+        f"SHA256SUMS.hmac: not signed, although {SIGNING_KEY_ENV} is given"
+    ]
+    (copy / "SHA256SUMS.hmac").write_bytes(seal)  # the old signature put back
+    assert audit_lines(copy)[0].startswith("SHA256SUMS.hmac: signature does not match")
+    with pytest.raises(FaceoffError, match=r"SHA256SUMS\.hmac \(signature does not match"):
+        write_bundle(
+            copy, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts,
+            key=KEY.encode(),
+        )  # fmt: skip
+    assert (copy / "SHA256SUMS.hmac").read_bytes() == seal
