@@ -30,27 +30,35 @@ def aa_calibration(cells: Sequence[CellEntry]) -> AACalibration:
     wrong = [r for r in ratios if excludes_one(r)]
     cells_wrong = [c.id for c in cells if any(excludes_one(r) for r in c.ratios)]
     stalled = sum(1 for c in cells for a in c.arms if a.reason_code == "host_stall")
+    compared = sum(1 for c in cells if c.ratios)
     rate = len(wrong) / len(ratios) if ratios else None
     passed = None if rate is None else rate <= TARGET_RATE
-    return AACalibration(
+    found = AACalibration(
         intervals=len(ratios),
         excluding_one=len(wrong),
         false_positive_rate=rate,
-        cells_compared=sum(1 for c in cells if c.ratios),
+        cells_compared=compared,
         cells_excluding_one=cells_wrong,
         blocked_host_stall=stalled,
         target_rate=TARGET_RATE,
         passed=passed,
-        sentence=_sentence(len(ratios), len(wrong), rate, passed, stalled),
+        sentence="",
     )
+    return found.model_copy(update={"sentence": _sentence(found)})
 
 
-def _sentence(n: int, wrong: int, rate: float | None, passed: bool | None, stalled: int) -> str:
-    refused = f"; {stalled} cell run(s) blocked host_stall were not compared" if stalled else ""
-    if rate is None:
+def _sentence(a: AACalibration) -> str:
+    refused = (
+        f"; {a.blocked_host_stall} cell run(s) blocked host_stall were not compared"
+        if a.blocked_host_stall
+        else ""
+    )
+    if a.false_positive_rate is None:
         return f"A/A: no ratio interval to judge the instrument by{refused}."
-    verdict = "passed" if passed else "FAILED"
+    verdict = "passed" if a.passed else "FAILED"
     return (
-        f"A/A: {wrong} of {n} ratio intervals exclude 1 ({rate:.1%}; at most "
-        f"{TARGET_RATE:.0%} allowed): the instrument {verdict}{refused}."
+        f"A/A: {a.excluding_one} of {a.intervals} ratio intervals exclude 1 "
+        f"({a.false_positive_rate:.1%}; at most {a.target_rate:.0%} allowed), in "
+        f"{len(a.cells_excluding_one)} of {a.cells_compared} compared cells: the instrument "
+        f"{verdict}{refused}."
     )

@@ -25,7 +25,10 @@ def test_an_instrument_within_five_percent_passes() -> None:
     got = aa_calibration(cells)
     assert (got.intervals, got.excluding_one, got.passed) == (21, 1, True)
     assert got.cells_excluding_one == ["c10"]
-    assert got.sentence.startswith("A/A: 1 of 21 ratio intervals exclude 1 (4.8%")
+    assert got.sentence.startswith(
+        "A/A: 1 of 21 ratio intervals exclude 1 (4.8%; at most 5% allowed), in 1 of 11 "
+        "compared cells: the instrument passed"
+    )
 
 
 def test_an_instrument_that_sees_differences_that_are_not_there_fails() -> None:
