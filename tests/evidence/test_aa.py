@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from evidence.aa import aa_calibration
 from evidence.comparison import ArmCell, CellEntry, Ratio
+from faceoff.errors import FaceoffError
+from matrix.load import load_matrix
+
+AA_MATRIX = Path(__file__).resolve().parents[2] / "matrix" / "examples" / "sim-aa.toml"
 
 
 def ratio(low: float, high: float) -> Ratio:
@@ -46,3 +54,17 @@ def test_without_an_interval_there_is_no_verdict() -> None:
     got = aa_calibration([cell("c0", [], "host_stall", "host_stall")])
     assert got.passed is None and got.false_positive_rate is None
     assert got.blocked_host_stall == 2
+
+
+def test_the_shipped_aa_matrix_runs_one_recipe_and_a_differing_arm_is_refused(
+    tmp_path: Path,
+) -> None:
+    matrix = load_matrix(AA_MATRIX)
+    assert matrix.campaign.aa
+    assert matrix.arms[0].simulator == matrix.arms[1].simulator
+    text = AA_MATRIX.read_text()
+    last = text.rindex("time_scale = 20.0")
+    other = tmp_path / "other.toml"
+    other.write_text(text[:last] + "time_scale = 10.0" + text[last + len("time_scale = 20.0") :])
+    with pytest.raises(FaceoffError, match="arm 'exl3-b' differs from 'exl3-a' in simulator"):
+        load_matrix(other)
