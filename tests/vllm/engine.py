@@ -97,8 +97,10 @@ def vllm_arm(name: str, role: str, model: Path, *args: str, **fields: Any) -> di
 
 def cell(cell_id: str, *, concurrency: int, **fields: Any) -> dict[str, Any]:
     """A natural cell sized for a random-weight model: exact output lengths, no per-request
-    seed (vLLM's CPU build crashes on a seeded prefill split across steps)."""
-    sampling = {"max_tokens": 24, "ignore_eos": True, "seed": False}
+    seed (vLLM's CPU build crashes on a seeded prefill split across steps). 256 tokens span
+    1–2 s: a loaded 2-core host stalls the client or the API server for up to ~0.5 s, and a
+    shorter answer can then arrive in one read, which leaves its decode rate undefined."""
+    sampling = {"max_tokens": 256, "ignore_eos": True, "seed": False}
     base: dict[str, Any] = {
         "id": cell_id,
         "kind": "natural",

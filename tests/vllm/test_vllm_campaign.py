@@ -16,10 +16,18 @@ from pathlib import Path
 import pytest
 
 from evidence.audit import audit_bundle
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import write_matrix
-from tests.vllm.engine import MAX_MODEL_LEN, NO_JSON, NOT_APPLICABLE, SHARED_CORES, SERVED, cell, vllm_arm
+from tests.vllm.engine import (
+    MAX_MODEL_LEN,
+    NO_JSON,
+    NOT_APPLICABLE,
+    SHARED_CORES,
+    SERVED,
+    cell,
+    vllm_arm,
+)
 
 pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
 
@@ -45,7 +53,7 @@ def ab_matrix(folder: Path, model: Path) -> Path:
 def test_two_real_engines_one_flag_apart_run_a_campaign_whose_bundle_stays_sealed(
     prefect_harness: None, tiny_model: Path, workdir: Path, tmp_path: Path
 ) -> None:
-    result = campaign(matrix=str(ab_matrix(tmp_path, tiny_model)), workdir=str(workdir))
+    result = run_campaign(ab_matrix(tmp_path, tiny_model), workdir)
 
     assert result.complete and result.restored, result.closure.sentence
     bundle = result.bundle

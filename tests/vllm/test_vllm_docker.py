@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evidence.audit import audit_bundle
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import write_matrix
 from tests.lanes.helpers import remove_campaign_containers
@@ -66,7 +66,7 @@ def test_two_vllm_containers_by_digest_run_a_campaign_and_the_incumbent_is_resto
         "families": {"not_applicable": NOT_APPLICABLE},
         "thresholds": SHARED_CORES,
     }
-    result = campaign(matrix=str(write_matrix(tmp_path, data)), workdir=str(workdir))
+    result = run_campaign(write_matrix(tmp_path, data), workdir)
 
     assert result.complete and result.restored, result.closure.sentence
     receipt = verify_receipt(result.bundle / "receipt.json")

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from evidence.audit import audit_bundle
-from flows.campaign import campaign
+from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm as simulator_arm
 from tests.e2e.matrices import write_matrix
@@ -33,7 +33,6 @@ pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
 SEEDED_LONG = cell("seeded-2048-c1", concurrency=1, input_tokens=2048, arms=["crashy"])
 SEEDED_LONG["sampling"] = SEEDED_LONG["sampling"] | {"seed": True}
 IN_FLIGHT = cell("natural-512-c1", concurrency=1, requests=8, arms=["inc", "killed", "never-ready"])
-IN_FLIGHT["sampling"] = IN_FLIGHT["sampling"] | {"max_tokens": 128}
 
 
 def faults_matrix(folder: Path, model: Path) -> Path:
@@ -59,7 +58,7 @@ def test_real_engines_that_crash_die_or_never_start_are_named_for_what_happened(
 ) -> None:
     killer = MidCellKiller(workdir / "vllm-faults", arm="killed", cell="natural-512-c1")
     killer.start()
-    result = campaign(matrix=str(faults_matrix(tmp_path, tiny_model)), workdir=str(workdir))
+    result = run_campaign(faults_matrix(tmp_path, tiny_model), workdir)
     killer.join(timeout=5)
 
     assert killer.killed_pid is not None, "the killed arm's cell ended before it could be killed"
@@ -125,7 +124,9 @@ def lane_record(root: Path, arm: str, *, live: bool = False) -> dict[str, Any]:
 
 
 def read_verdicts(bundle: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(bundle.glob("cells/*/*/attempt-*/verdict.json"))]
+    return [
+        json.loads(p.read_text()) for p in sorted(bundle.glob("cells/*/*/attempt-*/verdict.json"))
+    ]
 
 
 def journaled_indices(bundle: Path, cell_id: str, arm: str) -> list[int]:
