@@ -23,8 +23,8 @@ from tests.vllm.engine import (
     MAX_MODEL_LEN,
     NO_JSON,
     NOT_APPLICABLE,
-    SHARED_CORES,
     SERVED,
+    SHARED_CORES,
     cell,
     vllm_arm,
 )

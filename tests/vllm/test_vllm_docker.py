@@ -47,8 +47,8 @@ def docker_arm(name: str, role: str, image: str, model: Path, *args: str) -> dic
     return arm
 
 
+@pytest.mark.usefixtures("prefect_harness")
 def test_two_vllm_containers_by_digest_run_a_campaign_and_the_incumbent_is_restored(
-    prefect_harness: None,
     vllm_image: str,
     tiny_model: Path,
     containers: Any,
