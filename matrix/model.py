@@ -447,15 +447,6 @@ class Thresholds(Spec):
     max_consecutive_misses: int = Field(
         default=2, ge=0, description="Ticks in a row never sampled, failed or without the family."
     )
-
-
-class Families(Spec):
-    not_applicable: dict[str, str] = Field(
-        default_factory=dict, description="Family -> why it cannot exist on this campaign's hosts."
-    )
-    require: list[str] = Field(
-        default_factory=list, description="Supplemental families this campaign requires."
-    )
     # Host stalls (docs/guards.md "Host stalls"); defaults chosen from measurements there.
     stall_threshold_ms: float = Field(
         default=STALL_THRESHOLD_MS,
@@ -484,6 +475,15 @@ class Families(Spec):
         exclude_if=omitted_at(MAX_CLIENT_CPU_WAIT),
         description="The client's CPU wait as a share of the cell window beyond which the cell "
         "is blocked host_stall.",
+    )
+
+
+class Families(Spec):
+    not_applicable: dict[str, str] = Field(
+        default_factory=dict, description="Family -> why it cannot exist on this campaign's hosts."
+    )
+    require: list[str] = Field(
+        default_factory=list, description="Supplemental families this campaign requires."
     )
 
     @model_validator(mode="after")
