@@ -15,13 +15,13 @@ Format history of ``ReviewRecord.schema_version``:
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
 from evidence.comparison import CampaignStatus, ReviewRef
+from evidence.decision import Decision
 from evidence.layout import REVIEWS_FILE
 from faceoff.artifact import Artifact, first_error
 from faceoff.canonical import content_sha256
@@ -30,12 +30,6 @@ from faceoff.files import JsonlAppender, read_jsonl
 from faceoff.signing import SIGNING_KEY_ENV, sign
 
 GENESIS = "0" * 64
-
-
-class Decision(StrEnum):
-    PROMOTE = "promote"
-    NO_PROMOTION = "no_promotion"
-    RERUN_CELLS = "rerun_cells"
 
 
 class ReviewRecord(Artifact):

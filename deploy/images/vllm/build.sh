@@ -16,7 +16,6 @@ rm -rf "$context" && mkdir -p "$context"
 cp "$here/Dockerfile" "$root/deploy/vllm/vllm_cli.py" "$context/"
 site=$(echo "$venv"/lib/python3.11/site-packages)
 cp -a "$site" "$context/site-packages"
-rm -rf "$context/site-packages"/{pip,setuptools,_distutils_hack}* 2>/dev/null || true
 DOCKER_BUILDKIT=0 docker build -q -t "$repo:0.32.0" "$context" >&2
 rm -rf "$context"
 docker push -q "$repo:0.32.0" >&2
