@@ -6,6 +6,8 @@ import contextlib
 import os
 import signal
 import sys
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,11 @@ def checkpoint(root: Path) -> Path:
     (model / "sub" / "generation_config.json").write_text("{}")
     (model / "model-00001-of-00002.safetensors").write_bytes(b"\x01" * 1024)
     return model
+
+
+def wait_for(predicate: Callable[[], object], what: str, timeout: float = 120) -> None:
+    """Poll ``predicate`` until it is true; a generous deadline sized for a loaded host."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from tests.lanes.helpers import (
     checkpoint,
     docker_simulator_arm,
     remove_campaign_containers,
+    wait_for,
 )
 from tests.lanes.router_proxy import RouterProxy
 from tests.restore.campaign import TOKEN, TOKEN_ENV, matrix, router
@@ -43,13 +43,6 @@ def faceoff(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
         [sys.executable, "-m", "flows", *args],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-
-
-def wait_for(predicate: Any, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ and the receipt says it was not run instead of failing the restoration."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from lanes.receipt import verify_receipt
 from lanes.restoration import RestoreTools
 from lanes.router import RouterHook
 from tests.lanes import helpers
-from tests.lanes.helpers import kill_recorded_processes, now
+from tests.lanes.helpers import now
 from tests.lanes.router_proxy import RouterProxy
 from tests.restore.campaign import TOKEN, TOKEN_ENV, matrix, open_test_campaign, router
 
@@ -25,14 +24,6 @@ REASON = "random-weight test model emits no JSON"
 
 def no_docker() -> Any:
     pytest.fail("no arm is a docker lane; Docker must not be touched")
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-    for campaign_dir in tmp_path.iterdir():
-        if campaign_dir.is_dir():
-            kill_recorded_processes(campaign_dir)
 
 
 def test_a_json_smoke_declared_off_is_quoted_not_passed(workdir: Path, proxy: RouterProxy) -> None:

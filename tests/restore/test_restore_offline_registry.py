@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +25,7 @@ from tests.lanes.helpers import (
     kill_recorded_processes,
     now,
     remove_campaign_containers,
+    wait_for,
 )
 from tests.restore.campaign import matrix, open_test_campaign
 
@@ -40,13 +40,6 @@ storage:
 http:
   addr: 127.0.0.1:{port}
 """
-
-
-def wait_for(predicate: Any, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from ledger.db import session_scope
 from ledger.restoration import begin_attempt, find_restoration
 from ledger.tables import LaneRunRow
 from tests.lanes import helpers
-from tests.lanes.helpers import context, gone, kill_recorded_processes, now
+from tests.lanes.helpers import context, gone, now
 from tests.lanes.router_proxy import RouterProxy
 from tests.restore.campaign import TOKEN, TOKEN_ENV, matrix, open_test_campaign, router
 
@@ -45,14 +44,6 @@ def tools() -> RestoreTools:
         python=helpers.SIM_PYTHON,
         grace_s=2,
     )
-
-
-@pytest.fixture
-def workdir(tmp_path: Path) -> Iterator[Path]:
-    yield tmp_path
-    for campaign_dir in tmp_path.iterdir():
-        if campaign_dir.is_dir():
-            kill_recorded_processes(campaign_dir)
 
 
 def protected_files(root: Path) -> dict[str, Path]:
