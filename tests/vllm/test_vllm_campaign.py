@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,7 @@ def test_two_real_engines_one_flag_apart_run_a_campaign_whose_bundle_stays_seale
 
     live_log = restored_boot_log(workdir / "vllm-ab")
     size_at_seal = live_log.stat().st_size
+    ask(receipt_base_url(bundle))  # traffic after sealing: the engine logs it, and its stats
     wait_until(lambda: live_log.stat().st_size > size_at_seal, "the restored engine to log", 180)
     report = audit_bundle(bundle)
     assert report.ok, report
@@ -99,6 +101,23 @@ def check_sized_by_tokenize(plan: dict, where: Path) -> None:
     for request in plan["requests"]:
         actual = request["input_tokens"]
         assert abs(actual - request["target_input_tokens"]) <= 0.05 * 512, (where, actual)
+
+
+def receipt_base_url(bundle: Path) -> str:
+    lane = json.loads(next((bundle / "lanes/inc").glob("restore-*/lane.json")).read_text())
+    return str(lane["base_url"])
+
+
+def ask(base_url: str) -> None:
+    """One chat completion from the restored incumbent, as production traffic would."""
+    body = {"model": SERVED, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+    request = urllib.request.Request(
+        f"{base_url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        assert answer.status == 200
 
 
 def restored_boot_log(campaign_dir: Path) -> Path:
