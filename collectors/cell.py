@@ -21,18 +21,18 @@ from pydantic import Field
 
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.cadence import CellWindow
-from collectors.engine import ENGINE_FILE, EngineSampler, HttpMetricsSource
-from collectors.gpu import GPU_FILE, GpuSampler
-from collectors.host import HOST_FILE, DockerApi, HostSampler, LaneTarget
+from collectors.engine import EngineSampler, HttpMetricsSource
+from collectors.gpu import GpuSampler
+from collectors.host import DockerApi, HostSampler, LaneTarget
 from collectors.nvml import Nvml, PynvmlLibrary
+from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
-from collectors.stall import STALLS_FILE
 from collectors.stall_monitor import StallMonitor
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
-from workload.journal import JOURNAL_NAME
+from workload.records import JOURNAL_NAME
 
 
 class SourceReport(Spec):

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from collectors.nvml import Nvml, NvmlDevice
+from collectors.records import GPU_FILE
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields
 from faceoff.files import JsonlAppender
-
-GPU_FILE = "gpu.jsonl"
 
 T = TypeVar("T")
 

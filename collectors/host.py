@@ -22,12 +22,11 @@ from collectors.cgroup import (
     docker_cgroup_guesses,
     read_memory_mounts,
 )
+from collectors.records import HOST_FILE
 from collectors.sampler import Clocks, Tick
 from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
-
-HOST_FILE = "host.jsonl"
 
 
 @dataclass(frozen=True)

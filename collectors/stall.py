@@ -44,7 +44,6 @@ from collectors.sampler import utc_now
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import JsonlAppender, read_jsonl
 
-STALLS_FILE = "stalls.jsonl"
 TICK_NS = 1_000_000
 CLIENT_EVERY_NS = 20_000_000  # client schedstat readings
 CLIENT_SCAN_EVERY_NS = 100_000_000  # looking for the client in /proc until it is found

@@ -33,9 +33,6 @@ from collectors.cadence import (
     family_coverage,
 )
 from collectors.deltas import CounterDelta, HistogramDelta, engine_deltas
-from collectors.engine import ENGINE_FILE
-from collectors.gpu import GPU_FILE
-from collectors.host import HOST_FILE
 from collectors.memory_summary import (
     GpuSummary,
     HostSummary,
@@ -43,9 +40,10 @@ from collectors.memory_summary import (
     gpu_summary,
     host_summary,
 )
+from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
 from collectors.settings import CollectorSettings
-from collectors.stall import STALLS_FILE, StallLog, StallSummary, read_stalls, summarize_stalls
+from collectors.stall import StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
 

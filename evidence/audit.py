@@ -50,7 +50,6 @@ from evidence.layout import (
     CampaignFolder,
 )
 from evidence.manifest import Manifest, manifest
-from evidence.report import render_report
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
 from evidence.sums import seal_problem, verify_sums
@@ -64,8 +63,7 @@ from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)
@@ -279,6 +277,9 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
     card = render_card(fresh)
     _rendered(folder, RESULT_FILE, card, report)
+    # The renderer loads matplotlib: only an audit that gets this far pays for it.
+    from evidence.report import render_report  # noqa: PLC0415
+
     _rendered(folder, REPORT_FILE, render_report(fresh, card, inputs.attempts), report)
     _manifest(folder, fresh, report)
     _tickets(folder, fresh, report)

@@ -23,7 +23,7 @@ from evidence.build import build_comparison
 from evidence.card import render_card
 from evidence.comparison import Comparison
 from evidence.coverage import bad_runs
-from evidence.host import HostFacts, SourceFacts
+from evidence.host_facts import HostFacts, SourceFacts
 from evidence.inputs import CampaignInputs, load_campaign
 from evidence.layout import (
     COMPARISON_FILE,
@@ -35,7 +35,6 @@ from evidence.layout import (
     CampaignFolder,
 )
 from evidence.manifest import manifest
-from evidence.report import render_report
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
@@ -43,8 +42,7 @@ from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from tickets.cluster import cluster
 from tickets.store import write_tickets
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 Clock = Callable[[], datetime]
 
@@ -136,6 +134,10 @@ def write_views(
     folder: CampaignFolder, comparison: Comparison, inputs: CampaignInputs
 ) -> dict[str, Path]:
     """comparison.json, RESULT.md and report.html, replaced."""
+    # The renderer loads matplotlib: imported here so that the audit, which reuses this
+    # module's comparison, does not load it at import time.
+    from evidence.report import render_report  # noqa: PLC0415
+
     card = render_card(comparison)
     return {
         COMPARISON_FILE: comparison.write(folder.path(COMPARISON_FILE), replace=True),

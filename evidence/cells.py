@@ -25,10 +25,9 @@ from guards.dispositions import PairStatus
 from guards.record import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.journal import JOURNAL_NAME
 from workload.metrics import REQUEST_METRICS
 from workload.outcome import Phase, RequestOutcome, Status
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 PREFILL_HIST = "request_prefill_time_seconds"

@@ -23,9 +23,9 @@ from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
-from workload.journal import JOURNAL_NAME, read_journal
+from workload.journal import read_journal
 from workload.outcome import RequestOutcome
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.comparison import ArmEntry
-from evidence.host import HostFacts, SourceFacts
+from evidence.host_facts import HostFacts, SourceFacts
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 

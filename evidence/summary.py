@@ -23,10 +23,11 @@ from pydantic import Field
 
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from workload.journal import JOURNAL_NAME, JournalContents, read_journal
+from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
 from workload.outcome import Phase, RequestOutcome, Status
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 SUMMARY_FILE = "summary.json"
 

@@ -39,9 +39,9 @@ from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import add_lane_run, close_lane_runs
 from matrix.model import Arm, Cell
-from workload.journal import JOURNAL_NAME, read_journal
+from workload.journal import read_journal
 from workload.outcome import RequestOutcome
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 WARMUP_DIR = "warmup"
 PORT_PROBE_S = 2.0  # a port check: anything listening answers at once

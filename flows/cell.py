@@ -32,8 +32,9 @@ from ledger.cells import begin_attempt, finish_attempt, next_attempt
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.model import Cell
-from workload.journal import JOURNAL_NAME, read_journal
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.journal import read_journal
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME
-from workload.run_cell import CLIENT_LOG, EXIT_DEADLINE, client_command, read_summary
+from workload.records import CLIENT_LOG, EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
+from workload.run_cell import client_command, read_summary
 
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0

@@ -38,7 +38,7 @@ from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.load import load_matrix
 from matrix.model import Arm, Cell, Matrix
 from matrix.plan import plan
-from workload.journal import JOURNAL_NAME
+from workload.records import JOURNAL_NAME
 
 RUNNING = "running"
 OPEN = "open"  # stopped before it closed; `faceoff run` resumes it

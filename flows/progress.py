@@ -18,10 +18,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
-from workload.journal import JOURNAL_NAME
 from workload.metrics import ttft
 from workload.outcome import Phase, RequestOutcome
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 SOURCES = ("engine", "gpu", "host")
 

@@ -28,8 +28,8 @@ from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.model import Cell
 from matrix.plan import CellRunKey
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

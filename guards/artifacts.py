@@ -16,18 +16,17 @@ from functools import cached_property
 from pathlib import Path
 
 from collectors.aliases import AliasTable, vllm_aliases
-from collectors.engine import ENGINE_FILE
-from collectors.gpu import GPU_FILE
-from collectors.host import HOST_FILE
+from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.samples import EngineSample
-from collectors.stall import STALLS_FILE, StallLog
+from collectors.stall import StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from guards.record import CELL_FILE, CellRecord
-from workload.journal import JOURNAL_NAME, JournalContents, read_journal
+from workload.journal import JournalContents, read_journal
 from workload.outcome import Phase, RequestOutcome, Status
-from workload.plan import PLAN_NAME, PlannedRequest, RequestPlan
+from workload.plan import PlannedRequest, RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 NATIVE_FILES = (
     CELL_FILE,

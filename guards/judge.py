@@ -24,7 +24,8 @@ from guards.validity import validity
 from guards.verdict import FamilyVerdict, RuleResult, Verdict
 from matrix.freeze import FrozenMatrix
 from matrix.model import Cell
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import PLAN_NAME
 
 
 def _cell(frozen: FrozenMatrix, art: CellArtifacts) -> Cell:

@@ -22,7 +22,7 @@ from guards.record import LaneAtEnd, journal_window
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
-from workload.run_cell import EXIT_DEADLINE
+from workload.records import EXIT_DEADLINE
 
 Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 

@@ -21,8 +21,6 @@ from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
 from workload.outcome import RequestOutcome
 
-JOURNAL_NAME = "journal.jsonl"
-
 _STOP = object()
 
 

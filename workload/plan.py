@@ -28,8 +28,6 @@ from workload.prompts import Prompt, PromptKey, compose, follow_up
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint
 
-PLAN_NAME = "requests.json"
-
 
 class ChatMessage(Spec):
     role: Literal["system", "user", "assistant"] = Field(description="Chat role.")

@@ -36,15 +36,12 @@ from workload.client import RunContext
 from workload.journal import JournalWriter
 from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
+from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
 from workload.runner import CellRunner, RunReport
-
-CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
 
 # The journal writer thread holds the GIL while it serialises a line; a short switch
 # interval bounds how long a chunk read can wait for it (the default is 5 ms).
 GIL_SWITCH_INTERVAL_S = 0.0005
-EXIT_BAD_INPUT = 2
-EXIT_DEADLINE = 3
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 

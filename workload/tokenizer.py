@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import aiohttp
+from typing import TYPE_CHECKING, Any, Protocol
 
 from faceoff.canonical import canonical_json, content_sha256, sha256_hex
 from faceoff.errors import FaceoffError
+
+if TYPE_CHECKING:  # the caller brings the session; plan readers must not load aiohttp
+    import aiohttp
 
 # Tokenized once per plan: a change of tokenizer or chat template changes this vector.
 FINGERPRINT_MESSAGES: tuple[dict[str, str], ...] = (

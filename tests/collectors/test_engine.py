@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.aliases import vllm_aliases
-from collectors.engine import (
-    ENGINE_FILE,
-    SCRAPE_FIRST,
-    SCRAPE_LAST,
-    EngineSampler,
-    HttpMetricsSource,
-)
+from collectors.engine import EngineSampler, HttpMetricsSource
+from collectors.records import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.samples import EngineSample, EngineStatus
 from collectors.summary import read_samples

@@ -41,8 +41,9 @@ from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Arm, Cell, Matrix
 from matrix.plan import CellRunKey
 from tests.lanes.helpers import kill_recorded_processes
-from workload.journal import JOURNAL_NAME, read_journal
-from workload.plan import PLAN_NAME, RequestPlan, build_plan, retokenize
+from workload.journal import read_journal
+from workload.plan import RequestPlan, build_plan, retokenize
+from workload.records import JOURNAL_NAME, PLAN_NAME
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from evidence.bundle import BundleIndex, write_bundle
-from evidence.host import HostFacts, PynvmlInventory, SourceFacts, collect_host, collect_source
+from evidence.host import PynvmlInventory, collect_host, collect_source
+from evidence.host_facts import HostFacts, SourceFacts
 from tests.evidence.campaign import run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
 

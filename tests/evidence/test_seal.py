@@ -23,7 +23,7 @@ import pytest
 
 from evidence.audit import audit_bundle
 from evidence.bundle import write_bundle
-from evidence.host import HostFacts, SourceFacts
+from evidence.host_facts import HostFacts, SourceFacts
 from evidence.layout import CampaignFolder
 from evidence.sums import write_sums
 from faceoff.canonical import file_sha256

@@ -11,7 +11,8 @@ import pytest
 from flows.planning import plan_cell
 from matrix.model import Arm, Cell
 from simulator.launch import SimServer, running
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import PLAN_NAME
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.planning import plan_cell
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
-from workload.journal import JOURNAL_NAME, read_journal
+from workload.journal import read_journal
 from workload.outcome import Phase, Status
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,7 @@ from ledger.cells import begin_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, write_plan
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 def now() -> datetime:

@@ -27,9 +27,10 @@ from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal
 from matrix.freeze import FrozenMatrix
 from matrix.model import Cell
 from simulator.launch import SimServer
-from workload.journal import JOURNAL_NAME, read_journal
-from workload.plan import PLAN_NAME, RequestPlan, build_plan, retokenize
-from workload.run_cell import EXIT_DEADLINE, client_command
+from workload.journal import read_journal
+from workload.plan import RequestPlan, build_plan, retokenize
+from workload.records import EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
+from workload.run_cell import client_command
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

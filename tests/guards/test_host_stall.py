@@ -9,16 +9,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from collectors.records import STALLS_FILE
 from collectors.settings import CollectorSettings
-from collectors.stall import (
-    STALLS_FILE,
-    ClientWait,
-    MonitorStart,
-    MonitorStop,
-    Stall,
-    StallLog,
-    read_stalls,
-)
+from collectors.stall import ClientWait, MonitorStart, MonitorStop, Stall, StallLog, read_stalls
 from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge
@@ -29,7 +22,7 @@ from matrix.model import Thresholds
 from simulator.launch import running
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import load, num, with_thresholds
-from workload.journal import JOURNAL_NAME
+from workload.records import JOURNAL_NAME
 
 MS = 1_000_000
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)

@@ -43,8 +43,8 @@ from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
 from tests.guards.cellrun import CellRun, plan_on, retokenize_on, run_cell
-from workload.journal import JOURNAL_NAME
-from workload.plan import PLAN_NAME, RequestPlan
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
 
 HERE = Path(__file__).resolve().parent
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)

@@ -1,0 +1,15 @@
+"""The file names a cell's client reads and writes, and the client's exit statuses.
+
+Here, apart from the client, so that the guards and the evidence audit can name the plan
+and the journal, and read how the client ended, without loading aiohttp or the runner.
+"""
+
+from __future__ import annotations
+
+PLAN_NAME = "requests.json"
+JOURNAL_NAME = "journal.jsonl"
+CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
+
+# Exit statuses of ``python -m workload.run_cell`` (128 + N: stopped by signal N).
+EXIT_BAD_INPUT = 2
+EXIT_DEADLINE = 3
