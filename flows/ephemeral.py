@@ -8,10 +8,11 @@ every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
 (``PR_SET_PDEATHSIG``, like the load client), and gets
 ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (120 s unless set) to answer:
 a loaded host starts it slowly. A server that does not start is one error, before
-any lane is touched. Its database and log go under the workdir (``PREFECT_HOME``)
-and neither the server nor the client sends analytics. Whatever the operator has
-set is kept. No Prefect import here: the values must be in the environment before
-Prefect is imported.
+any lane is touched. Before it is stopped, Prefect's log and event workers hand it
+what they still queue (else they retry at exit against no server, for over a minute).
+Its database and log go under the workdir (``PREFECT_HOME``) and neither the server
+nor the client sends analytics. Whatever the operator has set is kept. No Prefect
+import here at load: the values must be in the environment before Prefect is imported.
 """
 
 from __future__ import annotations
@@ -111,12 +112,25 @@ def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) 
         yield
     finally:
         del environ["PREFECT_API_URL"]
+        _hand_over_pending_records()
         server.terminate()
         try:
             server.wait(timeout=STOP_GRACE_S)
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+def _hand_over_pending_records() -> None:
+    """Let Prefect's log and event workers send what they still queue while the server can
+    take it: once it is gone they retry at exit, holding the process for over a minute."""
+    if "prefect" not in sys.modules:  # nothing imported Prefect: nothing is queued
+        return
+    from prefect.events.worker import EventsWorker  # noqa: PLC0415  (Prefect reads env at import)
+    from prefect.logging.handlers import APILogWorker  # noqa: PLC0415
+
+    for worker in (APILogWorker, EventsWorker):
+        worker.drain_all(timeout=STOP_GRACE_S)
 
 
 def _start(environ: Mapping[str, str], avoid: Collection[int]) -> tuple[Popen, int]:

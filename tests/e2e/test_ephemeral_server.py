@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,25 @@ def test_a_server_that_does_not_start_is_one_error_and_no_lane_is_started(
     assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" in said
     assert (tmp_path / "prefect" / SERVER_LOG).exists()
     assert not (workdir / "e2e-noserver").exists()  # no campaign folder, no lane
+
+
+@pytest.mark.prefect
+def test_a_finished_run_hands_its_logs_to_its_server_and_exits_without_retrying(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Prefect's log worker still held the flow's last lines when the server was stopped:
+    at exit it retried against the dead server for over a minute, printing `Error logging
+    to API` (an operator's shell sends logs to the API: Prefect's default)."""
+    data = matrix(
+        "e2e-exit", [arm("inc", "incumbent", warmups=0), arm("c", "candidate", warmups=0)]
+    )
+    data["cells"] = data["cells"][:1]
+    path, log = write_matrix(tmp_path, data), tmp_path / "run.log"
+    env = run_env(tmp_path / "prefect", PREFECT_LOGGING_TO_API_ENABLED="true")
+    run = faceoff(["run", str(path), "--workdir", str(workdir)], env, log)
+    wait_for(lambda: "bundle: " in log.read_text() or run.poll() is not None, "the bundle", 600)
+    printed = time.monotonic()
+    assert run.wait(600) == 0, log.read_text()[-3000:]
+
+    assert "Error logging to API" not in log.read_text()
+    assert time.monotonic() - printed < 30.0  # was 75 s of retries; the exit itself takes ~1 s
