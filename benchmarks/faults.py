@@ -1,0 +1,508 @@
+"""Fault suite: `faceoff run` under kills, lane and engine faults, a full disk, load.
+
+    make bench NAME=faults                     # every scenario, then the table
+    .venv/bin/python -m benchmarks.faults --list
+    .venv/bin/python -m benchmarks.faults --only sigkill_resume --only sigterm
+
+Each scenario runs a small simulator campaign (two host-process simulator lanes on the
+``tiny`` profile, as ``tests/e2e/matrices.py`` builds them; the incumbent's first cell at
+real time so that a signal lands mid-cell) with ``faceoff run`` as a real subprocess and
+its own ephemeral Prefect server, as an operator runs it, injects one fault and, where
+the documented recovery is a second ``faceoff run`` (a resume), runs that too. Printed
+per scenario: requests planned / journaled / lost (planned non-warmup requests of every
+attempt folder that has a journal, minus that journal's lines), whether the incumbent is
+restored (``receipt.json`` verified with outcome ``restored`` and the incumbent's
+``/health`` answering 200), ``faceoff audit`` of the campaign folder, the exit code of
+each ``faceoff run`` (``-9`` killed by SIGKILL), the exit codes docs/flows.md documents
+for it, and the wall time. Every lane is torn down afterwards (``faceoff teardown``).
+Needs root only for ``disk_full`` (a tmpfs mount).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from lanes.leftovers import live_process_records
+from lanes.receipt import verify_receipt
+from tests.e2e.matrices import arm, campaign, write_matrix
+
+REPO = Path(__file__).resolve().parents[1]
+FIRST_CELL, ARMS = "natural-600-c1", ("inc", "cand")
+REQUESTS = 6  # per cell
+SLOW = {"time_scale": 1.0}  # ~0.3 s per request: a signal lands mid-cell
+RUN_TIMEOUT_S = 300.0
+HUNG = -999  # still running at RUN_TIMEOUT_S: killed by the suite
+
+
+@dataclass
+class Row:
+    scenario: str
+    expected: str  # documented exit codes, e.g. "-9 → 0"
+    exits: list[int] = field(default_factory=list)
+    planned: int = 0
+    journaled: int = 0
+    restored: str = ""
+    audit: str = ""
+    reasons: str = ""  # why cell runs were not accepted (verdicts), e.g. "lane_exited×1"
+    wall_s: float = 0.0
+    note: str = ""
+
+    @property
+    def lost(self) -> int:
+        return self.planned - self.journaled
+
+    @property
+    def exit_text(self) -> str:
+        return " → ".join(
+            f"hung {RUN_TIMEOUT_S:.0f} s" if code == HUNG else str(code) for code in self.exits
+        )
+
+    @property
+    def ok(self) -> bool:
+        """The target: nothing lost (or the loss named by a verdict), restored, audit
+        clean, the documented exit codes."""
+        return (
+            (self.lost == 0 or "requests_not_terminal" in self.reasons)
+            and self.restored.startswith("yes")
+            and self.audit == "ok"
+            and self.exit_text == self.expected
+        )
+
+
+@dataclass
+class Campaign:
+    """One scenario's matrix, workdir and log; ``run`` starts `faceoff run` on it."""
+
+    name: str
+    folder: Path
+    matrix: Path
+    incumbent_port: int
+    runs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def workdir(self) -> Path:
+        return self.folder / "runs"
+
+    @property
+    def dir(self) -> Path:
+        return self.workdir / self.name
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "run.log"
+
+    def run(self) -> subprocess.Popen[bytes]:
+        with self.log.open("ab") as out:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "flows",
+                    "run",
+                    str(self.matrix),
+                    "--workdir",
+                    str(self.workdir),
+                ],
+                cwd=REPO,
+                env=operator_env(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        self.runs.append(process)
+        return process
+
+    def journal(self, cell: str = FIRST_CELL, arm_name: str = "inc", attempt: int = 1) -> Path:
+        return self.dir / "cells" / cell / arm_name / f"attempt-{attempt}" / "journal.jsonl"
+
+    def faceoff(self, *args: str, timeout_s: float = 120.0) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "flows", *args],
+            check=False,
+            cwd=REPO,
+            env=operator_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+
+
+def operator_env() -> dict[str, str]:
+    """The environment without the Prefect settings the test helpers set on import:
+    `faceoff run` then starts its own ephemeral server, as for an operator."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    return env | {"COLUMNS": "160"}
+
+
+def new_campaign(root: Path, name: str, **cand_fields: Any) -> Campaign:
+    folder = root / name
+    folder.mkdir(parents=True)
+    incumbent = arm("inc", "incumbent", simulator=SLOW)
+    data = campaign(name, [incumbent, arm("cand", "candidate", **cand_fields)])
+    for cell in data["cells"]:
+        cell |= {"requests": REQUESTS, "sampling": {"max_tokens": 64, "ignore_eos": True}}
+    return Campaign(name, folder, write_matrix(folder, data), incumbent["port"])
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout_s: float = RUN_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def journal_lines(path: Path) -> int:
+    with contextlib.suppress(FileNotFoundError):
+        return sum(1 for line in path.read_text().splitlines() if line.endswith("}"))
+    return 0
+
+
+def mid_cell(c: Campaign, process: subprocess.Popen[bytes]) -> Callable[[], bool]:
+    """True once the first cell has two journal lines (or the run ended)."""
+    return lambda: journal_lines(c.journal()) >= 2 or process.poll() is not None
+
+
+def finish(process: subprocess.Popen[bytes], timeout_s: float = RUN_TIMEOUT_S) -> int:
+    try:
+        return process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return HUNG
+
+
+def kill(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> int:
+    process.send_signal(sig)
+    return finish(process)
+
+
+def children(pid: int, *words: str) -> list[psutil.Process]:
+    """Descendants of ``pid`` whose command line holds every word."""
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for child in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if all(any(w in part for part in child.cmdline()) for w in words):
+                    found.append(child)
+    return found
+
+
+def settle_client(c: Campaign) -> None:
+    """After a SIGKILL of `faceoff run`, its client journals the rest on its own."""
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: journal_lines(c.journal()) >= REQUESTS, "the orphaned client", 60.0)
+
+
+# -- measurements ---------------------------------------------------------------------
+
+
+def request_counts(campaign_dir: Path) -> tuple[int, int]:
+    """(planned, journaled): non-warmup requests of each attempt folder that ran."""
+    planned = journaled = 0
+    for journal in sorted(campaign_dir.glob("cells/*/*/attempt-*/journal.jsonl")):
+        plan = json.loads((journal.parent / "requests.json").read_text())
+        planned += sum(1 for r in plan["requests"] if r["phase"] != "warmup")
+        journaled += sum(
+            1
+            for line in journal.read_text().splitlines()
+            if line.endswith("}") and json.loads(line)["phase"] != "warmup"
+        )
+    return planned, journaled
+
+
+def restored(c: Campaign) -> str:
+    try:
+        outcome = verify_receipt(c.dir / "receipt.json").outcome
+    except Exception as error:  # any unreadable receipt is the answer
+        return f"no: receipt {type(error).__name__}"
+    try:
+        url = f"http://127.0.0.1:{c.incumbent_port}/health"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            health = str(answer.status)
+    except OSError as error:
+        health = type(error).__name__
+    ok = outcome == "restored" and health == "200"
+    return f"{'yes' if ok else 'no'}: {outcome}, /health {health}"
+
+
+def audit(c: Campaign) -> str:
+    if not c.dir.is_dir():
+        return "no campaign folder"
+    done = c.faceoff("audit", str(c.dir))
+    if done.returncode == 0:
+        return "ok"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return f"exit {done.returncode}: {lines[-1][:70] if lines else ''}"
+
+
+def reasons(campaign_dir: Path) -> str:
+    """The reason code of every cell run a verdict did not accept, counted."""
+    found: dict[str, int] = {}
+    for path in campaign_dir.glob("cells/*/*/attempt-*/verdict.json"):
+        verdict = json.loads(path.read_text())
+        if verdict["disposition"] != "accepted":
+            found[verdict["reason"]] = found.get(verdict["reason"], 0) + 1
+    return ", ".join(f"{reason}×{n}" for reason, n in sorted(found.items())) or "-"
+
+
+def measure(c: Campaign, row: Row) -> None:
+    row.planned, row.journaled = request_counts(c.dir)
+    row.reasons = reasons(c.dir)
+    row.restored = restored(c)
+    row.audit = audit(c)
+
+
+def teardown(c: Campaign) -> None:
+    for process in c.runs:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    if c.dir.is_dir():
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            c.faceoff("teardown", c.name, "--workdir", str(c.workdir))
+
+
+# -- scenarios ------------------------------------------------------------------------
+
+
+def sigkill_resume(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    row.exits.append(kill(first))
+    settle_client(c)
+    row.exits.append(finish(c.run()))
+
+
+def sigterm(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    row.exits.append(kill(first, signal.SIGTERM))
+    row.note = f"on exit: {restored(c)}; then resumed"
+    row.exits.append(finish(c.run()))
+
+
+def sigkill_lane_boot(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(lambda: any(c.dir.glob("lanes/inc/*/lane.json")), "the incumbent lane record")
+    row.exits.append(kill(first))
+    row.exits.append(finish(c.run()))
+
+
+def sigkill_warmups(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(lambda: bool(children(first.pid, "workload.run_cell")), "the warmup client")
+    row.exits.append(kill(first))
+    row.exits.append(finish(c.run()))
+
+
+def sigkill_between_cells(c: Campaign, row: Row) -> None:
+    first = c.run()
+    record = c.journal().parent / "cell.json"
+    wait_for(record.exists, "the first cell's record")
+    row.exits.append(kill(first))
+    row.exits.append(finish(c.run()))
+
+
+def sigkill_restoration(c: Campaign, row: Row) -> None:
+    first = c.run()
+    records = lambda: len(list(c.dir.glob("cells/*/*/attempt-*/cell.json")))  # noqa: E731
+    wait_for(lambda: records() == 4 or first.poll() is not None, "the last cell's record")
+    row.exits.append(kill(first))
+    restore = c.faceoff("restore", "--campaign", c.name, "--workdir", str(c.workdir))
+    row.note = f"faceoff restore exit {restore.returncode}; then resumed"
+    row.exits.append(finish(c.run()))
+
+
+def sigkill_client(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    clients = children(first.pid, "workload.run_cell")
+    for client in clients:
+        client.kill()
+    row.note = f"{len(clients)} client(s) killed"
+    row.exits.append(finish(first))
+
+
+def sigkill_lane(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    lanes = live_process_records(c.dir, arms=["inc"])
+    for _, record in lanes:
+        os.killpg(int(record.pid or 0), signal.SIGKILL)
+    row.note = f"{len(lanes)} lane group(s) killed"
+    row.exits.append(finish(first))
+
+
+def sigkill_prefect_server(c: Campaign, row: Row) -> None:
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    servers = children(first.pid, "uvicorn") or children(first.pid, "ephemeral")
+    for server in servers:
+        server.kill()
+    row.note = f"{len(servers)} server process(es) killed"
+    row.exits.append(finish(first))
+
+
+def engine_fault(c: Campaign, row: Row) -> None:
+    """One run; the candidate's faults, if any, are in the matrix
+    (``[arms.simulator.faults]``)."""
+    row.exits.append(finish(c.run()))
+
+
+def disk_full(c: Campaign, row: Row) -> None:
+    c.workdir.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(c.workdir)], check=True)
+    try:
+        process = c.run()
+        row.exits.append(finish(process))
+        tail = c.log.read_text(errors="replace").strip().splitlines()
+        row.note = tail[-1][:90] if tail else ""
+        measure(c, row)
+        teardown(c)
+    finally:
+        subprocess.run(["umount", "-l", str(c.workdir)], check=False)
+
+
+def two_runs(c: Campaign, row: Row) -> None:
+    first, second = c.run(), c.run()
+    row.exits += [finish(first), finish(second)]
+    row.exits.sort()
+
+
+def loaded_host(c: Campaign, row: Row) -> None:
+    with busy_loops(os.cpu_count() or 1):
+        row.exits.append(finish(c.run()))
+
+
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    loops = [multiprocessing.Process(target=spin, daemon=True) for _ in range(count)]
+    for loop in loops:
+        loop.start()
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.join()
+
+
+def spin() -> None:
+    while True:
+        pass
+
+
+METRICS_500 = {"metrics_status": 500}
+METRICS_HANG = {"metrics_delay_s": 30.0}
+MISSING = {"missing_families": ["vllm:request_prefill_time_seconds"]}
+
+# name -> (scenario, documented exit codes, the candidate's simulator faults)
+SCENARIOS: dict[str, tuple[Callable[[Campaign, Row], None], str, dict[str, Any]]] = {
+    "baseline": (engine_fault, "0", {}),
+    "sigkill_resume": (sigkill_resume, "-9 → 0", {}),
+    "sigterm": (sigterm, "143 → 0", {}),
+    "sigkill_lane_boot": (sigkill_lane_boot, "-9 → 0", {}),
+    "sigkill_warmups": (sigkill_warmups, "-9 → 0", {}),
+    "sigkill_between_cells": (sigkill_between_cells, "-9 → 0", {}),
+    "sigkill_restoration": (sigkill_restoration, "-9 → 0", {}),
+    "sigkill_client": (sigkill_client, "3", {}),
+    "sigkill_lane": (sigkill_lane, "3", {}),
+    "sigkill_prefect_server": (sigkill_prefect_server, "0", {}),
+    "metrics_500": (engine_fault, "3", METRICS_500),
+    "metrics_hang": (engine_fault, "3", METRICS_HANG),
+    "metrics_missing_family": (engine_fault, "3", MISSING),
+    "disk_full": (disk_full, "2", {}),
+    "two_runs": (two_runs, "0 → 2", {}),
+    "loaded_host": (loaded_host, "0", {}),
+}
+
+
+def run_scenario(root: Path, name: str) -> Row:
+    scenario, expected, faults = SCENARIOS[name]
+    cand = {"simulator": {"faults": faults}} if faults else {}
+    c = new_campaign(root, f"faults-{name.replace('_', '-')}", **cand)
+    row = Row(name, expected)
+    start = time.monotonic()
+    try:
+        scenario(c, row)
+        row.wall_s = time.monotonic() - start
+        if not row.restored:
+            measure(c, row)
+    except Exception as error:  # a broken scenario is a row
+        row.wall_s = time.monotonic() - start
+        row.note = f"{type(error).__name__}: {error}"[:90]
+    finally:
+        teardown(c)
+    return row
+
+
+HEADER = ("scenario", "planned", "journaled", "lost", "restored", "audit", "not accepted")
+HEADER += ("exit", "expected")
+
+
+def table(rows: list[Row]) -> str:
+    cells = [
+        [
+            r.scenario,
+            str(r.planned),
+            str(r.journaled),
+            str(r.lost),
+            r.restored,
+            r.audit,
+            r.reasons,
+            r.exit_text,
+            r.expected,
+            f"{r.wall_s:.0f}",
+            "ok" if r.ok else "CHECK",
+        ]
+        for r in rows
+    ]
+    head = [*HEADER, "wall s", "row"]
+    widths = [max(len(x) for x in column) for column in zip(head, *cells, strict=True)]
+    lines = [
+        " | ".join(x.ljust(w) for x, w in zip(line, widths, strict=True)) for line in [head, *cells]
+    ]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    notes = [f"  {r.scenario}: {r.note}" for r in rows if r.note]
+    return "\n".join(lines + (["", "notes:", *notes] if notes else []))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", choices=list(SCENARIOS), default=[])
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument("--keep", type=Path, help="run under this folder and keep it")
+    args = parser.parse_args()
+    if args.list:
+        for name, (_, expected, _) in SCENARIOS.items():
+            print(f"  {name:<24} expected exit {expected}")
+        return
+    names = args.only or list(SCENARIOS)
+    with contextlib.ExitStack() as stack:
+        root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="faults-")))
+        rows = []
+        for name in names:
+            rows.append(run_scenario(root, name))
+            print(f"{name}: {rows[-1].exit_text} in {rows[-1].wall_s:.0f} s", flush=True)
+        print()
+        print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
