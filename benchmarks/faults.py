@@ -366,17 +366,31 @@ def engine_fault(c: Campaign, row: Row) -> None:
 
 
 def disk_full(c: Campaign, row: Row) -> None:
+    """The workdir on an 8 MiB tmpfs, filled mid-cell; freed, then a resume."""
     c.workdir.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(c.workdir)], check=True)
     try:
-        process = c.run()
-        row.exits.append(finish(process))
-        tail = c.log.read_text(errors="replace").strip().splitlines()
-        row.note = tail[-1][:90] if tail else ""
+        first = c.run()
+        wait_for(mid_cell(c, first), "two journal lines")
+        filler = c.workdir / "filler"
+        fill(filler)
+        row.exits.append(finish(first))
+        said = [line for line in c.log.read_text(errors="replace").splitlines() if "error" in line]
+        row.note = f"{said[-1].strip()[:100] if said else 'no error line'}; freed, resumed"
+        filler.unlink()
+        row.exits.append(finish(c.run()))
         measure(c, row)
         teardown(c)
     finally:
         subprocess.run(["umount", "-l", str(c.workdir)], check=False)
+
+
+def fill(path: Path) -> None:
+    """Write ``path`` until the file system has no byte left."""
+    with path.open("wb") as out, contextlib.suppress(OSError):
+        while True:
+            out.write(b"\0" * 65536)
+            out.flush()
 
 
 def two_runs(c: Campaign, row: Row) -> None:
@@ -427,7 +441,7 @@ SCENARIOS: dict[str, tuple[Callable[[Campaign, Row], None], str, dict[str, Any]]
     "metrics_500": (engine_fault, "3", METRICS_500),
     "metrics_hang": (engine_fault, "3", METRICS_HANG),
     "metrics_missing_family": (engine_fault, "3", MISSING),
-    "disk_full": (disk_full, "2", {}),
+    "disk_full": (disk_full, "2 → 0", {}),
     "two_runs": (two_runs, "0 → 2", {}),
     "loaded_host": (loaded_host, "0", {}),
 }
