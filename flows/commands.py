@@ -7,6 +7,7 @@ imports this module only once a command runs.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -93,10 +94,30 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
+    except Exception as error:
+        if not disk_full(error):
+            raise
+        raise FaceoffError(
+            "the disk is full: the run stopped and the incumbent may not be restored",
+            where=str(workdir),
+            fix="free space on that disk, then run the same `faceoff run` again: it restores "
+            "the incumbent first and resumes",
+        ) from None
     out.print(live.card_view(result.card))
     for line in live.closing_lines(result):
         out.print(line)
     raise SystemExit(exit_status(result))
+
+
+def disk_full(error: BaseException | None) -> bool:
+    """Whether ``error`` or an error behind it is a full disk (ENOSPC, or SQLite's own)."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+            return True
+        if "database or disk is full" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def restore(campaign: str | None, workdir: Path, db: str | None) -> None:

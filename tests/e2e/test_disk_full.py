@@ -1,0 +1,73 @@
+"""`faceoff run` whose workdir's disk fills up mid-cell: one error line naming the disk and
+the fix (exit 2), not a traceback's exit 1; once space is freed, the same run resumes.
+
+The workdir is a small tmpfs (root only; skipped elsewhere).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flows.commands import disk_full
+from tests.e2e.matrices import arm, write_matrix
+from tests.e2e.matrices import campaign as matrix
+from tests.e2e.test_ephemeral_server import faceoff, run_env
+from tests.e2e.test_interruptions import FIRST, lines, wait_for
+
+
+def test_a_full_disk_is_recognised_behind_the_errors_that_wrap_it() -> None:
+    wrapped = RuntimeError("task failed")
+    wrapped.__cause__ = OSError(errno.ENOSPC, "No space left on device")
+    assert disk_full(wrapped)
+    assert disk_full(RuntimeError("(sqlite3.OperationalError) database or disk is full"))
+    assert not disk_full(OSError(errno.EACCES, "Permission denied"))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(folder)]
+    if subprocess.run(mount, check=False, capture_output=True).returncode != 0:
+        pytest.skip("could not mount a tmpfs")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.mark.prefect
+def test_a_disk_full_mid_cell_is_one_error_and_a_resume_completes(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    slow: dict[str, Any] = {"simulator": {"time_scale": 1.0}}  # ~0.3 s a request: mid-cell
+    data = matrix("e2e-full", [arm("inc", "incumbent", **slow), arm("cand", "candidate")])
+    data["cells"][0] |= {"requests": 6, "sampling": {"max_tokens": 64, "ignore_eos": True}}
+    path, log = write_matrix(tmp_path, data), tmp_path / "run.log"
+    env = run_env(small_disk / ".prefect")
+    args = ["run", str(path), "--workdir", str(small_disk)]
+    try:
+        run = faceoff(args, env, log)
+        journal = small_disk / "e2e-full" / FIRST / "attempt-1" / "journal.jsonl"
+        wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two lines", 300)
+        filler = small_disk / "filler"
+        with filler.open("wb") as out, contextlib.suppress(OSError):
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        assert run.wait(300) == 2, log.read_text()[-3000:]
+        said = log.read_text().strip().splitlines()[-1]
+        assert said.startswith(f"error: {small_disk}: the disk is full"), said
+        assert "run the same `faceoff run` again" in said
+
+        filler.unlink()
+        assert faceoff(args, env, log).wait(300) == 0, log.read_text()[-3000:]
+    finally:
+        faceoff(["teardown", "--workdir", str(small_disk)], env, log).wait(120)
