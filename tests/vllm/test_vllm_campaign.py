@@ -25,7 +25,6 @@ from tests.vllm.engine import (
     NO_JSON,
     NOT_APPLICABLE,
     SERVED,
-    SHARED_CORES,
     cell,
     vllm_arm,
 )
@@ -46,7 +45,6 @@ def ab_matrix(folder: Path, model: Path) -> Path:
         ],
         "cells": [cell("natural-512-c1", concurrency=1), cell("natural-512-c2", concurrency=2)],
         "families": {"not_applicable": NOT_APPLICABLE},
-        "thresholds": SHARED_CORES,
     }
     return write_matrix(folder, data)
 

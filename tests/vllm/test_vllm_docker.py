@@ -19,7 +19,7 @@ from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import write_matrix
 from tests.lanes.helpers import remove_campaign_containers
-from tests.vllm.engine import ENGINE_ENV, NOT_APPLICABLE, SHARED_CORES, cell, vllm_arm
+from tests.vllm.engine import ENGINE_ENV, NOT_APPLICABLE, cell, vllm_arm
 
 pytestmark = [pytest.mark.vllm_image, pytest.mark.docker, pytest.mark.prefect]
 MODEL_TARGET = "/models/tiny-llama"
@@ -64,7 +64,6 @@ def test_two_vllm_containers_by_digest_run_a_campaign_and_the_incumbent_is_resto
         ],
         "cells": [cell("natural-512-c2", concurrency=2)],
         "families": {"not_applicable": NOT_APPLICABLE},
-        "thresholds": SHARED_CORES,
     }
     result = run_campaign(write_matrix(tmp_path, data), workdir)
 

@@ -26,7 +26,7 @@ from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm as simulator_arm
 from tests.e2e.matrices import write_matrix
-from tests.vllm.engine import NOT_APPLICABLE, SHARED_CORES, cell, vllm_arm
+from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
 
@@ -47,7 +47,6 @@ def faults_matrix(folder: Path, model: Path) -> Path:
         ],
         "cells": [SEEDED_LONG, IN_FLIGHT],
         "families": {"not_applicable": NOT_APPLICABLE},
-        "thresholds": SHARED_CORES,
     }
     data["arms"][3]["engine_args"][1] = "100000"  # beyond the model's 8,192 positions
     return write_matrix(folder, data)
