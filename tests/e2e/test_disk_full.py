@@ -16,10 +16,8 @@ from typing import Any
 import pytest
 
 from flows.commands import disk_full
-from tests.e2e.matrices import arm, write_matrix
-from tests.e2e.matrices import campaign as matrix
 from tests.e2e.test_ephemeral_server import faceoff, run_env
-from tests.e2e.test_interruptions import FIRST, lines, wait_for
+from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 
 
 def test_a_full_disk_is_recognised_behind_the_errors_that_wrap_it() -> None:
@@ -47,10 +45,7 @@ def small_disk(tmp_path: Path) -> Any:
 def test_a_disk_full_mid_cell_is_one_error_and_a_resume_completes(
     small_disk: Path, tmp_path: Path
 ) -> None:
-    slow: dict[str, Any] = {"simulator": {"time_scale": 1.0}}  # ~0.3 s a request: mid-cell
-    data = matrix("e2e-full", [arm("inc", "incumbent", **slow), arm("cand", "candidate")])
-    data["cells"][0] |= {"requests": 6, "sampling": {"max_tokens": 64, "ignore_eos": True}}
-    path, log = write_matrix(tmp_path, data), tmp_path / "run.log"
+    path, log = slow_matrix(tmp_path, "e2e-full"), tmp_path / "run.log"
     env = run_env(small_disk / ".prefect")
     args = ["run", str(path), "--workdir", str(small_disk)]
     try:

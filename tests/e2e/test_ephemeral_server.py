@@ -16,16 +16,16 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
 
 from flows.ephemeral import ENGINE_PORTS, SERVER_LOG, server_port
+from matrix.load import load_matrix
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
-from tests.e2e.test_interruptions import FIRST, lines, wait_for
+from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 
 SERVER_APP = "prefect.server.api.server:create_app"
 
@@ -65,10 +65,7 @@ def test_the_server_port_is_outside_the_engine_range_and_the_arms_ports() -> Non
 def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupted(
     workdir: Path, tmp_path: Path
 ) -> None:
-    slow: dict[str, Any] = {"simulator": {"time_scale": 1.0}}  # ~0.3 s a request: mid-cell
-    data = matrix("e2e-orphan", [arm("inc", "incumbent", **slow), arm("cand", "candidate")])
-    data["cells"][0] |= {"requests": 6, "sampling": {"max_tokens": 64, "ignore_eos": True}}
-    path, log = write_matrix(tmp_path, data), tmp_path / "run.log"
+    path, log = slow_matrix(tmp_path, "e2e-orphan"), tmp_path / "run.log"
     env = run_env(tmp_path / "prefect")
     run = faceoff(["run", str(path), "--workdir", str(workdir)], env, log)
     journal = workdir / "e2e-orphan" / FIRST / "attempt-1" / "journal.jsonl"
@@ -76,7 +73,7 @@ def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupte
     server = server_of(psutil.Process(run.pid))
     assert server is not None, log.read_text()[-3000:]
     port = int(server.cmdline()[server.cmdline().index("--port") + 1])
-    assert port not in ENGINE_PORTS and port not in {a["port"] for a in data["arms"]}
+    assert port not in ENGINE_PORTS and port not in {a.port for a in load_matrix(path).arms}
 
     run.send_signal(signal.SIGKILL)
     assert run.wait(30) == -signal.SIGKILL
