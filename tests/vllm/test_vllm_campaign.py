@@ -10,7 +10,6 @@ keeps running and logging.
 from __future__ import annotations
 
 import json
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from evidence.audit import audit_bundle
 from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import write_matrix
+from tests.lanes.helpers import wait_for
 from tests.vllm.engine import (
     MAX_MODEL_LEN,
     NO_JSON,
@@ -69,7 +69,7 @@ def test_two_real_engines_one_flag_apart_run_a_campaign_whose_bundle_stays_seale
     live_log = restored_boot_log(workdir / "vllm-ab")
     size_at_seal = live_log.stat().st_size
     ask(receipt_base_url(bundle))  # traffic after sealing: the engine logs it, and its stats
-    wait_until(lambda: live_log.stat().st_size > size_at_seal, "the restored engine to log", 180)
+    wait_for(lambda: live_log.stat().st_size > size_at_seal, "the restored engine to log", 180)
     report = audit_bundle(bundle)
     assert report.ok, report
 
@@ -124,10 +124,3 @@ def restored_boot_log(campaign_dir: Path) -> Path:
     live = [p for p in logs if not p.is_relative_to(campaign_dir) or "live" in p.parts]
     assert live, f"no live boot log of the restored incumbent under {campaign_dir.parent}"
     return max(live, key=lambda p: p.stat().st_mtime)
-
-
-def wait_until(check, what: str, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(1)
