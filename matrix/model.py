@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from faceoff.artifact import Spec
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
+from matrix.slo import Slo
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
@@ -360,6 +361,11 @@ class Cell(Spec):
     arms: list[str] | None = Field(
         default=None, min_length=1, description="Arms that run it; default all."
     )
+    slo: Slo | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Service-level objectives of this cell; default the campaign's.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -412,6 +418,11 @@ class CampaignSpec(Spec):
         exclude_if=omitted_at(False),
         description="An A/A calibration: every arm runs the incumbent's recipe, so every ratio "
         "should be 1; the card says whether the instrument passed.",
+    )
+    slo: Slo | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Service-level objectives of every cell that declares none (goodput).",
     )
 
     @property
@@ -558,6 +569,10 @@ class Matrix(Spec):
     def arm_order(self) -> list[Arm]:
         """Incumbent first, then candidates in file order."""
         return [self.incumbent, *self.candidates]
+
+    def slo_of(self, cell: Cell) -> Slo | None:
+        """The SLO a cell is judged against: its own, else the campaign's."""
+        return cell.slo or self.campaign.slo
 
     def cells_for(self, arm: Arm) -> list[Cell]:
         return [c for c in self.cells if c.arms is None or arm.name in c.arms]

@@ -164,6 +164,15 @@ REQUEST_METRICS = {
 }
 
 
+# Rates are better higher; every other request metric is a time, better lower. The card, the
+# decision rule and the report read the direction here, never from a metric's name.
+HIGHER_IS_BETTER = frozenset({"effective_prefill_tps", "decode_tps", "aggregate_output_tps"})
+
+
+def higher_is_better(metric: str) -> bool:
+    return metric in HIGHER_IS_BETTER
+
+
 def request_metrics(r: TimedRequest) -> dict[str, Measured]:
     return {name: fn(r) for name, fn in REQUEST_METRICS.items()}
 
