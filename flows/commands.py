@@ -83,9 +83,10 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
+    server: ephemeral.RunServer | None = None
     try:
         with (
-            ephemeral.ephemeral_server(os.environ, avoid=ports),
+            ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
             live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name),
         ):
             from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
@@ -95,17 +96,27 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
     except Exception as error:
-        if not disk_full(error):
-            raise
-        raise FaceoffError(
-            "the disk is full: the run stopped and the incumbent may not be restored",
-            where=str(workdir),
-            fix="free space on that disk, then run the same `faceoff run` again: it restores "
-            "the incumbent first and resumes",
-        ) from None
+        if disk_full(error):
+            raise FaceoffError(
+                "the disk is full: the run stopped and the incumbent may not be restored",
+                where=str(workdir),
+                fix="free space on that disk, then run the same `faceoff run` again: it "
+                "restores the incumbent first and resumes",
+            ) from None
+        if server is not None and server.losses:
+            raise FaceoffError(
+                f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
+                f"when Prefect could not reach it ({type(error).__name__})",
+                where=str(workdir),
+                fix="run the same `faceoff run` again: it restores the incumbent if needed "
+                "and resumes",
+            ) from None
+        raise
     out.print(live.card_view(result.card))
     for line in live.closing_lines(result):
         out.print(line)
+    if server is not None and server.losses:
+        typer.echo(ephemeral.loss_line(server.losses), err=True)
     raise SystemExit(exit_status(result))
 
 
