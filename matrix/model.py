@@ -33,6 +33,13 @@ MAX_WARMUPS = 10_000
 MAX_DEADLINE_S = 7 * 24 * 3600.0  # a week, for any deadline
 MIN_PERIOD_S = 0.01  # sampling faster than this measures the sampler, not the engine
 MAX_PERIOD_S = 60.0  # slower, a cell of minutes has too few samples to judge coverage
+# Words of a command-line flag that takes a secret (--api-key, --hf-token, --password=…);
+# "tokens" and "tokenizer" are other words, and a flag naming a file holds no secret.
+SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "credential", "credentials", "apikey"}
+)
+SECRET_PAIRS = frozenset({"api-key", "private-key"})
+FILE_WORDS = frozenset({"file", "path", "dir"})
 # The simulator's [faults] keys (simulator/profile.py FaultSpec; a test keeps the two equal).
 SIMULATOR_FAULTS = frozenset(
     {
@@ -42,6 +49,7 @@ SIMULATOR_FAULTS = frozenset(
         "hang_after_requests",
         "metrics_delay_s",
         "metrics_status",
+        "metrics_garbage",
         "missing_families",
         "error_rate",
         "error_status",
@@ -50,6 +58,16 @@ SIMULATOR_FAULTS = frozenset(
         "seed",
     }
 )
+
+
+def secret_flag(arg: str) -> bool:
+    """Whether a command-line argument is a flag that takes a secret."""
+    if not arg.startswith("-"):
+        return False
+    words = arg.lstrip("-").split("=", 1)[0].lower().replace("_", "-").split("-")
+    pairs = {f"{a}-{b}" for a, b in zip(words, words[1:], strict=False)}
+    named = bool(SECRET_WORDS & set(words) or SECRET_PAIRS & pairs)
+    return named and words[-1] not in FILE_WORDS
 
 
 class Role(StrEnum):
@@ -299,6 +317,22 @@ class Arm(Spec):
             raise ValueError(
                 "an arm with an [arms.simulator] table runs the simulator; drop engine"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _no_secret_flags(self) -> Arm:
+        """A flag that takes a secret would put it in the frozen matrix, the lane record
+        and the bundle: it must come from the operator's environment instead."""
+        for field, args in (("command", self.command or []), ("engine_args", self.engine_args)):
+            flag = next((a for a in args if secret_flag(a)), None)
+            if flag is not None:
+                name = flag.split("=", 1)[0]
+                raise ValueError(
+                    f"{field} of arm {self.name!r} passes a secret on the command line "
+                    f"({name}); it would be recorded in the bundle. Put its value in "
+                    "[arms.secrets] as the lane env var the engine reads instead (vLLM: "
+                    "VLLM_API_KEY, HF_TOKEN)"
+                )
         return self
 
     @model_validator(mode="after")

@@ -137,6 +137,16 @@ CASES = [
     ),
     Case("short-digest", edit(DIGEST, "sha256:abc"), ("(name='old').image", "pinned by digest")),
     Case("inline-secret", first_arm('env = { HF_TOKEN = "hf_x" }'), ("looks like a secret",)),
+    Case(
+        "secret-engine-arg",
+        first_arm('engine_args = ["--api-key", "sk-planted"]'),
+        ("engine_args of arm 'old'", "(--api-key)", "[arms.secrets]"),
+    ),
+    Case(
+        "secret-flag-in-command",
+        first_arm('command = ["vllm", "serve", "m", "--hf-token=hf_planted"]'),
+        ("command of arm 'old'", "(--hf-token)", "VLLM_API_KEY, HF_TOKEN"),
+    ),
     Case("duplicate-arm-names", edit('name = "new"', 'name = "old"'), ("duplicate arm name",)),
     Case("two-incumbents", edit('role = "candidate"', 'role = "incumbent"'), ("exactly one arm",)),
     Case("duplicate-port", edit("port = 9002", "port = 9001"), ("duplicate arm port",)),
