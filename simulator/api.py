@@ -37,6 +37,9 @@ from simulator.streams import Generation, stream, whole
 from simulator.tokenizer import Tokenizer, TokenizerError
 from simulator.wire import Envelope, dumps, models_body
 
+# What a proxy in front of a dead engine answers: 200, and no Prometheus text in it.
+GARBAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>\n"
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -112,6 +115,8 @@ class Api:
             await asyncio.sleep(spec.metrics_delay_s)
         if spec.metrics_status != 200:
             return web.Response(status=spec.metrics_status, text="metrics unavailable\n")
+        if spec.metrics_garbage:
+            return web.Response(body=GARBAGE, headers={"Content-Type": CONTENT_TYPE_LATEST})
         body = self.families.exposition(spec.missing_families)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 

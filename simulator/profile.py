@@ -109,6 +109,7 @@ class FaultSpec:
     hang_after_requests: int = 0  # request N+1 freezes the engine and every endpoint
     metrics_delay_s: float = 0.0  # real seconds, not scaled: scrapes are measured in real time
     metrics_status: int = 200  # e.g. 500 for a failing /metrics
+    metrics_garbage: bool = False  # /metrics answers 200 with bytes that are not Prometheus text
     missing_families: tuple[str, ...] = ()
     error_rate: float = 0.0
     error_status: int = 500
