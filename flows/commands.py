@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DatabaseError
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
 from evidence.audit import audit_bundle
 from evidence.console import audit_lines, card, tickets_table
@@ -103,6 +103,16 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
                 fix="free space on that disk, then run the same `faceoff run` again: it "
                 "restores the incumbent first and resumes",
             ) from None
+        lost = ledger_lost(error)
+        if lost is not None:
+            url = make_url(resolve_url(db, workdir)).render_as_string(hide_password=True)
+            raise FaceoffError(
+                f"the ledger stopped answering ({lost}): the run stopped; what the client "
+                "journaled is on disk, and the incumbent may not be restored",
+                where=url,
+                fix="bring the database back, then run the same `faceoff run` again: it "
+                "restores the incumbent first and runs the interrupted cells again",
+            ) from None
         if server is not None and server.losses:
             raise FaceoffError(
                 f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
@@ -129,6 +139,16 @@ def disk_full(error: BaseException | None) -> bool:
             return True
         error = error.__cause__ or error.__context__
     return False
+
+
+def ledger_lost(error: BaseException | None) -> str | None:
+    """The database's own first line when ``error`` or one behind it is a lost connection to
+    the ledger (a stopped or unreachable server), else None."""
+    while error is not None:
+        if isinstance(error, OperationalError):
+            return str(error.orig).splitlines()[0]
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
