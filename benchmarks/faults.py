@@ -383,7 +383,7 @@ def sigkill_prefect_server(c: Campaign, row: Row) -> None:
     for server in servers:
         server.kill()
     row.exits.append(finish(first, SERVERLESS_WAIT_S))
-    row.note = f"{len(servers)} server process(es) killed mid-cell"
+    row.note = f"{len(servers)} server process(es) killed mid-cell; {said_last(c, 'warning:')}"
 
 
 def engine_fault(c: Campaign, row: Row) -> None:
@@ -512,10 +512,11 @@ def sim_image() -> str:
     return image
 
 
-def said_last(c: Campaign) -> str:
-    """The run's last `error:` line, shortened."""
-    said = [line for line in c.log.read_text(errors="replace").splitlines() if "error" in line]
-    return said[-1].strip()[:120] if said else "no error line"
+def said_last(c: Campaign, word: str = "error:") -> str:
+    """The run's last line starting with ``word``, shortened."""
+    text = c.log.read_text(errors="replace")
+    said = [line for line in text.splitlines() if line.startswith(word)]
+    return said[-1].strip()[:150] if said else f"no {word} line"
 
 
 OOM_LIMIT = "256m"
