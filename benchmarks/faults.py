@@ -620,7 +620,7 @@ def main() -> None:
         rows = []
         for name in names:
             rows.append(run_scenario(root, name))
-            print(f"{name}: {rows[-1].exit_text} in {rows[-1].wall_s:.0f} s", flush=True)
+            print(table(rows[-1:]).splitlines()[2], flush=True)  # the row, as it comes
         print()
         print(table(rows))
 
