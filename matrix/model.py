@@ -7,6 +7,7 @@ Format history of ``schema_version``:
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 from collections.abc import Callable
 from enum import StrEnum
@@ -65,7 +66,7 @@ def secret_flag(arg: str) -> bool:
     if not arg.startswith("-"):
         return False
     words = arg.lstrip("-").split("=", 1)[0].lower().replace("_", "-").split("-")
-    pairs = {f"{a}-{b}" for a, b in zip(words, words[1:], strict=False)}
+    pairs = {f"{a}-{b}" for a, b in itertools.pairwise(words)}
     named = bool(SECRET_WORDS & set(words) or SECRET_PAIRS & pairs)
     return named and words[-1] not in FILE_WORDS
 
