@@ -35,30 +35,31 @@ DEMO = REPO / "matrix" / "examples" / "sim-faceoff.toml"
 TIMEOUT_S = 900.0
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[int, float]:
+def timed(command: list[str], env: dict[str, str], log: Path) -> tuple[int, float]:
+    """Exit code (-1: killed at the timeout) and wall time; the output goes to ``log``."""
     start = time.monotonic()
-    try:
-        done = subprocess.run(
-            command, cwd=REPO, env=env, capture_output=True, timeout=TIMEOUT_S, check=False
-        )
-        code = done.returncode
-    except subprocess.TimeoutExpired:
-        code = -1
+    with log.open("ab") as out:
+        try:
+            code = subprocess.run(
+                command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                timeout=TIMEOUT_S, check=False,
+            ).returncode  # fmt: skip
+        except subprocess.TimeoutExpired:
+            code = -1
     return code, time.monotonic() - start
 
 
-def resume_test() -> tuple[int, float]:
+def resume_test(log: Path) -> tuple[int, float]:
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", RESUME_TEST]
-    return timed(command, dict(os.environ))
+    return timed(command, dict(os.environ), log)
 
 
-def demo() -> tuple[int, float]:
+def demo(log: Path) -> tuple[int, float]:
     with tempfile.TemporaryDirectory(prefix="loaded-demo-") as folder:
         env = operator_env()
-        code, wall = timed(
-            [sys.executable, "-m", "flows", "run", str(DEMO), "--workdir", folder], env
-        )
-        timed([sys.executable, "-m", "flows", "teardown", "--workdir", folder], env)
+        run = [sys.executable, "-m", "flows", "run", str(DEMO), "--workdir", folder]
+        code, wall = timed(run, env, log)
+        timed([sys.executable, "-m", "flows", "teardown", "--workdir", folder], env, log)
     return code, wall
 
 
@@ -77,18 +78,22 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=10)
     parser.add_argument("--demos", type=int, default=5)
     parser.add_argument("--loops", type=int, default=2)
+    parser.add_argument("--logs", type=Path, help="keep each run's output here")
     args = parser.parse_args()
+    logs = args.logs or Path(tempfile.mkdtemp(prefix="loaded-runs-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    print(f"each run's output: {logs}/", flush=True)
     before = os.getloadavg()
     tests: list[tuple[int, float]] = []
     demos: list[tuple[int, float]] = []
     loads: list[float] = []  # the 1-minute load average after each run
     with busy_loops(args.loops):
         for n in range(args.tests):
-            tests.append(resume_test())
+            tests.append(resume_test(logs / f"resume-test-{n + 1}.log"))
             loads.append(os.getloadavg()[0])
             print(f"resume test {n + 1}: exit {tests[-1][0]} in {tests[-1][1]:.0f} s", flush=True)
         for n in range(args.demos):
-            demos.append(demo())
+            demos.append(demo(logs / f"demo-{n + 1}.log"))
             loads.append(os.getloadavg()[0])
             print(f"demo {n + 1}: exit {demos[-1][0]} in {demos[-1][1]:.0f} s", flush=True)
     after = os.getloadavg()
