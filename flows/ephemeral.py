@@ -6,7 +6,7 @@ itself, instead of letting Prefect do it: Prefect would pick a random port in
 killed by SIGKILL. faceoff's server listens on a free port outside 8000–8999 and
 every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
 (``PR_SET_PDEATHSIG``, like the load client), and gets
-``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (120 s unless set) to answer:
+``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (600 s unless set) to answer:
 a loaded host starts it slowly. A server that does not start is one error, before
 any lane is touched. Before it is stopped, Prefect's log and event workers hand it
 what they still queue (else they retry at exit against no server, for over a minute).
@@ -35,7 +35,7 @@ from lanes.http import UrllibHttp
 PREFECT_DIR = ".prefect"
 SERVER_LOG = "server.log"
 STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
-STARTUP_TIMEOUT_S = 120  # Prefect's own default of 20 s is too short on a loaded host
+STARTUP_TIMEOUT_S = 600  # Prefect's 20 s, and 120 s, were too short at load 12-17 on 2 cores
 ENGINE_PORTS = range(8000, 9000)  # where vLLM lanes (and Prefect's own choice) listen
 PORT_TRIES = 20
 START_TRIES = 3
