@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from evidence.build import build_comparison
+from evidence.bundle_manifest import manifest
 from evidence.card import render_card
 from evidence.comparison import Comparison
 from evidence.coverage import bad_runs
@@ -34,8 +35,7 @@ from evidence.layout import (
     SUMS_FILE,
     CampaignFolder,
 )
-from evidence.manifest import manifest
-from evidence.reviews import read_reviews
+from evidence.review_log import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError

@@ -21,7 +21,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError
 from evidence.audit import audit_bundle
 from evidence.console import audit_lines, card, tickets_table
 from evidence.decision import Decision
-from evidence.review import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest, record_review
 from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views

@@ -26,9 +26,9 @@ from lanes.identity import (
     judge_identity,
 )
 from lanes.lane import Lane
-from lanes.manifest import WeightsManifest, build_manifest
 from lanes.readiness import Readiness, Waiting, wait_ready
 from lanes.records import IDENTITY_FILE
+from lanes.weights_manifest import WeightsManifest, build_manifest
 
 
 class IdentityRecord(Artifact):

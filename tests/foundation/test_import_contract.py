@@ -63,7 +63,8 @@ CONTRACT: Mapping[str, Rule] = {
             "evidence.host": ("psutil", "pynvml"),  # collects the host facts of MANIFEST.json
             "evidence.plots": ("matplotlib",),  # rendering
             "evidence.report": ("matplotlib",),  # rendering, through evidence.plots
-            "evidence.review": ("ledger", "sqlalchemy"),  # the review command records its row
+            # the review command records its row
+            "evidence.review_recording": ("ledger", "sqlalchemy"),
         },
     ),
     "flows": Rule(EVERY_LAYER),  # the orchestrator: everything but the simulator

@@ -23,7 +23,7 @@ from evidence.bundle import refresh_views
 from evidence.comparison import Comparison
 from evidence.decision import Decision
 from evidence.layout import COMPARISON_FILE, CampaignFolder
-from evidence.reviews import GENESIS, ReviewRecord, append_review
+from evidence.review_log import GENESIS, ReviewRecord, append_review
 from evidence.sums import require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
