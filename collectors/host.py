@@ -27,6 +27,7 @@ from collectors.sampler import Clocks, Tick
 from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
+from faceoff.ports import DockerApi
 
 
 @dataclass(frozen=True)
@@ -42,20 +43,6 @@ class LaneTarget:
                 "a lane target needs a container id or a pid",
                 fix="pass the lane's container id (Docker lanes) or its root pid (process lanes)",
             )
-
-
-class DockerApi(Protocol):
-    """The two calls of docker.APIClient the host sampler needs."""
-
-    def inspect_container(self, container: str) -> dict[str, Any]: ...
-
-    def stats(
-        self,
-        container: str,
-        decode: bool | None = None,
-        stream: bool = True,
-        one_shot: bool | None = None,
-    ) -> Any: ...
 
 
 class LaneMemoryReader(Protocol):

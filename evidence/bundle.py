@@ -14,9 +14,7 @@ the change). A resumed campaign run reopens its bundle first (``reopen_bundle``)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from evidence.build import build_comparison
@@ -40,11 +38,10 @@ from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.ports import Clock
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.records import JOURNAL_NAME, PLAN_NAME
-
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True)

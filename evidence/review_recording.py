@@ -12,7 +12,7 @@ bundle's views and SHA256SUMS are rebuilt, so the card shows the decision and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from evidence.review_log import GENESIS, ReviewRecord, append_review
 from evidence.sums import require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.tables import ReviewRow
@@ -77,7 +78,7 @@ def record_review(
     campaign: str,
     request: ReviewRequest,
     *,
-    now: Callable[[], datetime],
+    now: Clock,
     key: bytes | None = None,
 ) -> ReviewRecord:
     """Append the decision (signed under ``key`` when given) and rebuild the views."""

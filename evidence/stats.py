@@ -126,7 +126,7 @@ def describe(values: Sequence[float]) -> Distribution | None:
 def block_size(n: int, concurrency: int) -> int:
     """Requests per block: a whole round of concurrent requests or ⌈n^⅓⌉, whichever is more,
     but small enough to leave ``MIN_BLOCKS`` blocks where n allows."""
-    wanted = max(concurrency, math.ceil(n ** (1 / 3)))
+    wanted = max(concurrency, math.ceil(math.cbrt(n)))
     return max(1, min(wanted, n // MIN_BLOCKS))
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.ports import Clock
 from lanes.bootlog import tail
 from lanes.http import Http, HttpReply
 from lanes.lane import Lane
@@ -42,7 +43,7 @@ class Readiness(Spec):
 class Waiting:
     """Clocks of a readiness wait, injectable so tests need not sleep."""
 
-    now: Callable[[], datetime]
+    now: Clock
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 

@@ -12,13 +12,13 @@ in ``flows.restore``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.signing import signing_key
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
@@ -49,9 +49,9 @@ class RestoreTools:
     """What an attempt touches: the operator's environment, clocks, HTTP, Docker."""
 
     environ: Mapping[str, str]
-    now: Callable[[], datetime]
+    now: Clock
     http: Http
-    docker: Callable[[], Any]  # called only when an arm is a docker lane
+    docker: DockerFactory  # called only when an arm is a docker lane
     python: str = sys.executable
     grace_s: float = GRACE_S
 
@@ -60,7 +60,7 @@ class RestoreTools:
 class Scope:
     frozen: FrozenMatrix
     campaign_dir: Path
-    client: Any  # Docker client, or None when no arm is a docker lane
+    client: DockerClient | None  # None when no arm is a docker lane
     tools: RestoreTools
 
     @property
@@ -75,7 +75,7 @@ class Attempt:
     removed: list[Leftover]
 
 
-def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> Any:
+def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> DockerClient | None:
     """The Docker client, only when some arm runs in a container; else None."""
     if any(arm.lane is LaneKind.DOCKER for arm in frozen.matrix.arms):
         return tools.docker()
