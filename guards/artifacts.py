@@ -78,12 +78,7 @@ class CellArtifacts:
 
     def owns(self, outcome: RequestOutcome) -> bool:
         record = self.record
-        return (
-            outcome.cell_id == record.cell_id
-            and outcome.arm == record.arm
-            and outcome.attempt == record.attempt
-            and (self.plan_sha256 is None or outcome.plan_sha256 == self.plan_sha256)
-        )
+        return outcome.of_attempt(record.cell_id, record.arm, record.attempt, self.plan_sha256)
 
     def planned(self, phase: Phase) -> list[PlannedRequest]:
         return [] if self.plan is None else self.plan.phase(phase)
