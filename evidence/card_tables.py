@@ -9,6 +9,7 @@ from evidence.cells import SOURCE_FILES
 from evidence.comparison import ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.layout import CELLS_DIR
 from evidence.markdown import Sources, table
+from guards.reasons import Disposition
 from lanes.records import BOOT_LOG_FILE
 
 NOT_ACCEPTED = "not accepted"
@@ -53,15 +54,19 @@ def _value(cell: CellEntry, arm: str, render: Cell) -> str:
     entry = next((a for a in cell.arms if a.arm == arm), None)
     if entry is None:
         return "not planned"
-    return render(entry) if entry.disposition == "accepted" else NOT_ACCEPTED
+    return render(entry) if entry.disposition is Disposition.ACCEPTED else NOT_ACCEPTED
 
 
 def _accepted_somewhere(cell: CellEntry) -> bool:
-    return any(a.disposition == "accepted" for a in cell.arms)
+    return any(a.disposition is Disposition.ACCEPTED for a in cell.arms)
 
 
 def _cell_label(cell: CellEntry) -> str:
-    inputs = [a.input_tokens for a in cell.arms if a.disposition == "accepted" and a.input_tokens]
+    inputs = [
+        a.input_tokens
+        for a in cell.arms
+        if a.disposition is Disposition.ACCEPTED and a.input_tokens
+    ]
     if not inputs:
         return cell.id
     return f"{cell.id} (~{fmt.count(inputs[0].p50)} actual input, C{cell.concurrency})"

@@ -23,9 +23,9 @@ from pydantic import Field
 from evidence.bootfacts import BootFacts
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
+from guards.reasons import Disposition
 from matrix.model import Recipe, Sampling
 
-Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
 
 
