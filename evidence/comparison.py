@@ -10,7 +10,8 @@ Format history of ``Comparison.schema_version``:
   2 — ratio intervals are block bootstraps; each ratio gains ``blocks_incumbent`` and
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
-      ``host_stalls``.
+      ``host_stalls``; later in 2, a ratio's ``resamples`` counts the resamples its
+      interval rests on (those with a zero incumbent median dropped), not those drawn.
 """
 
 from __future__ import annotations
@@ -117,7 +118,10 @@ class Ratio(Spec):
     low: float = Field(description="Lower bound of the bootstrap interval.")
     high: float = Field(description="Upper bound of the bootstrap interval.")
     confidence: float = Field(description="Interval confidence, e.g. 0.95.")
-    resamples: int = Field(description="Bootstrap resamples.")
+    resamples: int = Field(
+        description="Bootstrap resamples the interval rests on: those drawn (2,000), less any "
+        "whose incumbent median was zero."
+    )
     seed: int = Field(description="Bootstrap seed.")
     n_incumbent: int = Field(description="Incumbent requests the ratio rests on.")
     n_candidate: int = Field(description="Candidate requests the ratio rests on.")

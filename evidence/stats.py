@@ -88,7 +88,7 @@ class RatioInterval:
     low: float
     high: float
     confidence: float
-    resamples: int
+    resamples: int  # the resamples the interval rests on: a zero incumbent median is dropped
     seed: int
     n_incumbent: int
     n_candidate: int
@@ -177,7 +177,7 @@ def median_ratio(
         low=quantile(ratios, tail),
         high=quantile(ratios, 1.0 - tail),
         confidence=confidence,
-        resamples=resamples,
+        resamples=len(ratios),
         seed=seed,
         n_incumbent=len(incumbent.values),
         n_candidate=len(candidate.values),
