@@ -43,7 +43,7 @@ from collectors.memory_summary import (
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
 from collectors.settings import CollectorSettings
-from collectors.stall import StallLog, StallSummary, read_stalls, summarize_stalls
+from collectors.stall_log import StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
 

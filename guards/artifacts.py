@@ -18,7 +18,7 @@ from pathlib import Path
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.samples import EngineSample
-from collectors.stall import StallLog
+from collectors.stall_log import StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError

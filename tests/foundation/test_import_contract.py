@@ -26,7 +26,7 @@ LIBRARIES = (
 # Samplers, clients, Docker, the ledger and the flows: what runs a campaign, not what reads one.
 MACHINERY = (
     *("collectors.cell", "collectors.engine", "collectors.gpu", "collectors.host"),
-    *("collectors.nvml", "collectors.stall_monitor"),
+    *("collectors.nvml", "collectors.stall", "collectors.stall_monitor"),
     *("workload.client", "workload.run_cell", "workload.runner", "workload.transport"),
     *("lanes.docker", "lanes.factory", "lanes.images", "lanes.leftovers", "lanes.process"),
     "lanes.restoration",
