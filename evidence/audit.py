@@ -57,7 +57,7 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV, signature_problem
 from guards.judge import judge_cell
-from guards.record import CELL_FILE, CellRecord
+from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
 from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord

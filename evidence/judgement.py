@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from evidence.layout import AttemptDir
 from guards.reasons import Disposition
-from guards.record import CELL_FILE, CellRecord
+from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
 
 

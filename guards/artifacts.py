@@ -23,7 +23,7 @@ from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples,
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.result import Maybe
-from guards.record import CELL_FILE, CellRecord
+from guards.records import CELL_FILE, CellRecord
 from workload.journal import JournalContents, read_journal
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan

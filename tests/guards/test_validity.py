@@ -11,7 +11,7 @@ import pytest
 from collectors.cadence import CellWindow
 from guards.artifacts import CellArtifacts, load_cell
 from guards.reasons import Reason
-from guards.record import LaneAtEnd
+from guards.records import LaneAtEnd
 from guards.validity import RULES, validity
 from guards.verdict import Outcome, RuleResult
 from matrix.freeze import FrozenMatrix
