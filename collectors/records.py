@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from faceoff.artifact import Artifact
+from faceoff.artifact import Artifact, Spec
 
 ENGINE_FILE = "engine.jsonl"
 GPU_FILE = "gpu.jsonl"
@@ -65,3 +65,14 @@ class MonitorStop(Artifact):
 
 
 StallLine = Annotated[MonitorStart | Stall | ClientWait | MonitorStop, Field(discriminator="event")]
+
+
+class CellWindow(Spec):
+    start_ns: int = Field(description="perf_counter_ns of the cell's first request send.")
+    end_ns: int = Field(description="perf_counter_ns the cell's last request ended.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CellWindow:
+        if self.end_ns < self.start_ns:
+            raise ValueError(f"window ends ({self.end_ns}) before it starts ({self.start_ns})")
+        return self

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from collectors.cadence import CellWindow
-from collectors.records import ClientWait, MonitorStart, MonitorStop, Stall, StallLine
+from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall, StallLine
 from faceoff.artifact import Spec
 from faceoff.files import read_jsonl
 

@@ -13,12 +13,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from collectors.cadence import journal_window
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
-from guards.records import LaneAtEnd, journal_window
+from guards.records import LaneAtEnd
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status

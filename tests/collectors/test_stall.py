@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cadence import CellWindow
-from collectors.records import ClientWait, MonitorStart, MonitorStop, Stall
+from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.stall import ClientWatcher, watch
 from collectors.stall_log import (
     StallLog,

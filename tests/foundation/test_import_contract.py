@@ -69,8 +69,11 @@ CONTRACT: Mapping[str, Rule] = {
     ),
     "flows": Rule(EVERY_LAYER),  # the orchestrator: everything but the simulator
 }
-RECORDS = ("collectors.records", "workload.records", "lanes.records", "evidence.host_facts")
-RECORDS_MAY_IMPORT = ("pydantic", "faceoff", "matrix.model", *RECORDS)
+RECORDS = (
+    *("collectors.records", "collectors.settings", "workload.records", "lanes.records"),
+    *("guards.records", "guards.verdict", "guards.reasons", "evidence.host_facts"),
+)
+RECORDS_MAY_IMPORT = ("pydantic", "faceoff", "matrix.model", "matrix.families", *RECORDS)
 
 
 @dataclass(frozen=True)

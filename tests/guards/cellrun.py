@@ -19,11 +19,12 @@ from pathlib import Path
 
 import aiohttp
 
-from collectors.cadence import CellWindow
+from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
+from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from matrix.freeze import FrozenMatrix
 from matrix.model import Cell
 from simulator.launch import SimServer

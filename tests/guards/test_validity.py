@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cadence import CellWindow
+from collectors.records import CellWindow
 from guards.artifacts import CellArtifacts, load_cell
 from guards.reasons import Reason
 from guards.records import LaneAtEnd
