@@ -15,8 +15,9 @@ from sqlmodel import select
 from evidence.audit import audit_bundle
 from evidence.decision import Decision
 from evidence.review_log import GENESIS, read_reviews
-from evidence.review_recording import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
+from flows.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow

@@ -63,8 +63,6 @@ CONTRACT: Mapping[str, Rule] = {
             "evidence.host": ("psutil", "pynvml"),  # collects the host facts of MANIFEST.json
             "evidence.plots": ("matplotlib",),  # rendering
             "evidence.report": ("matplotlib",),  # rendering, through evidence.plots
-            # the review command records its row
-            "evidence.review_recording": ("ledger", "sqlalchemy"),
         },
     ),
     "flows": Rule(EVERY_LAYER),  # the orchestrator: everything but the simulator
@@ -247,10 +245,10 @@ def test_the_renderer_may_be_imported_lazily_by_the_audit_not_at_import(tmp_path
     ]
 
 
-def test_evidence_outside_the_review_command_may_not_import_the_ledger(tmp_path: Path) -> None:
-    files = {"evidence/console.py": "from ledger.db import session_scope\n"}
+def test_evidence_may_not_import_the_ledger(tmp_path: Path) -> None:
+    files = {"evidence/review_recording.py": "from ledger.db import session_scope\n"}
     assert violations(_plant(tmp_path, files)) == [
-        "evidence/console.py:1: evidence may not import ledger.db"
+        "evidence/review_recording.py:1: evidence may not import ledger.db"
     ]
 
 
