@@ -4,10 +4,10 @@ Each rule answers present, missing (with why, and the values it judged) or not
 applicable, always as one ``Found``. A helper that finds the cell lacks what the
 family is judged over (no telemetry window, samples taken too rarely) raises
 ``Unjudgeable`` with its answer, and the registry's wrapper returns it: no rule
-branches on what a helper returned. Not applicable is only ever answered where the cell's own frozen
-spec makes the family impossible by design: decode rate, TPOT and visible TTFT
-of a cell whose every request asks for ``max_tokens = 1`` (a prefill probe:
-its single token may be reasoning, and there is no interval between tokens).
+branches on what a helper returned. Not applicable is only ever answered where the
+cell's own frozen spec makes the family impossible by design: decode rate, TPOT and
+visible TTFT of a cell whose every request asks for ``max_tokens = 1`` (a prefill
+probe: its single token may be reasoning, and there is no interval between tokens).
 Campaign-wide declarations (a host without GPUs) come only from the frozen
 matrix registry and are applied by ``guards.metric_guard``.
 
