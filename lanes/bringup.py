@@ -9,44 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Artifact
 from faceoff.errors import FaceoffError
 from faceoff.result import Maybe
 from lanes.bootlog import quantization_values
 from lanes.context import LanePurpose, arm_lanes_dir
 from lanes.http import Http
-from lanes.identity import (
-    ExpectedIdentity,
+from lanes.identity import expected_identity, judge_identity
+from lanes.lane import Lane
+from lanes.readiness import Waiting, wait_ready
+from lanes.records import (
+    IDENTITY_FILE,
+    IdentityRecord,
     IdentityVerdict,
     ObservedIdentity,
-    expected_identity,
-    judge_identity,
+    Readiness,
+    WeightsManifest,
 )
-from lanes.lane import Lane
-from lanes.readiness import Readiness, Waiting, wait_ready
-from lanes.records import IDENTITY_FILE
-from lanes.weights_manifest import WeightsManifest, build_manifest
-
-
-class IdentityRecord(Artifact):
-    """``identity.json``: readiness, what was expected, what was observed, the verdict."""
-
-    schema_version: Literal[1] = Field(default=1, description="Identity record format version.")
-    campaign: str = Field(description="Campaign name.")
-    arm: str = Field(description="Arm name.")
-    run: str = Field(description="Lane run folder name.")
-    checked_at: datetime = Field(description="When identity was judged (UTC).")
-    readiness: Readiness = Field(description="How readiness went.")
-    expected: ExpectedIdentity = Field(description="The matrix's (and baseline's) pins.")
-    observed: ObservedIdentity = Field(description="What the lane showed.")
-    manifest: WeightsManifest | None = Field(
-        default=None, description="Per-file hashes of the weights manifest, when hashed."
-    )
-    verdict: IdentityVerdict = Field(description="ok, or which fields differed.")
+from lanes.weights_manifest import build_manifest
 
 
 @dataclass(frozen=True)

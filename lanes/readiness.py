@@ -9,35 +9,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.ports import Clock
 from faceoff.result import Maybe
 from lanes.bootlog import tail
 from lanes.http import Http, HttpReply
 from lanes.lane import Lane
+from lanes.records import Readiness, ServedModel
 
 REQUEST_TIMEOUT_S = 5.0
-
-
-class ServedModel(Spec):
-    id: str = Field(description="Model id as /v1/models lists it (the served name).")
-    root: str | None = Field(default=None, description="root: the path the engine loaded.")
-
-
-class Readiness(Spec):
-    ready: bool = Field(description="Both endpoints answered within the startup deadline.")
-    reason: str | None = Field(default=None, description="Why not, in a sentence.")
-    health_after_s: float | None = Field(default=None, description="Seconds until /health was OK.")
-    models_after_s: float | None = Field(
-        default=None, description="Seconds until /v1/models listed models."
-    )
-    models: list[ServedModel] = Field(default_factory=list, description="What /v1/models listed.")
-    ready_at: datetime | None = Field(default=None, description="When it became ready (UTC).")
 
 
 @dataclass(frozen=True)
