@@ -347,7 +347,7 @@ def attempts(c: Comparison) -> str:
             cell.id,
             a.arm,
             str(h.attempt),
-            h.started_at.isoformat(timespec="seconds") if h.started_at else fmt.MISSING,
+            h.started_at.isoformat(sep=" ", timespec="seconds") if h.started_at else fmt.MISSING,
             h.disposition,
             h.reason_code or "",
             h.reason or "",
