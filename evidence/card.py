@@ -48,6 +48,7 @@ def card_parts(comparison: Comparison) -> CardParts:
     body = [
         "## Result card\n\n" + tables.headline(c, sources),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
+        *([_replicated(c)] if c.replicated else []),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
@@ -153,6 +154,25 @@ def _ratio_words(r: Ratio) -> str:
     return (
         f"{tables.RATIO_LABELS[r.metric]} ({r.ratio:.2f}× the incumbent's p50, "
         f"{r.confidence:.0%} interval {r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate})"
+    )
+
+
+def _replicated(c: Comparison) -> str:
+    """Replicated cells: the interval that sees the variance between windows."""
+    lines = []
+    for r in c.replicated:
+        label = tables.RATIO_LABELS[r.metric]
+        each = ", ".join(f"{x:.2f}" for x in r.ratios)
+        if r.low is None or r.high is None or r.ratio is None:
+            lines.append(f"- {r.cell}, {r.candidate}, {label} p50: no interval ({r.reason}).")
+            continue
+        lines.append(
+            f"- {r.cell}, {r.candidate}, {label} p50: {r.ratio:.2f}× ({r.confidence:.0%} "
+            f"between-replicate interval {r.low:.2f}–{r.high:.2f}; replicates {each})."
+        )
+    return (
+        "## Between replicates\n\nEach replicated cell ran once per pass, arms alternating, "
+        "so these intervals include the host's variation between windows.\n\n" + "\n".join(lines)
     )
 
 
