@@ -10,7 +10,7 @@ after it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from evidence.comparison import AttemptEntry, CellEntry, ReviewRef
 from evidence.inputs import PastAttempt
@@ -32,6 +32,8 @@ def attempt_history(past: Sequence[PastAttempt]) -> list[AttemptEntry]:
 
 
 def _begun_after(moment: datetime, entry: AttemptEntry) -> bool:
+    if moment.tzinfo is None:  # a record written with a naive clock: UTC, as faceoff writes
+        moment = moment.replace(tzinfo=UTC)
     return entry.started_at is not None and entry.started_at > moment
 
 

@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 from sqlmodel import select
 
+from evidence.attempts import with_standing
 from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
 from evidence.card import decision_words
@@ -256,3 +257,16 @@ def test_a_decision_whose_reruns_all_began_after_it_leaves_the_campaign_pending(
     assert decision_words(built.comparison.model_copy(update={"reviews": [waiting]})) == (
         "rerun natural-8192-c1/nvfp4-r2 before deciding (recorded by bob)"
     )
+
+
+def test_a_review_recorded_with_a_naive_clock_is_read_as_utc(built: BundleIndex) -> None:
+    cell = built.comparison.cells[0]
+    starts = [h.started_at for a in cell.arms for h in a.history if h.started_at is not None]
+    naive = max(starts).astimezone(UTC).replace(tzinfo=None)  # when the cell's last attempt began
+    review = ReviewRef(
+        decision="no_promotion", reviewer="bob", note="n", at=naive, forced_reason=None,
+        record_sha256="0" * 64, cells=[], superseded_by=[], outstanding=[],
+    )  # fmt: skip
+    assert with_standing(review, [cell]).superseded_by == []
+    before = with_standing(review.model_copy(update={"at": naive - timedelta(seconds=1)}), [cell])
+    assert len(before.superseded_by) == 1
