@@ -11,12 +11,14 @@ are drawn from comparison.json and the cell attempts' sample files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
@@ -130,8 +132,13 @@ def _forest_rows(c: Comparison) -> list[plots.ForestRow]:
     ]
 
 
+SOURCE_REF = re.compile(r"\[(\d+)\]")  # a table cell's numbered source reference
+
+
 def _markdown() -> MarkdownIt:
-    """CommonMark with tables, each table inside its own horizontally scrolling box."""
+    """CommonMark with tables, each table inside its own horizontally scrolling box; a
+    table cell's source reference ``[n]`` links to item n of the appendix's source list,
+    whose items carry the ids ``source-n``."""
     md = MarkdownIt("commonmark", {"html": False}).enable("table")
 
     def table_open(
@@ -144,8 +151,25 @@ def _markdown() -> MarkdownIt:
     ) -> str:
         return "</table></div>\n"
 
+    def text(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        found = SOURCE_REF.fullmatch(tokens[idx].content)
+        if found is None:
+            return escapeHtml(tokens[idx].content)
+        return f'<a href="#source-{found[1]}">[{found[1]}]</a>'
+
+    def list_item_open(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        if tokens[idx].info:  # an ordered list's item number: the card's only one is the sources
+            tokens[idx].attrSet("id", f"source-{tokens[idx].info}")
+        return self.renderToken(tokens, idx, options, env)
+
     md.add_render_rule("table_open", table_open)
     md.add_render_rule("table_close", table_close)
+    md.add_render_rule("text", text)
+    md.add_render_rule("list_item_open", list_item_open)
     return md
 
 

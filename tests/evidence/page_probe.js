@@ -24,7 +24,8 @@
     restoration: box("restoration"),
     forest: box("forest"),
     links: Array.from(document.querySelectorAll("a[href]")).map(function (a) {
-      return { href: a.getAttribute("href"), url: a.href };
+      const id = a.hash ? decodeURIComponent(a.hash.slice(1)) : null;
+      return { href: a.getAttribute("href"), url: a.href, anchored: id ? !!document.getElementById(id) : null };
     }),
     tables: Array.from(document.querySelectorAll(".table-scroll")).map(function (d) {
       return { scrollWidth: d.scrollWidth, clientWidth: d.clientWidth, overflowX: getComputedStyle(d).overflowX };

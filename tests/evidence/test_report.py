@@ -82,8 +82,10 @@ def test_chromium_shows_the_decision_first_and_every_link_resolves_without_overf
     assert "tickets/glm53-sim-failed-contract-overrun.md" in hrefs
     assert "cells/controlled-8192-c1/exl3-r11/attempt-1/journal.jsonl" in hrefs
     assert "receipt.json" in hrefs and "comparison.json" in hrefs
+    assert "#source-1" in hrefs  # a table's source reference leads to the appendix
     for link in page["links"]:
         assert bundle_file(root, link["url"]).is_file(), link["href"]
+        assert link["anchored"] is not False, link["href"]  # an in-page target exists
     assert all(t["overflowX"] == "auto" for t in page["tables"])  # a wide one scrolls alone
     if width == 1400:  # and at 1400 px every table fits
         assert all(t["scrollWidth"] <= t["clientWidth"] for t in page["tables"]), page["tables"]
