@@ -19,7 +19,7 @@ from faceoff.errors import FaceoffError
 from guards.dispositions import Decision
 from guards.judge import judge_cell, not_run
 from guards.reasons import Disposition, Reason
-from guards.record import CELL_FILE
+from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE, Verdict
 from matrix.freeze import FrozenMatrix
 from workload.journal import read_journal

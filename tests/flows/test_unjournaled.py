@@ -11,7 +11,7 @@ import pytest
 from flows.unjournaled import name_unjournaled, unjournaled
 from guards.judge import judge_cell
 from guards.reasons import Disposition, Reason
-from guards.record import CELL_FILE
+from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.freeze import FrozenMatrix, read_frozen
 from workload.records import JOURNAL_NAME
