@@ -18,8 +18,8 @@ from guards.counters import counter_reconciliation, engine_restarted, preemption
 from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
-from guards.schedule_lag import schedule_lag
 from guards.record import LaneAtEnd, journal_window
+from guards.schedule_lag import schedule_lag
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
