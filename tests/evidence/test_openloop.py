@@ -19,7 +19,8 @@ from evidence.bundle import BundleIndex, write_bundle
 from evidence.host_facts import HostFacts, SourceFacts
 from evidence.layout import CELLS_DIR, attempt_name
 from evidence.summary import SUMMARY_FILE, RequestSummary
-from guards.verdict import VERDICT_FILE, Verdict
+from guards.pair import pair_integrity
+from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.model import Matrix
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
@@ -117,6 +118,22 @@ def test_open_loop_cells_send_both_arms_on_one_schedule_and_report_lag(
         lag = summary(bundle, "poisson", arm).open_loop.schedule_lag  # type: ignore[union-attr]
         assert lag.n == 24 and lag.p99_ms is not None and lag.p99_ms < 100
     assert dues[0] == dues[1]  # the same seeded schedule on both arms of the pair
+
+
+def test_pair_integrity_holds_the_arms_to_one_schedule(bundle: BundleIndex) -> None:
+    incumbent, candidate = (
+        RequestPlan.read(attempt(bundle, "poisson", a) / PLAN_NAME) for a in ARMS
+    )
+    assert pair_integrity(incumbent, candidate).outcome is Outcome.PASSED
+    shifted = [
+        r.model_copy(update={"arrival_s": (r.arrival_s or 0) + 0.5}) if r.index == 3 else r
+        for r in candidate.requests
+    ]
+    moved = pair_integrity(incumbent, candidate.model_copy(update={"requests": shifted}))
+    assert moved.outcome is Outcome.FAILED
+    assert "arrival schedules differ for 1 request(s), first 3" in moved.detail
+    faster = candidate.model_copy(update={"load": candidate.load.model_copy(update={"rate": 9.0})})  # type: ignore[union-attr]
+    assert "open-loop loads" in pair_integrity(incumbent, faster).detail
 
 
 def test_the_guard_blocks_a_cell_whose_client_fell_behind(bundle: BundleIndex) -> None:

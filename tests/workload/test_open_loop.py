@@ -9,11 +9,15 @@ from pathlib import Path
 import aiohttp
 
 from evidence.summary import summarize_journal
+from matrix.model import Cell
+from matrix.slo import Slo
+from simulator.capacity import saturated_rate
+from simulator.profile import load_profile
 from tests.workload.conftest import MODEL, StartSim, cell, http_plan
 from tests.workload.test_run_cell import client
 from workload.journal import read_journal
 from workload.outcome import Phase, Status
-from workload.plan import RequestPlan, retokenize
+from workload.plan import RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 RATE = 20.0
@@ -91,3 +95,42 @@ def test_the_bound_on_requests_in_flight_holds_and_its_wait_is_lag(
     lines = sorted(run(plan, sim.url, tmp_path / "one", "inc"), key=lambda o: o.send_ns)
     assert all(b.send_ns >= a.end_ns for a, b in itertools.pairwise(lines))
     assert lines[-1].send_ns - lines[-1].due_ns > 7 * (lines[0].end_ns - lines[0].send_ns) // 2
+
+
+TINY = ("--set", "engine.max_num_seqs=8", "--set", "engine.kv_cache_tokens=32768")
+
+
+async def sweep_plan(url: str, c: Cell, slo: Slo) -> RequestPlan:
+    async with aiohttp.ClientSession() as session:
+        tokenizer = LaneTokenizer(session, url, MODEL)
+        return await build_plan(
+            c, seed=7, namespace="workload-tests", model=MODEL, tokenizer=tokenizer, slo=slo
+        )
+
+
+def test_a_bisection_sweep_finds_the_simulator_capacity_within_one_step(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim(time_scale=1.0, args=TINY)  # the bundled tiny profile's engine
+    capacity = saturated_rate(load_profile("tiny"), 256, 64)  # ~18.8 req/s
+    sweep = cell(
+        input_tokens=256,
+        requests=32,
+        concurrency=32,
+        arrival="constant",
+        sweep={"low": 8.0, "high": 40.0, "steps": 4},
+        sampling={"max_tokens": 64, "ignore_eos": True},
+    )
+    slo = Slo(ttft_ms=250, attainment=0.9)
+    plan = asyncio.run(sweep_plan(sim.url, sweep, slo))
+    assert plan.load is not None and plan.load.steps == 4
+    assert len(plan.phase(Phase.SCORED)) == 4 * 32
+    lines = run(plan, sim.url, tmp_path / "sweep", "inc")
+    steps = {o.step: o.rate_rps for o in lines}
+    assert steps == {0: 8.0, 1: 40.0, 2: 24.0, 3: 16.0}  # low, high, then the midpoints
+    found = summarize_journal(
+        read_journal(tmp_path / "sweep" / "journal.jsonl"), plan, arm="inc", attempt=2
+    ).open_loop
+    assert found is not None and found.sweep is not None and found.sweep.ladder_followed
+    assert (found.sweep.max_rate_within_slo, found.sweep.breaks_at_rate) == (16.0, 24.0)
+    assert 16.0 < capacity < 24.0
