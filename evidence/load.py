@@ -1,8 +1,7 @@
 """The open-loop part of a cell attempt's summary: schedule lag, and each step against the SLO.
 
-Pure functions of the journal lines and the plan's ``load`` (ARCHITECTURE §3 "client
-schedule delay"): *schedule lag* is send − due of a sent scored request, in ms; its
-p50/p99 say how closely the client kept to the seeded arrival schedule. A step is
+Pure functions of the journal lines and the plan's ``load``. Schedule lag (send − due,
+ARCHITECTURE §3 "client schedule delay") is ``workload.lag``'s p50/p99/max. A step is
 described by the rate on its journal lines, its visible-TTFT p50/p95 over its ``ok``
 requests, its SLO attainment and whether it was within SLO; a sweep's highest rate
 within SLO and the lowest failing rate bracket where the SLO breaks
@@ -20,19 +19,11 @@ from evidence.stats import quantile
 from faceoff.artifact import Spec
 from matrix.arrival import Arrival
 from workload.ladder import StepResult, attainment, bracket, next_rate, within_slo
+from workload.lag import Lag, lag_of
 from workload.metrics import ttft
 from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan
 from workload.schedule import OpenLoad
-
-NS_PER_MS = 1_000_000
-
-
-class Lag(Spec):
-    n: int = Field(description="Sent scored requests.")
-    p50_ms: float | None = Field(description="Median send − due (type-7), ms.")
-    p99_ms: float | None = Field(description="99th percentile send − due (type-7), ms.")
-    max_ms: float | None = Field(description="Largest send − due, ms.")
 
 
 class StepSummary(Spec):
@@ -62,24 +53,6 @@ class LoadSummary(Spec):
     schedule_lag: Lag = Field(description="send − due over the sent scored requests.")
     steps: list[StepSummary] = Field(description="One per step (one for a single run).")
     sweep: SweepResult | None = Field(description="A sweep's result; None for a single run.")
-
-
-def lags_ms(scored: Sequence[RequestOutcome]) -> list[float]:
-    """send − due of each sent scored request, ascending, in ms."""
-    return sorted(
-        (o.send_ns - o.due_ns) / NS_PER_MS
-        for o in scored
-        if o.send_ns is not None and o.due_ns is not None
-    )
-
-
-def lag_of(scored: Sequence[RequestOutcome]) -> Lag:
-    lags = lags_ms(scored)
-    if not lags:
-        return Lag(n=0, p50_ms=None, p99_ms=None, max_ms=None)
-    return Lag(
-        n=len(lags), p50_ms=quantile(lags, 0.5), p99_ms=quantile(lags, 0.99), max_ms=lags[-1]
-    )
 
 
 def load_summary(plan: RequestPlan, scored: Sequence[RequestOutcome]) -> LoadSummary | None:

@@ -3,7 +3,7 @@
 An open-loop cell declares its load as arrivals at a rate; a client that could not
 keep up (its CPU, its event loop, or the bound on requests in flight full) offered
 less load than declared, so its latencies answer another question. The rule takes
-the p99 of send − due over the sent scored requests (``evidence.load``) and blocks
+the p99 of send − due over the sent scored requests (``workload.lag``) and blocks
 the cell when it exceeds the matrix's ``max_schedule_lag_ms``. Blocked, not failed:
 the client fell behind, which says nothing against the lane by itself, and must not
 trigger the stop policy. A closed-loop cell has no schedule to keep (not applicable).
@@ -11,12 +11,12 @@ trigger the stop policy. A closed-loop cell has no schedule to keep (not applica
 
 from __future__ import annotations
 
-from evidence.load import lag_of
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
 from guards.reasons import Reason
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
+from workload.lag import lag_of
 
 CODE = Reason.SCHEDULE_LAG
 

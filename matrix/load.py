@@ -1,8 +1,9 @@
 """Reading a matrix TOML: grid expansion, defaults, and errors that name the field.
 
 A ``[[cells]]`` entry may give lists for ``input_tokens`` and ``concurrency``; it
-expands into one cell per combination, with ids like ``natural-10240-c1`` unless
-an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
+expands into one cell per combination, with ids like ``natural-10240-c1`` (an
+open-loop cell: ``natural-10240-poisson-r4``, a sweep: ``natural-10240-constant-sweep``)
+unless an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
 ``[defaults]`` table supplies cell fields that an entry does not set.
 
 Every way a file can be wrong ends in one ``MatrixError`` naming the file and the
@@ -223,8 +224,19 @@ def _cell_id(cell: dict[str, Any], template: str | None, is_grid: bool, label: s
     if template is not None and not is_grid:
         return template
     kind = str(cell.get("kind", "cell")).replace("_", "-")
-    base = f"{kind}-{cell.get('input_tokens')}-c{cell.get('concurrency')}"
+    base = f"{kind}-{cell.get('input_tokens')}-{_load_label(cell)}"
     return f"{template}-{base}" if template else base
+
+
+def _load_label(cell: dict[str, Any]) -> str:
+    """``c<concurrency>`` for a closed loop; the arrival and its rate (or ``sweep``) else."""
+    arrival = cell.get("arrival", "closed")
+    if arrival == "closed":
+        return f"c{cell.get('concurrency')}"
+    if "sweep" in cell:
+        return f"{arrival}-sweep"
+    rate = cell.get("rate")
+    return f"{arrival}-r{rate:g}" if isinstance(rate, int | float) else str(arrival)
 
 
 def check_host(matrix: Matrix) -> None:
