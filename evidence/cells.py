@@ -35,7 +35,12 @@ QUEUE_HIST = "request_queue_time_seconds"
 
 
 def stratum(cell: Cell) -> str:
-    return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    """Kind, input target and load: a closed loop's concurrency, an open loop's arrival and
+    rate (or sweep), so that ratios never pool requests offered different loads."""
+    if not cell.open_loop:
+        return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    load = "sweep" if cell.sweep is not None else f"{cell.rate:g}rps"
+    return f"{cell.kind.value}/{cell.input_tokens}/{cell.arrival.value}-{load}"
 
 
 def cell_entry(
@@ -194,7 +199,11 @@ def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -
 def pair_ratios(
     cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
 ) -> list[Ratio]:
-    """Candidate/incumbent ratios of one comparable pair, metric by metric."""
+    """Candidate/incumbent ratios of one comparable pair, metric by metric (none for a
+    bisection sweep: it offers each arm the rates its own results chose; its comparison is
+    each arm's highest rate within SLO)."""
+    if cell.sweep is not None and cell.sweep.rates is None:
+        return []
     found = (
         _ratio(cell, metric, incumbent, candidate, name=name, seed=seed) for metric in RATIO_METRICS
     )

@@ -16,11 +16,15 @@ import pytest
 
 from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex, write_bundle
+from evidence.cells import pair_ratios
+from evidence.comparison import Comparison
 from evidence.host_facts import HostFacts, SourceFacts
-from evidence.layout import CELLS_DIR, attempt_name
+from evidence.inputs import load_attempt
+from evidence.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from guards.pair import pair_integrity
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
+from matrix.arrival import Sweep
 from matrix.model import Matrix
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
@@ -176,3 +180,16 @@ def test_the_report_plots_latency_against_rate_for_both_arms(bundle: BundleIndex
     for label in ("incumbent p50", "incumbent p95", "candidate p50", "candidate p95"):
         assert label in plot
     assert "offered rate (requests/s)" in plot
+
+
+def test_ratios_stay_within_an_offered_load(bundle: BundleIndex) -> None:
+    comparison = Comparison.model_validate_json((bundle.root / COMPARISON_FILE).read_bytes())
+    entries = {c.id: c for c in comparison.cells}
+    assert entries["poisson"].stratum == "natural/256/poisson-8rps"
+    assert entries["sweep"].stratum == "natural/256/constant-sweep"
+    assert entries["sweep"].ratios  # an explicit ladder offers both arms the same rates
+    cell = next(c for c in openloop_matrix().cells if c.id == "sweep")
+    inputs = [load_attempt(AttemptDir("sweep", a, 1, attempt(bundle, "sweep", a))) for a in ARMS]
+    assert pair_ratios(cell, *inputs, "candidate", seed=19)
+    bisection = cell.model_copy(update={"sweep": Sweep(low=5.0, high=45.0, steps=5)})
+    assert pair_ratios(bisection, *inputs, "candidate", seed=19) == []
