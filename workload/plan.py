@@ -166,7 +166,7 @@ async def build_plan(
     requests = [await planner.plan(slot) for slot in slots]
     load = open_load(cell, slo)
     if load is not None:
-        requests = _scheduled(requests, load, step_arrivals(load, seed, namespace, cell.id))
+        requests = _scheduled(requests, load, step_arrivals(load, seed, namespace, cell.prompt_id))
     return RequestPlan(
         cell=cell,
         seed=seed,
@@ -229,7 +229,7 @@ class _Planner:
         self.max_model_len: int | None = None
 
     async def plan(self, slot: Slot) -> PlannedRequest:
-        key = PromptKey(self.seed, self.namespace, self.cell.id, slot.phase, slot.index)
+        key = PromptKey(self.seed, self.namespace, self.cell.prompt_id, slot.phase, slot.index)
         if slot.role is RequestRole.TURN_2:
             fit, target = await self._follow_up(slot, key)
         else:

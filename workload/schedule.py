@@ -2,9 +2,10 @@
 
 A request's arrival is planned at unit rate (``arrival_s``: seconds after its step's
 start at 1 request/s) and sent at ``step start + arrival_s / rate``. The unit-rate
-offsets are seeded by the campaign seed, the prompt namespace, the cell and the step,
-never by the arm, so both arms of a pair get the same arrival times at the same rate,
-and a bisection that reaches a rate on one arm offers it exactly as on the other.
+offsets are seeded by the campaign seed, the prompt namespace, the cell (its
+``prompt_id``: replicates of a cell share it, as they share their prompts) and the
+step, never by the arm, so both arms of a pair get the same arrival times at the same
+rate, and a bisection that reaches a rate on one arm offers it exactly as on the other.
 """
 
 from __future__ import annotations
@@ -68,10 +69,10 @@ def unit_arrivals(arrival: Arrival, count: int, *key: object) -> list[float]:
     return list(itertools.accumulate(gaps))
 
 
-def step_arrivals(load: OpenLoad, seed: int, namespace: str, cell_id: str) -> list[float]:
+def step_arrivals(load: OpenLoad, seed: int, namespace: str, prompt_id: str) -> list[float]:
     """Every scored request's unit-rate offset within its step, in index order."""
     offsets: list[float] = []
     for step in range(load.steps):
-        key = (seed, namespace, cell_id, "arrivals", step)
+        key = (seed, namespace, prompt_id, "arrivals", step)
         offsets += unit_arrivals(load.arrival, load.requests_per_step, *key)
     return offsets

@@ -26,7 +26,7 @@ def test_an_open_loop_cell_and_a_sweep_load_with_their_request_counts(tmp_path: 
     text += "sweep = { rates = [1.0, 2.0, 4.0] }\n"
     matrix = load_matrix(write(tmp_path, text))
     closed, poisson, ladder = matrix.cells
-    assert poisson.id == "natural-1024-poisson-r4.5"
+    assert poisson.id == "natural-1024-poisson-4.5rps"
     assert (closed.arrival, closed.open_loop, closed.scored_requests) == (Arrival.CLOSED, False, 2)
     assert (poisson.arrival, poisson.rate, poisson.scored_requests) == (Arrival.POISSON, 4.5, 2)
     assert (ladder.id, ladder.steps, ladder.scored_requests) == (
