@@ -152,13 +152,14 @@ def rate_latency(cell_id: str, sweeps: Sequence[tuple[str, LoadSummary]]) -> str
     with matplotlib.rc_context(RC):
         ax = fig.add_subplot()
         for arm, load in sweeps:
-            steps = sorted(
-                (s for s in load.steps if s.rate_rps is not None and s.ttft_p50_s is not None),
-                key=lambda s: s.rate_rps or 0.0,
+            points = sorted(
+                (s.rate_rps, s.ttft_p50_s, s.ttft_p95_s)
+                for s in load.steps
+                if s.rate_rps is not None and s.ttft_p50_s is not None and s.ttft_p95_s is not None
             )
-            rates = [s.rate_rps for s in steps]
-            (line,) = ax.plot(rates, [s.ttft_p50_s for s in steps], "o-", label=f"{arm} p50")
-            ax.plot(rates, [s.ttft_p95_s for s in steps], "s--", color=line.get_color(),
+            rates = [rate for rate, _, _ in points]
+            (line,) = ax.plot(rates, [p50 for _, p50, _ in points], "o-", label=f"{arm} p50")
+            ax.plot(rates, [p95 for _, _, p95 in points], "s--", color=line.get_color(),
                     label=f"{arm} p95")  # fmt: skip
             within = load.sweep.max_rate_within_slo if load.sweep else None
             if within is not None:

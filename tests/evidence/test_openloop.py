@@ -116,11 +116,11 @@ def test_open_loop_cells_send_both_arms_on_one_schedule_and_report_lag(
             key=lambda o: o.index,
         )  # fmt: skip
         plan = RequestPlan.read(attempt(bundle, "poisson", arm) / PLAN_NAME)
-        first = lines[0].due_ns
-        assert [o.due_ns - first for o in lines] == [
+        due = [o.due_ns or 0 for o in lines]
+        assert [d - due[0] for d in due] == [
             round((r.arrival_s or 0) / 8.0 * 1e9) for r in plan.phase(Phase.SCORED)
         ]
-        dues.append([o.due_ns - first for o in lines])
+        dues.append([d - due[0] for d in due])
         lag = summary(bundle, "poisson", arm).open_loop.schedule_lag  # type: ignore[union-attr]
         assert lag.n == 24 and lag.p99_ms is not None and lag.p99_ms < 1000
     assert dues[0] == dues[1]  # the same seeded schedule on both arms of the pair
@@ -166,7 +166,7 @@ def test_a_sweep_brackets_the_profile_capacity_within_one_ladder_step(bundle: Bu
 
 def test_the_audit_recomputes_open_loop_summaries_and_verdicts(bundle: BundleIndex) -> None:
     report = audit_bundle(bundle.root)
-    assert report.ok, [f.line() for f in report.findings]
+    assert report.ok, [f.line for f in report.findings]
     assert any(name.endswith(f"sweep/candidate/{attempt_name(1)}/{SUMMARY_FILE}")
                for name in report.checked)  # fmt: skip
 
@@ -189,7 +189,7 @@ def test_ratios_stay_within_an_offered_load(bundle: BundleIndex) -> None:
     assert entries["sweep"].stratum == "natural/256/constant-sweep"
     assert entries["sweep"].ratios  # an explicit ladder offers both arms the same rates
     cell = next(c for c in openloop_matrix().cells if c.id == "sweep")
-    inputs = [load_attempt(AttemptDir("sweep", a, 1, attempt(bundle, "sweep", a))) for a in ARMS]
-    assert pair_ratios(cell, *inputs, "candidate", seed=19)
+    inc, cand = (load_attempt(AttemptDir("sweep", a, 1, attempt(bundle, "sweep", a))) for a in ARMS)
+    assert pair_ratios(cell, inc, cand, "candidate", 19)
     bisection = cell.model_copy(update={"sweep": Sweep(low=5.0, high=45.0, steps=5)})
-    assert pair_ratios(bisection, *inputs, "candidate", seed=19) == []
+    assert pair_ratios(bisection, inc, cand, "candidate", 19) == []

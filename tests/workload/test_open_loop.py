@@ -16,21 +16,21 @@ from simulator.profile import load_profile
 from tests.workload.conftest import MODEL, StartSim, cell, http_plan
 from tests.workload.test_run_cell import client
 from workload.journal import read_journal
-from workload.outcome import Phase, Status
+from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 RATE = 20.0
 
 
-def open_cell(**fields: object) -> object:
+def open_cell(**fields: object) -> Cell:
     sampling = {"max_tokens": 48, "ignore_eos": True}
     base = {"arrival": "poisson", "rate": RATE, "requests": 16, "concurrency": 16}
     return cell(**(base | {"sampling": sampling} | fields))  # type: ignore[arg-type]
 
 
 def plan_on(url: str, **fields: object) -> RequestPlan:
-    return asyncio.run(http_plan(url, open_cell(**fields)))  # type: ignore[arg-type]
+    return asyncio.run(http_plan(url, open_cell(**fields)))
 
 
 async def retokenized(plan: RequestPlan, url: str) -> RequestPlan:
@@ -38,7 +38,7 @@ async def retokenized(plan: RequestPlan, url: str) -> RequestPlan:
         return await retokenize(plan, LaneTokenizer(session, url, MODEL))
 
 
-def run(plan: RequestPlan, url: str, folder: Path, arm: str) -> list[object]:
+def run(plan: RequestPlan, url: str, folder: Path, arm: str) -> list[RequestOutcome]:
     folder.mkdir()
     plan.write(folder / "requests.json")
     proc = client(folder / "requests.json", url, folder / "journal.jsonl", "--arm", arm)
