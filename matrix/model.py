@@ -492,6 +492,14 @@ def _check_arrival(cell: Cell) -> None:
             f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
             f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
         )
+    rates = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else None)
+    scheduled_s = sum((cell.requests - 1) / r for r in rates or [])
+    if scheduled_s >= cell.deadline_s:
+        raise ValueError(
+            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
+            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
+            "give fewer requests or higher rates"
+        )
 
 
 class CampaignSpec(Spec):

@@ -57,6 +57,7 @@ def test_a_closed_loop_matrix_keeps_its_frozen_id(tmp_path: Path) -> None:
         ('arrival = "constant"\nsweep = { rates = [3.0, 2.0] }\n', SLO, "strictly ascending"),
         ('arrival = "bursty"\nrate = 1.0\n', "seed = 7\n", "'poisson'"),
         ('arrival = "poisson"\nrate = 0\n', "seed = 7\n", "greater than 0"),
+        ('arrival = "poisson"\nrate = 0.0005\n', "seed = 7\n", "span 2000 s"),
     ],
 )
 def test_an_open_loop_cell_that_cannot_run_is_refused_naming_it(
