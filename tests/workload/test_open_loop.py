@@ -9,7 +9,8 @@ from pathlib import Path
 import aiohttp
 
 from evidence.summary import summarize_journal
-from matrix.model import Cell
+from flows.planning import plan_warmups
+from matrix.model import Arm, Cell
 from matrix.slo import Slo
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
@@ -134,3 +135,15 @@ def test_a_bisection_sweep_finds_the_simulator_capacity_within_one_step(
     assert found is not None and found.sweep is not None and found.sweep.ladder_followed
     assert (found.sweep.max_rate_within_slo, found.sweep.breaks_at_rate) == (16.0, 24.0)
     assert 16.0 < capacity < 24.0
+
+
+def test_arm_warmups_shaped_like_a_sweep_cell_stay_closed_loop(start_sim: StartSim) -> None:
+    sim = start_sim()
+    arm = Arm.model_validate(
+        {"name": "inc", "role": "incumbent", "lane": "simulator", "port": sim.port,
+         "served_model": MODEL, "warmups": 3, "simulator": {"profile": "tiny"}}
+    )  # fmt: skip
+    sweep = open_cell(rate=None, arrival="constant", sweep={"rates": [1.0, 2.0]})
+    plan = plan_warmups(sweep, arm, base_url=sim.url, seed=7, namespace="warmups")
+    assert plan.load is None and len(plan.requests) == 3
+    assert {(r.phase, r.step, r.arrival_s) for r in plan.requests} == {(Phase.WARMUP, None, None)}
