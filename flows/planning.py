@@ -14,12 +14,17 @@ from pathlib import Path
 import aiohttp
 
 from faceoff.errors import FaceoffError
-from matrix.model import Arm, Cell
+from matrix.model import Arm, Cell, WorkloadKind
 from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 TOKENIZE_TIMEOUT_S = 60.0
+# Kinds whose request pattern (several streams, sessions of two turns) warmups do not have.
+PATTERNLESS = {
+    WorkloadKind.HEAD_OF_LINE: WorkloadKind.NATURAL,
+    WorkloadKind.SESSION_REUSE: WorkloadKind.NATURAL,
+}
 
 
 def plan_cell(
@@ -43,13 +48,25 @@ def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: s
     Give them a namespace of their own: their nonces then differ from every scored
     and cell-warmup prompt, so they cannot warm the prefix cache for a cell.
     """
-    shaped = cell.model_copy(
-        update={"requests": arm.warmups, "warmups": 0, "concurrency": 1, "arms": None}
-    )
     options = PlanOptions(scored_phase=Phase.WARMUP)
+    shaped = warmup_shape(cell, arm.warmups)
     return asyncio.run(
         _plan(shaped, arm, base_url=base_url, seed=seed, namespace=namespace, options=options)
     )
+
+
+def warmup_shape(cell: Cell, warmups: int) -> Cell:
+    """``cell`` as ``warmups`` independent requests on one stream, validated.
+
+    Warmups have no head-of-line or session pattern, so a kind whose pattern needs
+    several streams or whole sessions warms up as natural requests of its input and
+    sampling; a copy that kept the kind would fail that kind's shape checks.
+    """
+    kind = PATTERNLESS.get(cell.kind, cell.kind)
+    fields = cell.model_dump()
+    fields |= {"kind": kind, "requests": warmups, "warmups": 0, "concurrency": 1}
+    fields.pop("arms", None)
+    return Cell.model_validate(fields)
 
 
 async def _plan(
