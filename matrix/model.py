@@ -47,6 +47,7 @@ SIMULATOR_FAULTS = frozenset(
         "error_status",
         "refuse_above_tokens",
         "contract_overrun",
+        "needle_miss_above_tokens",
         "seed",
     }
 )
@@ -446,6 +447,13 @@ class Thresholds(Spec):
         default=0.0, ge=0, le=1, description="Prefix-cache hits/queries allowed in a cold cell."
     )
     input_tolerance: float = Field(default=0.05, ge=0, le=1, description="Actual vs target input.")
+    needle_max_missed: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        exclude_if=omitted_at(0.0),
+        description="Share of answered scored needle requests allowed to miss the marker.",
+    )
     engine_period_s: float = Field(
         default=0.5, ge=MIN_PERIOD_S, le=MAX_PERIOD_S, description="Engine scrape cadence."
     )

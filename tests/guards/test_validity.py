@@ -51,6 +51,7 @@ def test_clean_cells_pass_every_rule_that_applies(name: str, frozen: FrozenMatri
         Reason.ERROR_RATE,
         Reason.REFUSALS,
         Reason.CONTRACT_OVERRUN,
+        Reason.NEEDLE_MISSED,
         Reason.PREEMPTIONS,
         Reason.WARM_CACHE,
         Reason.COUNTER_MISMATCH,
