@@ -8,6 +8,7 @@ comparison key and the bundle files behind every figure.
 
 from __future__ import annotations
 
+from evidence import card_probes
 from evidence import card_tables as tables
 from evidence.comparison import Comparison, Ratio
 from evidence.format import join_words
@@ -30,6 +31,7 @@ def render_card(comparison: Comparison) -> str:
         "## Result card\n\n" + tables.headline(comparison, sources),
         "## What the measurements establish\n\n" + _established(comparison),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
+        "## What each probe answers\n\n" + card_probes.probes(comparison, sources),
         "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
         "## Full measurements\n\n" + tables.measurements(comparison, sources),
         "## Coverage and dispositions\n\n" + tables.dispositions(comparison),

@@ -11,6 +11,10 @@ Format history of ``Comparison.schema_version``:
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
       ``host_stalls``.
+  3 — each arm's cell gains ``roles`` (metric distributions role by role) and
+      ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
+      pair, with the paired ratio and interval) and ``streams`` (per-stream TTFT of a
+      concurrent prefill probe).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.probe_model import ProbeAnswer, StreamTtft
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
@@ -101,6 +106,12 @@ class ArmCell(Spec):
     input_tokens: Stats | None = Field(description="Actual prompt tokens (API usage).")
     completion_tokens: Stats | None = Field(description="Completion tokens (API usage).")
     metrics: dict[str, Stats] = Field(description="Request metric -> distribution.")
+    roles: dict[str, dict[str, Stats]] = Field(
+        default_factory=dict, description="Request role -> metric -> distribution (summary)."
+    )
+    length_limited: int = Field(
+        default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
     aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
     engine: EngineFacts | None = Field(description="From telemetry.json.")
     memory: MemoryFacts | None = Field(description="From telemetry.json.")
@@ -148,6 +159,12 @@ class CellEntry(Spec):
     arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
     pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
+    answers: list[ProbeAnswer] = Field(
+        default_factory=list, description="What the probe cell answers, per comparable pair."
+    )
+    streams: list[StreamTtft] = Field(
+        default_factory=list, description="Per-stream TTFT of a concurrent prefill probe."
+    )
 
 
 class ArmCoverage(Spec):
@@ -249,7 +266,7 @@ class AACalibration(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="Comparison format version.")
+    schema_version: Literal[3] = Field(default=3, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")

@@ -76,6 +76,10 @@ class WorkloadKind(StrEnum):
     SESSION_REUSE = "session_reuse"
 
 
+# Whether requests that stopped at max_tokens unasked enter a cell's statistics.
+LengthRule = Literal["exclude", "include"]
+
+
 class StopPolicy(StrEnum):
     CONTINUE = "continue"  # a failed cell blocks nothing
     BLOCK_WORKLOAD = "block_workload"  # a failed cell blocks later cells of its kind, every arm
@@ -359,6 +363,12 @@ class Cell(Spec):
         description="Strict output contract of a controlled cell.",
     )
     needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
+    length_finishes: LengthRule = Field(
+        default="exclude",
+        exclude_if=omitted_at("exclude"),
+        description="Scored requests that stopped at max_tokens unasked (status length_limit): "
+        "counted and shown always; 'include' also puts them in the statistics.",
+    )
     arms: list[str] | None = Field(
         default=None, min_length=1, description="Arms that run it; default all."
     )
