@@ -1,7 +1,7 @@
 """The card's probe section: what each probe cell answers, one line per question and pair.
 
 A renderer of ``comparison.json`` like the rest of the card: it computes nothing.
-Beside the answers: the per-stream TTFT table of concurrent prefill probes, the
+Beside the answers: the per-stream time-to-first-output table of concurrent prefill probes, the
 requests that stopped at ``max_tokens`` unasked (and whether the statistics count
 them), and each cell's prefix-cache hits and lowest host-available memory.
 """
@@ -68,10 +68,12 @@ def _ratio(a: ProbeAnswer) -> str:
 
 
 def _streams(cell: CellEntry) -> str:
-    width = max(len(s.ttft_s) for s in cell.streams)
-    rows = [[s.arm, *(fmt.seconds(v) for v in s.ttft_s)] for s in cell.streams]
-    header = ["arm", *(f"stream {i} TTFT p50" for i in range(width))]
-    return f"Per-stream TTFT, {cell.id}:\n\n" + table(header, rows)
+    width = max(len(s.ttfo_s) for s in cell.streams)
+    rows = [[s.arm, *(fmt.seconds(v) for v in s.ttfo_s)] for s in cell.streams]
+    header = ["arm", *(f"stream {i} TTFO p50" for i in range(width))]
+    return f"Per-stream time to first output (the probe's one token), {cell.id}:\n\n" + table(
+        header, rows
+    )
 
 
 def _length_finishes(c: Comparison) -> str:

@@ -79,7 +79,7 @@ def cell_entry(
                 seed=seed,
             )
         ],
-        streams=probe_answers.stream_ttfts(
+        streams=probe_answers.stream_latencies(
             cell,
             [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
         ),

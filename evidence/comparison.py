@@ -13,8 +13,8 @@ Format history of ``Comparison.schema_version``:
       ``host_stalls``.
   3 — each arm's cell gains ``roles`` (metric distributions role by role) and
       ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
-      pair, with the paired ratio and interval) and ``streams`` (per-stream TTFT of a
-      concurrent prefill probe).
+      pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
+      output of a concurrent prefill probe).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
-from evidence.probe_model import ProbeAnswer, StreamTtft
+from evidence.probe_model import ProbeAnswer, StreamLatency
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
@@ -162,8 +162,8 @@ class CellEntry(Spec):
     answers: list[ProbeAnswer] = Field(
         default_factory=list, description="What the probe cell answers, per comparable pair."
     )
-    streams: list[StreamTtft] = Field(
-        default_factory=list, description="Per-stream TTFT of a concurrent prefill probe."
+    streams: list[StreamLatency] = Field(
+        default_factory=list, description="Per-stream TTFO of a concurrent prefill probe."
     )
 
 

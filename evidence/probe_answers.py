@@ -2,12 +2,14 @@
 
 - prefill_probe: effective prefill p50; at concurrency above 1 also the aggregate
   prefill throughput (Σ prompt tokens / span from the first send to the last first
-  output) and the per-stream TTFT table;
+  output) and the per-stream table of time to first output (one token is asked for,
+  which a reasoning model spends thinking, so TTFO is its first token);
 - decode_structured, decode_prose: decode p50;
 - needle: the share of answered requests that recalled the marker verbatim;
-- head_of_line: the short requests' TTFT p50 (the long prefill's beside it), and the
-  longest decode stall: the longest inter-chunk gap of a short request's stream that
-  overlaps the long prefill (from its send to its first output);
+- head_of_line: the TTFT p50 of the short requests sent behind the long prefill (at or
+  after its send; the long prefill's beside it), and the longest decode stall: the
+  longest inter-chunk gap, overlapping the long prefill (its send to its first output),
+  of a short request already sent when it landed (``workload.layout``);
 - session_reuse: turn-2 TTFT p50 (turn 1's beside it) and the prefix-cache hit ratio
   from the engine's exact counter deltas over the cell.
 
@@ -24,7 +26,7 @@ from itertools import pairwise
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.inputs import AttemptInputs
-from evidence.probe_model import ProbeAnswer, RoleFigure, StreamTtft, Unit
+from evidence.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.roles import by_stream, counted
 from evidence.stats import Sample, describe, median_ratio, time_blocks
 from matrix.model import Cell, WorkloadKind
@@ -35,6 +37,7 @@ from workload.records import JOURNAL_NAME
 ONE_FIGURE = "one figure per arm over the whole cell: no interval"
 NO_RATIO = "no ratio: a side has no value"
 Value = Callable[[RequestOutcome], float | None]
+Keep = Callable[[Sequence[RequestOutcome]], list[RequestOutcome]]
 
 
 @dataclass(frozen=True)
@@ -70,7 +73,7 @@ def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[
     if kind is WorkloadKind.HEAD_OF_LINE:
         return [
             pair.metric("short_ttft", "short-request TTFT behind the long prefill", "ttft_s",
-                        role=RequestRole.SHORT),
+                        role=RequestRole.SHORT, keep=behind_long),
             pair.values("decode_stall", "longest decode stall during the long prefill", "max",
                         decode_stalls),
         ]  # fmt: skip
@@ -83,8 +86,8 @@ def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[
     return []
 
 
-def stream_ttfts(cell: Cell, sides: Sequence[Side]) -> list[StreamTtft]:
-    """The per-stream TTFT table of a concurrent prefill probe; empty for other cells."""
+def stream_latencies(cell: Cell, sides: Sequence[Side]) -> list[StreamLatency]:
+    """The per-stream TTFO table of a concurrent prefill probe; empty for other cells."""
     if cell.kind is not WorkloadKind.PREFILL_PROBE or cell.concurrency < 2:
         return []
     rows = []
@@ -92,9 +95,9 @@ def stream_ttfts(cell: Cell, sides: Sequence[Side]) -> list[StreamTtft]:
         streams = by_stream(s.requests)
         p50s = []
         for stream in range(cell.concurrency):
-            dist = describe(_defined(streams.get(stream, []), _metric("ttft_s")))
+            dist = describe(_defined(streams.get(stream, []), _metric("ttfo_s")))
             p50s.append(dist.p50 if dist else None)
-        rows.append(StreamTtft(arm=s.arm, ttft_s=p50s))
+        rows.append(StreamLatency(arm=s.arm, ttfo_s=p50s))
     return rows
 
 
@@ -117,14 +120,27 @@ def recall(requests: Sequence[RequestOutcome]) -> float | None:
     return sum(answered) / len(answered) if answered else None
 
 
+def behind_long(requests: Sequence[RequestOutcome]) -> list[RequestOutcome]:
+    """The requests sent at or after the long prefill (all but it, when it was never sent)."""
+    sent = _long_send(requests)
+    return [o for o in requests if sent is None or (o.send_ns or 0) >= sent]
+
+
 def decode_stalls(requests: Sequence[RequestOutcome]) -> list[float]:
-    """Per short request, its longest inter-chunk gap that overlaps the long prefill."""
+    """Per short request already sent when the long prefill landed, its longest
+    inter-chunk gap that overlaps the long prefill (its send to its first output)."""
     long = next((o for o in requests if o.role is RequestRole.LONG_PREFILL), None)
     if long is None or long.send_ns is None or long.first_output_ns is None:
         return []
     window = (long.send_ns, long.first_output_ns)
-    found = (_stall(o, window) for o in requests if o.role is RequestRole.SHORT)
-    return [s for s in found if s is not None]
+    decoding = (
+        o for o in requests if o.role is RequestRole.SHORT and (o.send_ns or 0) < long.send_ns
+    )
+    return [s for s in (_stall(o, window) for o in decoding) if s is not None]
+
+
+def _long_send(requests: Sequence[RequestOutcome]) -> int | None:
+    return next((o.send_ns for o in requests if o.role is RequestRole.LONG_PREFILL), None)
 
 
 def _stall(outcome: RequestOutcome, window: tuple[int, int]) -> float | None:
@@ -162,11 +178,18 @@ class _Pair:
     seed: int
 
     def metric(
-        self, question: str, label: str, metric: str, *, role: RequestRole | None = None
+        self,
+        question: str,
+        label: str,
+        metric: str,
+        *,
+        role: RequestRole | None = None,
+        keep: Keep | None = None,
     ) -> ProbeAnswer:
-        """p50 of a request metric over the role's requests, the ratio with its interval."""
+        """p50 of a request metric over the role's requests (those ``keep`` keeps), the
+        ratio with its interval."""
         value = _metric(metric)
-        inc, cand = (self._sample(s, value, role) for s in (self.incumbent, self.candidate))
+        inc, cand = (self._sample(s, value, role, keep) for s in (self.incumbent, self.candidate))
         beside = [
             RoleFigure(role=r.value, incumbent=_p50(self._sample(self.incumbent, value, r)),
                        candidate=_p50(self._sample(self.candidate, value, r)))
@@ -250,10 +273,13 @@ class _Pair:
         present = {o.role for s in (self.incumbent, self.candidate) for o in s.requests}
         return [r for r in RequestRole if r in present]
 
-    def _sample(self, s: Side, value: Value, role: RequestRole | None) -> Sample:
+    def _sample(
+        self, s: Side, value: Value, role: RequestRole | None, keep: Keep | None = None
+    ) -> Sample:
+        requests = keep(s.requests) if keep else s.requests
         timed = [
             (o.send_ns or 0, v)
-            for o in s.requests
+            for o in requests
             if role is None or o.role is role
             if (v := value(o)) is not None
         ]

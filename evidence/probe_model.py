@@ -46,8 +46,9 @@ class ProbeAnswer(Spec):
     sources: list[str] = Field(description="Bundle files the figures are computed from.")
 
 
-class StreamTtft(Spec):
-    """Per-stream visible TTFT of one arm in a concurrent cell (p50 of the stream's requests)."""
+class StreamLatency(Spec):
+    """Per-stream time to first output of one arm in a concurrent cell (p50 of the stream's
+    requests): a prefill probe asks for one token, which a reasoning model spends thinking."""
 
     arm: str = Field(description="Arm name.")
-    ttft_s: list[float | None] = Field(description="Stream index -> TTFT p50 in seconds.")
+    ttfo_s: list[float | None] = Field(description="Stream index -> TTFO p50 in seconds.")

@@ -4,9 +4,11 @@ A cell runs as C closed-loop streams that start together. Requests are dealt to
 streams by index, so both arms of a pair send the same requests through the same
 stream in the same order. Two kinds shape the layout:
 
-- head_of_line: request 0 is the long cold prefill, alone on stream 0 at the start;
-  the other requests are short and run on streams 1..C-1, starting a little later
-  so that they queue behind it;
+- head_of_line: request 0 is the long cold prefill, alone on stream 0; the other
+  requests are short and run on streams 1..C-1. Stream 1 starts at once, so that it
+  is decoding when the long prefill lands ``hol_delay_ms`` later (its inter-chunk
+  gaps then show the decode stall); the other streams start ``hol_delay_ms`` after
+  the long prefill, so that they queue behind it (their TTFT is the head-of-line wait);
 - session_reuse: requests come in sessions of two turns; a session's turns run
   back to back on one stream, so turn 2 follows turn 1 and finds its prefix cached.
 """
@@ -65,14 +67,14 @@ def _round_robin(cell: Cell, phase: Phase, count: int, streams: int) -> list[Slo
 def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) -> list[Slot]:
     # matrix.Cell guarantees concurrency ≥ 2 and requests ≥ concurrency for this kind.
     shorts = cell.concurrency - 1
-    long = Slot(phase, 0, 0, 0, 0, RequestRole.LONG_PREFILL, cell.input_tokens)
+    long = Slot(phase, 0, 0, 0, delay_ms, RequestRole.LONG_PREFILL, cell.input_tokens)
     return [long] + [
         Slot(
             phase,
             i,
-            1 + (i - 1) % shorts,
+            stream := 1 + (i - 1) % shorts,
             (i - 1) // shorts,
-            delay_ms,
+            0 if stream == 1 else 2 * delay_ms,  # stream 1 decodes when the long one lands
             RequestRole.SHORT,
             short_tokens,
         )

@@ -142,7 +142,7 @@ def test_layout_deals_requests_round_robin_after_the_warmups() -> None:
     assert scored == [(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 0, 1), (4, 1, 1), (5, 2, 1), (6, 0, 2)]
 
 
-def test_head_of_line_layout_puts_shorts_behind_one_long_prefill() -> None:
+def test_head_of_line_layout_has_a_decoder_before_and_shorts_behind_one_long_prefill() -> None:
     slots = layout(
         cell(WorkloadKind.HEAD_OF_LINE, concurrency=3, requests=5),
         scored_phase=Phase.SCORED,
@@ -151,11 +151,11 @@ def test_head_of_line_layout_puts_shorts_behind_one_long_prefill() -> None:
     )
     shape = [(s.stream, s.order, s.role, s.start_offset_ms, s.target_tokens) for s in slots]
     assert shape == [
-        (0, 0, RequestRole.LONG_PREFILL, 0, 2000),
-        (1, 0, RequestRole.SHORT, 100, 64),
-        (2, 0, RequestRole.SHORT, 100, 64),
-        (1, 1, RequestRole.SHORT, 100, 64),
-        (2, 1, RequestRole.SHORT, 100, 64),
+        (0, 0, RequestRole.LONG_PREFILL, 100, 2000),
+        (1, 0, RequestRole.SHORT, 0, 64),  # decoding when the long prefill lands
+        (2, 0, RequestRole.SHORT, 200, 64),  # queued behind it
+        (1, 1, RequestRole.SHORT, 0, 64),  # closed loop: offsets only delay a stream's first
+        (2, 1, RequestRole.SHORT, 200, 64),
     ]
 
 
