@@ -13,6 +13,7 @@ from evidence.cells import cell_entry
 from evidence.comparison import Comparison, ReviewRef
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.inputs import CampaignInputs
+from evidence.quality import quality_results
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
@@ -70,6 +71,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
     )
 
 

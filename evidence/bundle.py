@@ -35,11 +35,13 @@ from evidence.layout import (
     CampaignFolder,
 )
 from evidence.manifest import manifest
+from evidence.quality import import_quality
 from evidence.reviews import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from matrix.freeze import read_frozen
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.records import JOURNAL_NAME, PLAN_NAME
@@ -84,6 +86,7 @@ def write_bundle(
     folder = CampaignFolder.at(campaign_dir)
     require_intact(folder, key=key)
     write_summaries(folder)
+    import_quality(folder.root, read_frozen(folder.frozen).matrix.quality)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
     write_campaign_tickets(folder, comparison, now)

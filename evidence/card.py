@@ -8,7 +8,7 @@ comparison key and the bundle files behind every figure.
 
 from __future__ import annotations
 
-from evidence import card_probes
+from evidence import card_probes, card_quality
 from evidence import card_tables as tables
 from evidence.comparison import Comparison, Ratio
 from evidence.format import join_words
@@ -29,6 +29,7 @@ def render_card(comparison: Comparison) -> str:
         _scope(comparison),
         *([comparison.aa.sentence] if comparison.aa else []),
         "## Result card\n\n" + tables.headline(comparison, sources),
+        "## Quality evidence\n\n" + card_quality.quality(comparison, sources),
         "## What the measurements establish\n\n" + _established(comparison),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
         "## What each probe answers\n\n" + card_probes.probes(comparison, sources),

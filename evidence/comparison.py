@@ -14,7 +14,8 @@ Format history of ``Comparison.schema_version``:
   3 — each arm's cell gains ``roles`` (metric distributions role by role) and
       ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
       pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
-      output of a concurrent prefill probe).
+      output of a concurrent prefill probe); the comparison gains ``quality`` (imported
+      evaluator results, their hashes and each band's verdict).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pydantic import Field
 
 from evidence.bootfacts import BootFacts
 from evidence.probe_model import ProbeAnswer, StreamLatency
+from evidence.quality import QualityResult
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
@@ -291,4 +293,7 @@ class Comparison(Artifact):
     )
     instrument_method: str = Field(
         default="", description="How host stalls are guarded and what an A/A campaign checks."
+    )
+    quality: list[QualityResult] = Field(
+        default_factory=list, description="Imported evaluator results and their bands."
     )

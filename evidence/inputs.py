@@ -14,6 +14,7 @@ from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.bootfacts import BootFacts, boot_facts
 from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
+from evidence.quality import LoadedResult, read_quality
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
@@ -61,6 +62,7 @@ class CampaignInputs:
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+    quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:
@@ -76,6 +78,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         },
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
+        quality=read_quality(folder.root, frozen.matrix.quality),
     )
 
 

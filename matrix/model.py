@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from faceoff.artifact import Spec
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
+from matrix.quality import QualityImport, check_quality
 from matrix.slo import Slo
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
@@ -551,6 +552,11 @@ class Matrix(Spec):
     protected_files: list[str] = Field(
         default_factory=list, description="Operator files whose sha256 must survive the campaign."
     )
+    quality: list[QualityImport] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Evaluator results imported per arm, with tolerance bands (matrix/quality).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Matrix:
@@ -566,6 +572,7 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
         if self.campaign.aa:
             _same_recipe(self.arms)
         return self

@@ -3,7 +3,8 @@
 Two simulator lanes (the demo's calibrated profiles) run one cell of each probe kind
 under the Prefect test harness; the first cell is a head_of_line, which the arms'
 (odd count of) warmups are shaped like. Each answer line of the card is then checked
-against figures this test computes itself from the bundle's native journals.
+against figures this test computes itself from the bundle's native journals. An
+lm-evaluation-harness result per arm, the candidate outside its band, is imported too.
 """
 
 from __future__ import annotations
@@ -29,13 +30,31 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "matrix/examples/sim-probes.toml
 # The shared test hosts stall; the host_stall rule has its own tests (tests/guards).
 LOADED_HOST = "\n[thresholds]\nmax_stalled_requests = 1.0\nmax_client_cpu_wait = 1.0\n"
 INCUMBENT, CANDIDATE = "exl3-r11", "nvfp4-r2"
+HELLASWAG = "results/hellaswag/acc_norm,none"
 NS = 1e9
+
+
+def quality_import(folder: Path) -> str:
+    """An lm-evaluation-harness result per arm, the candidate 2 points behind (band: 1)."""
+    files = {}
+    for arm, acc in ((INCUMBENT, 0.801), (CANDIDATE, 0.781)):
+        files[arm] = folder / f"hellaswag-{arm}.json"
+        files[arm].write_text(json.dumps({"results": {"hellaswag": {"acc_norm,none": acc}}}))
+    return f"""
+[[quality]]
+name = "hellaswag"
+evaluator = "lm_eval"
+results = {{ "{INCUMBENT}" = "{files[INCUMBENT]}", "{CANDIDATE}" = "{files[CANDIDATE]}" }}
+[[quality.bands]]
+metric = "{HELLASWAG}"
+tolerance = 0.01
+"""
 
 
 def probes_matrix(folder: Path) -> Path:
     text = re.sub(r"port = 1811\d", lambda _: f"port = {free_port()}", EXAMPLE.read_text())
     path = folder / "sim-probes.toml"
-    path.write_text(text + LOADED_HOST)
+    path.write_text(text + LOADED_HOST + quality_import(folder))
     return path
 
 
@@ -156,6 +175,9 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     assert "no interval" in _line(lines, "prefill-probe-16384-c3", "aggregate prefill")
     hits = _line(lines, "session-reuse-16384-c1", "prefix-cache hit ratio")
     assert "—" not in hits.split(":", 2)[2].split(";")[0], hits  # both arms report hits/queries
+    # A quality import outside its band: not promotable, whatever the speed, metric named.
+    assert f"**{CANDIDATE}: not promotable** — outside its band on {HELLASWAG}." in result.card
+    assert (result.bundle / "quality" / "hellaswag" / f"{CANDIDATE}.json").is_file()
     streams = section.split("Per-stream time to first output (the probe's one token), "
                             "prefill-probe-16384-c3", 1)[1]  # fmt: skip
     for arm in (INCUMBENT, CANDIDATE):
