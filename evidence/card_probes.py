@@ -26,6 +26,7 @@ def probes(c: Comparison, sources: Sources) -> str:
     ]
     parts = ["\n".join(lines) if lines else NO_ANSWERS]
     parts += [_streams(cell) for cell in c.cells if cell.streams]
+    parts.append(_cold_starts(c, sources))
     parts.append(_length_finishes(c))
     parts.append(_cache_and_host(c))
     return "\n\n".join(p for p in parts if p)
@@ -74,6 +75,24 @@ def _streams(cell: CellEntry) -> str:
     return f"Per-stream time to first output (the probe's one token), {cell.id}:\n\n" + table(
         header, rows
     )
+
+
+def _cold_starts(c: Comparison, sources: Sources) -> str:
+    lines = []
+    for arm in c.arms:
+        cold = arm.cold_start
+        if cold is None:
+            lines.append(f"- {arm.name}: no warmup served a visible token, so no cold start.")
+            continue
+        warm = cold.warm_ttft_p50_s
+        times = f" ({cold.first_ttft_s / warm:.1f}× the warm)" if warm else ""
+        ref = sources.ref(f"arms[{arm.name}].cold_start", [cold.source])
+        lines.append(
+            f"- {arm.name}: first request after the start (JIT) TTFT "
+            f"{fmt.seconds(cold.first_ttft_s)}, warm median {fmt.seconds(warm)} over "
+            f"{cold.warm_n} later warmup(s){times}. {ref}"
+        )
+    return "Cold start, from each arm's warmups after its first start:\n\n" + "\n".join(lines)
 
 
 def _length_finishes(c: Comparison) -> str:

@@ -15,7 +15,8 @@ Format history of ``Comparison.schema_version``:
       ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
       pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
       output of a concurrent prefill probe); the comparison gains ``quality`` (imported
-      evaluator results, their hashes and each band's verdict).
+      evaluator results, their hashes and each band's verdict); each arm gains
+      ``cold_start`` (its first warmup's TTFT after the start against the later ones).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.cold_start import ColdStart
 from evidence.probe_model import ProbeAnswer, StreamLatency
 from evidence.quality import QualityResult
 from evidence.summary import Stats
@@ -64,6 +66,9 @@ class ArmEntry(Spec):
     identity: ArmIdentity = Field(description="What the lane proved about itself.")
     boot: BootFacts | None = Field(description="Startup memory report from the boot log.")
     sources: list[str] = Field(description="Bundle files these facts come from.")
+    cold_start: ColdStart | None = Field(
+        default=None, description="First warmup's TTFT after the start against the later ones."
+    )
 
 
 class EngineFacts(Spec):

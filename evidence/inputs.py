@@ -26,7 +26,7 @@ from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class LaneInputs:
     record: LaneRecord | None
     identity: IdentityRecord | None
     boot: BootFacts | None
+    warmups: tuple[RequestOutcome, ...] = ()  # the arm's warmups after this start
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
         record=LaneRecord.read(record_path) if record_path.is_file() else None,
         identity=IdentityRecord.read(identity_path) if identity_path.is_file() else None,
         boot=boot_facts(boot_text) if boot_text is not None else None,
+        warmups=tuple(read_journal(run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes),
     )
 
 

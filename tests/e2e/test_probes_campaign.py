@@ -175,6 +175,12 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     assert "no interval" in _line(lines, "prefill-probe-16384-c3", "aggregate prefill")
     hits = _line(lines, "session-reuse-16384-c1", "prefix-cache hit ratio")
     assert "—" not in hits.split(":", 2)[2].split(";")[0], hits  # both arms report hits/queries
+    for arm in (INCUMBENT, CANDIDATE):  # cold start: first warmup after the start vs the rest
+        first, warm = cold_start(result.bundle, arm)
+        assert (
+            f"- {arm}: first request after the start (JIT) TTFT {fmt.seconds(first)}, warm "
+            f"median {fmt.seconds(warm)} over 2 later warmup(s)"
+        ) in section
     # A quality import outside its band: not promotable, whatever the speed, metric named.
     assert f"**{CANDIDATE}: not promotable** — outside its band on {HELLASWAG}." in result.card
     assert (result.bundle / "quality" / "hellaswag" / f"{CANDIDATE}.json").is_file()
@@ -183,6 +189,13 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     for arm in (INCUMBENT, CANDIDATE):
         row = next(x for x in streams.splitlines() if x.startswith(f"| {arm} |"))
         assert "—" not in row, row
+
+
+def cold_start(bundle: Path, arm: str) -> tuple[float, float]:
+    run = sorted((bundle / "lanes" / arm).glob("campaign-*"))[0]
+    lines = read_journal(run / "warmup" / "journal.jsonl").outcomes
+    timed = sorted((o.send_ns or 0, t) for o in lines if (t := ttft(o)) is not None)
+    return timed[0][1], statistics.median(t for _, t in timed[1:])
 
 
 def _label(comparison: dict, cell: str, question: str) -> str:
