@@ -15,6 +15,7 @@ import aiohttp
 
 from faceoff.errors import FaceoffError
 from matrix.model import Arm, Cell, WorkloadKind
+from matrix.variants import sampling_for
 from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
@@ -83,8 +84,14 @@ async def _plan(
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             tokenizer = LaneTokenizer(session, base_url, arm.served_model)
+            sampling = sampling_for(cell, arm.name)
             if reference is not None:
-                return await retokenize(reference, tokenizer, model=arm.served_model)
+                return await retokenize(
+                    reference,
+                    tokenizer,
+                    model=arm.served_model,
+                    sampling=sampling if cell.variants else None,
+                )
             return await build_plan(
                 cell,
                 seed=seed,
@@ -92,6 +99,7 @@ async def _plan(
                 model=arm.served_model,
                 tokenizer=tokenizer,
                 options=options,
+                sampling=sampling,
             )
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise FaceoffError(

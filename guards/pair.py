@@ -4,13 +4,16 @@ Both arms' plans (``requests.json``) must share the campaign seed, the prompt
 namespace and the cell spec, plan the same request indices, and record the same
 prompt-token vector hash for every index: each lane tokenized the same text with
 its own tokenizer and chat template, so equal hashes prove both engines prefilled
-the same tokens. Wire hashes may differ (the model name is in the body).
+the same tokens. Wire hashes may differ (the model name is in the body). Sampling
+parameters must be equal request by request, except the fields the cell declares as
+variants, which are listed as differing by design (``pair_sampling``).
 Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
 """
 
 from __future__ import annotations
 
 from guards.outcomes import failed, passed
+from guards.pair_sampling import sampling_differences
 from guards.reasons import Reason
 from guards.verdict import Evidence, RuleResult
 from workload.plan import RequestPlan
@@ -40,7 +43,14 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
     if only:
         problems.append(f"{len(only)} request(s) planned on one arm only")
     shared = sorted(set(ours) & set(theirs))
-    differ = [k for k in shared if ours[k].prompt_sha256 != theirs[k].prompt_sha256]
+    sampling = sampling_differences(ours, theirs, frozenset(incumbent.cell.variants))
+    if sampling.undeclared:
+        problems.append(f"sampling differs undeclared: {'; '.join(sampling.undeclared)}")
+    differ = [
+        k
+        for k in shared
+        if ours[k].prompt_sha256 != theirs[k].prompt_sha256 and k not in sampling.vectors_by_design
+    ]
     if differ:
         phase, index = first = differ[0]
         problems.append(
@@ -54,12 +64,20 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
         "unmatched_requests": len(only),
         "seeds": [str(incumbent.seed), str(candidate.seed)],
         "namespaces": [incumbent.namespace, candidate.namespace],
+        "by_design": sampling.by_design,
     }
     if problems:
         return failed(code, f"the pair's plans differ: {'; '.join(problems)}", **evidence)
+    design = f"; by design: {', '.join(sampling.by_design)}" if sampling.by_design else ""
+    rendered = len(sampling.vectors_by_design)
+    vectors = (
+        f"the same messages ({rendered} vector(s) rendered differently by the declared variant)"
+        if rendered
+        else "equal prompt-token vectors"
+    )
     return passed(
         code,
-        f"both arms planned the same {len(ours)} requests with equal prompt-token vectors, "
-        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}",
+        f"both arms planned the same {len(ours)} requests with {vectors}, "
+        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}{design}",
         **evidence,
     )

@@ -19,6 +19,7 @@ from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 from matrix.quality import QualityImport, check_quality
 from matrix.slo import Slo
+from matrix.variants import check_variants
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
@@ -364,6 +365,12 @@ class Cell(Spec):
         description="Strict output contract of a controlled cell.",
     )
     needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
+    variants: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        exclude_if=omitted_at({}),
+        description="Sampling field -> arm -> value: what differs by arm by design "
+        "(matrix/variants.py); the prompts stay the same.",
+    )
     length_finishes: LengthRule = Field(
         default="exclude",
         exclude_if=omitted_at("exclude"),
@@ -572,6 +579,7 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        check_variants(self.cells, [a.name for a in self.arms])
         check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
         if self.campaign.aa:
             _same_recipe(self.arms)

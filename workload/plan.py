@@ -8,7 +8,9 @@ guard compares what each engine really prefilled.
 
 Format history of ``schema_version``:
   1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
-      the body carries no seed), so plans written before still read.
+      the body carries no seed), so plans written before still read; later in 1 too, a
+      request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the cell
+      declares it a variant (matrix/variants.py), with the shape unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pydantic import Field
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
-from matrix.model import Cell, WorkloadKind
+from matrix.model import Cell, Sampling, WorkloadKind
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import Phase, RequestRole
@@ -126,8 +128,12 @@ async def build_plan(
     model: str,
     tokenizer: Tokenizer,
     options: PlanOptions | None = None,
+    sampling: Sampling | None = None,
 ) -> RequestPlan:
-    """Search each request's filler length against the lane's tokenizer and hash it all."""
+    """Search each request's filler length against the lane's tokenizer and hash it all.
+
+    ``sampling``: what this arm sends, where the cell declares variants (default the cell's).
+    """
     options = options or PlanOptions()
     slots = layout(
         cell,
@@ -135,7 +141,7 @@ async def build_plan(
         short_input_tokens=options.short_input_tokens,
         hol_delay_ms=options.hol_delay_ms,
     )
-    planner = _Planner(cell, seed, namespace, model, tokenizer)
+    planner = _Planner(cell, seed, namespace, model, tokenizer, sampling or cell.sampling)
     requests = [await planner.plan(slot) for slot in slots]
     return RequestPlan(
         cell=cell,
@@ -150,12 +156,25 @@ async def build_plan(
 
 
 async def retokenize(
-    plan: RequestPlan, tokenizer: Tokenizer, *, model: str | None = None
+    plan: RequestPlan,
+    tokenizer: Tokenizer,
+    *,
+    model: str | None = None,
+    sampling: Sampling | None = None,
 ) -> RequestPlan:
-    """The same texts, counted and hashed by another lane's tokenizer."""
+    """The same texts, counted and hashed by another lane's tokenizer.
+
+    ``sampling``: this arm's, where the cell declares variants: its reasoning effort is
+    sent (and tokenized) instead of the reference plan's; None keeps the reference's.
+    """
     model = model or plan.model
     requests = []
-    for request in plan.requests:
+    for planned in plan.requests:
+        request = (
+            planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
+            if sampling is not None
+            else planned
+        )
         messages = [m.model_dump() for m in request.messages]
         tokens = await tokenizer.tokenize(messages, request.template_kwargs())
         requests.append(_hashed(request, tokens, model))
@@ -170,12 +189,18 @@ async def retokenize(
 
 
 class _Planner:
-    def __init__(
-        self, cell: Cell, seed: int, namespace: str, model: str, tokenizer: Tokenizer
+    def __init__(  # noqa: PLR0917  (the plan's identity, one argument each)
+        self,
+        cell: Cell,
+        seed: int,
+        namespace: str,
+        model: str,
+        tokenizer: Tokenizer,
+        sampling: Sampling,
     ) -> None:
         self.cell, self.seed, self.namespace, self.model = cell, seed, namespace, model
-        self.tokenizer = tokenizer
-        self.template_kwargs = chat_template_kwargs(cell.sampling.reasoning_effort)
+        self.tokenizer, self.sampling = tokenizer, sampling
+        self.template_kwargs = chat_template_kwargs(sampling.reasoning_effort)
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
         self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
@@ -222,7 +247,7 @@ class _Planner:
     def _request(
         self, slot: Slot, key: PromptKey, prompt: Prompt, words: int, target: int
     ) -> PlannedRequest:
-        sampling = self.cell.sampling
+        sampling = self.sampling
         probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
         max_tokens = 1 if probe else sampling.max_tokens
         return PlannedRequest(
