@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from evidence import card_probes, card_quality
 from evidence import card_tables as tables
+from evidence.card_recipe_diff import recipe_diffs
 from evidence.comparison import Comparison, Ratio
 from evidence.format import join_words
 from evidence.markdown import Sources, table
@@ -34,6 +35,7 @@ def render_card(comparison: Comparison) -> str:
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
         "## What each probe answers\n\n" + card_probes.probes(comparison, sources),
         "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
+        "## What each pair of arms changes\n\n" + recipe_diffs(comparison),
         "## Full measurements\n\n" + tables.measurements(comparison, sources),
         "## Coverage and dispositions\n\n" + tables.dispositions(comparison),
         "## Failures and their evidence\n\n" + _failures(comparison),

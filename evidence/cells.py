@@ -59,6 +59,7 @@ def cell_entry(
         requests=cell.requests,
         warmups=cell.warmups,
         sampling=cell.sampling,
+        variants=cell.variants,
         arms=entries,
         pairs=[
             PairEntry(

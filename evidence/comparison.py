@@ -16,7 +16,8 @@ Format history of ``Comparison.schema_version``:
       pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
       output of a concurrent prefill probe); the comparison gains ``quality`` (imported
       evaluator results, their hashes and each band's verdict); each arm gains
-      ``cold_start`` (its first warmup's TTFT after the start against the later ones).
+      ``cold_start`` (its first warmup's TTFT after the start against the later ones);
+      each cell gains ``variants`` (sampling that differs by arm by design).
 """
 
 from __future__ import annotations
@@ -163,6 +164,9 @@ class CellEntry(Spec):
     requests: int = Field(description="Scored requests per arm.")
     warmups: int = Field(description="Unscored warmups before the cell.")
     sampling: Sampling = Field(description="Request parameters of the cell.")
+    variants: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Sampling field -> arm -> value, declared by the cell."
+    )
     arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
     pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
