@@ -10,7 +10,8 @@ Format history of ``schema_version``:
   1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
       the body carries no seed), so plans written before still read; later in 1 too, a
       request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the cell
-      declares it a variant (matrix/variants.py), with the shape unchanged.
+      declares it a variant (matrix/variants.py), with the shape unchanged; later in 1,
+      ``shared_prefix_tokens`` (None in plans written before it).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ from pydantic import Field
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
-from matrix.model import Cell, Sampling, WorkloadKind
+from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import Phase, RequestRole
 from workload.prompts import Prompt, PromptKey, compose, follow_up
 from workload.text import derive_int
-from workload.tokenizer import TokenCount, Tokenizer, fingerprint
+from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
 
 
 class ChatMessage(Spec):
@@ -115,6 +116,12 @@ class RequestPlan(Artifact):
     max_model_len: int | None = Field(description="max_model_len reported by /tokenize.")
     options: PlanOptions = Field(description="Layout options used.")
     requests: list[PlannedRequest] = Field(description="Warmups first, then the rest.")
+    shared_prefix_tokens: int | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),  # a plan written before it keeps its hash
+        description="Leading tokens every request's prompt shares on this lane (the chat "
+        "template's preamble, before the nonce): a cold cell may hit them in the prefix cache.",
+    )
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:
         return [r for r in self.requests if r.phase is phase]
@@ -152,6 +159,7 @@ async def build_plan(
         max_model_len=planner.max_model_len,
         options=options,
         requests=requests,
+        shared_prefix_tokens=planner.shared_prefix(),
     )
 
 
@@ -168,7 +176,7 @@ async def retokenize(
     sent (and tokenized) instead of the reference plan's; None keeps the reference's.
     """
     model = model or plan.model
-    requests = []
+    requests, vectors = [], []
     for planned in plan.requests:
         request = (
             planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
@@ -178,12 +186,14 @@ async def retokenize(
         messages = [m.model_dump() for m in request.messages]
         tokens = await tokenizer.tokenize(messages, request.template_kwargs())
         requests.append(_hashed(request, tokens, model))
+        vectors.append(tokens.tokens)
     return plan.model_copy(
         update={
             "model": model,
             "tokenizer_fingerprint": await fingerprint(tokenizer),
             "max_model_len": tokens.max_model_len,
             "requests": requests,
+            "shared_prefix_tokens": _shared(vectors),
         }
     )
 
@@ -234,6 +244,9 @@ class _Planner:
         target = slot.target_tokens + tokens.count - first.tokens.count
         return Fit(first.filler_words, prompt, tokens), target
 
+    def shared_prefix(self) -> int | None:
+        return _shared([fit.tokens.tokens for fit in self.fits.values()])
+
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len
         if tokens.max_model_len is not None and tokens.count > tokens.max_model_len:
@@ -277,6 +290,12 @@ class _Planner:
             wire_bytes=0,
             expect_length_finish=sampling.ignore_eos or max_tokens == 1,
         )
+
+
+def _shared(vectors: list[tuple[int, ...]]) -> int | None:
+    """The shared prefix of the vectors; None for one vector (nothing shares it) or when the
+    tokenizer gave no token ids."""
+    return shared_prefix(vectors) if len(vectors) > 1 and all(vectors) else None
 
 
 def _hashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
