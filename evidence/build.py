@@ -75,6 +75,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
         quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
+        posture=inputs.posture,
         replicated=replicated,
     )
 

@@ -8,7 +8,7 @@ comparison key and the bundle files behind every figure.
 
 from __future__ import annotations
 
-from evidence import card_probes, card_quality
+from evidence import card_posture, card_probes, card_quality
 from evidence import card_tables as tables
 from evidence.card_recipe_diff import recipe_diffs
 from evidence.comparison import Comparison, Ratio
@@ -37,6 +37,7 @@ def render_card(comparison: Comparison) -> str:
         "## What each probe answers\n\n" + card_probes.probes(comparison, sources),
         "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
         "## What each pair of arms changes\n\n" + recipe_diffs(comparison),
+        "## Host posture\n\n" + card_posture.posture(comparison, sources),
         "## Full measurements\n\n" + tables.measurements(comparison, sources),
         "## Coverage and dispositions\n\n" + tables.dispositions(comparison),
         "## Failures and their evidence\n\n" + _failures(comparison),

@@ -19,7 +19,8 @@ Format history of ``Comparison.schema_version``:
       output of a concurrent prefill probe); the comparison gains ``quality`` (imported
       evaluator results, their hashes and each band's verdict); each arm gains
       ``cold_start`` (its first warmup's TTFT after the start against the later ones);
-      each cell gains ``variants`` (sampling that differs by arm by design).
+      each cell gains ``variants`` (sampling that differs by arm by design); the comparison
+      gains ``posture`` (the host's posture at the start and end, and what changed).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pydantic import Field
 
 from evidence.bootfacts import BootFacts
 from evidence.cold_start import ColdStart
+from evidence.posture import PostureView
 from evidence.probe_model import ProbeAnswer, StreamLatency
 from evidence.quality import QualityResult
 from evidence.summary import Stats
@@ -321,6 +323,9 @@ class Comparison(Artifact):
     )
     quality: list[QualityResult] = Field(
         default_factory=list, description="Imported evaluator results and their bands."
+    )
+    posture: PostureView | None = Field(
+        default=None, description="The host's posture at the campaign's start and end."
     )
     replicated: list[ReplicatedRatio] = Field(
         default_factory=list,

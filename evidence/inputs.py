@@ -14,6 +14,7 @@ from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.bootfacts import BootFacts, boot_facts
 from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
+from evidence.posture import PostureView, read_posture
 from evidence.quality import LoadedResult, read_quality
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
@@ -64,6 +65,7 @@ class CampaignInputs:
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
+    posture: PostureView | None = None  # the host's posture at the start and the end
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:
@@ -80,6 +82,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
         quality=read_quality(folder.root, frozen.matrix.quality),
+        posture=read_posture(folder.root),
     )
 
 

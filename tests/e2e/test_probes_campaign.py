@@ -181,6 +181,10 @@ def test_every_probe_cell_answers_its_question_on_the_card(
             f"- {arm}: first request after the start (JIT) TTFT {fmt.seconds(first)}, warm "
             f"median {fmt.seconds(warm)} over 2 later warmup(s)"
         ) in section
+    # The host's posture was read when the campaign opened and when it closed.
+    posture = result.card.split("## Host posture", 1)[1].split("\n## ", 1)[0]
+    assert "| swappiness |" in posture
+    assert all((result.bundle / "posture" / f).is_file() for f in ("start.json", "end.json"))
     # A quality import outside its band: not promotable, whatever the speed, metric named.
     assert f"**{CANDIDATE}: not promotable** — outside its band on {HELLASWAG}." in result.card
     assert (result.bundle / "quality" / "hellaswag" / f"{CANDIDATE}.json").is_file()
