@@ -10,8 +10,9 @@
   after its send; the long prefill's beside it), and the longest decode stall: the
   longest inter-chunk gap, overlapping the long prefill (its send to its first output),
   of a short request already sent when it landed (``workload.layout``);
-- session_reuse: turn-2 TTFT p50 (turn 1's beside it) and the prefix-cache hit ratio
-  from the engine's exact counter deltas over the cell.
+- session_reuse: turn-2 TTFT p50 (turn 1's beside it; back to back, or returning after
+  another session's turn 1) and the prefix-cache hit ratio from the engine's exact counter
+  deltas over the cell.
 
 A figure over requests gets the paired ratio of medians with its block-bootstrap
 interval (``evidence.stats``); a figure of the whole cell (an aggregate, a share, a
@@ -34,6 +35,10 @@ from workload.metrics import NS_PER_S, REQUEST_METRICS
 from workload.outcome import RequestOutcome, RequestRole
 from workload.records import JOURNAL_NAME
 
+TURN_2_LABELS = {
+    "back_to_back": "turn-2 TTFT (prefix cached by turn 1)",
+    "after_another": "turn-2 TTFT (returning after another session)",
+}
 ONE_FIGURE = "one figure per arm over the whole cell: no interval"
 NO_RATIO = "no ratio: a side has no value"
 Value = Callable[[RequestOutcome], float | None]
@@ -79,7 +84,7 @@ def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[
         ]  # fmt: skip
     if kind is WorkloadKind.SESSION_REUSE:
         return [
-            pair.metric("turn2_ttft", "turn-2 TTFT (prefix cached by turn 1)", "ttft_s",
+            pair.metric("turn2_ttft", TURN_2_LABELS[cell.session_order], "ttft_s",
                         role=RequestRole.TURN_2),
             pair.counters("prefix_hit_ratio", "prefix-cache hit ratio over the cell"),
         ]  # fmt: skip

@@ -379,6 +379,12 @@ class Cell(Spec):
         description="Sampling field -> arm -> value: what differs by arm by design "
         "(matrix/variants.py); the prompts stay the same.",
     )
+    session_order: Literal["back_to_back", "after_another"] = Field(
+        default="back_to_back",
+        exclude_if=omitted_at("back_to_back"),
+        description="session_reuse: turn 2 right after its turn 1, or after another session's "
+        "turn 1 on the same stream (returning to a session once another has run).",
+    )
     length_finishes: LengthRule = Field(
         default="exclude",
         exclude_if=omitted_at("exclude"),

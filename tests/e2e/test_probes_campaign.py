@@ -154,7 +154,7 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     result = run_campaign(probes_matrix(tmp_path), workdir)
 
     assert result.restored, result.closure.sentence
-    assert result.closure.sentence.startswith("complete: 14 accepted"), result.closure.sentence
+    assert result.closure.sentence.startswith("complete: 16 accepted"), result.closure.sentence
     comparison = json.loads((result.bundle / "comparison.json").read_text())
     section = result.card.split("## What each probe answers", 1)[1].split("\n## ", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("- ")]
@@ -169,6 +169,10 @@ def test_every_probe_cell_answers_its_question_on_the_card(
         if inc and cand is not None:
             assert f"ratio {cand / inc:.2f}×" in line, line
     # Over requests, the ratio carries its interval; a cell's one figure says it has none.
+    returning = _line(lines, "session-return-16384-c1", "returning after another session")
+    inc, cand = (median_of(ttft, "turn_2")(scored(result.bundle, "session-return-16384-c1", a))
+                 for a in (INCUMBENT, CANDIDATE))  # fmt: skip
+    assert f"{INCUMBENT} {fmt.seconds(inc)}, {CANDIDATE} {fmt.seconds(cand)}" in returning
     assert "interval" in _line(lines, "head-of-line-65536-c3", "short-request TTFT")
     stall = _line(lines, "head-of-line-65536-c3", "longest decode stall")
     assert "interval" in stall and "no ratio" not in stall, stall  # stream 1 was decoding

@@ -272,6 +272,21 @@ async def test_session_turn_two_follows_turn_one_on_its_stream(
         assert second.usage.prompt_tokens > first.usage.prompt_tokens
 
 
+async def test_a_session_returns_after_another_sessions_turn_one(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim()
+    interleaved = cell(
+        WorkloadKind.SESSION_REUSE, requests=4, concurrency=1, session_order="after_another"
+    )
+    plan = await http_plan(sim.url, interleaved)
+    _, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl")
+    sent = [o.index for o in sorted(outcomes, key=lambda o: o.send_ns or 0)]
+    assert sent == [0, 2, 1, 3]  # A1, B1, A2, B2 on the one stream
+    by_index = {o.index: o for o in outcomes}
+    assert (by_index[1].send_ns or 0) >= by_index[2].end_ns  # A2 after B1 ended
+
+
 async def test_head_of_line_shorts_are_sent_behind_the_long_prefill(
     start_sim: StartSim, tmp_path: Path
 ) -> None:

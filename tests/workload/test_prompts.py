@@ -207,3 +207,14 @@ def test_a_warmup_only_plan_has_no_head_of_line_or_session_shape() -> None:
         ]
     with pytest.raises(FaceoffError, match="indices collide"):
         layout(cell(warmups=1), scored_phase=Phase.WARMUP, short_input_tokens=1, hol_delay_ms=0)
+
+
+def test_sessions_after_another_interleave_two_sessions_on_a_stream() -> None:
+    base = cell(WorkloadKind.SESSION_REUSE, concurrency=1, requests=6)
+    interleaved = base.model_copy(update={"session_order": "after_another"})
+    slots = layout(interleaved, scored_phase=Phase.SCORED, short_input_tokens=64, hol_delay_ms=0)
+    sent = [s.index for s in sorted(slots, key=lambda s: (s.stream, s.order))]
+    # A1 B1 A2 B2, then a last session without a partner back to back
+    assert sent == [0, 2, 1, 3, 4, 5]
+    plain = layout(base, scored_phase=Phase.SCORED, short_input_tokens=64, hol_delay_ms=0)
+    assert [s.index for s in sorted(plain, key=lambda s: s.order)] == [0, 1, 2, 3, 4, 5]
