@@ -98,6 +98,7 @@ def write_bundle(
         host=host,
         source=source,
         written_at=now(),
+        posture=comparison.posture,
     ).write(folder.path(MANIFEST_FILE), replace=True)
     files["SHA256SUMS"] = write_sums(folder, key)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)

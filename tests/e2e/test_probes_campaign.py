@@ -189,6 +189,8 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     posture = result.card.split("## Host posture", 1)[1].split("\n## ", 1)[0]
     assert "| swappiness |" in posture
     assert all((result.bundle / "posture" / f).is_file() for f in ("start.json", "end.json"))
+    manifest = json.loads((result.bundle / "MANIFEST.json").read_text())
+    assert manifest["posture"]["start"]["swappiness"] == manifest["posture"]["end"]["swappiness"]
     # A quality import outside its band: not promotable, whatever the speed, metric named.
     assert f"**{CANDIDATE}: not promotable** — outside its band on {HELLASWAG}." in result.card
     assert (result.bundle / "quality" / "hellaswag" / f"{CANDIDATE}.json").is_file()
