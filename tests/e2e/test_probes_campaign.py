@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from evidence import format as fmt
+from evidence.audit import audit_bundle
 from flows.runner import run_campaign
 from tests.conftest import free_port
 from workload.journal import read_journal
@@ -154,6 +155,8 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     result = run_campaign(probes_matrix(tmp_path), workdir)
 
     assert result.restored, result.closure.sentence
+    audit = audit_bundle(result.bundle)  # every answer, band and posture recomputes
+    assert audit.ok, audit.findings
     assert result.closure.sentence.startswith("complete: 16 accepted"), result.closure.sentence
     comparison = json.loads((result.bundle / "comparison.json").read_text())
     section = result.card.split("## What each probe answers", 1)[1].split("\n## ", 1)[0]
