@@ -318,6 +318,7 @@ def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) ->
             host=stored.host,
             source=stored.source,
             written_at=stored.written_at,
+            posture=fresh.posture,
         ).model_copy(update={"version": stored.version})
 
     _compare(folder, path, Manifest, report, recompute)

@@ -17,6 +17,7 @@ from collectors.cadence import journal_window
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
+from guards.needle import needle
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
 from guards.records import LaneAtEnd
@@ -303,6 +304,7 @@ RULES: tuple[Rule, ...] = (
     error_rate,
     refusals,
     contract,
+    needle,
     preemptions,
     warm_cache,
     counter_reconciliation,
