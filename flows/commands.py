@@ -26,6 +26,7 @@ from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
+from flows.ending import end_summary
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from lanes.commands import binding_line
@@ -84,9 +85,9 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
     try:
-        with (
+        with (  # the view first: it says what happens while the Prefect server starts
+            live.LiveView(out, resolve_url(db, workdir), frozen),
             ephemeral.ephemeral_server(os.environ, avoid=ports),
-            live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name),
         ):
             from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
@@ -103,9 +104,7 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
             fix="free space on that disk, then run the same `faceoff run` again: it restores "
             "the incumbent first and resumes",
         ) from None
-    out.print(live.card_view(result.card))
-    for line in live.closing_lines(result):
-        out.print(line)
+    out.print(end_summary(result))
     raise SystemExit(exit_status(result))
 
 
