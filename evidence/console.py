@@ -1,4 +1,5 @@
-"""Terminal views of the bundle for ``faceoff audit``, ``review`` and ``tickets``.
+"""Terminal views of the bundle for ``faceoff review`` and ``tickets`` (``faceoff audit``'s
+checklist: ``evidence.audit_checklist``).
 
 They build rich renderables from data computed elsewhere; only the CLI prints them.
 """
@@ -11,18 +12,9 @@ from pathlib import Path
 from rich.markdown import Markdown
 from rich.table import Table
 
-from evidence.audit import AuditReport
 from evidence.layout import RESULT_FILE
 from tickets.model import Ticket
 from tickets.store import ticket_file
-
-
-def audit_lines(report: AuditReport) -> list[str]:
-    notes = [f"note: {n}" for n in report.notes]
-    if report.ok:
-        return [f"{report.root}: OK ({len(report.checked)} files verified or recomputed)", *notes]
-    head = f"{report.root}: {len(report.findings)} problem(s) found"
-    return [head, *(f"  {f.line}" for f in report.findings), *notes]
 
 
 def card(campaign_dir: Path) -> Markdown:
