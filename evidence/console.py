@@ -23,13 +23,16 @@ def card(campaign_dir: Path) -> Markdown:
 
 def tickets_table(found: Sequence[Ticket]) -> Table:
     table = Table(title=f"open tickets ({len(found)})")
-    for column in ("ticket", "disposition", "reason", "cell runs"):
-        table.add_column(column, overflow="fold")
+    # Paths and cell runs stay whole, to be copied; the sentences wrap.
+    for column, whole in (("ticket", True), ("disposition", True), ("reason", False),
+                          ("cell runs", True), ("next step", False)):  # fmt: skip
+        table.add_column(column, no_wrap=whole, overflow="fold", ratio=None if whole else 1)
     for ticket in found:
         table.add_row(
             f"{ticket.campaign}/{ticket_file(ticket.id)}",
             ticket.disposition,
-            ticket.reason_code,
+            f"{ticket.reason_code}: {ticket.reason}",
             "\n".join(ticket.cells),
+            ticket.suggested_next_step,
         )
     return table

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.excerpt import excerpt
 from flows.client import ClientExit, run_client
 from flows.planning import plan_warmups
 from flows.restore import lane_run_row
@@ -185,7 +186,7 @@ def warmup_failure(
     words = [f"{len(errored)} of {planned} warmup(s) errored"]
     if errored:
         first = errored[0]
-        text = (first.error or "").strip().replace("\n", " ")[:160]
+        text = excerpt(first.error or "")
         words.append(f"first: {first.status.value}" + (f": {text}" if text else ""))
     if missing > 0:
         words.append(f"{missing} never journaled (client exit {client.returncode})")

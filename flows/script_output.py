@@ -20,7 +20,7 @@ from lanes.deadlines import worst_case
 from matrix.freeze import FrozenMatrix
 from matrix.plan import plan
 from tickets.model import Ticket
-from tickets.store import TICKETS_DIR, ticket_file
+from tickets.store import ticket_file
 
 
 class ArmPlanOutput(Spec):
@@ -100,8 +100,5 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
 
 def tickets_output(found: Sequence[Ticket]) -> TicketsOutput:
     return TicketsOutput(
-        tickets=[
-            TicketOutput(path=f"{t.campaign}/{TICKETS_DIR}/{ticket_file(t.id)}", ticket=t)
-            for t in found
-        ]
+        tickets=[TicketOutput(path=f"{t.campaign}/{ticket_file(t.id)}", ticket=t) for t in found]
     )

@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from faceoff.excerpt import excerpt
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
@@ -178,8 +179,8 @@ def error_rate(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
 
 
 def _error_text(outcome: RequestOutcome) -> str:
-    text = (outcome.error or "").strip().replace("\n", " ")
-    return f"{outcome.status.value}: {text[:160]}" if text else outcome.status.value
+    text = excerpt(outcome.error or "")
+    return f"{outcome.status.value}: {text}" if text else outcome.status.value
 
 
 def refusals(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
