@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger
-from prefect.runtime import flow_run
+from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed, State
 
 from faceoff.errors import FaceoffError
@@ -29,6 +29,7 @@ from flows.arm import ArmRun, judged_warmups, lane_death
 from flows.closing import CampaignResult
 from flows.handoff import check_incumbent_port
 from flows.lock import CampaignLock
+from flows.nightly import deployment_timezone, night_of, refuse_closed
 from flows.opening import OPEN, Opened, campaign_dir_of, frozen_of, remaining_work, set_status
 from flows.restore import RestoreOutcome, restore_tools
 from flows.scope import CampaignScope
@@ -56,13 +57,17 @@ PARTIAL = "Partial"  # the name of a Completed state whose campaign closed parti
 def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[CampaignResult]:
     """Run, or resume, the campaign of a matrix TOML file.
 
-    ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start (UTC),
-    so that a nightly deployment opens one campaign per night. The ledger is
+    ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start, dated
+    in the timezone of the deployment's schedule, so that a nightly deployment opens one
+    campaign per night; a closed one is never reopened (``flows.nightly``). The ledger is
     ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
     stores in its database (a PostgreSQL URL carries a password).
     """
-    when = flow_run.scheduled_start_time.date() if dated else None
+    zone = deployment_timezone(deployment.id) if dated else None
+    when = night_of(flow_run.scheduled_start_time, zone) if dated else None
     frozen = frozen_of(Path(matrix), dated=when)
+    if dated:
+        refuse_closed(Path(workdir), frozen.matrix.campaign.name)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
