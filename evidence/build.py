@@ -13,6 +13,8 @@ from evidence.cells import cell_entry
 from evidence.comparison import Comparison, ReviewRef
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.inputs import CampaignInputs
+from evidence.replicates import METHOD as REPLICATE_METHOD
+from evidence.replicates import replicated_ratios
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
@@ -41,6 +43,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         for cell in matrix.cells
     ]
     covered = coverage(the_plan, cells)
+    replicated = replicated_ratios(matrix.cells, cells)
     failed = failures(cells, matrix.campaign.name)
     restored = restoration(inputs.receipt)
     not_applicable = {
@@ -66,10 +69,11 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         not_applicable=not_applicable,
         caveats=caveats(arms, cells, covered, restored, not_applicable),
         percentile_method=PERCENTILE_METHOD,
-        ratio_method=RATIO_METHOD,
+        ratio_method=f"{RATIO_METHOD}; {REPLICATE_METHOD}" if replicated else RATIO_METHOD,
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        replicated=replicated,
     )
 
 
