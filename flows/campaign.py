@@ -9,8 +9,9 @@
 A run that has nothing left to do touches no lane and only rewrites the bundle.
 
 The flow run's final state says how it ended: ``Completed`` when the campaign is
-complete, ``Completed`` named ``Partial`` when it closed partial, ``Failed`` when the
-incumbent could not be restored (whichever restoration of the run came last: the
+complete, ``Failed`` named ``Partial`` when it closed partial (not green in the UI: some
+cell runs failed, were blocked or never ran), ``Failed`` when the incumbent could not
+be restored (whichever restoration of the run came last: the
 pending one a resume runs first, or the one after the cells). Its data is the
 ``CampaignResult`` either way (``flows.runner.result_of``).
 """
@@ -50,7 +51,7 @@ from flows.tasks import (
 from matrix.model import Arm, Cell
 
 FLOW_NAME = "faceoff-campaign"
-PARTIAL = "Partial"  # the name of a Completed state whose campaign closed partial
+PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
@@ -87,13 +88,14 @@ def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[C
 
 
 def final_state(result: CampaignResult) -> State[CampaignResult]:
-    """Failed when the incumbent is not restored, ``Partial`` when the campaign closed so."""
+    """Failed when the incumbent is not restored, Failed named ``Partial`` when the campaign
+    closed partial, Completed only when it is complete."""
     if not result.restored:
         message = result.restoration.message if result.restoration else "not restored"
         return Failed(data=result, message=f"the incumbent is not restored: {message}")
     if result.complete:
         return Completed(data=result, message=result.closure.sentence)
-    return Completed(data=result, name=PARTIAL, message=result.closure.sentence)
+    return Failed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
 def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
