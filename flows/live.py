@@ -24,7 +24,6 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -207,18 +206,20 @@ def _in_progress(run: CellRunRow) -> bool:
 def render(snap: Snapshot) -> Any:
     lines: list[Any] = [Text(snap.head), Text(f"phase {snap.phase.line}")]
     if snap.recent:
-        lines.append(_recent_table(snap.recent))
+        lines += _recent_lines(snap.recent)
     return Group(*lines)
 
 
-def _recent_table(recent: list[Finished]) -> Table:
-    table = Table(show_header=False, box=None, padding=(0, 1, 0, 2))
-    for _ in range(4):
-        table.add_column(no_wrap=True, overflow="ellipsis")
+def _recent_lines(recent: list[Finished]) -> list[Text]:
+    """One line per finished run; arm and cell stay whole, a long reason is cut at the edge."""
+    arm_w = max(len(f.arm) for f in recent)
+    cell_w = max(len(f.cell_id) for f in recent)
+    lines = []
     for f in recent:
         said = f"{f.disposition}: {f.reason}" if f.reason else f.disposition
-        table.add_row(f.arm, f.cell_id, f"attempt {f.attempt}", said)
-    return table
+        line = f"  {f.arm:<{arm_w}}  {f.cell_id:<{cell_w}}  attempt {f.attempt}  {said}"
+        lines.append(Text(line, no_wrap=True, overflow="ellipsis"))
+    return lines
 
 
 class LiveView:
