@@ -115,6 +115,7 @@ def test_a_run_in_a_terminal_shows_progress_phase_eta_and_ends_in_a_short_summar
     assert re.search(r"ETA ~\d+:\d\d \(≤ \d+:\d\d by the deadlines\)", text)
     assert re.search(r"phase cell: natural-600-c1 on inc, attempt 1: requests \d/4", text)
     assert "phase warmups: cand" in text or "phase lane boot: cand" in text
+    assert "phase restoration: inc (restore-001)" in text  # its boot and smokes take seconds
     start = max(i for i, line in enumerate(lines) if line.startswith("e2e-live: complete"))
     summary = [line for line in lines[start:] if line.strip()]
     assert len(summary) <= 25, "\n".join(summary)

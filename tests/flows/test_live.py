@@ -12,7 +12,12 @@ from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.live import Watch, render
+from flows.phase import boot_line, lane_up
 from flows.progress import Tail
+from lanes.bringup import bring_up
+from lanes.factory import open_lane
+from lanes.http import UrllibHttp
+from lanes.readiness import Waiting
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
@@ -21,6 +26,7 @@ from matrix.load import load_matrix
 from simulator.launch import SimServer
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.flows.conftest import cell, write_plan
+from tests.lanes import helpers
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
@@ -133,3 +139,24 @@ def test_a_followed_file_yields_each_complete_line_once(tmp_path: Path) -> None:
         handle.write(b'ror"}\nnot json\n')
     assert tail.new_records() == [{"status": "error"}]
     assert tail.new_records() == []
+
+
+def test_the_phase_follows_a_real_lane_from_boot_to_identity(tmp_path: Path) -> None:
+    """A simulator lane started for real: `lane boot` with its boot log's last line until
+    its identity is written, then the lane is up and identified."""
+    the_arm = helpers.simulator_arm(name="inc")
+    campaign_dir = tmp_path / "runs" / "phase"
+    lane = open_lane(the_arm, helpers.context(campaign_dir, the_arm, campaign="phase"),
+                     python=helpers.SIM_PYTHON)  # fmt: skip
+    lane.start()
+    try:
+        booting = lane_up(campaign_dir)
+        assert booting is not None and (booting.arm, booting.identified) == ("inc", False)
+        helpers.wait_for(lambda: boot_line(booting.run_dir), "a line in the lane's boot log")
+        assert bring_up(lane, UrllibHttp(), Waiting(now=now)).ok
+        up = lane_up(campaign_dir)
+        assert up is not None and up.identified and up.run_dir == booting.run_dir
+        assert boot_line(up.run_dir)  # the boot log beside lane.json, once written
+    finally:
+        lane.stop()
+    assert lane_up(campaign_dir) is None  # stopped: no lane is up
