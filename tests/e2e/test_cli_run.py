@@ -110,6 +110,8 @@ def test_a_run_in_a_terminal_shows_progress_phase_eta_and_ends_in_a_short_summar
     lines = screen_lines(raw)
     text = "\n".join(lines)
     assert status == 0, text[-3000:]
+    # The view starts before Prefect: the first seconds say what is happening.
+    assert "phase starting: Prefect and the campaign's ledger rows" in text
     assert re.search(r"e2e-live — [0-4]/4 cell runs", text)
     assert "e2e-live — 2/4 cell runs (2 accepted) — elapsed" in text
     assert re.search(r"ETA ~\d+:\d\d \(≤ \d+:\d\d by the deadlines\)", text)

@@ -67,3 +67,8 @@ def test_a_dead_restored_incumbent_is_reported_and_restored_again(workdir: Path)
         f"incumbent inc at {incumbent.base_url}: answering (serves {incumbent.served_model})"
         in again.stdout
     )
+    assert "decision: pending human review" in again.stdout and "started 20" in again.stdout
+    listed = faceoff("status", "--workdir", str(workdir)).stdout
+    header = next(line for line in listed.splitlines() if "name" in line)
+    assert all(word in header for word in ("started", "duration", "decision")), listed
+    assert "dead-inc" in listed
