@@ -59,7 +59,9 @@ def freeze_cmd(
 
 @app.command()
 def status(
-    campaign: Annotated[str | None, typer.Argument(help="Campaign name; all when omitted.")] = None,
+    campaign: Annotated[
+        str | None, typer.Argument(metavar="CAMPAIGN", help="Campaign name; all when omitted.")
+    ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     as_json: AsJson = False,
@@ -84,7 +86,9 @@ def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> 
 def restore(
     campaign: Annotated[
         str | None,
-        typer.Argument(help="Campaign name; every campaign pending restoration if omitted."),
+        typer.Argument(
+            metavar="CAMPAIGN", help="Campaign name; every campaign pending restoration if omitted."
+        ),
     ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
@@ -103,7 +107,10 @@ def restore(
 @app.command()
 def teardown(
     campaign: Annotated[
-        str | None, typer.Argument(help="Campaign name; every campaign of the workdir if omitted.")
+        str | None,
+        typer.Argument(
+            metavar="CAMPAIGN", help="Campaign name; every campaign of the workdir if omitted."
+        ),
     ] = None,
     workdir: Workdir = Path("runs"),
 ) -> None:
@@ -116,7 +123,11 @@ def teardown(
 @app.command()
 def audit(
     campaign: Annotated[
-        str, typer.Argument(help="Campaign name (in the workdir or ledger), or a bundle folder.")
+        str,
+        typer.Argument(
+            metavar="CAMPAIGN|FOLDER",
+            help="Campaign name (in the workdir or ledger), or a bundle folder.",
+        ),
     ],
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
@@ -131,7 +142,7 @@ def audit(
 
 @app.command()
 def review(
-    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    campaign: Annotated[str, typer.Argument(metavar="CAMPAIGN", help="Campaign name.")],
     *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,

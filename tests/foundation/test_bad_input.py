@@ -370,7 +370,7 @@ def test_the_matrix_knows_every_simulator_fault() -> None:
 
 
 USAGE = [
-    (["audit"], "Missing argument 'campaign'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command 'statuss'"),
     (["run"], "Missing argument 'path'"),
     (["validate"], "Missing argument 'path'"),
@@ -434,7 +434,7 @@ def test_status_of_a_workdir_without_a_ledger_creates_none(
 
 
 SUBPROCESS = [
-    (["audit"], "Missing argument 'campaign'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command"),
     (["review", "x", "--decision", "approve"], "'--decision'"),
     (["status", "--db", "bogus://x"], "--db"),
