@@ -5,7 +5,9 @@ left pays its startup and warmups unless one of its cell runs has already finish
 in this run, every cell run left pays its deadline, restoration pays the incumbent's
 startup and smokes. The pace is this run's elapsed time over the cell runs it has
 finished (lane boots and warmups included), times the cell runs left, never above
-the bound. Before a cell run finishes there is no pace, only the bound.
+the bound; the running cell run counts as left less the share of its requests done.
+Before a cell run finishes there is no pace, only the bound; once none is left, what
+remains is restoration and the bundle.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Eta:
         bound = f"≤ {clock(self.bound_s)} by the deadlines"
         if self.remaining_s is None:
             return f"ETA {bound}"
+        if self.remaining_s == 0:
+            return f"ETA: restoration and the bundle ({bound})"
         return f"ETA ~{clock(self.remaining_s)} ({bound})"
 
 
@@ -37,14 +41,17 @@ def eta(
     *,
     elapsed_s: float,
     finished_here: int,
+    running_done: float = 0.0,
 ) -> Eta:
     """``finished``: cell runs with a final disposition; ``finished_here``: how many of them
-    this run finished (a resume's earlier ones took no time of it)."""
+    this run finished (a resume's earlier ones took no time of it); ``running_done``: the
+    share (0–1) of the running cell run's requests done."""
     left = [key for key in plan(matrix).cell_runs if key not in finished]
     bound = deadline_bound(matrix, finished)
     if finished_here == 0:
         return Eta(None, bound)
-    return Eta(min(bound, elapsed_s / finished_here * len(left)), bound)
+    runs_left = max(0.0, len(left) - running_done) if left else 0.0
+    return Eta(min(bound, elapsed_s / finished_here * runs_left), bound)
 
 
 def deadline_bound(matrix: Matrix, finished: Collection[CellRunKey]) -> float:

@@ -60,6 +60,10 @@ class Running:
     health: list[Health] = field(default_factory=list)
 
     @property
+    def share_done(self) -> float:
+        return self.done / self.total if self.total else 0.0
+
+    @property
     def phase(self) -> Phase:
         total = "?" if self.total is None else str(self.total)
         p50 = "" if self.ttft_p50_s is None else f", TTFT p50 {self.ttft_p50_s * 1000:.1f} ms"
@@ -134,7 +138,13 @@ class Watch:
             counts=counts,
             phase=self._phase(campaign_dir, running, restoration),
             elapsed_s=elapsed,
-            eta=eta(self.frozen.matrix, finished, elapsed_s=elapsed, finished_here=len(here)),
+            eta=eta(
+                self.frozen.matrix,
+                finished,
+                elapsed_s=elapsed,
+                finished_here=len(here),
+                running_done=running.share_done if running else 0.0,
+            ),
             running=running,
             recent=recent_of(runs),
         )

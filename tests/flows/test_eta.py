@@ -40,6 +40,11 @@ def test_the_eta_is_the_pace_times_what_is_left_and_never_above_the_bound(tmp_pa
     paced = eta(matrix, done, elapsed_s=30.0, finished_here=1)
     assert paced.remaining_s == 90.0
     assert paced.line == f"ETA ~1:30 (≤ {clock(paced.bound_s)} by the deadlines)"
+    halfway = eta(matrix, done, elapsed_s=30.0, finished_here=1, running_done=0.5)
+    assert halfway.remaining_s == 75.0  # 2.5 cell runs left at 30 s each
+    every = [CellRunKey(c.id, a.name) for c in matrix.cells for a in matrix.arms]
+    last = eta(matrix, every, elapsed_s=120.0, finished_here=4)
+    assert last.remaining_s == 0 and last.line.startswith("ETA: restoration and the bundle (≤ ")
     slow = eta(matrix, done, elapsed_s=10_000.0, finished_here=1)
     assert slow.remaining_s == slow.bound_s
     assert clock(3725) == "1:02:05" and clock(65) == "1:05"
