@@ -230,11 +230,12 @@ def review(
 def republish(engine: Engine, campaign: str, workdir: Path) -> str:
     """Publish the campaign's Prefect artifacts again, where its runs published them: the
     Prefect API set in the environment, else the workdir's own (started for this)."""
-    if not os.environ.get("PREFECT_API_URL") and not (workdir / ephemeral.PREFECT_DIR).is_dir():
-        return "no Prefect server holds this campaign's artifacts; nothing to republish"
+    if not os.environ.get("PREFECT_API_URL"):
+        if not (workdir / ephemeral.PREFECT_DIR).is_dir():
+            return "no Prefect server holds this campaign's artifacts; nothing to republish"
+        ephemeral.apply_prefect_defaults(os.environ, workdir)  # the workdir's own Prefect
     with session_scope(engine) as session:
         bundle = Path(require_campaign(session, campaign).evidence_dir)
-    ephemeral.apply_prefect_defaults(os.environ, workdir)
     with ephemeral.ephemeral_server(os.environ, avoid=()):
         from flows.publish import publish_campaign  # noqa: PLC0415  (Prefect reads env at import)
 

@@ -52,6 +52,7 @@ def test_a_recorded_decision_is_republished_to_prefect(
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("recorded promote by qa: ")
     assert "Prefect artifacts republished" in done.stdout
+    assert not (workdir / ".prefect").exists()  # the Prefect API given was used, no other
     card = latest_card("e2e-review-result-card")
     assert "pending human review" not in card
     assert "(recorded by qa)" in card and "faster at C1" in card
