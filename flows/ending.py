@@ -5,9 +5,9 @@ arm's disposition and each candidate's verdict, how restoration went, and where
 ``RESULT.md`` and ``report.html`` are. Everything else is in the bundle. Built from the
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
 
-A candidate's verdict counts its ratio intervals: ``better`` or ``worse`` where the 95 %
-interval lies wholly on one side of 1 (``workload.metrics.higher_is_better`` says which
-side is better), ``no difference`` where it includes 1; the TTFT ratio is shown beside.
+A candidate's verdict is its pair's (``evidence.cells.pair_verdict``: better, worse,
+mixed or no difference) with the count of its ratios' own verdicts (better or worse where
+the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio beside.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from evidence.comparison import CellEntry, Comparison, Ratio
+from evidence.card import decision_words, standing_review
+from evidence.comparison import CellEntry, Comparison
 from evidence.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from flows.closing import CampaignResult
-from workload.metrics import higher_is_better
 
 MAX_LINES = 25
 HEADLINE = "ttft_s"
@@ -40,11 +40,12 @@ def end_summary(result: CampaignResult) -> Group:
 
 
 def decision_line(comparison: Comparison) -> str:
-    if comparison.reviews:
-        last = comparison.reviews[-1]
-        return f"decision: {last.decision} by {last.reviewer} ({last.note})"
+    """The card's own decision words; how to record one while none stands."""
+    words = decision_words(comparison)
+    if standing_review(comparison) is not None:
+        return f"decision: {words}"
     return (
-        f"decision: pending human review; record it with `faceoff review {comparison.campaign} "
+        f"decision: {words}; record it with `faceoff review {comparison.campaign} "
         "--decision promote|no_promotion|rerun_cells --note '…'`"
     )
 
@@ -75,23 +76,15 @@ def cells_table(comparison: Comparison, room: int) -> Table | Group:
 
 
 def verdict(cell: CellEntry, candidate: str) -> str:
+    pair = next((p for p in cell.pairs if p.candidate == candidate), None)
     ratios = [r for r in cell.ratios if r.candidate == candidate]
-    if not ratios:
-        pair = next((p for p in cell.pairs if p.candidate == candidate), None)
+    if pair is None or not ratios:
         return f"not compared: {pair.reason}" if pair and pair.reason else "not compared"
-    sides = [side(r) for r in ratios]
-    counts = ", ".join(f"{s} {sides.count(s)}" for s in ("better", "worse", "no difference"))
+    said = [r.verdict for r in ratios]
+    counts = ", ".join(f"{s} {said.count(s)}" for s in ("better", "worse", "no difference"))
     head = next((r for r in ratios if r.metric == HEADLINE), None)
     shown = f"; TTFT {head.ratio:.2f}× ({head.low:.2f}–{head.high:.2f})" if head else ""
-    return counts + shown
-
-
-def side(ratio: Ratio) -> str:
-    """better, worse or no difference: where the interval lies against 1."""
-    if ratio.low <= 1.0 <= ratio.high:
-        return "no difference"
-    above = ratio.low > 1.0
-    return "better" if above == higher_is_better(ratio.metric) else "worse"
+    return f"{pair.verdict} ({counts}){shown}"
 
 
 def restoration_lines(result: CampaignResult) -> list[str]:

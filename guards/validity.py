@@ -10,10 +10,10 @@ cause before its consequences (an OOM kill before the errors it caused).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Callable
 
-from faceoff.excerpt import excerpt
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
@@ -30,6 +30,8 @@ Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 ERROR_STATUSES = (Status.HTTP_ERROR, Status.STREAM_ERROR, Status.TIMEOUT, Status.CANCELLED)
 OOM_TEXT = re.compile(r"out of memory|OutOfMemory|\bOOM\b", re.IGNORECASE)
 MAX_LISTED = 10
+ERROR_CHARS = 240  # of a request's error, in the error-rate sentence
+ERROR_CUT = " … (whole error in journal.jsonl)"  # cut between words, and said so
 
 
 def oom(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
@@ -179,7 +181,9 @@ def error_rate(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
 
 
 def _error_text(outcome: RequestOutcome) -> str:
-    text = excerpt(outcome.error or "")
+    """The status and the engine's error, cut between words (and said so) when long, so a
+    reason (and the ticket quoting it) never ends in a broken word."""
+    text = textwrap.shorten(outcome.error or "", ERROR_CHARS, placeholder=ERROR_CUT)
     return f"{outcome.status.value}: {text}" if text else outcome.status.value
 
 

@@ -44,7 +44,10 @@ NEXT_STEPS = {
     "warm_cache": "Prefix-cache hits in a cold cell: check nonces in requests.json and "
     f"whether the lane was restarted between arms; {RERUN}",
 }
-DEFAULT_STEP = "Read the evidence files listed here, fix the cause, and rerun the affected cells."
+DEFAULT_STEP = (
+    "Read the evidence files listed here, fix the cause, and rerun the affected cells "
+    "(record the decision with `faceoff review <campaign> --decision rerun_cells`)."
+)
 
 
 @dataclass(frozen=True)
@@ -67,16 +70,13 @@ def next_step(reason_code: str) -> str:
     return NEXT_STEPS.get(reason_code, DEFAULT_STEP)
 
 
-def runs_of(members: Sequence[BadRun]) -> list[str]:
-    return [r.run for r in members]
-
-
 def rerun_commands(campaign: str, runs: Sequence[str]) -> str:
-    """The exact commands that rerun ``runs`` (cell/arm): the decision, then the run."""
+    """The exact commands that rerun the cluster's cell runs once the cause is fixed."""
     cells = " ".join(f"--cell {run}" for run in runs)
     return (
-        f"To rerun them: `faceoff review {campaign} --decision rerun_cells --note 'why' "
-        f"{cells}`, then `faceoff run` with the campaign's matrix (a new attempt each)."
+        f"To rerun: `faceoff review {campaign} --decision rerun_cells --note 'WHAT WAS FIXED' "
+        f"{cells}`, then `faceoff run MATRIX` with the campaign's matrix (only those runs get "
+        "a new attempt)."
     )
 
 
@@ -105,9 +105,11 @@ def cluster(
             disposition="failed" if disposition == "failed" else "blocked",
             reason_code=code,
             reason=members[0].reason,
-            cells=runs_of(members),
+            cells=[r.run for r in members],
             evidence=sorted({path for r in members for path in r.evidence}),
-            suggested_next_step=f"{next_step(code)} {rerun_commands(campaign, runs_of(members))}",
+            suggested_next_step=(
+                f"{next_step(code)} {rerun_commands(campaign, [r.run for r in members])}"
+            ),
             created_at=now,
         )
         for (disposition, code), members in clusters(runs).items()

@@ -10,7 +10,7 @@ from rich.console import Console
 from evidence.bundle import BundleIndex
 from evidence.comparison import Comparison
 from flows.closing import CampaignResult
-from flows.ending import MAX_LINES, end_summary, side
+from flows.ending import MAX_LINES, end_summary
 from guards.dispositions import Closure
 
 
@@ -36,8 +36,9 @@ def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: Bund
     for cell in comparison.cells:
         row = next(line for line in lines if line.startswith(cell.id + " "))
         if cell.ratios:
-            sides = [side(r) for r in cell.ratios]
-            assert f"better {sides.count('better')}, worse {sides.count('worse')}" in row
+            said = [r.verdict for r in cell.ratios]
+            counts = f"better {said.count('better')}, worse {said.count('worse')}"
+            assert f"{cell.pairs[0].verdict} ({counts}" in row
         else:
             assert "not compared: " in row
     assert lines[-3:] == [

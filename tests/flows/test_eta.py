@@ -1,11 +1,9 @@
-"""The live view's ETA and the end summary's verdicts: pure functions over the plan and ratios."""
+"""The live view's ETA: a pure function of the plan, the deadlines and the pace."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from evidence.comparison import Ratio
-from flows.ending import side
 from flows.eta import clock, deadline_bound, eta
 from matrix.freeze import freeze
 from matrix.load import load_matrix
@@ -48,16 +46,3 @@ def test_the_eta_is_the_pace_times_what_is_left_and_never_above_the_bound(tmp_pa
     slow = eta(matrix, done, elapsed_s=10_000.0, finished_here=1)
     assert slow.remaining_s == slow.bound_s
     assert clock(3725) == "1:02:05" and clock(65) == "1:05"
-
-
-def ratio(metric: str, low: float, high: float) -> Ratio:
-    return Ratio(metric=metric, candidate="cand", ratio=(low + high) / 2, low=low, high=high,
-                 confidence=0.95, resamples=2000, seed=1, n_incumbent=8, n_candidate=8,
-                 blocks_incumbent=8, blocks_candidate=8)  # fmt: skip
-
-
-def test_a_verdict_reads_each_metric_in_the_direction_it_is_better() -> None:
-    assert side(ratio("ttft_s", 0.5, 0.8)) == "better"  # a time: lower is better
-    assert side(ratio("decode_tps", 0.5, 0.8)) == "worse"  # a rate: higher is better
-    assert side(ratio("decode_tps", 1.1, 1.3)) == "better"
-    assert side(ratio("e2e_s", 0.9, 1.2)) == "no difference"
