@@ -40,7 +40,8 @@ def test_a_recorded_decision_is_republished_to_prefect(
     path = write_matrix(tmp_path, data)
     result = result_of(campaign(matrix=str(path), workdir=str(workdir), return_state=True))
     assert result.complete
-    assert "Decision: pending human review" in latest_card("e2e-review-result-card")
+    before = latest_card("e2e-review-result-card")
+    assert "Decision: pending human review" in before, before[:2000]
 
     env = {**os.environ, "PREFECT_API_URL": harness_api, "USER": "qa"}
     done = subprocess.run(
@@ -50,9 +51,9 @@ def test_a_recorded_decision_is_republished_to_prefect(
     )  # fmt: skip
 
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("recorded promote by qa: ")
-    assert "Prefect artifacts republished" in done.stdout
+    assert done.stdout.startswith("recorded promote by qa: "), done.stdout + done.stderr
+    assert "Prefect artifacts republished" in done.stdout, done.stdout + done.stderr
     assert not (workdir / ".prefect").exists()  # the Prefect API given was used, no other
     card = latest_card("e2e-review-result-card")
-    assert "pending human review" not in card
-    assert "(recorded by qa)" in card and "faster at C1" in card
+    assert "pending human review" not in card, card[:2000]
+    assert "(recorded by qa)" in card and "faster at C1" in card, card[:2000]
