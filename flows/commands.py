@@ -23,7 +23,7 @@ from evidence.audit_checklist import checklist
 from evidence.audit_checklist import lines as checklist_lines
 from evidence.console import card, tickets_table
 from evidence.decision import Decision
-from evidence.review import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
@@ -31,6 +31,7 @@ from flows import ephemeral, live, signals
 from flows.ending import end_summary
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.status import CampaignStatus, StatusReport, campaign_status
 from lanes.commands import binding_line

@@ -33,6 +33,7 @@ from flows.console import disposition_label
 from flows.eta import Eta, clock, eta
 from flows.phase import Phase, boot_line, lane_up, restoration_phase, utc
 from flows.progress import AttemptProgress, Health
+from guards.reasons import Disposition
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope
 from ledger.restoration import find_restoration
@@ -210,7 +211,7 @@ def _latest(runs: list[CellRunRow]) -> list[CellRunRow]:
 
 
 def _in_progress(run: CellRunRow) -> bool:
-    return run.disposition == "pending" and not run.interrupted and run.ended_at is None
+    return run.disposition == Disposition.PENDING and not run.interrupted and run.ended_at is None
 
 
 def render(snap: Snapshot) -> Any:
