@@ -14,10 +14,10 @@ from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.live import Watch, render
 from flows.phase import boot_line, lane_up
 from flows.progress import Tail
-from lanes.bringup import bring_up
+from lanes.bringup import check_identity
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
-from lanes.readiness import Waiting
+from lanes.readiness import Waiting, wait_ready
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
@@ -153,10 +153,12 @@ def test_the_phase_follows_a_real_lane_from_boot_to_identity(tmp_path: Path) -> 
         booting = lane_up(campaign_dir)
         assert booting is not None and (booting.arm, booting.identified) == ("inc", False)
         helpers.wait_for(lambda: boot_line(booting.run_dir), "a line in the lane's boot log")
-        assert bring_up(lane, UrllibHttp(), Waiting(now=now)).ok
+        readiness = wait_ready(lane, UrllibHttp(), Waiting(now=now))  # lanes.bringup's steps,
+        assert check_identity(lane, readiness, now()).verdict.ok  # without starting it again
         up = lane_up(campaign_dir)
         assert up is not None and up.identified and up.run_dir == booting.run_dir
         assert boot_line(up.run_dir)  # the boot log beside lane.json, once written
-    finally:
         lane.stop()
-    assert lane_up(campaign_dir) is None  # stopped: no lane is up
+        assert lane_up(campaign_dir) is None  # stopped: no lane is up
+    finally:
+        helpers.kill_recorded_processes(campaign_dir)
