@@ -10,7 +10,9 @@ counted by status, and a planned request without a journal line is named.
 Format history of ``RequestSummary.schema_version``:
   1 — first release; later in 1, ``contract_violations`` counts the contract guard's
       breaches (over-runs of requests that ran to their end) instead of every word count
-      off the contract, and ``foreign_lines`` counts lines of another attempt too.
+      off the contract, and ``foreign_lines`` counts lines of another attempt too;
+      later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
+      closed-loop cell's summary.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.load import LoadSummary, load_summary
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
+from matrix.model import omitted_at
 from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
 from workload.outcome import Phase, RequestOutcome, Status
@@ -88,6 +92,12 @@ class RequestSummary(Artifact):
         description="perf_counter_ns the last sent scored request ended."
     )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
+    open_loop: LoadSummary | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
+        "highest rate within SLO.",
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -153,6 +163,7 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
+        open_loop=load_summary(plan, scored),
     )
 
 
