@@ -229,11 +229,15 @@ def _restoration(c: Comparison) -> str:
         return f"No verified restoration receipt: {r.problem}"
     at = r.completed_at.isoformat() if r.completed_at else "an unrecorded time"
     body = "; ".join(r.lines)
-    changed = (
-        f"Changed or unproven protected files: {', '.join(r.protected_changed)}."
-        if r.protected_changed
-        else f"All {r.protected_total} protected operator files were unchanged."
-    )
+    if r.protected_changed:
+        changed = f"Changed or unproven protected files: {', '.join(r.protected_changed)}."
+    elif r.protected_total == 0:
+        changed = (
+            "Warning: the matrix declared no protected operator files, so nothing shows "
+            "that the operator's files were left alone (declare them in `protected_files`)."
+        )
+    else:
+        changed = f"All {r.protected_total} protected operator files were unchanged."
     problems = f" Problems: {'; '.join(r.problems)}." if r.problems else ""
     return (
         f"At {at} the receipt ({link('receipt.json')}, self-hashed and verified) recorded outcome "

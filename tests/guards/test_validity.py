@@ -154,6 +154,19 @@ def test_errors_beyond_the_rate_fail_with_the_first_error(frozen: FrozenMatrix) 
     assert not rules(art, frozen, lenient)[Reason.ERROR_RATE].failed
 
 
+def test_a_long_engine_error_is_quoted_up_to_a_word_and_says_where_the_rest_is(
+    frozen: FrozenMatrix,
+) -> None:
+    art = load("errors")
+    long = "This model's maximum context length is 32768 tokens. However, your input " * 10
+    outcomes = [o.model_copy(update={"error": long}) if o.error else o for o in art.outcomes]
+    journal = dataclasses.replace(art.journal, outcomes=outcomes)
+    detail = rules(dataclasses.replace(art, journal=journal), frozen)[Reason.ERROR_RATE].detail
+    assert detail.endswith(" … (whole error in journal.jsonl)"), detail
+    quoted = detail.split("http_error: ", 1)[1].removesuffix(" … (whole error in journal.jsonl)")
+    assert long.startswith(quoted) and long[len(quoted)] == " "  # cut between two words
+
+
 def test_http_errors_never_reached_the_engine_so_counters_still_reconcile(
     frozen: FrozenMatrix,
 ) -> None:
