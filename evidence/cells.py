@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence import probe_answers
 from evidence.attempts import attempt_history
 from evidence.comparison import (
     ArmCell,
@@ -38,7 +39,12 @@ QUEUE_HIST = "request_queue_time_seconds"
 
 
 def stratum(cell: Cell) -> str:
-    return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    """Kind, input target and load: a closed loop's concurrency, an open loop's arrival and
+    rate (or sweep), so that ratios never pool requests offered different loads."""
+    if not cell.open_loop:
+        return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    load = "sweep" if cell.sweep is not None else f"{cell.rate:g}rps"
+    return f"{cell.kind.value}/{cell.input_tokens}/{cell.arrival.value}-{load}"
 
 
 def cell_entry(
@@ -79,9 +85,10 @@ def cell_entry(
         stratum=stratum(cell),
         input_target=cell.input_tokens,
         concurrency=cell.concurrency,
-        requests=cell.requests,
+        requests=cell.scored_requests,
         warmups=cell.warmups,
         sampling=cell.sampling,
+        variants=cell.variants,
         arms=entries,
         pairs=[
             PairEntry(
@@ -98,7 +105,34 @@ def cell_entry(
             for p in pairs
         ],
         ratios=ratios,
+        answers=[
+            answer
+            for candidate in comparable
+            for answer in probe_answers.answers(
+                cell,
+                _side(cell, arms[0].name, attempts, root),
+                _side(cell, candidate, attempts, root),
+                seed=seed,
+            )
+        ],
+        streams=probe_answers.stream_latencies(
+            cell,
+            [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
+        ),
     )
+
+
+def _accepted(cell: Cell, arm: Arm, attempts: Mapping[tuple[str, str], AttemptInputs]) -> bool:
+    attempt = attempts.get((cell.id, arm.name))
+    return attempt is not None and attempt.judgement.disposition == "accepted"
+
+
+def _side(
+    cell: Cell, arm: str, attempts: Mapping[tuple[str, str], AttemptInputs], root: Path
+) -> probe_answers.Side:
+    attempt = attempts[(cell.id, arm)]
+    journal = f"{attempt.where.relative(root)}/{JOURNAL_NAME}"
+    return probe_answers.side(arm, attempt, cell, journal)
 
 
 def arm_cell(
@@ -119,12 +153,14 @@ def arm_cell(
         reason_code=judgement.reason_code,
         reason=judgement.reason,
         oom=judgement.oom,
-        planned=cell.requests,
+        planned=cell.scored_requests,
         statuses=summary.statuses if summary else {},
         refusals=summary.refusals if summary else 0,
         input_tokens=summary.input_tokens if summary else None,
         completion_tokens=summary.completion_tokens if summary else None,
         metrics=summary.metrics if summary else {},
+        roles=summary.roles if summary else {},
+        length_limited=summary.length_limited if summary else 0,
         aggregate_output_tps=summary.aggregate_output_tps if summary else None,
         engine=engine_facts(telemetry),
         memory=memory_facts(telemetry),
@@ -220,7 +256,11 @@ def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -
 def pair_ratios(
     cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
 ) -> list[Ratio]:
-    """Candidate/incumbent ratios of one comparable pair, metric by metric."""
+    """Candidate/incumbent ratios of one comparable pair, metric by metric (none for a
+    bisection sweep: it offers each arm the rates its own results chose; its comparison is
+    each arm's highest rate within SLO)."""
+    if cell.sweep is not None and cell.sweep.rates is None:
+        return []
     found = (
         _ratio(cell, metric, incumbent, candidate, name=name, seed=seed) for metric in RATIO_METRICS
     )

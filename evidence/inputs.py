@@ -14,6 +14,8 @@ from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.bootfacts import BootFacts, boot_facts
 from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
+from evidence.posture import PostureView, read_posture
+from evidence.quality import LoadedResult, read_quality
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
@@ -24,7 +26,7 @@ from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class LaneInputs:
     record: LaneRecord | None
     identity: IdentityRecord | None
     boot: BootFacts | None
+    warmups: tuple[RequestOutcome, ...] = ()  # the arm's warmups after this start
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class CampaignInputs:
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+    quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
+    posture: PostureView | None = None  # the host's posture at the start and the end
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:
@@ -85,6 +90,8 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         },
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
+        quality=read_quality(folder.root, frozen.matrix.quality),
+        posture=read_posture(folder.root),
     )
 
 
@@ -135,6 +142,7 @@ def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
         record=LaneRecord.read(record_path) if record_path.is_file() else None,
         identity=IdentityRecord.read(identity_path) if identity_path.is_file() else None,
         boot=boot_facts(boot_text) if boot_text is not None else None,
+        warmups=tuple(read_journal(run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes),
     )
 
 

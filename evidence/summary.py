@@ -2,15 +2,24 @@
 
 Per-request metrics come from ``workload.metrics`` (the definitions written into
 every bundle); this module only counts and describes them. Statistics are taken
-over the scored requests whose status is ``ok``; every other scored line is
-counted by status, and a planned request without a journal line is named.
+over the scored requests whose status is ``ok`` (and ``length_limit`` where the
+cell's ``length_finishes`` is ``include``; ``evidence.roles.counted``), pooled and
+role by role; every other scored line is counted by status, and a planned request
+without a journal line is named.
 ``faceoff audit`` recomputes the summary from ``journal.jsonl`` and
 ``requests.json`` and compares it field by field.
 
 Format history of ``RequestSummary.schema_version``:
   1 — first release; later in 1, ``contract_violations`` counts the contract guard's
       breaches (over-runs of requests that ran to their end) instead of every word count
-      off the contract, and ``foreign_lines`` counts lines of another attempt too.
+      off the contract, and ``foreign_lines`` counts lines of another attempt too;
+      later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
+      closed-loop cell's summary.
+  2 — ``roles``: the request metrics role by role (long prefill and short requests,
+      turn 1 and turn 2) wherever a cell has more than one role; ``length_limited`` and
+      ``length_rule``: scored requests that stopped at max_tokens unasked, and whether
+      the statistics count them (the cell's ``length_finishes``). Version 1 files read
+      with no roles, no length-limited count and the rule ``exclude``.
 """
 
 from __future__ import annotations
@@ -23,11 +32,14 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.load import LoadSummary, load_summary
+from evidence.roles import by_role, counted, length_limited
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
+from matrix.model import LengthRule, omitted_at
 from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import Phase, RequestOutcome
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -55,7 +67,7 @@ class JournalHealth(Spec):
 
 
 class RequestSummary(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Request summary format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Request summary format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the requests went to.")
     attempt: int = Field(description="Attempt number of the cell run.")
@@ -77,9 +89,21 @@ class RequestSummary(Artifact):
     )
     markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
     target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
-    input_tokens: Stats = Field(description="usage.prompt_tokens of scored ok requests.")
-    completion_tokens: Stats = Field(description="usage.completion_tokens of scored ok requests.")
+    input_tokens: Stats = Field(description="usage.prompt_tokens of counted scored requests.")
+    completion_tokens: Stats = Field(
+        description="usage.completion_tokens of counted scored requests."
+    )
     metrics: dict[str, Stats] = Field(description="Request metric -> its distribution.")
+    roles: dict[str, dict[str, Stats]] = Field(
+        default_factory=dict,
+        description="Request role -> metric -> distribution; empty for a cell of one role.",
+    )
+    length_limited: int = Field(
+        default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
+    length_rule: LengthRule = Field(
+        default="exclude", description="Whether the statistics count those requests."
+    )
     aggregate_output_tps: float | None = Field(
         description="Σ completion / (last end − first send)."
     )
@@ -88,6 +112,12 @@ class RequestSummary(Artifact):
         description="perf_counter_ns the last sent scored request ended."
     )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
+    open_loop: LoadSummary | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
+        "highest rate within SLO.",
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -121,7 +151,8 @@ def summarize_journal(
     plan_hash = plan.sha256()
     ours = [o for o in contents.outcomes if o.of_attempt(plan.cell.id, arm, attempt, plan_hash)]
     scored = [o for o in ours if o.phase is Phase.SCORED]
-    ok = [o for o in scored if o.status is Status.OK]
+    rule = plan.cell.length_finishes
+    ok = counted(scored, rule)
     planned = {r.index for r in plan.phase(Phase.SCORED)}
     window = cell_window(scored)
     throughput = aggregate_output_throughput(scored)
@@ -145,6 +176,9 @@ def summarize_journal(
         input_tokens=stats_of([o.usage.prompt_tokens for o in ok if o.usage]),
         completion_tokens=stats_of([o.usage.completion_tokens for o in ok if o.usage]),
         metrics=metric_stats(ok),
+        roles={role.value: metric_stats(group) for role, group in by_role(ok).items()},
+        length_limited=length_limited(scored),
+        length_rule=rule,
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,
@@ -153,6 +187,7 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
+        open_loop=load_summary(plan, scored),
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
+from evidence.posture import START_FILE, collect_posture, write_posture
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
@@ -95,6 +96,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
         reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it
     write_frozen(frozen, campaign_dir)
+    write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     scope = CampaignScope(
         frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)
     )

@@ -4,16 +4,21 @@ Both arms' plans (``requests.json``) must share the campaign seed, the prompt
 namespace and the cell spec, plan the same request indices, and record the same
 prompt-token vector hash for every index: each lane tokenized the same text with
 its own tokenizer and chat template, so equal hashes prove both engines prefilled
-the same tokens. Wire hashes may differ (the model name is in the body).
+the same tokens. Wire hashes may differ (the model name is in the body). An
+open-loop cell's plans must also hold the same load (arrival, rate or ladder, SLO)
+and give every request the same step and arrival time: the same offered schedule.
+Sampling parameters must be equal request by request, except the fields the cell
+declares as variants, which are listed as differing by design (``pair_sampling``).
 Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
 """
 
 from __future__ import annotations
 
 from guards.outcomes import failed, passed
+from guards.pair_sampling import sampling_differences
 from guards.reasons import Reason
 from guards.verdict import Evidence, RuleResult
-from workload.plan import RequestPlan
+from workload.plan import PlannedRequest, RequestPlan
 
 MAX_LISTED = 10
 
@@ -27,7 +32,13 @@ def _header_differences(incumbent: RequestPlan, candidate: RequestPlan) -> list[
     found = [f"{what} {a!r} vs {b!r}" for what, a, b in pairs if a != b]
     if incumbent.cell != candidate.cell and incumbent.cell.id == candidate.cell.id:
         found.append("the cell specs differ")
+    if incumbent.load != candidate.load:
+        found.append("the open-loop loads (arrival, rate or sweep, SLO) differ")
     return found
+
+
+def _schedule(request: PlannedRequest) -> tuple[int | None, float | None]:
+    return request.step, request.arrival_s
 
 
 def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult:
@@ -40,13 +51,23 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
     if only:
         problems.append(f"{len(only)} request(s) planned on one arm only")
     shared = sorted(set(ours) & set(theirs))
-    differ = [k for k in shared if ours[k].prompt_sha256 != theirs[k].prompt_sha256]
+    sampling = sampling_differences(ours, theirs, frozenset(incumbent.cell.variants))
+    if sampling.undeclared:
+        problems.append(f"sampling differs undeclared: {'; '.join(sampling.undeclared)}")
+    differ = [
+        k
+        for k in shared
+        if ours[k].prompt_sha256 != theirs[k].prompt_sha256 and k not in sampling.vectors_by_design
+    ]
     if differ:
         phase, index = first = differ[0]
         problems.append(
             f"prompt-token vectors differ for {len(differ)} request(s), first {phase.value} "
             f"{index} ({ours[first].prompt_sha256[:12]} vs {theirs[first].prompt_sha256[:12]})"
         )
+    late = [k for k in shared if _schedule(ours[k]) != _schedule(theirs[k])]
+    if late:
+        problems.append(f"arrival schedules differ for {len(late)} request(s), first {late[0][1]}")
     evidence: Evidence = {
         "requests": len(ours),
         "vector_mismatches": len(differ),
@@ -54,12 +75,20 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
         "unmatched_requests": len(only),
         "seeds": [str(incumbent.seed), str(candidate.seed)],
         "namespaces": [incumbent.namespace, candidate.namespace],
+        "by_design": sampling.by_design,
     }
     if problems:
         return failed(code, f"the pair's plans differ: {'; '.join(problems)}", **evidence)
+    design = f"; by design: {', '.join(sampling.by_design)}" if sampling.by_design else ""
+    rendered = len(sampling.vectors_by_design)
+    vectors = (
+        f"the same messages ({rendered} vector(s) rendered differently by the declared variant)"
+        if rendered
+        else "equal prompt-token vectors"
+    )
     return passed(
         code,
-        f"both arms planned the same {len(ours)} requests with equal prompt-token vectors, "
-        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}",
+        f"both arms planned the same {len(ours)} requests with {vectors}, "
+        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}{design}",
         **evidence,
     )

@@ -20,7 +20,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
-from simulator.output import OutputPlan, plan_output
+from simulator.output import OutputPlan, needle_limited, plan_output
 from simulator.profile import Profile, ProfileError
 from simulator.protocol import (
     ApiError,
@@ -260,9 +260,13 @@ class Api:
         return gen, seq
 
     def _plan(self, req: GenerationRequest, max_tokens: int) -> OutputPlan:
-        overrun = self.faults.spec.contract_overrun
+        faults = self.faults.spec
         return plan_output(
-            req, self.profile.output, self.tokenizer, max_tokens=max_tokens, overrun=overrun
+            req,
+            needle_limited(self.profile.output, faults.needle_miss_above_tokens),
+            self.tokenizer,
+            max_tokens=max_tokens,
+            overrun=faults.contract_overrun,
         )
 
     def _envelope(self, req: GenerationRequest) -> Envelope:

@@ -11,7 +11,9 @@ Each fault is something a client (or a lane, or a collector) can observe:
   Prometheus text);
 - ``error_rate`` (drawn from ``seed``): requests answered with ``error_status``;
 - ``refuse_above_tokens``: a 400 for prompts longer than that;
-- ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens.
+- ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens;
+- ``needle_miss_above_tokens``: a needle prompt longer than that recalls a garbled marker
+  (it lowers the profile's ``output.needle_verified_tokens``).
 """
 
 from __future__ import annotations

@@ -115,6 +115,7 @@ class FaultSpec:
     error_status: int = 500
     refuse_above_tokens: int = 0  # 0 = no refusal below max_model_len
     contract_overrun: bool = False  # ignore "exactly N words" and run to max_tokens
+    needle_miss_above_tokens: int = 0  # 0 = off; longer prompts recall a garbled marker
     seed: int = 0  # for the error-rate draws
 
 

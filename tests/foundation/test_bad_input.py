@@ -380,7 +380,7 @@ def test_the_matrix_knows_every_simulator_fault() -> None:
 
 
 USAGE = [
-    (["audit"], "Missing argument 'bundle'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command 'statuss'"),
     (["run"], "Missing argument 'path'"),
     (["validate"], "Missing argument 'path'"),
@@ -393,8 +393,16 @@ USAGE = [
     (["status", "--workdir", "typo"], "typo: no such folder"),
     (["status", "x", "--workdir", "."], "no ledger yet"),
     (["review", "x", "--workdir", "."], "no ledger yet"),
-    (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),
-    (["audit", "nowhere"], "nowhere: no matrix.frozen.json"),
+    (["restore", "x", "--workdir", "."], "no ledger yet"),
+    (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),  # the old spelling
+    (["audit", "nowhere"], "no bundle folder and no campaign named 'nowhere'"),
+    (["review", "x", "--note", "why"], "--note given without --decision"),
+    (["review", "x", "--decision", "promote"], "a review needs a note"),
+    (["review", "x", "--decision", "promote", "--note", "n", "--cell", "c/a"], "--cell goes with"),
+    (
+        ["review", "x", "--decision", "rerun_cells", "--note", "n", "--force-reason", "r"],
+        "--force-reason goes with --decision promote",
+    ),
     (["freeze", "matrix.toml", "-o", "typo/frozen.json"], "typo: no such folder"),
     (["freeze", "matrix.toml", "-o", "."], ".: is a folder"),
     (["run", "matrix.toml", "--workdir", "matrix.toml"], "matrix.toml: is a file, not a folder"),
@@ -408,9 +416,10 @@ def test_a_bad_command_line_is_one_short_error(
     (tmp_path / "matrix.toml").write_text(MINIMAL)
     monkeypatch.chdir(tmp_path)
     before = files_under(tmp_path)
-    code, _, err = run_main(args, monkeypatch, capsys)
+    code, out, err = run_main(args, monkeypatch, capsys)
     assert_short_error(code, err)
     assert expected in err
+    assert out == ""  # checked before anything is printed (a review's card included)
     assert files_under(tmp_path) == before  # no ledger, no workdir, no Prefect home
 
 
@@ -435,7 +444,7 @@ def test_status_of_a_workdir_without_a_ledger_creates_none(
 
 
 SUBPROCESS = [
-    (["audit"], "Missing argument 'bundle'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command"),
     (["review", "x", "--decision", "approve"], "'--decision'"),
     (["status", "--db", "bogus://x"], "--db"),
