@@ -51,7 +51,7 @@ from evidence.layout import (
 )
 from evidence.manifest import Manifest, manifest
 from evidence.reviews import read_reviews
-from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
+from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
@@ -223,8 +223,9 @@ def _attempt(
     base = attempt.path
     if (base / PLAN_NAME).is_file() and (base / JOURNAL_NAME).is_file():
         arm, number = attempt.arm, attempt.attempt
+        slo = cell_slo(frozen.matrix, attempt.cell_id)
         _compare(folder, base / SUMMARY_FILE, RequestSummary, report,
-                 lambda: summarize_attempt(base, arm=arm, attempt=number))  # fmt: skip
+                 lambda: summarize_attempt(base, arm=arm, attempt=number, slo=slo))  # fmt: skip
     record = CellRecord.read(base / CELL_FILE) if (base / CELL_FILE).is_file() else None
     if record is not None and record.window is not None:
         window, settings = record.window, record.collector_settings

@@ -12,6 +12,7 @@ from evidence.caveats import caveats
 from evidence.cells import cell_entry
 from evidence.comparison import Comparison, ReviewRef
 from evidence.coverage import coverage, failures, restoration, ticket_refs
+from evidence.goodput import METHOD as GOODPUT_METHOD
 from evidence.inputs import CampaignInputs
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
@@ -70,6 +71,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        goodput_method=GOODPUT_METHOD,
     )
 
 

@@ -76,8 +76,35 @@ def headline(c: Comparison, sources: Sources) -> str:
             prefix = _cell_label(cell) if n == 0 else "Same cell"
             ref = sources.ref(f"cells[{cell.id}].arms[*].{key}", files)
             rows.append([f"{prefix}: {label}", *(_value(cell, a, render) for a in names), ref])
+        if any(a.goodput for a in cell.arms):
+            ref = sources.ref(f"cells[{cell.id}].arms[*].goodput", files)
+            row = [_value(cell, a, goodput_words) for a in names]
+            rows.append([f"Same cell: goodput within SLO ({slo_words(cell)})", *row, ref])
     rows += _totals_rows(c, sources)
     return table(["Measurement", *names, "source"], rows)
+
+
+def goodput_words(a: ArmCell) -> str:
+    """'1.20 req/s, 340.00 tok/s; 95.00% met (within SLO)'."""
+    g = a.goodput
+    if g is None:
+        return fmt.MISSING
+    verdict = {True: "within SLO", False: "outside SLO", None: "no request"}[g.within_slo]
+    return (
+        f"{fmt.rate(g.requests_per_s)} req/s, {_tps(g.output_tps)}; "
+        f"{fmt.percent(g.attainment)} met ({verdict})"
+    )
+
+
+def slo_words(cell: CellEntry) -> str:
+    """The cell's SLO bounds and target, e.g. 'TTFT ≤ 500 ms, E2E ≤ 4000 ms for 90%'."""
+    slo = next(a.goodput.slo for a in cell.arms if a.goodput)
+    bounds = [
+        f"{name} ≤ {bound:g} ms"
+        for name, bound in (("TTFT", slo.ttft_ms), ("TPOT", slo.tpot_ms), ("E2E", slo.e2e_ms))
+        if bound is not None
+    ]
+    return f"{', '.join(bounds)} for {slo.attainment:.0%}"
 
 
 def _row(label: str, values: list[str], ref: str | None = None) -> list[str]:

@@ -105,6 +105,7 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
         memory=memory_facts(telemetry),
         host_stalls=stall_facts(telemetry),
         sources=_sources(attempt.where, root) if attempt else {},
+        goodput=summary.goodput if summary else None,
     )
 
 

@@ -11,6 +11,8 @@ Format history of ``Comparison.schema_version``:
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
       ``host_stalls``.
+  3 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
+      meeting it); ``goodput_method``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.goodput import Goodput
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
@@ -108,6 +111,9 @@ class ArmCell(Spec):
         default=None, description="From telemetry.json; None where no stall monitor ran."
     )
     sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
+    goodput: Goodput | None = Field(
+        default=None, description="From summary.json; None where the cell declares no SLO."
+    )
 
 
 class Ratio(Spec):
@@ -249,7 +255,7 @@ class AACalibration(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="Comparison format version.")
+    schema_version: Literal[3] = Field(default=3, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -275,3 +281,4 @@ class Comparison(Artifact):
     instrument_method: str = Field(
         default="", description="How host stalls are guarded and what an A/A campaign checks."
     )
+    goodput_method: str = Field(default="", description="How goodput and attainment are computed.")

@@ -9,6 +9,7 @@ counted by status, and a planned request without a journal line is named.
 
 Format history of ``RequestSummary.schema_version``:
   1 — first release.
+  2 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without one.
 """
 
 from __future__ import annotations
@@ -21,8 +22,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.goodput import Goodput, goodput
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
+from matrix.model import Matrix
+from matrix.slo import Slo
 from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
 from workload.outcome import Phase, RequestOutcome, Status
@@ -53,7 +57,7 @@ class JournalHealth(Spec):
 
 
 class RequestSummary(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Request summary format version.")
+    schema_version: Literal[2] = Field(default=2, description="Request summary format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the requests went to.")
     attempt: int = Field(description="Attempt number of the cell run.")
@@ -85,6 +89,9 @@ class RequestSummary(Artifact):
         description="perf_counter_ns the last sent scored request ended."
     )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
+    goodput: Goodput | None = Field(
+        default=None, description="Requests meeting the cell's SLO; None when it declares none."
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -112,9 +119,10 @@ def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
 
 
 def summarize_journal(
-    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int
+    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int, slo: Slo | None
 ) -> RequestSummary:
-    """The summary of one attempt from its journal lines and the plan that was run."""
+    """The summary of one attempt from its journal lines and the plan that was run, with
+    goodput under ``slo`` (the cell's, as the frozen matrix resolves it)."""
     plan_hash = plan.sha256()
     ours = [
         o
@@ -154,6 +162,7 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
+        goodput=goodput(scored, slo) if slo else None,
     )
 
 
@@ -161,8 +170,15 @@ def _breaks_contract(outcome: RequestOutcome) -> bool:
     return outcome.contract_words is not None and outcome.output_words != outcome.contract_words
 
 
-def summarize_attempt(folder: Path, *, arm: str, attempt: int) -> RequestSummary:
+def cell_slo(matrix: Matrix, cell_id: str) -> Slo | None:
+    """The SLO the frozen matrix gives a cell; None for a cell it does not plan."""
+    cell = next((c for c in matrix.cells if c.id == cell_id), None)
+    return matrix.slo_of(cell) if cell else None
+
+
+def summarize_attempt(folder: Path, *, arm: str, attempt: int, slo: Slo | None) -> RequestSummary:
     """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
-    return summarize_journal(read_journal(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)
+    contents = read_journal(folder / JOURNAL_NAME)
+    return summarize_journal(contents, plan, arm=arm, attempt=attempt, slo=slo)
