@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from faceoff.artifact import Spec
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
+from matrix.rule import Rule
 from matrix.slo import Slo
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
@@ -533,6 +534,12 @@ class Matrix(Spec):
     protected_files: list[str] = Field(
         default_factory=list, description="Operator files whose sha256 must survive the campaign."
     )
+    rule: Rule | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The declared decision rule (matrix/rule.py); None leaves the decision "
+        "to the reviewer alone.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Matrix:
@@ -548,6 +555,8 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        if self.rule is not None:
+            _rule_fits(self, self.rule)
         if self.campaign.aa:
             _same_recipe(self.arms)
         return self
@@ -595,6 +604,20 @@ def _fits_context(matrix: Matrix) -> None:
                     "engine would refuse every request; lower input_tokens or "
                     "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
                 )
+
+
+def _rule_fits(matrix: Matrix, rule: Rule) -> None:
+    """The rule names cells and kinds of this matrix, and a goodput criterion judges only
+    cells that declare an SLO (goodput is measured against one)."""
+    rule.check_against({c.id: c.kind.value for c in matrix.cells}, [k.value for k in WorkloadKind])
+    for criterion in (c for c in rule.criteria if c.on_goodput):
+        judged = [cell for cell in matrix.cells if rule.counts(cell.id, cell.kind.value, criterion)]
+        without = [cell.id for cell in judged if matrix.slo_of(cell) is None]
+        if without:
+            raise ValueError(
+                f"rule criterion on {criterion.metric} judges cells without an SLO "
+                f"({', '.join(without)}); declare campaign.slo or the cells' slo"
+            )
 
 
 def _is_ipv6(host: str) -> bool:

@@ -1,0 +1,95 @@
+"""The declared decision rule in the matrix: its TOML syntax, what it may name, and a
+frozen id that an undeclared rule leaves unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from matrix.freeze import freeze
+from matrix.load import load_matrix
+from matrix.rule import NotAccepted
+from tests.foundation.test_bad_input import assert_short_error, run_main
+from tests.foundation.test_matrix import MINIMAL, write
+
+RULE = """
+[rule]
+not_accepted = "ignore"
+
+[[rule.criteria]]
+metric = "ttft_s"
+non_inferiority = 0.05
+kinds = ["natural"]
+
+[[rule.criteria]]
+metric = "decode_tps"
+superiority = 0.10
+cells = ["natural-1024-c1"]
+"""
+
+
+def test_a_rule_reads_from_the_matrix_and_is_frozen_with_it(tmp_path: Path) -> None:
+    plain = load_matrix(write(tmp_path, MINIMAL))
+    ruled = load_matrix(write(tmp_path, MINIMAL + RULE))
+    assert ruled.rule is not None and ruled.rule.not_accepted is NotAccepted.IGNORE
+    ttft, decode = ruled.rule.criteria
+    assert (ttft.metric, ttft.non_inferiority, ttft.kinds) == ("ttft_s", 0.05, ["natural"])
+    assert (decode.superiority, decode.cells) == (0.10, ["natural-1024-c1"])
+    assert freeze(ruled).matrix_id != freeze(plain).matrix_id
+    assert freeze(ruled).matrix.rule == ruled.rule
+
+
+def test_an_undeclared_rule_is_left_out_of_the_frozen_content(tmp_path: Path) -> None:
+    """Matrices frozen before rules existed keep their ids: the id hashes this dump."""
+    assert "rule" not in load_matrix(write(tmp_path, MINIMAL)).model_dump(mode="json")
+
+
+CRITERION = '[rule]\n[[rule.criteria]]\nmetric = "ttft_s"\n'
+BAD_RULES = {
+    "unknown-metric": (
+        '[rule]\n[[rule.criteria]]\nmetric = "ttft_p95"\nnon_inferiority = 0.05\n',
+        "rule metric 'ttft_p95' is not judged",
+    ),
+    "neither-margin-nor-target": (CRITERION, "needs exactly one of non_inferiority"),
+    "margin-and-target": (
+        CRITERION + "non_inferiority = 0.05\nsuperiority = 0.1\n",
+        "needs exactly one of non_inferiority",
+    ),
+    "margin-of-100-percent": (CRITERION + "non_inferiority = 1.0\n", "non_inferiority"),
+    "unknown-cell": (
+        CRITERION + 'superiority = 0.1\ncells = ["natural-9-c1"]\n',
+        "names unknown ['natural-9-c1']",
+    ),
+    "unknown-kind": (CRITERION + 'superiority = 0.1\nkinds = ["chat"]\n', "unknown ['chat']"),
+    "unknown-policy": (
+        '[rule]\nnot_accepted = "promote"\n[[rule.criteria]]\nmetric = "ttft_s"\n'
+        "superiority = 0.1\n",
+        "not_accepted",
+    ),
+    "goodput-without-slo": (
+        '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n',
+        "judges cells without an SLO (natural-1024-c1)",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_RULES))
+def test_a_bad_rule_is_one_short_error_naming_it(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    text, expected = BAD_RULES[name]
+    path = write(tmp_path, MINIMAL + text)
+    code, out, err = run_main(["validate", str(path)], monkeypatch, capsys)
+    assert_short_error(code, err)
+    assert str(path) in err and expected in err, err
+    assert out == ""
+
+
+def test_a_goodput_criterion_is_accepted_where_the_campaign_declares_an_slo(
+    tmp_path: Path,
+) -> None:
+    text = MINIMAL.replace("seed = 7\n", "seed = 7\nslo = { ttft_ms = 800 }\n")
+    text += '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n'
+    rule = load_matrix(write(tmp_path, text)).rule
+    assert rule is not None and rule.criteria[0].on_goodput
