@@ -10,16 +10,18 @@ from evidence.aa import aa_calibration
 from evidence.arms import arm_entry
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
-from evidence.comparison import Comparison, ReviewRef
+from evidence.comparison import CellEntry, Comparison, ReviewRef, Ruling
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.goodput import METHOD as GOODPUT_METHOD
 from evidence.inputs import CampaignInputs
+from evidence.ruling import rule_ruling
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition
 from matrix.families import FamilyStatus
+from matrix.model import Matrix
 from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
@@ -72,7 +74,14 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
         goodput_method=GOODPUT_METHOD,
+        ruling=_ruling(matrix, cells),
     )
+
+
+def _ruling(matrix: Matrix, cells: Sequence[CellEntry]) -> Ruling | None:
+    if matrix.rule is None:
+        return None
+    return rule_ruling(matrix.rule, cells, [arm.name for arm in matrix.candidates])
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

@@ -1,6 +1,7 @@
 """``RESULT.md``, the result card: a renderer of ``comparison.json`` that computes nothing.
 
-Its sections follow an operator's write-up: decision, scope, the headline card,
+It opens with the declared decision rule's outcome and its criteria, when the matrix
+declares one. Its sections follow an operator's write-up: decision, scope, the headline card,
 ratios, recipes and workload, full measurements, coverage, failures and tickets,
 restoration, caveats, definitions, reviews, and numbered sources naming the
 comparison key and the bundle files behind every figure.
@@ -9,7 +10,7 @@ comparison key and the bundle files behind every figure.
 from __future__ import annotations
 
 from evidence import card_tables as tables
-from evidence.comparison import Comparison, Ratio
+from evidence.comparison import Comparison, Ratio, Ruling
 from evidence.format import join_words
 from evidence.markdown import Sources, table
 
@@ -24,6 +25,7 @@ def render_card(comparison: Comparison) -> str:
     sources = Sources()
     parts = [
         _title(comparison),
+        *([_ruling(comparison.ruling)] if comparison.ruling else []),
         _decision(comparison),
         _scope(comparison),
         *([comparison.aa.sentence] if comparison.aa else []),
@@ -47,6 +49,14 @@ def render_card(comparison: Comparison) -> str:
 def _title(c: Comparison) -> str:
     names = [a.name for a in c.arms]
     return f"# {c.campaign}: {names[0]} versus {join_words(names[1:], 'and')}"
+
+
+def _ruling(ruling: Ruling) -> str:
+    """The declared rule's outcome per candidate and its criteria: the card's first lines."""
+    return "\n\n".join(
+        "\n".join([c.headline, *(f"- {line.sentence}" for line in c.criteria)])
+        for c in ruling.candidates
+    )
 
 
 def _decision(c: Comparison) -> str:
@@ -164,7 +174,10 @@ def _restoration(c: Comparison) -> str:
 def _definitions(c: Comparison) -> str:
     body = c.definitions.replace("## Metric definitions", "").strip()
     ratios = f"{c.percentile_method}. Ratios: {c.ratio_method}."
-    return f"## Definitions\n\n{ratios}\n\n{c.instrument_method}\n\n{body}"
+    measured = any(a.goodput for cell in c.cells for a in cell.arms)
+    goodput = f"Goodput: {c.goodput_method}.\n\n" if measured else ""
+    rule = f"The {c.ruling.method}.\n\n" if c.ruling else ""
+    return f"## Definitions\n\n{ratios}\n\n{c.instrument_method}\n\n{goodput}{rule}{body}"
 
 
 def _reviews(c: Comparison) -> str:
@@ -173,5 +186,6 @@ def _reviews(c: Comparison) -> str:
     return "\n".join(
         f"- {r.at.isoformat()} {r.reviewer}: **{r.decision}** — {r.note}"
         + (f" (forced: {r.forced_reason})" if r.forced_reason else "")
+        + (f" Against the declared rule: {r.overrode_rule}." if r.overrode_rule else "")
         for r in c.reviews
     )

@@ -12,7 +12,9 @@ Format history of ``Comparison.schema_version``:
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
       ``host_stalls``.
   3 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
-      meeting it); ``goodput_method``.
+      meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
+      candidate, one line per criterion with the interval that decided it; each review gains
+      ``overrode_rule``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from evidence.goodput import Goodput
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from matrix.model import Recipe, Sampling
+from matrix.rule import Rule
 
 Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
@@ -233,7 +236,12 @@ class ReviewRef(Spec):
     reviewer: str = Field(description="Who decided.")
     note: str = Field(description="The reviewer's note.")
     at: datetime = Field(description="When it was recorded.")
-    forced_reason: str | None = Field(description="Why a promote overrode the campaign status.")
+    forced_reason: str | None = Field(
+        description="Why the decision overrode the campaign status or the declared rule."
+    )
+    overrode_rule: str | None = Field(
+        default=None, description="The declared rule's outcome a forced decision contradicted."
+    )
     record_sha256: str = Field(description="Hash of the review record.")
 
 
@@ -252,6 +260,42 @@ class AACalibration(Spec):
     target_rate: float = Field(description="The most false positives a 95 % interval allows.")
     passed: bool | None = Field(description="Rate within target; None without an interval.")
     sentence: str = Field(description="The verdict in one sentence.")
+
+
+RuleOutcome = Literal["promote", "do_not_promote", "no_decision"]
+CriterionStatus = Literal["met", "not_met", "inconclusive", "missing"]
+
+
+class CriterionCell(Spec):
+    cell: str = Field(description="Cell id.")
+    status: CriterionStatus = Field(description="How this cell's ratio stands to the bound.")
+    ratio: float | None = Field(description="candidate / incumbent; None when there is none.")
+    low: float | None = Field(description="Interval low; equals ratio for a goodput figure.")
+    high: float | None = Field(description="Interval high; equals ratio for a goodput figure.")
+
+
+class CriterionLine(Spec):
+    metric: str = Field(description="Metric judged.")
+    test: Literal["non_inferiority", "superiority"] = Field(description="Margin or target.")
+    bound: float = Field(description="The ratio bound the interval must clear.")
+    status: CriterionStatus = Field(description="The criterion's standing: its worst cell's.")
+    deciding_cell: str | None = Field(description="The cell whose interval decided it.")
+    cells: list[CriterionCell] = Field(description="Every cell it judged.")
+    sentence: str = Field(description="The line the card shows.")
+
+
+class CandidateRuling(Spec):
+    candidate: str = Field(description="Candidate arm.")
+    outcome: RuleOutcome = Field(description="promote, do_not_promote or no_decision.")
+    not_accepted: list[str] = Field(description="Counted cell runs not accepted (cell/arm).")
+    criteria: list[CriterionLine] = Field(description="One line per criterion, in rule order.")
+    headline: str = Field(description="The outcome in one sentence; the card's first line.")
+
+
+class Ruling(Spec):
+    rule: Rule = Field(description="The declared rule, as frozen in the matrix.")
+    candidates: list[CandidateRuling] = Field(description="Per candidate, in arm order.")
+    method: str = Field(description="How the rule is applied.")
 
 
 class Comparison(Artifact):
@@ -282,3 +326,6 @@ class Comparison(Artifact):
         default="", description="How host stalls are guarded and what an A/A campaign checks."
     )
     goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
+    ruling: Ruling | None = Field(
+        default=None, description="The declared decision rule's outcome; None without a rule."
+    )
