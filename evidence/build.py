@@ -10,11 +10,13 @@ from evidence.aa import aa_calibration
 from evidence.arms import arm_entry
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
-from evidence.comparison import CellEntry, Comparison, ReviewRef, Ruling
+from evidence.comparison import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.goodput import METHOD as GOODPUT_METHOD
 from evidence.inputs import CampaignInputs
-from evidence.ruling import rule_ruling
+from evidence.replicates import METHOD as REPLICATE_METHOD
+from evidence.replicates import replicated_ratios
+from evidence.ruling import Replicates, rule_ruling
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
@@ -44,6 +46,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         for cell in matrix.cells
     ]
     covered = coverage(the_plan, cells)
+    replicated = replicated_ratios(matrix.cells, cells)
     failed = failures(cells, matrix.campaign.name)
     restored = restoration(inputs.receipt)
     not_applicable = {
@@ -69,19 +72,24 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         not_applicable=not_applicable,
         caveats=caveats(arms, cells, covered, restored, not_applicable),
         percentile_method=PERCENTILE_METHOD,
-        ratio_method=RATIO_METHOD,
+        ratio_method=f"{RATIO_METHOD}; {REPLICATE_METHOD}" if replicated else RATIO_METHOD,
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        replicated=replicated,
         goodput_method=GOODPUT_METHOD,
-        ruling=_ruling(matrix, cells),
+        ruling=_ruling(matrix, cells, replicated),
     )
 
 
-def _ruling(matrix: Matrix, cells: Sequence[CellEntry]) -> Ruling | None:
+def _ruling(
+    matrix: Matrix, cells: Sequence[CellEntry], replicated: Sequence[ReplicatedRatio]
+) -> Ruling | None:
     if matrix.rule is None:
         return None
-    return rule_ruling(matrix.rule, cells, [arm.name for arm in matrix.candidates])
+    written = {c.id: c.prompt_id for c in matrix.cells}  # a replicate -> the id as written
+    candidates = [arm.name for arm in matrix.candidates]
+    return rule_ruling(matrix.rule, cells, candidates, Replicates(replicated, written))
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

@@ -32,6 +32,7 @@ def render_card(comparison: Comparison) -> str:
         "## Result card\n\n" + tables.headline(comparison, sources),
         "## What the measurements establish\n\n" + _established(comparison),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
+        *([_replicated(comparison)] if comparison.replicated else []),
         "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
         "## Full measurements\n\n" + tables.measurements(comparison, sources),
         "## Coverage and dispositions\n\n" + tables.dispositions(comparison),
@@ -109,6 +110,25 @@ def _ratio_words(r: Ratio) -> str:
         f"{label} p50 {r.ratio:.2f}× the incumbent's ({r.confidence:.0%} interval "
         f"{r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate} requests in "
         f"{r.blocks_incumbent}/{r.blocks_candidate} blocks)"
+    )
+
+
+def _replicated(c: Comparison) -> str:
+    """Replicated cells: the interval that sees the variance between windows."""
+    lines = []
+    for r in c.replicated:
+        label = tables.RATIO_LABELS[r.metric]
+        each = ", ".join(f"{x:.2f}" for x in r.ratios)
+        if r.low is None or r.high is None or r.ratio is None:
+            lines.append(f"- {r.cell}, {r.candidate}, {label} p50: no interval ({r.reason}).")
+            continue
+        lines.append(
+            f"- {r.cell}, {r.candidate}, {label} p50: {r.ratio:.2f}× ({r.confidence:.0%} "
+            f"between-replicate interval {r.low:.2f}–{r.high:.2f}; replicates {each})."
+        )
+    return (
+        "## Between replicates\n\nEach replicated cell ran once per pass, arms alternating, "
+        "so these intervals include the host's variation between windows.\n\n" + "\n".join(lines)
     )
 
 

@@ -11,7 +11,9 @@ Format history of ``Comparison.schema_version``:
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
       ``host_stalls``.
-  3 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
+  3 — ``replicated``: the between-replicate interval of each replicated cell, candidate
+      and metric (``replicates = K`` in the matrix).
+  4 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
       meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``.
@@ -159,6 +161,20 @@ class CellEntry(Spec):
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
 
 
+class ReplicatedRatio(Spec):
+    cell: str = Field(description="The cell as written, before replication.")
+    candidate: str = Field(description="Candidate arm.")
+    metric: str = Field(description="Request metric compared.")
+    replicates: int = Field(description="Replicates planned (K).")
+    compared: list[str] = Field(description="Replicate cell ids whose pair has this ratio.")
+    ratios: list[float] = Field(description="Their p50 ratios, in replicate order.")
+    ratio: float | None = Field(description="Geometric mean of the ratios.")
+    low: float | None = Field(description="Lower bound of the between-replicate interval.")
+    high: float | None = Field(description="Upper bound of the between-replicate interval.")
+    confidence: float = Field(description="Interval confidence.")
+    reason: str | None = Field(description="Why there is no interval, when there is none.")
+
+
 class ArmCoverage(Spec):
     arm: str = Field(description="Arm name.")
     planned: int = Field(description="Cell runs the plan gives the arm.")
@@ -299,7 +315,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[3] = Field(default=3, description="Comparison format version.")
+    schema_version: Literal[4] = Field(default=4, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -324,6 +340,10 @@ class Comparison(Artifact):
     )
     instrument_method: str = Field(
         default="", description="How host stalls are guarded and what an A/A campaign checks."
+    )
+    replicated: list[ReplicatedRatio] = Field(
+        default_factory=list,
+        description="Between-replicate intervals of replicated cells; empty without replicates.",
     )
     goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
     ruling: Ruling | None = Field(

@@ -14,8 +14,8 @@ on the incumbent or the candidate is handled first, as the rule's ``not_accepted
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from evidence.card_tables import RATIO_LABELS
 from evidence.comparison import (
@@ -25,6 +25,7 @@ from evidence.comparison import (
     CriterionCell,
     CriterionLine,
     CriterionStatus,
+    ReplicatedRatio,
     RuleOutcome,
     Ruling,
 )
@@ -62,21 +63,55 @@ class Figure:
     low: float
     high: float
     confidence: float | None
+    interval: str = "interval"
 
 
-def rule_ruling(rule: Rule, cells: Sequence[CellEntry], candidates: Sequence[str]) -> Ruling:
+@dataclass(frozen=True)
+class Replicates:
+    """How replicated cells are judged: by their between-replicate interval where one exists."""
+
+    ratios: Sequence[ReplicatedRatio] = ()
+    written: Mapping[str, str] = field(default_factory=dict)  # replicate id -> id as written
+
+    def names(self, cell: CellEntry) -> set[str]:
+        """The ids a rule may name the cell by."""
+        return {cell.id, self.written.get(cell.id, cell.id)}
+
+    def group(self, cell: CellEntry, metric: str, candidate: str) -> tuple[str, Figure] | None:
+        """The cell's replicated group (the id as written) and its between-replicate
+        interval, when the group has one."""
+        written = self.written.get(cell.id, cell.id)
+        for r in self.ratios:
+            if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
+                continue
+            if r.ratio is not None and r.low is not None and r.high is not None:
+                return written, Figure(
+                    r.ratio, r.low, r.high, r.confidence, "between-replicate interval"
+                )
+        return None
+
+
+def rule_ruling(
+    rule: Rule,
+    cells: Sequence[CellEntry],
+    candidates: Sequence[str],
+    replicates: Replicates | None = None,
+) -> Ruling:
     return Ruling(
         rule=rule,
-        candidates=[candidate_ruling(rule, cells, name) for name in candidates],
+        candidates=[candidate_ruling(rule, cells, name, replicates) for name in candidates],
         method=METHOD,
     )
 
 
-def candidate_ruling(rule: Rule, cells: Sequence[CellEntry], candidate: str) -> CandidateRuling:
-    counted = [c for c in cells if _runs_pair(c, candidate) and _counted(rule, c)]
+def candidate_ruling(
+    rule: Rule, cells: Sequence[CellEntry], candidate: str, replicates: Replicates | None = None
+) -> CandidateRuling:
+    groups = replicates or Replicates()
+    counted = [c for c in cells if _runs_pair(c, candidate) and rule.counts_cell(groups.names(c))]
     comparable = [c for c in counted if _comparable(c, candidate)]
     refused = [run for c in counted for run in _not_accepted(c, candidate)]
-    lines = [criterion_line(rule, k, comparable, candidate) for k in rule.criteria]
+    lines = [criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
         candidate=candidate,
@@ -88,12 +123,16 @@ def candidate_ruling(rule: Rule, cells: Sequence[CellEntry], candidate: str) -> 
 
 
 def criterion_line(
-    rule: Rule, criterion: Criterion, cells: Sequence[CellEntry], candidate: str
+    rule: Rule,
+    criterion: Criterion,
+    cells: Sequence[CellEntry],
+    candidate: str,
+    replicates: Replicates,
 ) -> CriterionLine:
     higher = higher_is_better(criterion.metric)
     bound = bound_of(criterion)
-    judged = [c for c in cells if rule.counts(c.id, c.kind, criterion)]
-    figures = {c.id: figure(c, criterion.metric, candidate) for c in judged}
+    judged = [c for c in cells if rule.counts(replicates.names(c), c.kind, criterion)]
+    figures = _figures(judged, criterion.metric, candidate, replicates)
     standing = [
         CriterionCell(cell=cell, status=_standing(f, bound, higher), **_interval(f))
         for cell, f in figures.items()
@@ -120,6 +159,22 @@ def bound_of(criterion: Criterion) -> float:
         return 1 - criterion.non_inferiority if higher else 1 + criterion.non_inferiority
     target = criterion.superiority or 0.0
     return 1 + target if higher else 1 - target
+
+
+def _figures(
+    cells: Sequence[CellEntry], metric: str, candidate: str, replicates: Replicates
+) -> dict[str, Figure | None]:
+    """Judged unit (a cell, or a replicated cell's group by the id it was written under) ->
+    its figure. A group with a between-replicate interval is judged once, by that interval,
+    which also sees the variance between windows; otherwise each replicate on its own."""
+    found: dict[str, Figure | None] = {}
+    for cell in cells:
+        group = replicates.group(cell, metric, candidate)
+        if group is None:
+            found[cell.id] = figure(cell, metric, candidate)
+        else:
+            found[group[0]] = group[1]
+    return found
 
 
 def figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
@@ -214,7 +269,7 @@ def _sentence(
         return f"{head}: missing — {worst.cell} has no ratio for it."
     interval = f"{found.ratio:.2f}×"
     if found.confidence is not None:
-        interval += f" ({found.confidence:.0%} interval {found.low:.2f}–{found.high:.2f})"
+        interval += f" ({found.confidence:.0%} {found.interval} {found.low:.2f}–{found.high:.2f})"
     why = {
         "met": f"wholly {'≥' if higher else '≤'} {bound:.2f}",
         "not_met": f"wholly on the worse side of {bound:.2f}",
@@ -230,10 +285,6 @@ def _scope(criterion: Criterion) -> str:
     if criterion.cells:
         parts.append(join_words(criterion.cells, "and"))
     return f", in {' and '.join(parts)}" if parts else ""
-
-
-def _counted(rule: Rule, cell: CellEntry) -> bool:
-    return rule.cells is None or cell.id in rule.cells
 
 
 def _arm(cell: CellEntry, name: str) -> ArmCell:

@@ -334,6 +334,14 @@ class Sampling(Spec):
     )
 
 
+class Replicate(Spec):
+    """One of the K windows a replicated cell runs in (``replicates = K`` on its entry)."""
+
+    of: str = Field(pattern=SLUG, description="Id of the cell as written, before replication.")
+    index: int = Field(ge=1, description="Which replicate, from 1; runs in pass ``index``.")
+    count: int = Field(ge=2, description="Replicates of the cell in all (K).")
+
+
 class Cell(Spec):
     id: str = Field(pattern=SLUG, description="Cell id, unique in the matrix.")
     kind: WorkloadKind = Field(description="Workload kind (ARCHITECTURE §3).")
@@ -367,6 +375,11 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="Service-level objectives of this cell; default the campaign's.",
     )
+    replicate: Replicate | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Set by replicates = K: which of the K windows this cell is.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -379,6 +392,17 @@ class Cell(Spec):
             )
         _check_shape(self)
         return self
+
+    @property
+    def prompt_id(self) -> str:
+        """The id prompts are drawn under: replicates of a cell share one prompt vector, so
+        that what differs between them is the window, not the prompts."""
+        return self.replicate.of if self.replicate else self.id
+
+    @property
+    def pass_index(self) -> int:
+        """The pass of the campaign the cell runs in: replicate k runs in pass k."""
+        return self.replicate.index if self.replicate else 1
 
     @property
     def cold(self) -> bool:
@@ -609,9 +633,15 @@ def _fits_context(matrix: Matrix) -> None:
 def _rule_fits(matrix: Matrix, rule: Rule) -> None:
     """The rule names cells and kinds of this matrix, and a goodput criterion judges only
     cells that declare an SLO (goodput is measured against one)."""
-    rule.check_against({c.id: c.kind.value for c in matrix.cells}, [k.value for k in WorkloadKind])
+    # a replicated cell may be named by the id it was written under (its prompt_id)
+    names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
+    rule.check_against(names, [k.value for k in WorkloadKind])
     for criterion in (c for c in rule.criteria if c.on_goodput):
-        judged = [cell for cell in matrix.cells if rule.counts(cell.id, cell.kind.value, criterion)]
+        judged = [
+            cell
+            for cell in matrix.cells
+            if rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
+        ]
         without = [cell.id for cell in judged if matrix.slo_of(cell) is None]
         if without:
             raise ValueError(

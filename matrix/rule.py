@@ -10,7 +10,7 @@ rule. ``evidence.ruling`` evaluates it against the ratio intervals of the compar
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from enum import StrEnum
 
 from pydantic import Field, model_validator
@@ -50,7 +50,10 @@ class Criterion(Spec):
         default=None, min_length=1, description="Workload kinds it judges; default every kind."
     )
     cells: list[str] | None = Field(
-        default=None, min_length=1, description="Cell ids it judges; default every counted cell."
+        default=None,
+        min_length=1,
+        description="Cell ids it judges (a replicated cell by the id it was written under, or "
+        "one replicate's); default every counted cell.",
     )
 
     @model_validator(mode="after")
@@ -82,20 +85,25 @@ class Rule(Spec):
         "candidate: no_decision (default), do_not_promote, or ignore (judge the others).",
     )
 
-    def check_against(self, cell_kinds: Mapping[str, str], kinds: Collection[str]) -> None:
-        """Every cell id and kind the rule names exists in the matrix (``cell_kinds``: id ->
-        kind of its cells; ``kinds``: every workload kind)."""
-        _known("rule.cells", self.cells, cell_kinds)
+    def check_against(self, cell_ids: Collection[str], kinds: Collection[str]) -> None:
+        """Every cell id and kind the rule names exists in the matrix (``cell_ids``: its cells'
+        ids, and the ids replicated cells were written under; ``kinds``: every workload kind)."""
+        _known("rule.cells", self.cells, cell_ids)
         for criterion in self.criteria:
             where = f"rule criterion on {criterion.metric}"
-            _known(f"{where}: cells", criterion.cells, cell_kinds)
+            _known(f"{where}: cells", criterion.cells, cell_ids)
             _known(f"{where}: kinds", criterion.kinds, kinds)
 
-    def counts(self, cell_id: str, kind: str, criterion: Criterion) -> bool:
-        """Whether the criterion judges this cell."""
+    def counts_cell(self, names: Collection[str]) -> bool:
+        """Whether a cell known by ``names`` (its id, and the id it was written under when it
+        is a replicate) counts at all."""
+        return self.cells is None or not set(names).isdisjoint(self.cells)
+
+    def counts(self, names: Collection[str], kind: str, criterion: Criterion) -> bool:
+        """Whether the criterion judges a cell known by ``names`` of workload ``kind``."""
         return (
-            (self.cells is None or cell_id in self.cells)
-            and (criterion.cells is None or cell_id in criterion.cells)
+            self.counts_cell(names)
+            and (criterion.cells is None or not set(names).isdisjoint(criterion.cells))
             and (criterion.kinds is None or kind in criterion.kinds)
         )
 

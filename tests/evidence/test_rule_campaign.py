@@ -89,7 +89,12 @@ def test_the_rule_yields_each_outcome_for_its_planted_candidate(ruled: BundleInd
     ruling = ruled.comparison.ruling
     assert ruling is not None
     outcomes = {c.candidate: c.outcome for c in ruling.candidates}
-    assert outcomes == {"faster": "promote", "slower": "do_not_promote", "failing": "no_decision"}
+    failures = [f"{f.cell}/{f.arm} {f.reason_code}: {f.reason}" for f in ruled.comparison.failures]
+    assert outcomes == {
+        "faster": "promote",
+        "slower": "do_not_promote",
+        "failing": "no_decision",
+    }, failures
     slower = next(c for c in ruling.candidates if c.candidate == "slower")
     assert [line.status for line in slower.criteria] == ["not_met", "not_met"]
     failing = next(c for c in ruling.candidates if c.candidate == "failing")

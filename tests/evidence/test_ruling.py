@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from evidence.cells import RATIO_METRICS
-from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio
+from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from evidence.decision import Decision
 from evidence.goodput import Goodput
 from evidence.review import rule_contradiction
-from evidence.ruling import candidate_ruling, rule_ruling
+from evidence.ruling import Replicates, candidate_ruling, rule_ruling
 from matrix.model import Sampling
 from matrix.rule import INTERVAL_METRICS, Rule
 from matrix.slo import Slo
@@ -208,3 +208,38 @@ def test_a_review_contradicts_the_rule_only_against_its_outcome() -> None:
     for ruling in (promoting, failing, None):
         assert rule_contradiction(Decision.RERUN_CELLS, ruling) is None
     assert rule_contradiction(Decision.PROMOTE, None) is None  # no rule declared
+
+
+def between(low: float | None, high: float | None) -> ReplicatedRatio:
+    return ReplicatedRatio(
+        cell="nat", candidate=CANDIDATE, metric="ttft_s", replicates=2,
+        compared=["nat-r1", "nat-r2"], ratios=[0.8, 1.0], ratio=0.9, low=low, high=high,
+        confidence=0.95, reason=None if low else "1 of 2 replicate pairs compared",
+    )  # fmt: skip
+
+
+REPLICAS = [
+    cell("nat-r1", ratio("ttft_s", 0.8, 0.7, 0.9)),
+    cell("nat-r2", ratio("ttft_s", 1.0, 0.9, 1.04)),
+]
+WRITTEN = {"nat-r1": "nat", "nat-r2": "nat"}
+
+
+def test_a_replicated_cell_is_judged_once_by_its_between_replicate_interval() -> None:
+    """Each window's own interval clears the margin, but the windows disagree: the
+    between-replicate interval, which sees that, straddles it."""
+    groups = Replicates([between(0.5, 1.6)], WRITTEN)
+    line = candidate_ruling(rule(TTFT_NI), REPLICAS, "cand", groups).criteria[0]
+    assert (line.status, line.deciding_cell, [c.cell for c in line.cells]) == (
+        "inconclusive", "nat", ["nat"],
+    )  # fmt: skip
+    assert "0.90× (95% between-replicate interval 0.50–1.60), straddles 1.05" in line.sentence
+    named = rule({**TTFT_NI, "cells": ["nat"]})  # by the id the cell was written under
+    assert candidate_ruling(named, REPLICAS, "cand", groups).criteria[0].deciding_cell == "nat"
+
+
+def test_replicates_without_a_between_replicate_interval_are_judged_one_by_one() -> None:
+    groups = Replicates([between(None, None)], WRITTEN)
+    line = candidate_ruling(rule(TTFT_NI), REPLICAS, "cand", groups).criteria[0]
+    assert (line.status, line.deciding_cell) == ("met", "nat-r2")
+    assert [c.cell for c in line.cells] == ["nat-r1", "nat-r2"]

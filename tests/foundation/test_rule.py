@@ -93,3 +93,14 @@ def test_a_goodput_criterion_is_accepted_where_the_campaign_declares_an_slo(
     text += '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n'
     rule = load_matrix(write(tmp_path, text)).rule
     assert rule is not None and rule.criteria[0].on_goodput
+
+
+def test_a_rule_may_name_a_replicated_cell_by_the_id_it_was_written_under(
+    tmp_path: Path,
+) -> None:
+    text = MINIMAL.replace("requests = 2\n", "requests = 2\nreplicates = 2\n")
+    text += '[rule]\ncells = ["natural-1024-c1"]\n[[rule.criteria]]\nmetric = "ttft_s"\n'
+    text += 'non_inferiority = 0.05\ncells = ["natural-1024-c1-r2"]\n'
+    matrix = load_matrix(write(tmp_path, text))
+    assert [c.id for c in matrix.cells] == ["natural-1024-c1-r1", "natural-1024-c1-r2"]
+    assert matrix.rule is not None and matrix.rule.cells == ["natural-1024-c1"]
