@@ -42,6 +42,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
             pairs=[p for p in pairs if p.cell_id == cell.id],
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
+            tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
         )
         for cell in matrix.cells
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -14,12 +15,13 @@ from evidence.comparison import (
     MemoryFacts,
     PairEntry,
     Ratio,
+    RatioStatistic,
     StallFacts,
 )
 from evidence.inputs import AttemptInputs
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
-from evidence.stats import Sample, median_ratio, time_blocks
+from evidence.stats import Sample, Statistic, median_ratio, p95, time_blocks
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
 from guards.record import CELL_FILE
@@ -29,6 +31,7 @@ from workload.metrics import REQUEST_METRICS
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
+STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 PREFILL_HIST = "request_prefill_time_seconds"
 QUEUE_HIST = "request_queue_time_seconds"
@@ -46,9 +49,22 @@ def cell_entry(
     pairs: Sequence[PairStatus],
     seed: int,
     root: Path,
+    tail_metrics: Sequence[str] = (),
 ) -> CellEntry:
+    """``tail_metrics``: the metrics whose p95 ratio a declared rule judges."""
     entries = [arm_cell(cell, arm.name, attempts.get((cell.id, arm.name)), root) for arm in arms]
     comparable = [p.candidate for p in pairs if p.comparable]
+
+    def ratios(metrics: Sequence[str], statistic: RatioStatistic) -> list[Ratio]:
+        return [
+            ratio
+            for candidate in comparable
+            for ratio in pair_ratios(
+                cell, attempts[(cell.id, arms[0].name)], attempts[(cell.id, candidate)],
+                candidate, seed, metrics=metrics, statistic=statistic,
+            )
+        ]  # fmt: skip
+
     return CellEntry(
         id=cell.id,
         kind=cell.kind.value,
@@ -68,17 +84,8 @@ def cell_entry(
             )
             for p in pairs
         ],
-        ratios=[
-            ratio
-            for candidate in comparable
-            for ratio in pair_ratios(
-                cell,
-                attempts[(cell.id, arms[0].name)],
-                attempts[(cell.id, candidate)],
-                candidate,
-                seed,
-            )
-        ],
+        ratios=ratios(RATIO_METRICS, "p50"),
+        tail_ratios=ratios(tail_metrics, "p95"),
     )
 
 
@@ -193,11 +200,19 @@ def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -
 
 
 def pair_ratios(
-    cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
+    cell: Cell,
+    incumbent: AttemptInputs,
+    candidate: AttemptInputs,
+    name: str,
+    seed: int,
+    *,
+    metrics: Sequence[str] = RATIO_METRICS,
+    statistic: RatioStatistic = "p50",
 ) -> list[Ratio]:
     """Candidate/incumbent ratios of one comparable pair, metric by metric."""
     found = (
-        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed) for metric in RATIO_METRICS
+        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed, statistic=statistic)
+        for metric in metrics
     )
     return [r for r in found if r is not None]
 
@@ -210,10 +225,14 @@ def _ratio(
     *,
     name: str,
     seed: int,
+    statistic: RatioStatistic,
 ) -> Ratio | None:
     found = median_ratio(
         metric_sample(cell, incumbent.outcomes, metric),
         metric_sample(cell, candidate.outcomes, metric),
         seed=seed,
+        statistic=STATISTICS[statistic],
     )
-    return None if found is None else Ratio(metric=metric, candidate=name, **asdict(found))
+    if found is None:
+        return None
+    return Ratio(metric=metric, candidate=name, statistic=statistic, **asdict(found))

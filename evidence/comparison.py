@@ -16,7 +16,8 @@ Format history of ``Comparison.schema_version``:
   4 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
       meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
       candidate, one line per criterion with the interval that decided it; each review gains
-      ``overrode_rule``.
+      ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
+      the p95 ratios a rule judges.
 """
 
 from __future__ import annotations
@@ -121,10 +122,16 @@ class ArmCell(Spec):
     )
 
 
+RatioStatistic = Literal["p50", "p95"]
+
+
 class Ratio(Spec):
     metric: str = Field(description="Request metric compared.")
     candidate: str = Field(description="Candidate arm.")
-    ratio: float = Field(description="candidate p50 / incumbent p50.")
+    statistic: RatioStatistic = Field(
+        default="p50", description="The percentile compared: p50, or p95 for a rule's tail."
+    )
+    ratio: float = Field(description="candidate / incumbent of the statistic (p50 unless p95).")
     low: float = Field(description="Lower bound of the bootstrap interval.")
     high: float = Field(description="Upper bound of the bootstrap interval.")
     confidence: float = Field(description="Interval confidence, e.g. 0.95.")
@@ -159,6 +166,11 @@ class CellEntry(Spec):
     arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
     pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
+    tail_ratios: list[Ratio] = Field(
+        default_factory=list,
+        description="p95 ratios of the metrics a declared rule judges at p95; the card's tables "
+        "show the p50 ones.",
+    )
 
 
 class ReplicatedRatio(Spec):

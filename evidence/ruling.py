@@ -39,7 +39,8 @@ METHOD = (
     "target t: 1 − t for times, 1 + t for rates), not met when wholly on the worse side, "
     "inconclusive when it straddles it; goodput figures compare point ratios; a criterion "
     "stands as its worst cell; any not met: do not promote, else any inconclusive or missing: "
-    "no decision, else promote; counted cells not accepted are handled first as declared"
+    "no decision, else promote; counted cells not accepted are handled first as declared; a "
+    "criterion at p95 judges the ratio of p95s, its interval from the same block bootstrap"
 )
 OUTCOME_WORDS: dict[RuleOutcome, str] = {
     "promote": "promote",
@@ -132,7 +133,7 @@ def criterion_line(
     higher = higher_is_better(criterion.metric)
     bound = bound_of(criterion)
     judged = [c for c in cells if rule.counts(replicates.names(c), c.kind, criterion)]
-    figures = _figures(judged, criterion.metric, candidate, replicates)
+    figures = _figures(judged, criterion, candidate, replicates)
     standing = [
         CriterionCell(cell=cell, status=_standing(f, bound, higher), **_interval(f))
         for cell, f in figures.items()
@@ -162,26 +163,30 @@ def bound_of(criterion: Criterion) -> float:
 
 
 def _figures(
-    cells: Sequence[CellEntry], metric: str, candidate: str, replicates: Replicates
+    cells: Sequence[CellEntry], criterion: Criterion, candidate: str, replicates: Replicates
 ) -> dict[str, Figure | None]:
     """Judged unit (a cell, or a replicated cell's group by the id it was written under) ->
-    its figure. A group with a between-replicate interval is judged once, by that interval,
-    which also sees the variance between windows; otherwise each replicate on its own."""
+    its figure. A group with a between-replicate interval (of p50 ratios) is judged once, by
+    that interval, which also sees the variance between windows; otherwise each replicate
+    on its own."""
+    metric, statistic = criterion.metric, criterion.statistic
     found: dict[str, Figure | None] = {}
     for cell in cells:
-        group = replicates.group(cell, metric, candidate)
+        group = replicates.group(cell, metric, candidate) if statistic == "p50" else None
         if group is None:
-            found[cell.id] = figure(cell, metric, candidate)
+            found[cell.id] = figure(cell, metric, candidate, statistic)
         else:
             found[group[0]] = group[1]
     return found
 
 
-def figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
-    """The candidate/incumbent ratio of ``metric`` in the cell, or None where there is none."""
+def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50") -> Figure | None:
+    """The candidate/incumbent ratio of ``metric``'s ``statistic`` in the cell, or None where
+    there is none."""
     if metric in GOODPUT_LABELS:
         return _goodput_figure(cell, metric, candidate)
-    found = next((r for r in cell.ratios if r.candidate == candidate and r.metric == metric), None)
+    ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
+    found = next((r for r in ratios if r.candidate == candidate and r.metric == metric), None)
     return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
 
 
@@ -251,7 +256,9 @@ def _headline(
 
 def _criterion_words(criterion: Criterion, bound: float, higher: bool) -> str:
     """'TTFT p50 no worse than 5% (candidate/incumbent ≤ 1.05), in natural cells'."""
-    label = GOODPUT_LABELS.get(criterion.metric) or f"{RATIO_LABELS[criterion.metric]} p50"
+    label = GOODPUT_LABELS.get(criterion.metric) or (
+        f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
+    )
     if criterion.non_inferiority is not None:
         test = f"no worse than {criterion.non_inferiority:.0%}"
     else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -34,6 +35,10 @@ class NotAccepted(StrEnum):
 
 class Criterion(Spec):
     metric: str = Field(description=f"One of {', '.join(RULE_METRICS)}.")
+    statistic: Literal["p50", "p95"] = Field(
+        default="p50",
+        description="The percentile of a request metric whose ratio is judged (goodput: p50).",
+    )
     non_inferiority: float | None = Field(
         default=None,
         ge=0,
@@ -61,6 +66,10 @@ class Criterion(Spec):
         if self.metric not in RULE_METRICS:
             raise ValueError(
                 f"rule metric {self.metric!r} is not judged; use one of {', '.join(RULE_METRICS)}"
+            )
+        if self.on_goodput and self.statistic != "p50":
+            raise ValueError(
+                f"rule metric {self.metric} is a cell figure with no percentiles; drop statistic"
             )
         if (self.non_inferiority is None) == (self.superiority is None):
             raise ValueError(
@@ -93,6 +102,10 @@ class Rule(Spec):
             where = f"rule criterion on {criterion.metric}"
             _known(f"{where}: cells", criterion.cells, cell_ids)
             _known(f"{where}: kinds", criterion.kinds, kinds)
+
+    def tail_metrics(self) -> list[str]:
+        """The metrics some criterion judges at p95 (their p95 ratios are computed for it)."""
+        return sorted({c.metric for c in self.criteria if c.statistic == "p95"})
 
     def counts_cell(self, names: Collection[str]) -> bool:
         """Whether a cell known by ``names`` (its id, and the id it was written under when it

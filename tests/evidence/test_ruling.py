@@ -33,9 +33,10 @@ def arm(name: str, disposition: str = "accepted", goodput_rps: float | None = No
     )  # fmt: skip
 
 
-def ratio(metric: str, value: float, low: float, high: float) -> Ratio:
+def ratio(metric: str, value: float, low: float, high: float, statistic: str = "p50") -> Ratio:
     return Ratio(
-        metric=metric, candidate=CANDIDATE, ratio=value, low=low, high=high, confidence=0.95,
+        metric=metric, candidate=CANDIDATE, statistic=statistic, ratio=value, low=low, high=high,
+        confidence=0.95,
         resamples=2000, seed=1, n_incumbent=10, n_candidate=10, blocks_incumbent=5,
         blocks_candidate=5,
     )  # fmt: skip
@@ -47,6 +48,7 @@ def cell(
     kind: str = "natural",
     candidate: str = "accepted",
     goodput: tuple[float, float] | None = None,
+    tail: list[Ratio] | None = None,
 ) -> CellEntry:
     inc_gp, cand_gp = goodput if goodput else (None, None)
     comparable = candidate == "accepted"
@@ -56,7 +58,7 @@ def cell(
         arms=[arm(INCUMBENT, goodput_rps=inc_gp), arm(CANDIDATE, candidate, cand_gp)],
         pairs=[PairEntry(candidate=CANDIDATE, comparable=comparable,
                          reason=None if comparable else "arm_not_accepted", sentence="")],
-        ratios=list(ratios) if comparable else [],
+        ratios=list(ratios) if comparable else [], tail_ratios=tail or [],
     )  # fmt: skip
 
 
@@ -243,3 +245,16 @@ def test_replicates_without_a_between_replicate_interval_are_judged_one_by_one()
     line = candidate_ruling(rule(TTFT_NI), REPLICAS, "cand", groups).criteria[0]
     assert (line.status, line.deciding_cell) == ("met", "nat-r2")
     assert [c.cell for c in line.cells] == ["nat-r1", "nat-r2"]
+
+
+def test_a_p95_criterion_judges_the_tail_ratio_not_the_median() -> None:
+    tail_ni = {**TTFT_NI, "statistic": "p95"}
+    slow_tail = cell(
+        "a", ratio("ttft_s", 0.9, 0.8, 0.95), tail=[ratio("ttft_s", 1.6, 1.3, 1.9, "p95")]
+    )
+    line = candidate_ruling(rule(tail_ni), [slow_tail], "cand").criteria[0]
+    assert line.status == "not_met"
+    assert line.sentence.startswith("TTFT p95 no worse than 5% (candidate/incumbent ≤ 1.05)")
+    assert candidate_ruling(rule(TTFT_NI), [slow_tail], "cand").outcome == "promote"
+    missing = candidate_ruling(rule(tail_ni), [cell("a", ratio("ttft_s", 0.9, 0.8, 0.95))], "cand")
+    assert missing.criteria[0].status == "missing"

@@ -19,6 +19,7 @@ not_accepted = "ignore"
 
 [[rule.criteria]]
 metric = "ttft_s"
+statistic = "p95"
 non_inferiority = 0.05
 kinds = ["natural"]
 
@@ -36,6 +37,8 @@ def test_a_rule_reads_from_the_matrix_and_is_frozen_with_it(tmp_path: Path) -> N
     ttft, decode = ruled.rule.criteria
     assert (ttft.metric, ttft.non_inferiority, ttft.kinds) == ("ttft_s", 0.05, ["natural"])
     assert (decode.superiority, decode.cells) == (0.10, ["natural-1024-c1"])
+    assert (ttft.statistic, decode.statistic) == ("p95", "p50")
+    assert ruled.rule.tail_metrics() == ["ttft_s"]  # whose p95 ratios the evidence computes
     assert freeze(ruled).matrix_id != freeze(plain).matrix_id
     assert freeze(ruled).matrix.rule == ruled.rule
 
@@ -67,6 +70,12 @@ BAD_RULES = {
         "superiority = 0.1\n",
         "not_accepted",
     ),
+    "p95-of-goodput": (
+        '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nstatistic = "p95"\n'
+        "non_inferiority = 0.05\n",
+        "goodput_rps is a cell figure with no percentiles",
+    ),
+    "p99": (CRITERION + 'statistic = "p99"\nsuperiority = 0.1\n', "statistic"),
     "goodput-without-slo": (
         '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n',
         "judges cells without an SLO (natural-1024-c1)",
