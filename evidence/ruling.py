@@ -52,6 +52,11 @@ GOODPUT_LABELS = {
     "goodput_tps": "goodput (tok/s)",
     "slo_attainment": "SLO attainment",
 }
+GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
+    "goodput_rps": "requests_per_s",
+    "goodput_tps": "output_tps",
+    "slo_attainment": "attainment",
+}
 # Worst first: the criterion stands as the first of these any of its cells has.
 STANDING: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")
 
@@ -194,8 +199,7 @@ def _goodput_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | No
     incumbent, theirs = cell.arms[0].goodput, _arm(cell, candidate).goodput
     if incumbent is None or theirs is None:
         return None
-    field = {"goodput_rps": "requests_per_s", "goodput_tps": "output_tps"}.get(metric, "attainment")
-    base, top = getattr(incumbent, field), getattr(theirs, field)
+    base, top = getattr(incumbent, GOODPUT_FIELDS[metric]), getattr(theirs, GOODPUT_FIELDS[metric])
     if base is None or top is None or base <= 0:
         return None  # a ratio to no goodput says nothing
     return Figure(top / base, top / base, top / base, None)

@@ -10,10 +10,17 @@ from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio, Replicated
 from evidence.decision import Decision
 from evidence.goodput import Goodput
 from evidence.review import rule_contradiction
-from evidence.ruling import Replicates, candidate_ruling, rule_ruling
+from evidence.ruling import (
+    GOODPUT_FIELDS,
+    GOODPUT_LABELS,
+    Replicates,
+    candidate_ruling,
+    rule_ruling,
+)
 from matrix.model import Sampling
-from matrix.rule import INTERVAL_METRICS, Rule
+from matrix.rule import GOODPUT_METRICS, INTERVAL_METRICS, Rule
 from matrix.slo import Slo
+from workload.metrics import higher_is_better
 
 INCUMBENT, CANDIDATE = "inc", "cand"
 
@@ -72,6 +79,11 @@ DECODE_SUP = {"metric": "decode_tps", "superiority": 0.10}  # rates: ratio ≥ 1
 
 def test_the_rule_judges_exactly_the_metrics_that_carry_ratio_intervals() -> None:
     assert set(INTERVAL_METRICS) == set(RATIO_METRICS)
+
+
+def test_every_goodput_metric_is_read_labelled_and_better_higher() -> None:
+    assert set(GOODPUT_METRICS) == set(GOODPUT_FIELDS) == set(GOODPUT_LABELS)
+    assert all(higher_is_better(m) for m in GOODPUT_METRICS)
 
 
 def test_a_time_margin_is_met_below_the_bound_not_met_above_it_inconclusive_across() -> None:
