@@ -41,11 +41,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.client_fidelity import Round
 from evidence.stats import quantile
 from matrix.model import Cell
 from workload.journal import read_journal
@@ -91,32 +92,14 @@ class Seen:
     chunk_s: list[float]  # every content chunk, when the client keeps them
 
 
-@dataclass(frozen=True)
-class Round:
-    url: str
-    workdir: Path
-    concurrency: int
-    requests: int
-    tokens: int
-    tag: str
-    client_cpus: frozenset[int] | None
-
-    def pinned(self) -> Callable[[], None] | None:
-        cpus = self.client_cpus
-        return None if cpus is None else lambda: os.sched_setaffinity(0, cpus)
-
-    def run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            command,
-            check=False,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            preexec_fn=self.pinned(),
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
-        return done
+def run_client(r: Round, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run one client on the round's cores; its stderr tail in the error when it fails."""
+    done = subprocess.run(
+        command, check=False, cwd=REPO, capture_output=True, text=True, preexec_fn=r.pinned()
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return done
 
 
 def serial_of(text: str) -> int:
@@ -146,7 +129,8 @@ async def _plan(r: Round) -> Any:
 def run_faceoff(r: Round) -> list[Seen]:
     plan_path, journal = r.workdir / f"{r.tag}-plan.json", r.workdir / f"{r.tag}-journal.jsonl"
     asyncio.run(_plan(r)).write(plan_path)
-    r.run(
+    run_client(
+        r,
         [
             sys.executable,
             "-m",
@@ -157,7 +141,7 @@ def run_faceoff(r: Round) -> list[Seen]:
             r.url,
             "--journal",
             str(journal),
-        ]
+        ],
     )
     seen = []
     for o in read_journal(journal).outcomes:
@@ -182,7 +166,7 @@ def run_vllm_bench(r: Round, tokenizer: Path) -> list[Seen]:
     command += ["--num-prompts", str(r.requests), "--max-concurrency", str(r.concurrency)]
     command += ["--ignore-eos", "--save-result", "--save-detailed", "--disable-tqdm"]
     command += ["--result-dir", str(r.workdir), "--result-filename", result.name]
-    r.run(command)
+    run_client(r, command)
     data = json.loads(result.read_text())
     seen = []
     for ttft, itls, text in zip(data["ttfts"], data["itls"], data["generated_texts"], strict=True):
@@ -206,7 +190,7 @@ def run_guidellm(r: Round) -> list[Seen]:
     command += ["--data", f"kind=json_file,path={data}"]
     command += ["--constraint", f"kind=max_requests,count={r.requests}"]
     command += ["--output", f"kind=json,path={report}", "--disable-console"]
-    r.run(command)
+    run_client(r, command)
     seen = []
     for bench in json.loads(report.read_text())["benchmarks"]:
         for req in bench["requests"]["successful"]:
