@@ -28,9 +28,10 @@ from tests.evidence.test_review import T0, ledger_for
 from tests.foundation.cli import faceoff
 
 NAME = "rule-sim"
-# The tiny profile decodes a token in 5 ms at time_scale 1; the planted differences are
-# twice and half that speed, far beyond the 5 % margin and the 10 % target.
-SPEEDS = {"incumbent": 1.0, "faster": 2.0, "slower": 0.5, "failing": 1.0}
+# The tiny profile decodes a token in 5 ms at time_scale 1; the incumbent runs at 10 ms, and
+# the planted differences are twice and half its speed, far beyond the 5 % margin and the
+# 10 % target. Slow enough that a host stall rarely delivers a whole answer in one read.
+SPEEDS = {"incumbent": 0.5, "faster": 1.0, "slower": 0.25, "failing": 0.5}
 RULE = {
     "criteria": [
         {"metric": "e2e_s", "non_inferiority": 0.05},
@@ -55,7 +56,7 @@ def tiny_arm(name: str, speed: float, faults: dict[str, Any]) -> dict[str, Any]:
 
 
 def rule_matrix() -> Matrix:
-    sampling = {"max_tokens": 96, "reasoning_effort": "low"}
+    sampling = {"max_tokens": 96, "reasoning_effort": "high"}
     # contract_overrun ignores "exactly N words": the failing arm's controlled cell fails
     faults = {name: {"contract_overrun": True} if name == "failing" else {} for name in SPEEDS}
     return Matrix.model_validate(
@@ -66,7 +67,8 @@ def rule_matrix() -> Matrix:
                 {"id": "natural-512-c1", "kind": "natural", "input_tokens": 512,
                  "concurrency": 1, "requests": 8, "sampling": sampling},
                 {"id": "controlled-512-c1", "kind": "controlled", "input_tokens": 512,
-                 "concurrency": 1, "requests": 5, "output_words": 16, "sampling": sampling},
+                 "concurrency": 1, "requests": 5, "output_words": 16, "sampling": sampling,
+                 "arms": ["incumbent", "failing"]},
             ],
             # lenient sampling: the shared host stalls, and telemetry has its own tests
             "thresholds": {"engine_period_s": 0.25, "memory_period_s": 0.5,
