@@ -8,6 +8,7 @@ from datetime import datetime
 from evidence.aa import METHOD as AA_METHOD
 from evidence.aa import aa_calibration
 from evidence.arms import arm_entry
+from evidence.attempts import with_standing
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
 from evidence.comparison import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
@@ -39,6 +40,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
             cell,
             [p.arm for p in the_plan.arms if cell in p.cells],
             inputs.attempts,
+            history=inputs.history,
             pairs=[p for p in pairs if p.cell_id == cell.id],
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
@@ -69,7 +71,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         failures=failed,
         restoration=restored,
         tickets=ticket_refs(failed, matrix.campaign.name),
-        reviews=list(reviews),
+        reviews=[with_standing(r, cells) for r in reviews],
         not_applicable=not_applicable,
         caveats=caveats(arms, cells, covered, restored, not_applicable),
         percentile_method=PERCENTILE_METHOD,

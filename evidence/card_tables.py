@@ -9,9 +9,9 @@ from evidence.cells import SOURCE_FILES
 from evidence.comparison import ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.layout import CELLS_DIR
 from evidence.markdown import Sources, table
+from guards.reasons import Disposition
 from lanes.records import BOOT_LOG_FILE
 
-NOT_ACCEPTED = "not accepted"
 Cell = Callable[[ArmCell], str]
 RATIO_LABELS = {
     "effective_prefill_tps": "effective prefill",
@@ -53,15 +53,34 @@ def _value(cell: CellEntry, arm: str, render: Cell) -> str:
     entry = next((a for a in cell.arms if a.arm == arm), None)
     if entry is None:
         return "not planned"
-    return render(entry) if entry.disposition == "accepted" else NOT_ACCEPTED
+    return render(entry) if entry.disposition is Disposition.ACCEPTED else standing(entry)
+
+
+def disposition(a: ArmCell) -> str:
+    """The disposition with its reason code: 'failed (contract_overrun)'."""
+    coded = a.disposition is not Disposition.ACCEPTED and a.reason_code
+    return f"{a.disposition} ({a.reason_code})" if coded else a.disposition
+
+
+def standing(a: ArmCell) -> str:
+    """A cell run's disposition with its reason, in place of figures that do not count."""
+    if a.disposition is Disposition.ACCEPTED:
+        return "accepted"
+    pending = a.disposition is Disposition.PENDING
+    reason = a.reason or ("not run yet" if pending else "no reason recorded")
+    return f"{disposition(a)}: {reason.rstrip('.')}"
 
 
 def _accepted_somewhere(cell: CellEntry) -> bool:
-    return any(a.disposition == "accepted" for a in cell.arms)
+    return any(a.disposition is Disposition.ACCEPTED for a in cell.arms)
 
 
 def _cell_label(cell: CellEntry) -> str:
-    inputs = [a.input_tokens for a in cell.arms if a.disposition == "accepted" and a.input_tokens]
+    inputs = [
+        a.input_tokens
+        for a in cell.arms
+        if a.disposition is Disposition.ACCEPTED and a.input_tokens
+    ]
     if not inputs:
         return cell.id
     return f"{cell.id} (~{fmt.count(inputs[0].p50)} actual input, C{cell.concurrency})"
@@ -73,15 +92,16 @@ def headline(c: Comparison, sources: Sources) -> str:
     for cell in filter(_accepted_somewhere, c.cells):
         files = [a.sources["summary"] for a in cell.arms if "summary" in a.sources]
         for n, (label, key, render) in enumerate(HEADLINE):
-            prefix = _cell_label(cell) if n == 0 else "Same cell"
             ref = sources.ref(f"cells[{cell.id}].arms[*].{key}", files)
-            rows.append([f"{prefix}: {label}", *(_value(cell, a, render) for a in names), ref])
+            values = (_value(cell, a, render) for a in names)
+            rows.append([_cell_label(cell) if n == 0 else "", label, *values, ref])
         if any(a.goodput for a in cell.arms):
             ref = sources.ref(f"cells[{cell.id}].arms[*].goodput", files)
-            row = [_value(cell, a, goodput_words) for a in names]
-            rows.append([f"Same cell: goodput within SLO ({slo_words(cell)})", *row, ref])
-    rows += _totals_rows(c, sources)
-    return table(["Measurement", *names, "source"], rows)
+            values = (_value(cell, a, goodput_words) for a in names)
+            rows.append(["", f"goodput within SLO ({slo_words(cell)})", *values, ref])
+    rows += [["all accepted cells" if n == 0 else "", *row]
+             for n, row in enumerate(_totals_rows(c, sources))]  # fmt: skip
+    return table(["cell", "measurement", *names, "source"], rows)
 
 
 def goodput_words(a: ArmCell) -> str:
@@ -180,8 +200,9 @@ def _cells_of(c: Comparison, cell_ids: list[str | None], kind: str = "telemetry"
 RATIO_NOTE = (
     "Candidate p50 divided by incumbent p50 within one cell; in brackets the {confidence:.0%} "
     "block bootstrap interval; n is the requests each side rests on and, in brackets, the "
-    "blocks of consecutive requests the interval resampled. Above 1 is higher for the "
-    "candidate: better for rates (prefill, decode), worse for times (TTFO, TTFT, E2E, TPOT)."
+    "blocks of consecutive requests the interval resampled. The verdict is the candidate's: "
+    "better or worse where the interval excludes 1, read in each metric's direction (rates "
+    "are better higher, times lower), no difference where it includes 1."
 )
 
 
@@ -196,7 +217,7 @@ def ratios(c: Comparison, sources: Sources) -> str:
             sizes = (
                 f"{r.n_incumbent} / {r.n_candidate} ({r.blocks_incumbent} / {r.blocks_candidate})"
             )
-            rows.append([cell.id, r.candidate, label, interval, sizes, ref])
+            rows.append([cell.id, r.candidate, label, r.verdict, interval, sizes, ref])
     if not rows:
         return "No cell is comparable on the incumbent and a candidate, so no ratio is given."
     confidence = next(r.confidence for cell in c.cells for r in cell.ratios)
@@ -204,6 +225,7 @@ def ratios(c: Comparison, sources: Sources) -> str:
         "cell",
         "candidate",
         "metric",
+        "verdict",
         "ratio [interval]",
         "n (blocks) inc. / cand.",
         "source",
@@ -263,12 +285,15 @@ def recipes(c: Comparison) -> str:
     return table(["Property", *_arm_names(c)], _recipe_rows(c) + _lane_rows(c))
 
 
-MEASUREMENT_HEADER = [
+LATENCY_HEADER = [
     "cell", "arm", "disposition", "ok", "input p50", "output p50", "TTFO p50/p95",
     "TTFT p50/p95", "E2E p50/p95", "TPOT p50/p95", "eff. prefill p50/p95 tok/s",
-    "decode p50/p95 tok/s", "aggregate tok/s", "engine prefill / queue mean",
-    "max running / waiting", "max KV usage", "preemptions", "lane memory peak",
-    "host stalls (longest) / client CPU wait", "source",
+    "decode p50/p95 tok/s", "aggregate tok/s", "source",
+]  # fmt: skip
+ENGINE_HEADER = [
+    "cell", "arm", "disposition", "engine prefill / queue mean", "max running / waiting",
+    "max KV usage", "preemptions", "lane memory peak", "host stalls (longest) / client CPU wait",
+    "source",
 ]  # fmt: skip
 
 
@@ -288,17 +313,26 @@ def _engine_cells(a: ArmCell) -> list[str]:
     ]
 
 
-def _measurement_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
+def _latency_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
     tokens = [s.p50 if s else None for s in (a.input_tokens, a.completion_tokens)]
     return [
         cell.id,
         a.arm,
-        a.disposition,
+        disposition(a),
         str(a.statuses.get("ok", 0)),
         *(fmt.count(t) for t in tokens),
         *(_pair(a, k, fmt.seconds) for k in ("ttfo_s", "ttft_s", "e2e_s", "tpot_s")),
         *(_pair(a, k, fmt.rate) for k in ("effective_prefill_tps", "decode_tps")),
         fmt.rate(a.aggregate_output_tps),
+        ref,
+    ]
+
+
+def _engine_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
+    return [
+        cell.id,
+        a.arm,
+        disposition(a),
         *_engine_cells(a),
         fmt.gib(a.memory.lane_peak_bytes if a.memory else None),
         _stalls(a),
@@ -315,13 +349,16 @@ def _stalls(a: ArmCell) -> str:
 
 
 def measurements(c: Comparison, sources: Sources) -> str:
-    rows = []
+    """Two tables of the same rows (requests and latency; engine, memory and host), narrow
+    enough to read without scrolling sideways."""
+    latency, engine = [], []
     for cell in c.cells:
         for a in (a for a in cell.arms if a.metrics):
             files = [a.sources[k] for k in ("summary", "telemetry") if k in a.sources]
             ref = sources.ref(f"cells[{cell.id}].arms[{a.arm}]", files)
-            rows.append(_measurement_row(cell, a, ref))
-    return table(MEASUREMENT_HEADER, rows)
+            latency.append(_latency_row(cell, a, ref))
+            engine.append(_engine_row(cell, a, ref))
+    return table(LATENCY_HEADER, latency) + "\n\n" + table(ENGINE_HEADER, engine)
 
 
 def dispositions(c: Comparison) -> str:
@@ -332,11 +369,33 @@ def dispositions(c: Comparison) -> str:
         ]
         for a in c.coverage.arms
     ]
-    runs = [
-        [cell.id, a.arm, str(a.attempt or "—"), a.disposition, a.reason_code or "", a.reason or ""]
+    count_header = ["arm", "planned", "accepted", "failed", "blocked", "pending", "successful"]
+    return table(count_header, counts) + "\n\n" + attempts(c)
+
+
+def attempts(c: Comparison) -> str:
+    """Every attempt of every cell run: a rerun's earlier attempts stay, marked superseded."""
+    rows = [
+        [
+            cell.id,
+            a.arm,
+            str(h.attempt),
+            h.started_at.isoformat(sep=" ", timespec="seconds") if h.started_at else fmt.MISSING,
+            h.disposition,
+            h.reason_code or "",
+            h.reason or "",
+            "stands" if h.stands else "superseded by a later attempt",
+        ]
         for cell in c.cells
         for a in cell.arms
+        for h in a.history
     ]
-    count_header = ["arm", "planned", "accepted", "failed", "blocked", "pending", "successful"]
-    run_header = ["cell", "arm", "attempt", "disposition", "reason code", "reason"]
-    return table(count_header, counts) + "\n\n" + table(run_header, runs)
+    rows += [
+        [cell.id, a.arm, fmt.MISSING, fmt.MISSING, "pending", "", "not run yet", ""]
+        for cell in c.cells
+        for a in cell.arms
+        if not a.history
+    ]
+    header = ["cell", "arm", "attempt", "started", "disposition", "reason code", "reason",
+              "verdict"]  # fmt: skip
+    return "Attempts of each cell run, oldest first:\n\n" + table(header, rows)

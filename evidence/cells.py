@@ -8,26 +8,29 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence.attempts import attempt_history
 from evidence.comparison import (
     ArmCell,
     CellEntry,
     EngineFacts,
     MemoryFacts,
     PairEntry,
+    PairVerdict,
     Ratio,
     RatioStatistic,
+    RatioVerdict,
     StallFacts,
 )
-from evidence.inputs import AttemptInputs
+from evidence.inputs import AttemptInputs, PastAttempt
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
 from evidence.stats import Sample, Statistic, median_ratio, p95, time_blocks
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
-from guards.record import CELL_FILE
+from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.metrics import REQUEST_METRICS
+from workload.metrics import REQUEST_METRICS, higher_is_better
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -46,16 +49,26 @@ def cell_entry(
     arms: Sequence[Arm],
     attempts: Mapping[tuple[str, str], AttemptInputs],
     *,
+    history: Mapping[tuple[str, str], Sequence[PastAttempt]],
     pairs: Sequence[PairStatus],
     seed: int,
     root: Path,
     tail_metrics: Sequence[str] = (),
 ) -> CellEntry:
     """``tail_metrics``: the metrics whose p95 ratio a declared rule judges."""
-    entries = [arm_cell(cell, arm.name, attempts.get((cell.id, arm.name)), root) for arm in arms]
+    entries = [
+        arm_cell(
+            cell,
+            arm.name,
+            attempts.get((cell.id, arm.name)),
+            root,
+            history.get((cell.id, arm.name), ()),
+        )
+        for arm in arms
+    ]
     comparable = [p.candidate for p in pairs if p.comparable]
 
-    def ratios(metrics: Sequence[str], statistic: RatioStatistic) -> list[Ratio]:
+    def pair_of(metrics: Sequence[str], statistic: RatioStatistic) -> list[Ratio]:
         return [
             ratio
             for candidate in comparable
@@ -65,6 +78,7 @@ def cell_entry(
             )
         ]  # fmt: skip
 
+    ratios = pair_of(RATIO_METRICS, "p50")
     return CellEntry(
         id=cell.id,
         kind=cell.kind.value,
@@ -81,15 +95,26 @@ def cell_entry(
                 comparable=p.comparable,
                 reason=p.reason.value if p.reason else None,
                 sentence=p.sentence,
+                verdict=(
+                    pair_verdict([r for r in ratios if r.candidate == p.candidate])
+                    if p.comparable
+                    else "not compared"
+                ),
             )
             for p in pairs
         ],
-        ratios=ratios(RATIO_METRICS, "p50"),
-        tail_ratios=ratios(tail_metrics, "p95"),
+        ratios=ratios,
+        tail_ratios=pair_of(tail_metrics, "p95"),
     )
 
 
-def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) -> ArmCell:
+def arm_cell(
+    cell: Cell,
+    arm: str,
+    attempt: AttemptInputs | None,
+    root: Path,
+    history: Sequence[PastAttempt] = (),
+) -> ArmCell:
     """The arm's figures in the cell; a cell run without an attempt folder is pending."""
     judgement = attempt.judgement if attempt else NOT_RUN
     summary = attempt.summary if attempt else None
@@ -112,6 +137,7 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
         memory=memory_facts(telemetry),
         host_stalls=stall_facts(telemetry),
         sources=_sources(attempt.where, root) if attempt else {},
+        history=attempt_history(history),
         goodput=summary.goodput if summary else None,
     )
 
@@ -235,4 +261,28 @@ def _ratio(
     )
     if found is None:
         return None
-    return Ratio(metric=metric, candidate=name, statistic=statistic, **asdict(found))
+    better = higher_is_better(metric)
+    verdict = ratio_verdict(found.low, found.high, higher_is_better=better)
+    return Ratio(
+        metric=metric,
+        candidate=name,
+        statistic=statistic,
+        **asdict(found),
+        higher_is_better=better,
+        verdict=verdict,
+    )
+
+
+def ratio_verdict(low: float, high: float, *, higher_is_better: bool) -> RatioVerdict:
+    """Better or worse for the candidate when the interval excludes 1, else no difference."""
+    if low <= 1 <= high:
+        return "no difference"
+    return "better" if (low > 1) == higher_is_better else "worse"
+
+
+def pair_verdict(ratios: Sequence[Ratio]) -> PairVerdict:
+    """One word for a comparable pair: what every ratio that differs from 1 says, or mixed."""
+    said = {r.verdict for r in ratios} - {"no difference"}
+    if not said:
+        return "no difference"
+    return "mixed" if len(said) > 1 else next(iter(said))

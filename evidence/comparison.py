@@ -13,7 +13,14 @@ Format history of ``Comparison.schema_version``:
       ``host_stalls``.
   3 — ``replicated``: the between-replicate interval of each replicated cell, candidate
       and metric (``replicates = K`` in the matrix).
-  4 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
+  4 — each ratio gains ``verdict`` (better, worse or no difference for the candidate, read
+      with ``higher_is_better``) and each pair ``verdict`` (its ratios' overall verdict);
+      each arm's cell gains ``history`` (every attempt: number, disposition, reason, start);
+      each review gains ``cells``, ``superseded_by`` (attempts begun after it) and
+      ``outstanding`` (runs a rerun_cells review named that were not rerun since); later in
+      4, a ratio's ``resamples`` counts the resamples its interval rests on (a zero
+      incumbent median dropped), not those drawn.
+  5 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
       meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
@@ -31,11 +38,13 @@ from evidence.bootfacts import BootFacts
 from evidence.goodput import Goodput
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
+from guards.reasons import Disposition
 from matrix.model import Recipe, Sampling
 from matrix.rule import Rule
 
-Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
+RatioVerdict = Literal["better", "worse", "no difference"]
+PairVerdict = Literal["better", "worse", "mixed", "no difference", "not compared"]
 
 
 class ArmIdentity(Spec):
@@ -97,6 +106,15 @@ class StallFacts(Spec):
     )
 
 
+class AttemptEntry(Spec):
+    attempt: int = Field(description="Attempt number; a rerun is a new attempt.")
+    disposition: Disposition = Field(description="accepted, failed, blocked or pending.")
+    reason_code: str | None = Field(description="Guard reason code, for failed or blocked.")
+    reason: str | None = Field(description="The guard's sentence.")
+    started_at: datetime | None = Field(description="When it began (cell.json); None if unknown.")
+    stands: bool = Field(description="This attempt's verdict is the cell run's (the latest).")
+
+
 class ArmCell(Spec):
     arm: str = Field(description="Arm name.")
     attempt: int | None = Field(description="Attempt whose verdict stands; None if never run.")
@@ -117,6 +135,7 @@ class ArmCell(Spec):
         default=None, description="From telemetry.json; None where no stall monitor ran."
     )
     sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
+    history: list[AttemptEntry] = Field(description="Every attempt of the cell run, oldest first.")
     goodput: Goodput | None = Field(
         default=None, description="From summary.json; None where the cell declares no SLO."
     )
@@ -135,7 +154,10 @@ class Ratio(Spec):
     low: float = Field(description="Lower bound of the bootstrap interval.")
     high: float = Field(description="Upper bound of the bootstrap interval.")
     confidence: float = Field(description="Interval confidence, e.g. 0.95.")
-    resamples: int = Field(description="Bootstrap resamples.")
+    resamples: int = Field(
+        description="Bootstrap resamples the interval rests on: those drawn (2,000), less any "
+        "whose incumbent median was zero."
+    )
     seed: int = Field(description="Bootstrap seed.")
     n_incumbent: int = Field(description="Incumbent requests the ratio rests on.")
     n_candidate: int = Field(description="Candidate requests the ratio rests on.")
@@ -145,6 +167,11 @@ class Ratio(Spec):
     blocks_candidate: int = Field(
         description="Blocks of consecutive candidate requests the interval resampled."
     )
+    higher_is_better: bool = Field(description="The metric is better higher (rates), else lower.")
+    verdict: RatioVerdict = Field(
+        description="For the candidate: better or worse when the interval excludes 1, else "
+        "no difference."
+    )
 
 
 class PairEntry(Spec):
@@ -152,6 +179,10 @@ class PairEntry(Spec):
     comparable: bool = Field(description="Both arms accepted and the pair's plans match.")
     reason: str | None = Field(description="arm_not_accepted or pair_mismatch when not.")
     sentence: str = Field(description="The guard's sentence.")
+    verdict: PairVerdict = Field(
+        description="Over the pair's ratios: better or worse when every ratio that differs "
+        "says so, mixed when they disagree, no difference when none differs."
+    )
 
 
 class CellEntry(Spec):
@@ -271,6 +302,13 @@ class ReviewRef(Spec):
         default=None, description="The declared rule's outcome a forced decision contradicted."
     )
     record_sha256: str = Field(description="Hash of the review record.")
+    cells: list[str] = Field(description="cell/arm runs a rerun_cells decision named.")
+    superseded_by: list[str] = Field(
+        description="'cell/arm attempt N' begun after the review: it saw other evidence."
+    )
+    outstanding: list[str] = Field(
+        description="cell/arm runs a rerun_cells decision named that were not rerun since."
+    )
 
 
 class Caveat(Spec):
@@ -327,7 +365,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[4] = Field(default=4, description="Comparison format version.")
+    schema_version: Literal[5] = Field(default=5, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")

@@ -18,9 +18,8 @@ from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
-from lanes.bringup import IdentityRecord
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LaneRecord
+from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
@@ -34,6 +33,14 @@ class AttemptInputs:
     summary: RequestSummary | None
     outcomes: tuple[RequestOutcome, ...]
     telemetry: TelemetrySummary | None
+    judgement: Judgement
+
+
+@dataclass(frozen=True)
+class PastAttempt:
+    """Any attempt of a cell run, standing or not: where it is and how it was judged."""
+
+    where: AttemptDir
     judgement: Judgement
 
 
@@ -58,6 +65,7 @@ class CampaignInputs:
     folder: CampaignFolder
     frozen: FrozenMatrix
     attempts: dict[tuple[str, str], AttemptInputs]  # (cell, arm) -> the attempt that stands
+    history: dict[tuple[str, str], list[PastAttempt]]  # (cell, arm) -> every attempt, oldest first
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
@@ -70,6 +78,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         folder=folder,
         frozen=frozen,
         attempts=attempts,
+        history=load_history(folder),
         lanes={
             arm.name: [load_lane(folder, run) for run in folder.lane_runs(arm.name)]
             for arm in frozen.matrix.arm_order()
@@ -77,6 +86,15 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
     )
+
+
+def load_history(folder: CampaignFolder) -> dict[tuple[str, str], list[PastAttempt]]:
+    found: dict[tuple[str, str], list[PastAttempt]] = {}
+    for where in folder.attempts():  # ordered by cell, arm and attempt number
+        found.setdefault((where.cell_id, where.arm), []).append(
+            PastAttempt(where, read_judgement(where))
+        )
+    return found
 
 
 def load_pairs(

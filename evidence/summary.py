@@ -8,7 +8,9 @@ counted by status, and a planned request without a journal line is named.
 ``requests.json`` and compares it field by field.
 
 Format history of ``RequestSummary.schema_version``:
-  1 — first release.
+  1 — first release; later in 1, ``contract_violations`` counts the contract guard's
+      breaches (over-runs of requests that ran to their end) instead of every word count
+      off the contract, and ``foreign_lines`` counts lines of another attempt too.
   2 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without one.
 """
 
@@ -67,14 +69,15 @@ class RequestSummary(Artifact):
     journaled_scored: int = Field(description="Scored requests with a journal line.")
     missing_scored: list[int] = Field(description="Planned scored indices with no journal line.")
     foreign_lines: int = Field(
-        description="Lines whose plan hash, cell or arm is not this attempt's."
+        description="Lines whose plan hash, cell, arm or attempt is not this attempt's."
     )
     statuses: dict[str, int] = Field(description="Scored lines by terminal status.")
     warmups: int = Field(description="Warmup lines (never scored).")
     diagnostics: int = Field(description="Diagnostic lines (never scored).")
     refusals: int = Field(description="Scored lines the server refused.")
     contract_violations: int = Field(
-        description="Scored lines whose word count differs from the output contract."
+        description="Scored lines that overran their output contract (more words, or stopped "
+        "at max_tokens), as the contract guard counts them; an under-run is no breach."
     )
     markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
     target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
@@ -124,11 +127,7 @@ def summarize_journal(
     """The summary of one attempt from its journal lines and the plan that was run, with
     goodput under ``slo`` (the cell's, as the frozen matrix resolves it)."""
     plan_hash = plan.sha256()
-    ours = [
-        o
-        for o in contents.outcomes
-        if o.plan_sha256 == plan_hash and o.cell_id == plan.cell.id and o.arm == arm
-    ]
+    ours = [o for o in contents.outcomes if o.of_attempt(plan.cell.id, arm, attempt, plan_hash)]
     scored = [o for o in ours if o.phase is Phase.SCORED]
     ok = [o for o in scored if o.status is Status.OK]
     planned = {r.index for r in plan.phase(Phase.SCORED)}
@@ -148,7 +147,7 @@ def summarize_journal(
         warmups=sum(1 for o in ours if o.phase is Phase.WARMUP),
         diagnostics=sum(1 for o in ours if o.phase is Phase.DIAGNOSTIC),
         refusals=sum(1 for o in scored if o.refusal),
-        contract_violations=sum(1 for o in scored if _breaks_contract(o)),
+        contract_violations=sum(1 for o in scored if o.overran_contract),
         markers_missed=sum(1 for o in scored if o.marker_found is False),
         target_input_tokens=sorted({o.target_input_tokens for o in scored}),
         input_tokens=stats_of([o.usage.prompt_tokens for o in ok if o.usage]),
@@ -164,10 +163,6 @@ def summarize_journal(
         ),
         goodput=goodput(scored, slo) if slo else None,
     )
-
-
-def _breaks_contract(outcome: RequestOutcome) -> bool:
-    return outcome.contract_words is not None and outcome.output_words != outcome.contract_words
 
 
 def cell_slo(matrix: Matrix, cell_id: str) -> Slo | None:

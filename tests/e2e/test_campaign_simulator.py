@@ -18,7 +18,8 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from evidence.audit import audit_bundle
 from evidence.decision import Decision
-from evidence.review import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest
+from flows.review import record_review
 from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
@@ -96,6 +97,14 @@ def test_a_two_arm_campaign_runs_end_to_end(
         "campaign-002",
     ]
     assert [e for e, _ in proxy.events] == ["drain", "readmit", "drain", "readmit"]
+    # The card no longer asks for the rerun; the review is marked superseded by attempt 2.
+    assert "before deciding" not in again.card
+    assert "Decision: pending human review (the rerun_cells recorded by qa was superseded" in (
+        again.card
+    )
+    assert "Superseded by natural-600-c2/cand attempt 2. Every run it named was rerun" in (
+        again.card
+    )
 
     last = run_campaign(path, workdir)  # nothing left: no lane touched
     assert last.complete and last.restoration is None

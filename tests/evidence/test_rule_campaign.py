@@ -18,13 +18,14 @@ from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex, write_bundle
 from evidence.decision import Decision
 from evidence.host_facts import HostFacts, SourceFacts
-from evidence.review import ReviewRequest, record_review
-from evidence.reviews import read_reviews
+from evidence.review_log import read_reviews
+from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
+from flows.review import record_review
 from matrix.model import Matrix
 from tests.conftest import free_port
 from tests.evidence.campaign import run_campaign
-from tests.evidence.test_review import T0, ledger_for
+from tests.evidence.test_review import ledger_for, utc_now
 from tests.foundation.cli import faceoff
 
 NAME = "rule-sim"
@@ -145,7 +146,7 @@ def test_the_review_refuses_a_decision_against_the_rule_unless_forced(
     engine: Engine = ledger_for(root, "closed_partial")
     against = ReviewRequest("alice", Decision.NO_PROMOTION, "keep the incumbent")
     with pytest.raises(FaceoffError, match="the declared rule's outcome is promote for faster"):
-        record_review(engine, NAME, against, now=lambda: T0)
+        record_review(engine, NAME, against, now=utc_now)
     assert not (root / "reviews.jsonl").exists()
     refused = faceoff(
         "review", NAME, "--workdir", str(root.parent),
@@ -156,10 +157,10 @@ def test_the_review_refuses_a_decision_against_the_rule_unless_forced(
     forced = ReviewRequest(
         "alice", Decision.NO_PROMOTION, "keep the incumbent", force_reason="a canary regressed"
     )
-    record_review(engine, NAME, forced, now=lambda: T0)
+    record_review(engine, NAME, forced, now=utc_now)
     (record,) = read_reviews(root)
     assert record.forced_reason == "a canary regressed"
     assert record.overrode_rule == "the declared rule's outcome is promote for faster"
     card = (root / "RESULT.md").read_text(encoding="utf-8")
-    assert "(forced: a canary regressed) Against the declared rule: the declared rule's" in card
+    assert "(forced: a canary regressed). Against the declared rule: the declared rule's" in card
     assert audit_bundle(root).ok

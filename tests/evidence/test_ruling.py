@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence.cells import RATIO_METRICS
+from evidence.cells import RATIO_METRICS, ratio_verdict
 from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from evidence.decision import Decision
 from evidence.goodput import Goodput
-from evidence.review import rule_contradiction
+from evidence.review_recording import rule_contradiction
 from evidence.ruling import (
     GOODPUT_FIELDS,
     GOODPUT_LABELS,
@@ -36,7 +36,7 @@ def arm(name: str, disposition: str = "accepted", goodput_rps: float | None = No
         arm=name, attempt=1, disposition=disposition, reason_code=None, reason=None, oom=None,
         planned=10, statuses={"ok": 10}, refusals=0, input_tokens=None, completion_tokens=None,
         metrics={}, aggregate_output_tps=None, engine=None, memory=None, sources={},
-        goodput=good,
+        history=[], goodput=good,
     )  # fmt: skip
 
 
@@ -45,7 +45,8 @@ def ratio(metric: str, value: float, low: float, high: float, statistic: str = "
         metric=metric, candidate=CANDIDATE, statistic=statistic, ratio=value, low=low, high=high,
         confidence=0.95,
         resamples=2000, seed=1, n_incumbent=10, n_candidate=10, blocks_incumbent=5,
-        blocks_candidate=5,
+        blocks_candidate=5, higher_is_better=higher_is_better(metric),
+        verdict=ratio_verdict(low, high, higher_is_better=higher_is_better(metric)),
     )  # fmt: skip
 
 
@@ -64,7 +65,8 @@ def cell(
         requests=10, warmups=0, sampling=Sampling(),
         arms=[arm(INCUMBENT, goodput_rps=inc_gp), arm(CANDIDATE, candidate, cand_gp)],
         pairs=[PairEntry(candidate=CANDIDATE, comparable=comparable,
-                         reason=None if comparable else "arm_not_accepted", sentence="")],
+                         reason=None if comparable else "arm_not_accepted", sentence="",
+                         verdict="mixed" if comparable else "not compared")],
         ratios=list(ratios) if comparable else [], tail_ratios=tail or [],
     )  # fmt: skip
 

@@ -126,3 +126,14 @@ def test_the_block_bootstrap_sees_stretches_that_the_plain_one_takes_for_indepen
     assert blocked == median_ratio(
         Sample("s", inc_values, inc_blocks), Sample("s", cand_values, cand_blocks), seed=3
     )
+
+
+def test_the_interval_reports_the_resamples_it_rests_on() -> None:
+    # Two zeros in five: a resample drawing three has a zero median, no ratio, and is dropped.
+    inc = Sample("s", (0.0, 0.0, 1.0, 1.0, 2.0))
+    cand = Sample("s", (1.0, 1.0, 1.0, 1.0, 1.0))
+    interval = median_ratio(inc, cand, seed=5, resamples=400)
+    assert interval is not None
+    assert 0 < interval.resamples < 400
+    full = median_ratio(Sample("s", (1.0, 2.0, 3.0)), cand, seed=5, resamples=400)
+    assert full is not None and full.resamples == 400

@@ -81,6 +81,9 @@ class ReviewRecord(Artifact):
             forced_reason=self.forced_reason,
             overrode_rule=self.overrode_rule,
             record_sha256=self.record_sha256,
+            cells=list(self.cells),
+            superseded_by=[],  # the comparison fills these in from the attempts
+            outstanding=[],
         )
 
 
