@@ -10,7 +10,9 @@ counted by status, and a planned request without a journal line is named.
 Format history of ``RequestSummary.schema_version``:
   1 — first release; later in 1, ``contract_violations`` counts the contract guard's
       breaches (over-runs of requests that ran to their end) instead of every word count
-      off the contract, and ``foreign_lines`` counts lines of another attempt too.
+      off the contract, and ``foreign_lines`` counts lines of another attempt too;
+      later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
+      closed-loop cell's summary.
   2 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without one.
 """
 
@@ -25,9 +27,10 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.goodput import Goodput, goodput
+from evidence.load import LoadSummary, load_summary
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from matrix.model import Matrix
+from matrix.model import Matrix, omitted_at
 from matrix.slo import Slo
 from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
@@ -94,6 +97,12 @@ class RequestSummary(Artifact):
     journal: JournalHealth = Field(description="What could not be read from the journal.")
     goodput: Goodput | None = Field(
         default=None, description="Requests meeting the cell's SLO; None when it declares none."
+    )
+    open_loop: LoadSummary | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
+        "highest rate within SLO.",
     )
 
 
@@ -162,6 +171,7 @@ def summarize_journal(
             invalid=contents.invalid,
         ),
         goodput=goodput(scored, slo) if slo else None,
+        open_loop=load_summary(plan, scored),
     )
 
 
