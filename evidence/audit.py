@@ -51,7 +51,7 @@ from evidence.layout import (
     CampaignFolder,
 )
 from evidence.review_log import read_reviews
-from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
+from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
@@ -243,8 +243,9 @@ def _attempt(
     if (base / PLAN_NAME).is_file() and (base / JOURNAL_NAME).is_file():
         report.step = SUMMARIES
         arm, number = attempt.arm, attempt.attempt
+        slo = cell_slo(frozen.matrix, attempt.cell_id)
         _compare(folder, base / SUMMARY_FILE, RequestSummary, report,
-                 lambda: summarize_attempt(base, arm=arm, attempt=number))  # fmt: skip
+                 lambda: summarize_attempt(base, arm=arm, attempt=number, slo=slo))  # fmt: skip
     record = CellRecord.read(base / CELL_FILE) if (base / CELL_FILE).is_file() else None
     if record is not None and record.window is not None:
         report.step = TELEMETRY

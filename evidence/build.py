@@ -11,18 +11,21 @@ from evidence.arms import arm_entry
 from evidence.attempts import with_standing
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
-from evidence.comparison import Comparison, ReviewRef
+from evidence.comparison import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
 from evidence.coverage import coverage, failures, restoration, ticket_refs
+from evidence.goodput import METHOD as GOODPUT_METHOD
 from evidence.inputs import CampaignInputs
 from evidence.quality import quality_results
 from evidence.replicates import METHOD as REPLICATE_METHOD
 from evidence.replicates import replicated_ratios
+from evidence.ruling import Replicates, rule_ruling
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition
 from matrix.families import FamilyStatus
+from matrix.model import Matrix
 from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
@@ -42,6 +45,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
             pairs=[p for p in pairs if p.cell_id == cell.id],
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
+            tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
         )
         for cell in matrix.cells
     ]
@@ -79,7 +83,19 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
         posture=inputs.posture,
         replicated=replicated,
+        goodput_method=GOODPUT_METHOD,
+        ruling=_ruling(matrix, cells, replicated),
     )
+
+
+def _ruling(
+    matrix: Matrix, cells: Sequence[CellEntry], replicated: Sequence[ReplicatedRatio]
+) -> Ruling | None:
+    if matrix.rule is None:
+        return None
+    written = {c.id: c.prompt_id for c in matrix.cells}  # a replicate -> the id as written
+    candidates = [arm.name for arm in matrix.candidates]
+    return rule_ruling(matrix.rule, cells, candidates, Replicates(replicated, written))
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

@@ -35,7 +35,7 @@ from evidence.layout import (
 )
 from evidence.quality import import_quality
 from evidence.review_log import read_reviews
-from evidence.summary import SUMMARY_FILE, summarize_attempt
+from evidence.summary import SUMMARY_FILE, cell_slo, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -58,9 +58,13 @@ class BundleIndex:
 def write_summaries(folder: CampaignFolder) -> list[Path]:
     """summary.json of every attempt that has a plan and a journal (recomputed, replaced)."""
     written = []
+    matrix = read_frozen(folder.frozen).matrix
     for attempt in folder.attempts():
         if (attempt.path / PLAN_NAME).is_file() and (attempt.path / JOURNAL_NAME).is_file():
-            summary = summarize_attempt(attempt.path, arm=attempt.arm, attempt=attempt.attempt)
+            slo = cell_slo(matrix, attempt.cell_id)
+            summary = summarize_attempt(
+                attempt.path, arm=attempt.arm, attempt=attempt.attempt, slo=slo
+            )
             written.append(summary.write(attempt.path / SUMMARY_FILE, replace=True))
     return written
 

@@ -1,6 +1,7 @@
 """``RESULT.md``, the result card: a renderer of ``comparison.json`` that computes nothing.
 
-Its sections follow an operator's write-up: decision, scope, the verdict per cell,
+It opens with the declared decision rule's outcome and its criteria, when the matrix
+declares one. Its sections follow an operator's write-up: decision, scope, the verdict per cell,
 the headline card, ratios, recipes and workload, full measurements, coverage and
 attempts, failures and tickets, restoration, caveats and reviews; then the appendix:
 definitions, and numbered sources naming the comparison key and the bundle files
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from evidence import card_posture, card_probes, card_quality
 from evidence import card_tables as tables
 from evidence.card_recipe_diff import recipe_diffs
-from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef
+from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef, Ruling
 from evidence.format import join_words
 from evidence.markdown import Sources, link, links, table
 
@@ -30,7 +31,7 @@ class CardParts:
     """The card's sections, so that report.html can lay them out around its plots."""
 
     title: str  # "campaign: incumbent versus candidates"
-    lead: list[str]  # decision line, scope, the A/A verdict
+    lead: list[str]  # the declared rule's outcome, decision line, scope, the A/A verdict
     verdicts: str  # the verdict per cell
     body: list[str]  # the headline card to the reviews
     appendix: list[str]  # definitions and the numbered sources: the footnotes
@@ -65,7 +66,12 @@ def card_parts(comparison: Comparison) -> CardParts:
     ]
     return CardParts(
         title=_title(c),
-        lead=[_decision(c), _scope(c), *([c.aa.sentence] if c.aa else [])],
+        lead=[
+            *([_ruling(c.ruling)] if c.ruling else []),
+            _decision(c),
+            _scope(c),
+            *([c.aa.sentence] if c.aa else []),
+        ],
         verdicts="## Verdict per cell\n\n" + verdicts(c),
         body=body,
         appendix=[
@@ -105,6 +111,14 @@ def decision_words(c: Comparison) -> str:
     if last.decision == "rerun_cells":
         return f"rerun {join_words(last.outstanding, 'and')} before deciding ({by})"
     return f"{DECISIONS.get(last.decision, last.decision)} ({by})"
+
+
+def _ruling(ruling: Ruling) -> str:
+    """The declared rule's outcome per candidate and its criteria: the card's first lines."""
+    return "\n\n".join(
+        "\n".join([c.headline, *(f"- {line.sentence}" for line in c.criteria)])
+        for c in ruling.candidates
+    )
 
 
 def _decision(c: Comparison) -> str:
@@ -248,7 +262,10 @@ def _restoration(c: Comparison) -> str:
 def _definitions(c: Comparison) -> str:
     body = c.definitions.replace("## Metric definitions", "").strip()
     ratios = f"{c.percentile_method}. Ratios: {c.ratio_method}."
-    return f"{ratios}\n\n{c.instrument_method}\n\n{body}"
+    measured = any(a.goodput for cell in c.cells for a in cell.arms)
+    goodput = f"Goodput: {c.goodput_method}.\n\n" if measured else ""
+    rule = f"The {c.ruling.method}.\n\n" if c.ruling else ""
+    return f"{ratios}\n\n{c.instrument_method}\n\n{goodput}{rule}{body}"
 
 
 def _reviews(c: Comparison) -> str:
@@ -269,4 +286,6 @@ def _review_line(r: ReviewRef) -> str:
             if r.outstanding
             else (". Every run it named was rerun")
         )
+    if r.overrode_rule:
+        line += f". Against the declared rule: {r.overrode_rule}"
     return line

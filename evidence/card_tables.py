@@ -95,9 +95,36 @@ def headline(c: Comparison, sources: Sources) -> str:
             ref = sources.ref(f"cells[{cell.id}].arms[*].{key}", files)
             values = (_value(cell, a, render) for a in names)
             rows.append([_cell_label(cell) if n == 0 else "", label, *values, ref])
+        if any(a.goodput for a in cell.arms):
+            ref = sources.ref(f"cells[{cell.id}].arms[*].goodput", files)
+            values = (_value(cell, a, goodput_words) for a in names)
+            rows.append(["", f"goodput within SLO ({slo_words(cell)})", *values, ref])
     rows += [["all accepted cells" if n == 0 else "", *row]
              for n, row in enumerate(_totals_rows(c, sources))]  # fmt: skip
     return table(["cell", "measurement", *names, "source"], rows)
+
+
+def goodput_words(a: ArmCell) -> str:
+    """'1.20 req/s, 340.00 tok/s; 95.00% met (within SLO)'."""
+    g = a.goodput
+    if g is None:
+        return fmt.MISSING
+    verdict = {True: "within SLO", False: "outside SLO", None: "no request"}[g.within_slo]
+    return (
+        f"{fmt.rate(g.requests_per_s)} req/s, {_tps(g.output_tps)}; "
+        f"{fmt.percent(g.attainment)} met ({verdict})"
+    )
+
+
+def slo_words(cell: CellEntry) -> str:
+    """The cell's SLO bounds and target, e.g. 'TTFT ≤ 500 ms, E2E ≤ 4000 ms for 90%'."""
+    slo = next(a.goodput.slo for a in cell.arms if a.goodput)
+    bounds = [
+        f"{name} ≤ {bound:g} ms"
+        for name, bound in (("TTFT", slo.ttft_ms), ("TPOT", slo.tpot_ms), ("E2E", slo.e2e_ms))
+        if bound is not None
+    ]
+    return f"{', '.join(bounds)} for {slo.attainment:.0%}"
 
 
 def _row(label: str, values: list[str], ref: str | None = None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -17,13 +18,14 @@ from evidence.comparison import (
     PairEntry,
     PairVerdict,
     Ratio,
+    RatioStatistic,
     RatioVerdict,
     StallFacts,
 )
 from evidence.inputs import AttemptInputs, PastAttempt
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
-from evidence.stats import Sample, median_ratio, time_blocks
+from evidence.stats import Sample, Statistic, median_ratio, p95, time_blocks
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
@@ -33,6 +35,7 @@ from workload.metrics import REQUEST_METRICS, higher_is_better
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
+STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 PREFILL_HIST = "request_prefill_time_seconds"
 QUEUE_HIST = "request_queue_time_seconds"
@@ -56,7 +59,9 @@ def cell_entry(
     pairs: Sequence[PairStatus],
     seed: int,
     root: Path,
+    tail_metrics: Sequence[str] = (),
 ) -> CellEntry:
+    """``tail_metrics``: the metrics whose p95 ratio a declared rule judges."""
     entries = [
         arm_cell(
             cell,
@@ -68,17 +73,18 @@ def cell_entry(
         for arm in arms
     ]
     comparable = [p.candidate for p in pairs if p.comparable]
-    ratios = [
-        ratio
-        for candidate in comparable
-        for ratio in pair_ratios(
-            cell,
-            attempts[(cell.id, arms[0].name)],
-            attempts[(cell.id, candidate)],
-            candidate,
-            seed,
-        )
-    ]
+
+    def pair_of(metrics: Sequence[str], statistic: RatioStatistic) -> list[Ratio]:
+        return [
+            ratio
+            for candidate in comparable
+            for ratio in pair_ratios(
+                cell, attempts[(cell.id, arms[0].name)], attempts[(cell.id, candidate)],
+                candidate, seed, metrics=metrics, statistic=statistic,
+            )
+        ]  # fmt: skip
+
+    ratios = pair_of(RATIO_METRICS, "p50")
     return CellEntry(
         id=cell.id,
         kind=cell.kind.value,
@@ -119,6 +125,7 @@ def cell_entry(
             cell,
             [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
         ),
+        tail_ratios=pair_of(tail_metrics, "p95"),
     )
 
 
@@ -167,6 +174,7 @@ def arm_cell(
         host_stalls=stall_facts(telemetry),
         sources=_sources(attempt.where, root) if attempt else {},
         history=attempt_history(history),
+        goodput=summary.goodput if summary else None,
     )
 
 
@@ -254,7 +262,14 @@ def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -
 
 
 def pair_ratios(
-    cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
+    cell: Cell,
+    incumbent: AttemptInputs,
+    candidate: AttemptInputs,
+    name: str,
+    seed: int,
+    *,
+    metrics: Sequence[str] = RATIO_METRICS,
+    statistic: RatioStatistic = "p50",
 ) -> list[Ratio]:
     """Candidate/incumbent ratios of one comparable pair, metric by metric (none for a
     bisection sweep: it offers each arm the rates its own results chose; its comparison is
@@ -262,7 +277,8 @@ def pair_ratios(
     if cell.sweep is not None and cell.sweep.rates is None:
         return []
     found = (
-        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed) for metric in RATIO_METRICS
+        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed, statistic=statistic)
+        for metric in metrics
     )
     return [r for r in found if r is not None]
 
@@ -275,18 +291,25 @@ def _ratio(
     *,
     name: str,
     seed: int,
+    statistic: RatioStatistic,
 ) -> Ratio | None:
     found = median_ratio(
         metric_sample(cell, incumbent.outcomes, metric),
         metric_sample(cell, candidate.outcomes, metric),
         seed=seed,
+        statistic=STATISTICS[statistic],
     )
     if found is None:
         return None
     better = higher_is_better(metric)
     verdict = ratio_verdict(found.low, found.high, higher_is_better=better)
     return Ratio(
-        metric=metric, candidate=name, **asdict(found), higher_is_better=better, verdict=verdict
+        metric=metric,
+        candidate=name,
+        statistic=statistic,
+        **asdict(found),
+        higher_is_better=better,
+        verdict=verdict,
     )
 
 

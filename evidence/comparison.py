@@ -28,6 +28,11 @@ Format history of ``Comparison.schema_version``:
       ``cold_start`` (its first warmup's TTFT after the start against the later ones);
       each cell gains ``variants`` (sampling that differs by arm by design); the comparison
       gains ``posture`` (the host's posture at the start and end, and what changed).
+  6 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
+      meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
+      candidate, one line per criterion with the interval that decided it; each review gains
+      ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
+      the p95 ratios a rule judges.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pydantic import Field
 
 from evidence.bootfacts import BootFacts
 from evidence.cold_start import ColdStart
+from evidence.goodput import Goodput
 from evidence.posture import PostureView
 from evidence.probe_model import ProbeAnswer, StreamLatency
 from evidence.quality import QualityResult
@@ -46,6 +52,7 @@ from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
 from matrix.model import Recipe, Sampling
+from matrix.rule import Rule
 
 CampaignStatus = Literal["complete", "closed_partial"]
 RatioVerdict = Literal["better", "worse", "no difference"]
@@ -150,12 +157,21 @@ class ArmCell(Spec):
     )
     sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
     history: list[AttemptEntry] = Field(description="Every attempt of the cell run, oldest first.")
+    goodput: Goodput | None = Field(
+        default=None, description="From summary.json; None where the cell declares no SLO."
+    )
+
+
+RatioStatistic = Literal["p50", "p95"]
 
 
 class Ratio(Spec):
     metric: str = Field(description="Request metric compared.")
     candidate: str = Field(description="Candidate arm.")
-    ratio: float = Field(description="candidate p50 / incumbent p50.")
+    statistic: RatioStatistic = Field(
+        default="p50", description="The percentile compared: p50, or p95 for a rule's tail."
+    )
+    ratio: float = Field(description="candidate / incumbent of the statistic (p50 unless p95).")
     low: float = Field(description="Lower bound of the bootstrap interval.")
     high: float = Field(description="Upper bound of the bootstrap interval.")
     confidence: float = Field(description="Interval confidence, e.g. 0.95.")
@@ -212,6 +228,11 @@ class CellEntry(Spec):
     )
     streams: list[StreamLatency] = Field(
         default_factory=list, description="Per-stream TTFO of a concurrent prefill probe."
+    )
+    tail_ratios: list[Ratio] = Field(
+        default_factory=list,
+        description="p95 ratios of the metrics a declared rule judges at p95; the card's tables "
+        "show the p50 ones.",
     )
 
 
@@ -306,7 +327,12 @@ class ReviewRef(Spec):
     reviewer: str = Field(description="Who decided.")
     note: str = Field(description="The reviewer's note.")
     at: datetime = Field(description="When it was recorded.")
-    forced_reason: str | None = Field(description="Why a promote overrode the campaign status.")
+    forced_reason: str | None = Field(
+        description="Why the decision overrode the campaign status or the declared rule."
+    )
+    overrode_rule: str | None = Field(
+        default=None, description="The declared rule's outcome a forced decision contradicted."
+    )
     record_sha256: str = Field(description="Hash of the review record.")
     cells: list[str] = Field(description="cell/arm runs a rerun_cells decision named.")
     superseded_by: list[str] = Field(
@@ -334,8 +360,44 @@ class AACalibration(Spec):
     sentence: str = Field(description="The verdict in one sentence.")
 
 
+RuleOutcome = Literal["promote", "do_not_promote", "no_decision"]
+CriterionStatus = Literal["met", "not_met", "inconclusive", "missing"]
+
+
+class CriterionCell(Spec):
+    cell: str = Field(description="Cell id.")
+    status: CriterionStatus = Field(description="How this cell's ratio stands to the bound.")
+    ratio: float | None = Field(description="candidate / incumbent; None when there is none.")
+    low: float | None = Field(description="Interval low; equals ratio for a goodput figure.")
+    high: float | None = Field(description="Interval high; equals ratio for a goodput figure.")
+
+
+class CriterionLine(Spec):
+    metric: str = Field(description="Metric judged.")
+    test: Literal["non_inferiority", "superiority"] = Field(description="Margin or target.")
+    bound: float = Field(description="The ratio bound the interval must clear.")
+    status: CriterionStatus = Field(description="The criterion's standing: its worst cell's.")
+    deciding_cell: str | None = Field(description="The cell whose interval decided it.")
+    cells: list[CriterionCell] = Field(description="Every cell it judged.")
+    sentence: str = Field(description="The line the card shows.")
+
+
+class CandidateRuling(Spec):
+    candidate: str = Field(description="Candidate arm.")
+    outcome: RuleOutcome = Field(description="promote, do_not_promote or no_decision.")
+    not_accepted: list[str] = Field(description="Counted cell runs not accepted (cell/arm).")
+    criteria: list[CriterionLine] = Field(description="One line per criterion, in rule order.")
+    headline: str = Field(description="The outcome in one sentence; the card's first line.")
+
+
+class Ruling(Spec):
+    rule: Rule = Field(description="The declared rule, as frozen in the matrix.")
+    candidates: list[CandidateRuling] = Field(description="Per candidate, in arm order.")
+    method: str = Field(description="How the rule is applied.")
+
+
 class Comparison(Artifact):
-    schema_version: Literal[5] = Field(default=5, description="Comparison format version.")
+    schema_version: Literal[6] = Field(default=6, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -370,4 +432,8 @@ class Comparison(Artifact):
     replicated: list[ReplicatedRatio] = Field(
         default_factory=list,
         description="Between-replicate intervals of replicated cells; empty without replicates.",
+    )
+    goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
+    ruling: Ruling | None = Field(
+        default=None, description="The declared decision rule's outcome; None without a rule."
     )

@@ -10,6 +10,8 @@ comparison the reviewer saw.
 Format history of ``ReviewRecord.schema_version``:
   1 — first release.
   2 — ``signature`` (HMAC of record_sha256, or None without a key); version 1 still reads.
+  3 — ``overrode_rule``: the declared rule's outcome a forced decision contradicted, left out
+      while None (so versions 1 and 2 still hash and read as written).
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from faceoff.canonical import content_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
 from faceoff.signing import SIGNING_KEY_ENV, sign
+from matrix.model import omitted_at
 
 GENESIS = "0" * 64
 
 
 class ReviewRecord(Artifact):
-    schema_version: Literal[1, 2] = Field(default=2, description="Review record format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Review record format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id.")
     reviewer: str = Field(min_length=1, description="Who decided.")
@@ -41,7 +44,14 @@ class ReviewRecord(Artifact):
     note: str = Field(min_length=1, description="Why, in the reviewer's words.")
     cells: list[str] = Field(description="cell/arm runs to rerun (rerun_cells only).")
     campaign_status: CampaignStatus = Field(description="Coverage status when reviewed.")
-    forced_reason: str | None = Field(description="Why promote overrode a non-complete status.")
+    forced_reason: str | None = Field(
+        description="Why the decision overrode a non-complete status or the declared rule."
+    )
+    overrode_rule: str | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The declared rule's outcome this forced decision contradicted.",
+    )
     comparison_sha256: str = Field(description="sha256 of comparison.json as reviewed.")
     previous_sha256: str = Field(description="record_sha256 of the record before; zeros first.")
     recorded_at: datetime = Field(description="When it was recorded (UTC).")
@@ -69,6 +79,7 @@ class ReviewRecord(Artifact):
             note=self.note,
             at=self.recorded_at,
             forced_reason=self.forced_reason,
+            overrode_rule=self.overrode_rule,
             record_sha256=self.record_sha256,
             cells=list(self.cells),
             superseded_by=[],  # the comparison fills these in from the attempts

@@ -2,7 +2,9 @@
 
 "promote" is refused unless the campaign is complete, both in the ledger (its status
 is passed in) and in the bundle's coverage, or the reviewer gives a reason for forcing
-it. A bundle that is not sealed, or no longer matches its SHA256SUMS, is refused before
+it. A decision that contradicts the matrix's declared rule (``evidence.ruling``) is
+refused the same way, and a forced one records which outcome of the rule it overrode. A
+bundle that is not sealed, or no longer matches its SHA256SUMS, is refused before
 anything is written: the rebuilt sums would otherwise launder the change. The review
 command (``flows.review``) records the ledger row and then rebuilds the bundle's views
 and SHA256SUMS, so the card shows the decision and ``faceoff audit`` still passes.
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from evidence.comparison import Comparison
+from evidence.comparison import Comparison, Ruling
 from evidence.decision import Decision
 from evidence.layout import COMPARISON_FILE, CampaignFolder
 from evidence.review_log import GENESIS, ReviewRecord, append_review
@@ -44,8 +46,33 @@ def check_request(request: ReviewRequest, comparison: Comparison, ledger_status:
             where=f"campaign {comparison.campaign}",
             fix="rerun the missing cells, or pass --force-reason 'why promotion is safe'",
         )
+    against = rule_contradiction(request.decision, comparison.ruling)
+    if against and not request.force_reason:
+        raise FaceoffError(
+            f"refusing to record {request.decision.value}: {against}",
+            where=f"campaign {comparison.campaign}",
+            fix="record the rule's outcome, or pass --force-reason 'why the rule does not "
+            "hold here'; the reason is written into the review record",
+        )
     if request.decision is Decision.RERUN_CELLS:
         _check_cells(request.cells, comparison)
+
+
+def rule_contradiction(decision: Decision, ruling: Ruling | None) -> str | None:
+    """Why ``decision`` contradicts the declared rule's outcome, or None when it does not.
+
+    promote contradicts a rule that promotes no candidate; no_promotion contradicts a rule
+    that promotes one; rerun_cells, a request for more evidence, contradicts nothing.
+    """
+    if ruling is None:
+        return None
+    promoted = [c.candidate for c in ruling.candidates if c.outcome == "promote"]
+    if decision is Decision.PROMOTE and not promoted:
+        said = "; ".join(c.headline.replace("**", "") for c in ruling.candidates)
+        return f"the declared rule promotes no candidate ({said})"
+    if decision is Decision.NO_PROMOTION and promoted:
+        return f"the declared rule's outcome is promote for {', '.join(promoted)}"
+    return None
 
 
 def _check_cells(cells: Sequence[str], comparison: Comparison) -> None:
@@ -94,6 +121,7 @@ def _record(
         cells=list(request.cells),
         campaign_status=comparison.coverage.status,
         forced_reason=request.force_reason,
+        overrode_rule=rule_contradiction(request.decision, comparison.ruling),
         comparison_sha256=file_sha256(folder.path(COMPARISON_FILE)),
         previous_sha256=GENESIS,
         recorded_at=at,

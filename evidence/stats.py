@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 PERCENTILE_METHOD = (
@@ -148,6 +148,13 @@ def ensure_same_stratum(incumbent: Sample, candidate: Sample) -> None:
         )
 
 
+Statistic = Callable[[Sequence[float]], float]
+
+
+def p95(values: Sequence[float]) -> float:
+    return quantile(sorted(values), 0.95)
+
+
 def median_ratio(
     incumbent: Sample,
     candidate: Sample,
@@ -155,25 +162,27 @@ def median_ratio(
     seed: int,
     resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
+    statistic: Statistic = statistics.median,
 ) -> RatioInterval | None:
-    """candidate/incumbent ratio of medians with its bootstrap interval.
+    """candidate/incumbent ratio of medians (or of ``statistic``, e.g. ``p95``) with its
+    bootstrap interval.
 
-    None when either side has no value or the incumbent's median is not positive
+    None when either side has no value or the incumbent's statistic is not positive
     (a ratio to zero says nothing).
     """
     ensure_same_stratum(incumbent, candidate)
     if not incumbent.values or not candidate.values:
         return None
-    base = statistics.median(incumbent.values)
+    base = statistic(incumbent.values)
     if base <= 0:
         return None
     inc_blocks, cand_blocks = incumbent.grouped(), candidate.grouped()
-    ratios = _bootstrap(inc_blocks, cand_blocks, seed, resamples)
+    ratios = _bootstrap(inc_blocks, cand_blocks, seed, resamples, statistic)
     if not ratios:
         return None
     tail = (1.0 - confidence) / 2.0
     return RatioInterval(
-        ratio=statistics.median(candidate.values) / base,
+        ratio=statistic(candidate.values) / base,
         low=quantile(ratios, tail),
         high=quantile(ratios, 1.0 - tail),
         confidence=confidence,
@@ -191,13 +200,14 @@ def _bootstrap(
     candidate: Sequence[Sequence[float]],
     seed: int,
     resamples: int,
+    statistic: Statistic,
 ) -> list[float]:
-    """Sorted ratios of medians of block resamples; a zero incumbent median is skipped."""
+    """Sorted ratios of the statistic of block resamples; a zero incumbent one is skipped."""
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):
-        base = statistics.median(_draw(rng, incumbent))
-        top = statistics.median(_draw(rng, candidate))
+        base = statistic(_draw(rng, incumbent))
+        top = statistic(_draw(rng, candidate))
         if base > 0:
             ratios.append(top / base)
     return sorted(ratios)

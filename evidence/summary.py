@@ -20,6 +20,8 @@ Format history of ``RequestSummary.schema_version``:
       ``length_rule``: scored requests that stopped at max_tokens unasked, and whether
       the statistics count them (the cell's ``length_finishes``). Version 1 files read
       with no roles, no length-limited count and the rule ``exclude``.
+  3 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without
+      one (and in files of versions 1 and 2).
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.goodput import Goodput, goodput
 from evidence.load import LoadSummary, load_summary
 from evidence.roles import by_role, counted, length_limited
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from matrix.model import LengthRule, omitted_at
+from matrix.model import LengthRule, Matrix, omitted_at
+from matrix.slo import Slo
 from workload.journal import JournalContents, read_journal
 from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
 from workload.outcome import Phase, RequestOutcome
@@ -67,7 +71,9 @@ class JournalHealth(Spec):
 
 
 class RequestSummary(Artifact):
-    schema_version: Literal[1, 2] = Field(default=2, description="Request summary format version.")
+    schema_version: Literal[1, 2, 3] = Field(
+        default=3, description="Request summary format version."
+    )
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the requests went to.")
     attempt: int = Field(description="Attempt number of the cell run.")
@@ -112,6 +118,9 @@ class RequestSummary(Artifact):
         description="perf_counter_ns the last sent scored request ended."
     )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
+    goodput: Goodput | None = Field(
+        default=None, description="Requests meeting the cell's SLO; None when it declares none."
+    )
     open_loop: LoadSummary | None = Field(
         default=None,
         exclude_if=omitted_at(None),
@@ -145,9 +154,10 @@ def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
 
 
 def summarize_journal(
-    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int
+    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int, slo: Slo | None
 ) -> RequestSummary:
-    """The summary of one attempt from its journal lines and the plan that was run."""
+    """The summary of one attempt from its journal lines and the plan that was run, with
+    goodput under ``slo`` (the cell's, as the frozen matrix resolves it)."""
     plan_hash = plan.sha256()
     ours = [o for o in contents.outcomes if o.of_attempt(plan.cell.id, arm, attempt, plan_hash)]
     scored = [o for o in ours if o.phase is Phase.SCORED]
@@ -187,12 +197,20 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
+        goodput=goodput(scored, slo) if slo else None,
         open_loop=load_summary(plan, scored),
     )
 
 
-def summarize_attempt(folder: Path, *, arm: str, attempt: int) -> RequestSummary:
+def cell_slo(matrix: Matrix, cell_id: str) -> Slo | None:
+    """The SLO the frozen matrix gives a cell; None for a cell it does not plan."""
+    cell = next((c for c in matrix.cells if c.id == cell_id), None)
+    return matrix.slo_of(cell) if cell else None
+
+
+def summarize_attempt(folder: Path, *, arm: str, attempt: int, slo: Slo | None) -> RequestSummary:
     """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
-    return summarize_journal(read_journal(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)
+    contents = read_journal(folder / JOURNAL_NAME)
+    return summarize_journal(contents, plan, arm=arm, attempt=attempt, slo=slo)

@@ -155,7 +155,11 @@ def review(
     ] = "unknown",
     cell: Annotated[list[str] | None, typer.Option(help="CELL/ARM to rerun (repeat).")] = None,
     force_reason: Annotated[
-        str | None, typer.Option(help="Why promote is safe although the campaign is partial.")
+        str | None,
+        typer.Option(
+            help="Why the decision stands although the campaign is partial or it contradicts "
+            "the matrix's declared rule (written into the review record)."
+        ),
     ] = None,
 ) -> None:
     """Show the dispositions and card, and record a reviewer's decision."""

@@ -20,6 +20,7 @@ from matrix.arrival import MAX_RATE, Arrival, Sweep
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 from matrix.quality import QualityImport, check_quality
+from matrix.rule import Rule
 from matrix.slo import Slo
 from matrix.variants import check_variants
 
@@ -712,6 +713,12 @@ class Matrix(Spec):
         exclude_if=omitted_at([]),
         description="Evaluator results imported per arm, with tolerance bands (matrix/quality).",
     )
+    rule: Rule | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The declared decision rule (matrix/rule.py); None leaves the decision "
+        "to the reviewer alone.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Matrix:
@@ -727,6 +734,8 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        if self.rule is not None:
+            _rule_fits(self, self.rule)
         _sweeps_have_slo(self)
         check_variants(self.cells, [a.name for a in self.arms])
         check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
@@ -777,6 +786,26 @@ def _fits_context(matrix: Matrix) -> None:
                     "engine would refuse every request; lower input_tokens or "
                     "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
                 )
+
+
+def _rule_fits(matrix: Matrix, rule: Rule) -> None:
+    """The rule names cells and kinds of this matrix, and a goodput criterion judges only
+    cells that declare an SLO (goodput is measured against one)."""
+    # a replicated cell may be named by the id it was written under (its prompt_id)
+    names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
+    rule.check_against(names, [k.value for k in WorkloadKind])
+    for criterion in (c for c in rule.criteria if c.on_goodput):
+        judged = [
+            cell
+            for cell in matrix.cells
+            if rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
+        ]
+        without = [cell.id for cell in judged if matrix.slo_of(cell) is None]
+        if without:
+            raise ValueError(
+                f"rule criterion on {criterion.metric} judges cells without an SLO "
+                f"({', '.join(without)}); declare campaign.slo or the cells' slo"
+            )
 
 
 def _sweeps_have_slo(matrix: Matrix) -> None:

@@ -167,7 +167,12 @@ REQUEST_METRICS = {
 
 # Rates are better higher; every other request metric is a time, better lower. The card, the
 # decision rule and the report read the direction here, never from a metric's name.
-HIGHER_IS_BETTER = frozenset({"effective_prefill_tps", "decode_tps", "aggregate_output_tps"})
+HIGHER_IS_BETTER = frozenset(
+    {
+        *("effective_prefill_tps", "decode_tps", "aggregate_output_tps"),
+        *("goodput_rps", "goodput_tps", "slo_attainment"),  # evidence.goodput's figures
+    }
+)
 
 
 def higher_is_better(metric: str) -> bool:

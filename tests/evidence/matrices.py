@@ -41,6 +41,10 @@ NVFP4_RECIPE = {
 }
 
 
+# Bounds no simulated request comes near, so the cell is within SLO on any host.
+GENEROUS_SLO = {"ttft_ms": 600_000, "e2e_ms": 600_000, "attainment": 1.0}
+
+
 def glm53_matrix(protected: list[Path], cells: list[dict[str, Any]] | None = None) -> Matrix:
     sampling = {"max_tokens": 512, "reasoning_effort": "max"}
     return Matrix.model_validate(
@@ -61,7 +65,8 @@ def glm53_matrix(protected: list[Path], cells: list[dict[str, Any]] | None = Non
             ],
             "cells": cells or [
                 {"id": "natural-8192-c1", "kind": "natural", "input_tokens": 8192,
-                 "concurrency": 1, "requests": 4, "sampling": sampling},
+                 "concurrency": 1, "requests": 4, "sampling": sampling,
+                 "slo": GENEROUS_SLO},
                 {"id": "natural-31600-c2", "kind": "natural", "input_tokens": 31600,
                  "concurrency": 2, "requests": 4, "sampling": sampling},
                 {"id": "controlled-8192-c1", "kind": "controlled", "input_tokens": 8192,

@@ -15,11 +15,13 @@ from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
 from evidence.bundle_manifest import Manifest
 from evidence.comparison import Comparison
+from evidence.goodput import goodput
 from evidence.layout import CampaignFolder
 from evidence.schema_export import SCHEMA_PATH, schema_text
 from evidence.summary import RequestSummary, summarize_attempt, summarize_journal
 from faceoff.errors import FaceoffError
-from tests.evidence.matrices import PLANTED_TOKEN
+from matrix.slo import Slo
+from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
 from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.metrics import ttft
@@ -123,7 +125,10 @@ def test_each_summary_is_the_journal_recomputed(built: BundleIndex) -> None:
         a for a in CampaignFolder(built.root).attempts() if a.cell_id == "natural-8192-c1"
     )
     stored = RequestSummary.read(attempt.path / "summary.json")
-    assert stored == summarize_attempt(attempt.path, arm=attempt.arm, attempt=attempt.attempt)
+    slo = Slo.model_validate(GENEROUS_SLO)
+    assert stored == summarize_attempt(
+        attempt.path, arm=attempt.arm, attempt=attempt.attempt, slo=slo
+    )
     ttfts = sorted(
         v
         for o in read_journal(attempt.path / "journal.jsonl").outcomes
@@ -132,6 +137,26 @@ def test_each_summary_is_the_journal_recomputed(built: BundleIndex) -> None:
     assert stored.metrics["ttft_s"].n == 4 == stored.planned_scored
     assert stored.metrics["ttft_s"].p50 == (ttfts[1] + ttfts[2]) / 2
     assert stored.metrics["ttft_s"].min == ttfts[0] and stored.metrics["ttft_s"].max == ttfts[-1]
+
+
+def test_a_cell_with_an_slo_reports_goodput_in_its_summary_and_the_comparison(
+    built: BundleIndex,
+) -> None:
+    slo = Slo.model_validate(GENEROUS_SLO)
+    for attempt in CampaignFolder(built.root).attempts():
+        if not (attempt.path / "summary.json").is_file():
+            continue  # blocked before it ran
+        stored = RequestSummary.read(attempt.path / "summary.json")
+        if attempt.cell_id != "natural-8192-c1":
+            assert stored.goodput is None  # no SLO declared for it
+            continue
+        outcomes = read_journal(attempt.path / "journal.jsonl").outcomes
+        assert stored.goodput == goodput(outcomes, slo)
+        assert stored.goodput.good == stored.goodput.scored == 4 and stored.goodput.within_slo
+    cell = next(c for c in built.comparison.cells if c.id == "natural-8192-c1")
+    assert all(a.goodput and a.goodput.requests_per_s for a in cell.arms)
+    card = (built.root / "RESULT.md").read_text(encoding="utf-8")
+    assert "goodput within SLO (TTFT ≤ 600000 ms, E2E ≤ 600000 ms for 100%)" in card
 
 
 def test_a_scored_request_never_sent_does_not_stretch_the_cell_window(built: BundleIndex) -> None:
@@ -144,7 +169,7 @@ def test_a_scored_request_never_sent_does_not_stretch_the_cell_window(built: Bun
         update={"status": Status.CANCELLED, "send_ns": None, "end_ns": last + 10**10}
     )
     contents.outcomes[-1] = unsent  # as if it was cancelled before it was ever sent
-    summary = summarize_journal(contents, plan, arm=attempt.arm, attempt=attempt.attempt)
+    summary = summarize_journal(contents, plan, arm=attempt.arm, attempt=attempt.attempt, slo=None)
     sent_ends = [o.end_ns for o in contents.outcomes if o.scored and o.send_ns is not None]
     assert summary.last_end_ns == max(sent_ends) < unsent.end_ns
 

@@ -12,6 +12,7 @@ from evidence.stats import (
     block_size,
     describe,
     median_ratio,
+    p95,
     quantile,
     time_blocks,
 )
@@ -57,6 +58,19 @@ def test_ratio_and_interval_are_reproducible_from_the_seed() -> None:
     assert (first.n_incumbent, first.n_candidate, first.seed) == (5, 5, 7)
     assert (first.blocks_incumbent, first.blocks_candidate) == (5, 5)  # a value per block
     assert median_ratio(inc, cand, seed=8) != first  # another seed, another resampling
+
+
+def test_a_ratio_of_p95s_bootstraps_the_tail_not_the_median() -> None:
+    """Same medians, a slower tail on the candidate: the p50 ratio is 1, the p95 ratio is not."""
+    inc = Sample("s", (10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 11.0))
+    cand = Sample("s", (10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 10.0, 30.0))
+    median = median_ratio(inc, cand, seed=3)
+    tail = median_ratio(inc, cand, seed=3, statistic=p95)
+    assert median is not None and tail is not None
+    assert median.ratio == 1.0
+    assert tail.ratio == pytest.approx(p95(cand.values) / p95(inc.values))
+    assert tail.ratio == pytest.approx((10 + 0.55 * 20) / (10 + 0.55 * 1))
+    assert tail.high > 1.0 and tail.low <= tail.ratio <= tail.high
 
 
 def test_a_ratio_across_strata_is_refused() -> None:

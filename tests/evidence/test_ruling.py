@@ -1,0 +1,274 @@
+"""The declared decision rule applied to comparison cells: bounds, standings, the worst cell
+deciding, the outcome per candidate and what a cell that was not accepted means. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evidence.cells import RATIO_METRICS, ratio_verdict
+from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.decision import Decision
+from evidence.goodput import Goodput
+from evidence.review_recording import rule_contradiction
+from evidence.ruling import (
+    GOODPUT_FIELDS,
+    GOODPUT_LABELS,
+    Replicates,
+    candidate_ruling,
+    rule_ruling,
+)
+from matrix.model import Sampling
+from matrix.rule import GOODPUT_METRICS, INTERVAL_METRICS, Rule
+from matrix.slo import Slo
+from workload.metrics import higher_is_better
+
+INCUMBENT, CANDIDATE = "inc", "cand"
+
+
+def arm(name: str, disposition: str = "accepted", goodput_rps: float | None = None) -> ArmCell:
+    good = None
+    if goodput_rps is not None:
+        good = Goodput(
+            slo=Slo(ttft_ms=500), scored=10, good=10, attainment=1.0, within_slo=True,
+            requests_per_s=goodput_rps, output_tps=goodput_rps * 100, window_s=10.0,
+        )  # fmt: skip
+    return ArmCell(
+        arm=name, attempt=1, disposition=disposition, reason_code=None, reason=None, oom=None,
+        planned=10, statuses={"ok": 10}, refusals=0, input_tokens=None, completion_tokens=None,
+        metrics={}, aggregate_output_tps=None, engine=None, memory=None, sources={},
+        history=[], goodput=good,
+    )  # fmt: skip
+
+
+def ratio(metric: str, value: float, low: float, high: float, statistic: str = "p50") -> Ratio:
+    return Ratio(
+        metric=metric, candidate=CANDIDATE, statistic=statistic, ratio=value, low=low, high=high,
+        confidence=0.95,
+        resamples=2000, seed=1, n_incumbent=10, n_candidate=10, blocks_incumbent=5,
+        blocks_candidate=5, higher_is_better=higher_is_better(metric),
+        verdict=ratio_verdict(low, high, higher_is_better=higher_is_better(metric)),
+    )  # fmt: skip
+
+
+def cell(
+    cell_id: str,
+    *ratios: Ratio,
+    kind: str = "natural",
+    candidate: str = "accepted",
+    goodput: tuple[float, float] | None = None,
+    tail: list[Ratio] | None = None,
+) -> CellEntry:
+    inc_gp, cand_gp = goodput if goodput else (None, None)
+    comparable = candidate == "accepted"
+    return CellEntry(
+        id=cell_id, kind=kind, stratum=f"{kind}/512/c1", input_target=512, concurrency=1,
+        requests=10, warmups=0, sampling=Sampling(),
+        arms=[arm(INCUMBENT, goodput_rps=inc_gp), arm(CANDIDATE, candidate, cand_gp)],
+        pairs=[PairEntry(candidate=CANDIDATE, comparable=comparable,
+                         reason=None if comparable else "arm_not_accepted", sentence="",
+                         verdict="mixed" if comparable else "not compared")],
+        ratios=list(ratios) if comparable else [], tail_ratios=tail or [],
+    )  # fmt: skip
+
+
+def rule(*criteria: dict[str, Any], **extra: Any) -> Rule:
+    return Rule.model_validate({"criteria": list(criteria), **extra})
+
+
+TTFT_NI = {"metric": "ttft_s", "non_inferiority": 0.05}  # times: ratio ≤ 1.05
+DECODE_SUP = {"metric": "decode_tps", "superiority": 0.10}  # rates: ratio ≥ 1.10
+
+
+def test_the_rule_judges_exactly_the_metrics_that_carry_ratio_intervals() -> None:
+    assert set(INTERVAL_METRICS) == set(RATIO_METRICS)
+
+
+def test_every_goodput_metric_is_read_labelled_and_better_higher() -> None:
+    assert set(GOODPUT_METRICS) == set(GOODPUT_FIELDS) == set(GOODPUT_LABELS)
+    assert all(higher_is_better(m) for m in GOODPUT_METRICS)
+
+
+def test_a_time_margin_is_met_below_the_bound_not_met_above_it_inconclusive_across() -> None:
+    def status(low: float, high: float) -> str:
+        found = candidate_ruling(
+            rule(TTFT_NI), [cell("a", ratio("ttft_s", low, low, high))], "cand"
+        )
+        return found.criteria[0].status
+
+    assert status(0.90, 1.04) == "met"
+    assert status(1.06, 1.20) == "not_met"
+    assert status(1.00, 1.10) == "inconclusive"
+    line = candidate_ruling(rule(TTFT_NI), [cell("a", ratio("ttft_s", 1, 0.9, 1.04))], "cand")
+    assert line.criteria[0].bound == 1.05
+
+
+def test_a_rate_target_must_be_cleared_by_the_whole_interval() -> None:
+    def status(low: float, high: float) -> str:
+        found = candidate_ruling(
+            rule(DECODE_SUP), [cell("a", ratio("decode_tps", low, low, high))], "cand"
+        )
+        return found.criteria[0].status
+
+    assert status(1.12, 1.30) == "met"
+    assert status(0.90, 1.05) == "not_met"
+    assert status(1.05, 1.15) == "inconclusive"
+
+
+def test_the_outcome_is_promote_only_when_every_criterion_is_met() -> None:
+    met = cell("a", ratio("ttft_s", 0.8, 0.7, 0.9), ratio("decode_tps", 1.5, 1.3, 1.7))
+    found = candidate_ruling(rule(TTFT_NI, DECODE_SUP), [met], "cand")
+    assert found.outcome == "promote"
+    assert found.headline == "Declared rule: **promote** cand: of 2 criteria, 2 met."
+    assert found.criteria[0].sentence == (
+        "TTFT p50 no worse than 5% (candidate/incumbent ≤ 1.05): met — a 0.80× "
+        "(95% interval 0.70–0.90), wholly ≤ 1.05."
+    )
+
+
+def test_one_criterion_not_met_outweighs_an_inconclusive_one() -> None:
+    mixed = cell("a", ratio("ttft_s", 1.0, 0.95, 1.10), ratio("decode_tps", 0.9, 0.8, 0.95))
+    found = candidate_ruling(rule(TTFT_NI, DECODE_SUP), [mixed], "cand")
+    assert [c.status for c in found.criteria] == ["inconclusive", "not_met"]
+    assert found.outcome == "do_not_promote"
+    assert "straddles 1.05" in found.criteria[0].sentence
+
+
+def test_an_inconclusive_criterion_leaves_no_decision() -> None:
+    found = candidate_ruling(rule(TTFT_NI), [cell("a", ratio("ttft_s", 1.0, 0.95, 1.10))], "cand")
+    assert found.outcome == "no_decision"
+
+
+def test_the_worst_cell_decides_a_criterion() -> None:
+    cells = [
+        cell("clear", ratio("ttft_s", 0.5, 0.4, 0.6)),
+        cell("close", ratio("ttft_s", 0.9, 0.8, 1.04)),
+        cell("also-clear", ratio("ttft_s", 0.7, 0.6, 0.8)),
+    ]
+    line = candidate_ruling(rule(TTFT_NI), cells, "cand").criteria[0]
+    assert (line.status, line.deciding_cell) == ("met", "close")
+    cells.append(cell("straddling", ratio("ttft_s", 1.0, 0.9, 1.2)))
+    line = candidate_ruling(rule(TTFT_NI), cells, "cand").criteria[0]
+    assert (line.status, line.deciding_cell) == ("inconclusive", "straddling")
+    assert [c.cell for c in line.cells] == ["clear", "close", "also-clear", "straddling"]
+
+
+def test_a_failed_counted_cell_means_no_decision_by_default() -> None:
+    cells = [cell("a", ratio("ttft_s", 0.5, 0.4, 0.6)), cell("b", candidate="failed")]
+    found = candidate_ruling(rule(TTFT_NI), cells, "cand")
+    assert (found.outcome, found.not_accepted) == ("no_decision", ["b/cand failed"])
+    assert found.criteria[0].status == "met"  # still shown, over the comparable cells
+    assert "not accepted (b/cand failed), and the rule says no_decision" in found.headline
+
+
+def test_the_rule_may_refuse_promotion_or_ignore_cells_that_were_not_accepted() -> None:
+    cells = [cell("a", ratio("ttft_s", 0.5, 0.4, 0.6)), cell("b", candidate="blocked")]
+    refuse = candidate_ruling(rule(TTFT_NI, not_accepted="do_not_promote"), cells, "cand")
+    assert refuse.outcome == "do_not_promote"
+    ignore = candidate_ruling(rule(TTFT_NI, not_accepted="ignore"), cells, "cand")
+    assert ignore.outcome == "promote" and ignore.criteria[0].deciding_cell == "a"
+
+
+def test_a_cell_the_rule_does_not_count_neither_blocks_nor_decides() -> None:
+    cells = [cell("a", ratio("ttft_s", 0.5, 0.4, 0.6)), cell("b", candidate="failed")]
+    assert candidate_ruling(rule(TTFT_NI, cells=["a"]), cells, "cand").outcome == "promote"
+
+
+def test_a_criterion_judges_only_its_kinds_and_cells() -> None:
+    cells = [
+        cell("nat", ratio("ttft_s", 0.5, 0.4, 0.6)),
+        cell("hol", ratio("ttft_s", 2.0, 1.8, 2.2), kind="head_of_line"),
+    ]
+    natural = {**TTFT_NI, "kinds": ["natural"]}
+    assert candidate_ruling(rule(natural), cells, "cand").outcome == "promote"
+    assert candidate_ruling(rule(TTFT_NI), cells, "cand").outcome == "do_not_promote"
+    only_hol = {**TTFT_NI, "cells": ["hol"]}
+    line = candidate_ruling(rule(only_hol), cells, "cand").criteria[0]
+    assert (line.status, line.deciding_cell) == ("not_met", "hol")
+    assert ", in hol:" in line.sentence
+
+
+def test_a_metric_without_a_ratio_leaves_no_decision() -> None:
+    found = candidate_ruling(rule(DECODE_SUP), [cell("a", ratio("ttft_s", 1, 1, 1))], "cand")
+    assert (found.outcome, found.criteria[0].status) == ("no_decision", "missing")
+    assert "a has no ratio for it" in found.criteria[0].sentence
+    nothing = candidate_ruling(rule({**DECODE_SUP, "kinds": ["needle"]}), [cell("a")], "cand")
+    assert nothing.criteria[0].sentence.endswith("missing — no comparable cell to judge.")
+
+
+def test_goodput_is_judged_on_its_point_ratio() -> None:
+    margin = {"metric": "goodput_rps", "non_inferiority": 0.05}
+    kept = candidate_ruling(rule(margin), [cell("a", goodput=(2.0, 1.96))], "cand")
+    assert kept.outcome == "promote" and kept.criteria[0].cells[0].ratio == 0.98
+    assert "goodput (req/s) no worse than 5% (candidate/incumbent ≥ 0.95): met — a 0.98×" in (
+        kept.criteria[0].sentence
+    )
+    lost = candidate_ruling(rule(margin), [cell("a", goodput=(2.0, 1.8))], "cand")
+    assert lost.outcome == "do_not_promote"
+    none = candidate_ruling(rule(margin), [cell("a", goodput=(0.0, 1.0))], "cand")
+    assert none.outcome == "no_decision"  # a ratio to no goodput says nothing
+
+
+def test_a_review_contradicts_the_rule_only_against_its_outcome() -> None:
+    met = [cell("a", ratio("ttft_s", 0.5, 0.4, 0.6))]
+    promoting = rule_ruling(rule(TTFT_NI), met, ["cand"])
+    assert rule_contradiction(Decision.NO_PROMOTION, promoting) == (
+        "the declared rule's outcome is promote for cand"
+    )
+    assert rule_contradiction(Decision.PROMOTE, promoting) is None
+    failing = rule_ruling(rule(TTFT_NI), [cell("a", ratio("ttft_s", 2, 1.8, 2.2))], ["cand"])
+    assert rule_contradiction(Decision.PROMOTE, failing) == (
+        "the declared rule promotes no candidate (Declared rule: do not promote cand: "
+        "of 1 criterion, 1 not met.)"
+    )
+    assert rule_contradiction(Decision.NO_PROMOTION, failing) is None
+    for ruling in (promoting, failing, None):
+        assert rule_contradiction(Decision.RERUN_CELLS, ruling) is None
+    assert rule_contradiction(Decision.PROMOTE, None) is None  # no rule declared
+
+
+def between(low: float | None, high: float | None) -> ReplicatedRatio:
+    return ReplicatedRatio(
+        cell="nat", candidate=CANDIDATE, metric="ttft_s", replicates=2,
+        compared=["nat-r1", "nat-r2"], ratios=[0.8, 1.0], ratio=0.9, low=low, high=high,
+        confidence=0.95, reason=None if low else "1 of 2 replicate pairs compared",
+    )  # fmt: skip
+
+
+REPLICAS = [
+    cell("nat-r1", ratio("ttft_s", 0.8, 0.7, 0.9)),
+    cell("nat-r2", ratio("ttft_s", 1.0, 0.9, 1.04)),
+]
+WRITTEN = {"nat-r1": "nat", "nat-r2": "nat"}
+
+
+def test_a_replicated_cell_is_judged_once_by_its_between_replicate_interval() -> None:
+    """Each window's own interval clears the margin, but the windows disagree: the
+    between-replicate interval, which sees that, straddles it."""
+    groups = Replicates([between(0.5, 1.6)], WRITTEN)
+    line = candidate_ruling(rule(TTFT_NI), REPLICAS, "cand", groups).criteria[0]
+    assert (line.status, line.deciding_cell, [c.cell for c in line.cells]) == (
+        "inconclusive", "nat", ["nat"],
+    )  # fmt: skip
+    assert "0.90× (95% between-replicate interval 0.50–1.60), straddles 1.05" in line.sentence
+    named = rule({**TTFT_NI, "cells": ["nat"]})  # by the id the cell was written under
+    assert candidate_ruling(named, REPLICAS, "cand", groups).criteria[0].deciding_cell == "nat"
+
+
+def test_replicates_without_a_between_replicate_interval_are_judged_one_by_one() -> None:
+    groups = Replicates([between(None, None)], WRITTEN)
+    line = candidate_ruling(rule(TTFT_NI), REPLICAS, "cand", groups).criteria[0]
+    assert (line.status, line.deciding_cell) == ("met", "nat-r2")
+    assert [c.cell for c in line.cells] == ["nat-r1", "nat-r2"]
+
+
+def test_a_p95_criterion_judges_the_tail_ratio_not_the_median() -> None:
+    tail_ni = {**TTFT_NI, "statistic": "p95"}
+    slow_tail = cell(
+        "a", ratio("ttft_s", 0.9, 0.8, 0.95), tail=[ratio("ttft_s", 1.6, 1.3, 1.9, "p95")]
+    )
+    line = candidate_ruling(rule(tail_ni), [slow_tail], "cand").criteria[0]
+    assert line.status == "not_met"
+    assert line.sentence.startswith("TTFT p95 no worse than 5% (candidate/incumbent ≤ 1.05)")
+    assert candidate_ruling(rule(TTFT_NI), [slow_tail], "cand").outcome == "promote"
+    missing = candidate_ruling(rule(tail_ni), [cell("a", ratio("ttft_s", 0.9, 0.8, 0.95))], "cand")
+    assert missing.criteria[0].status == "missing"
