@@ -7,6 +7,7 @@ follow are pure functions of what this module returns.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,9 @@ from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
-from workload.journal import read_journal
-from workload.outcome import RequestOutcome
+from workload.journal import JournalScan
+from workload.metrics import Timing
+from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
@@ -32,9 +34,12 @@ from workload.records import JOURNAL_NAME, PLAN_NAME
 class AttemptInputs:
     where: AttemptDir
     summary: RequestSummary | None
-    outcomes: tuple[RequestOutcome, ...]
     telemetry: TelemetrySummary | None
     judgement: Judgement
+
+    def scored_ok(self) -> list[Timing]:
+        """The journal's scored ok requests, read now (streamed, not kept: ask once)."""
+        return scored_ok(JournalScan(self.where.path / JOURNAL_NAME))
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,11 @@ class CampaignInputs:
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+
+
+def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[Timing]:
+    """The timings of the scored ok requests, which the comparison's ratios are taken over."""
+    return [Timing.of(o) for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK]
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:
@@ -99,7 +109,6 @@ def load_attempt(where: AttemptDir) -> AttemptInputs:
     return AttemptInputs(
         where=where,
         summary=RequestSummary.read(summary_path) if summary_path.is_file() else None,
-        outcomes=tuple(read_journal(where.path / JOURNAL_NAME).outcomes),
         telemetry=TelemetrySummary.read(telemetry_path) if telemetry_path.is_file() else None,
         judgement=read_judgement(where),
     )

@@ -13,6 +13,7 @@ Format history of ``RequestSummary.schema_version``:
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -23,8 +24,14 @@ from pydantic import Field
 
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from workload.journal import JournalContents, read_journal
-from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
+from workload.journal import JournalContents, JournalScan
+from workload.metrics import (
+    REQUEST_METRICS,
+    TimedRequest,
+    Timing,
+    aggregate_output_throughput,
+    cell_window,
+)
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
@@ -96,56 +103,102 @@ def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -
     return Stats(**asdict(dist), undefined=undefined or {})
 
 
-def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
-    result = {}
-    for name, fn in REQUEST_METRICS.items():
-        values: list[float] = []
-        undefined: Counter[str] = Counter()
-        for outcome in outcomes:
+class _MetricValues:
+    """Each request metric's values (floats only) and undefined reasons, request by request."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, array[float]] = {name: array("d") for name in REQUEST_METRICS}
+        self.undefined: dict[str, Counter[str]] = {name: Counter() for name in REQUEST_METRICS}
+
+    def add(self, outcome: TimedRequest) -> None:
+        for name, fn in REQUEST_METRICS.items():
             measured = fn(outcome)
             if measured.value is None:
-                undefined[measured.reason or "undefined"] += 1
+                self.undefined[name][measured.reason or "undefined"] += 1
             else:
-                values.append(measured.value)
-        result[name] = stats_of(values, dict(sorted(undefined.items())))
-    return result
+                self.values[name].append(measured.value)
+
+    def stats(self) -> dict[str, Stats]:
+        return {
+            name: stats_of(self.values[name], dict(sorted(self.undefined[name].items())))
+            for name in REQUEST_METRICS
+        }
+
+
+class _Tally:
+    """One pass over an attempt's journal lines: counts, and floats where a distribution
+    needs every value; no line is kept whole."""
+
+    def __init__(self, plan: RequestPlan, arm: str) -> None:
+        self.plan_hash, self.cell_id, self.arm = plan.sha256(), plan.cell.id, arm
+        self.lines = self.ours = self.warmups = self.diagnostics = 0
+        self.refusals = self.contract_violations = self.markers_missed = 0
+        self.indices: set[int] = set()
+        self.statuses: Counter[str] = Counter()
+        self.targets: set[int] = set()
+        self.scored: list[Timing] = []
+        self.input_tokens: array[float] = array("d")
+        self.completion_tokens: array[float] = array("d")
+        self.metrics = _MetricValues()
+
+    def add(self, o: RequestOutcome) -> None:
+        self.lines += 1
+        if not (
+            o.plan_sha256 == self.plan_hash and o.cell_id == self.cell_id and o.arm == self.arm
+        ):
+            return
+        self.ours += 1
+        self.warmups += o.phase is Phase.WARMUP
+        self.diagnostics += o.phase is Phase.DIAGNOSTIC
+        if o.phase is not Phase.SCORED:
+            return
+        self.scored.append(Timing.of(o))
+        self.indices.add(o.index)
+        self.statuses[o.status.value] += 1
+        self.refusals += o.refusal
+        self.contract_violations += _breaks_contract(o)
+        self.markers_missed += o.marker_found is False
+        self.targets.add(o.target_input_tokens)
+        if o.status is Status.OK:
+            if o.usage:
+                self.input_tokens.append(o.usage.prompt_tokens)
+                self.completion_tokens.append(o.usage.completion_tokens)
+            self.metrics.add(o)
 
 
 def summarize_journal(
-    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int
+    contents: JournalContents | JournalScan, plan: RequestPlan, *, arm: str, attempt: int
 ) -> RequestSummary:
-    """The summary of one attempt from its journal lines and the plan that was run."""
-    plan_hash = plan.sha256()
-    ours = [
-        o
-        for o in contents.outcomes
-        if o.plan_sha256 == plan_hash and o.cell_id == plan.cell.id and o.arm == arm
-    ]
-    scored = [o for o in ours if o.phase is Phase.SCORED]
-    ok = [o for o in scored if o.status is Status.OK]
+    """The summary of one attempt from its journal lines and the plan that was run.
+
+    A ``JournalScan`` streams: the journal is read once, line by line.
+    """
+    tally = _Tally(plan, arm)
+    for outcome in contents:
+        tally.add(outcome)
     planned = {r.index for r in plan.phase(Phase.SCORED)}
-    window = cell_window(scored)
-    throughput = aggregate_output_throughput(scored)
+    window = cell_window(tally.scored)
+    throughput = aggregate_output_throughput(tally.scored)
     return RequestSummary(
         cell_id=plan.cell.id,
         arm=arm,
         attempt=attempt,
-        plan_sha256=plan_hash,
+        plan_sha256=tally.plan_hash,
         quantile_method=PERCENTILE_METHOD,
         planned_scored=len(planned),
-        journaled_scored=len({o.index for o in scored}),
-        missing_scored=sorted(planned - {o.index for o in scored}),
-        foreign_lines=len(contents.outcomes) - len(ours),
-        statuses=dict(sorted(Counter(o.status.value for o in scored).items())),
-        warmups=sum(1 for o in ours if o.phase is Phase.WARMUP),
-        diagnostics=sum(1 for o in ours if o.phase is Phase.DIAGNOSTIC),
-        refusals=sum(1 for o in scored if o.refusal),
-        contract_violations=sum(1 for o in scored if _breaks_contract(o)),
-        markers_missed=sum(1 for o in scored if o.marker_found is False),
-        target_input_tokens=sorted({o.target_input_tokens for o in scored}),
-        input_tokens=stats_of([o.usage.prompt_tokens for o in ok if o.usage]),
-        completion_tokens=stats_of([o.usage.completion_tokens for o in ok if o.usage]),
-        metrics=metric_stats(ok),
+        journaled_scored=len(tally.indices),
+        missing_scored=sorted(planned - tally.indices),
+        foreign_lines=tally.lines - tally.ours,
+        statuses=dict(sorted(tally.statuses.items())),
+        warmups=tally.warmups,
+        diagnostics=tally.diagnostics,
+        refusals=tally.refusals,
+        contract_violations=tally.contract_violations,
+        markers_missed=tally.markers_missed,
+        target_input_tokens=sorted(tally.targets),
+        input_tokens=stats_of(tally.input_tokens),
+        completion_tokens=stats_of(tally.completion_tokens),
+        metrics=tally.metrics.stats(),
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,
@@ -165,4 +218,4 @@ def summarize_attempt(folder: Path, *, arm: str, attempt: int) -> RequestSummary
     """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
-    return summarize_journal(read_journal(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)
+    return summarize_journal(JournalScan(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)
