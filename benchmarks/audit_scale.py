@@ -9,7 +9,9 @@ each in its own process so that its peak RSS is its own: ``write_bundle`` over
 the folder, ``faceoff audit`` of the bundle (every hash and every recomputation),
 and coreutils ``sha256sum -c SHA256SUMS`` over the same files, the floor for the
 audit's hashing part. Prints one row per size (medians over ``--rounds``) with the
-ratios audit / sha256sum and write / audit, then the same as one JSON line.
+ratios audit / sha256sum and write / audit (wall time; CPU time, user + system, is shown
+beside it, since a loaded shared host stretches the wall clock), then the same as one
+JSON line.
 Targets: the 1 M audit within 60 s, its peak RSS not growing with the journal, and
 the bundle write within twice the audit.
 """
@@ -31,6 +33,7 @@ from benchmarks.synthetic_campaign import CAMPAIGN, Shape, generate
 from lanes.receipt import RECEIPT_FILE
 
 REPO = Path(__file__).resolve().parents[1]
+TIME = "/usr/bin/time"  # GNU time: wall, user, system seconds and maximum RSS
 WRITE = """
 import sys
 from datetime import UTC, datetime
@@ -48,20 +51,22 @@ write_bundle(Path(sys.argv[1]), now=lambda: datetime.now(UTC), host=host, source
 @dataclass(frozen=True)
 class Run:
     seconds: float
+    cpu_seconds: float  # user + system: what a loaded shared host does not inflate
     peak_rss_mib: float
 
 
 def measured(command: list[str], cwd: Path) -> Run:
-    """Wall time and the child's own peak RSS (wait4's rusage); a failure stops the benchmark."""
+    """Wall time, CPU time and peak RSS of ``command`` as GNU time reports them (its child
+    is exec'd from time itself, so the figure is the command's own, not this process's
+    forked image); a failure stops the benchmark."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    start = time.perf_counter()
-    child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - start
-    output = child.stdout.read().decode(errors="replace") if child.stdout else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command[:4])} failed in {cwd}:\n{output[-2000:]}")
-    return Run(seconds, usage.ru_maxrss / 1024)
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        timed = [TIME, "-f", "%e %U %S %M", "-o", report.name, *command]
+        done = subprocess.run(timed, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command[:4])} failed in {cwd}:\n{done.stdout[-2000:]}")
+        wall, user, system, rss_kib = report.read().split()[-4:]
+    return Run(float(wall), float(user) + float(system), int(rss_kib) / 1024)
 
 
 def campaign_at(workdir: Path, requests: int) -> tuple[Path, float | None]:
@@ -76,7 +81,9 @@ def campaign_at(workdir: Path, requests: int) -> tuple[Path, float | None]:
 
 def median_run(runs: list[Run]) -> Run:
     return Run(
-        statistics.median(r.seconds for r in runs), statistics.median(r.peak_rss_mib for r in runs)
+        statistics.median(r.seconds for r in runs),
+        statistics.median(r.cpu_seconds for r in runs),
+        statistics.median(r.peak_rss_mib for r in runs),
     )
 
 
@@ -105,6 +112,7 @@ def row(requests: int, folder: Path, rounds: int, generated: float | None) -> di
         "rounds": rounds,
         "generated_s": None if generated is None else round(generated, 1),
         "median_s": {k: round(v.seconds, 2) for k, v in found.items()},
+        "median_cpu_s": {k: round(v.cpu_seconds, 2) for k, v in found.items()},
         "peak_rss_mib": {k: round(v.peak_rss_mib, 1) for k, v in found.items()},
         "audit_over_sha256sum": round(audit.seconds / peer.seconds, 1),
         "write_over_audit": round(write.seconds / audit.seconds, 2),
@@ -112,19 +120,20 @@ def row(requests: int, folder: Path, rounds: int, generated: float | None) -> di
 
 
 HEADER = (
-    f"{'requests':>9} {'files':>6} {'MiB':>8} {'write s':>8} {'RSS MiB':>8} "
-    f"{'audit s':>8} {'RSS MiB':>8} {'sha256sum s':>11} {'audit/sum':>9} {'write/audit':>11}"
+    f"{'requests':>9} {'files':>6} {'MiB':>8} {'write s':>8} {'cpu s':>7} {'RSS MiB':>8} "
+    f"{'audit s':>8} {'cpu s':>7} {'RSS MiB':>8} {'sha256sum s':>11} {'audit/sum':>9} "
+    f"{'write/audit':>11}"
 )
 
 
 def line(found: dict[str, object]) -> str:
-    seconds, rss = found["median_s"], found["peak_rss_mib"]
-    assert isinstance(seconds, dict) and isinstance(rss, dict)
+    seconds, cpu, rss = found["median_s"], found["median_cpu_s"], found["peak_rss_mib"]
+    assert isinstance(seconds, dict) and isinstance(cpu, dict) and isinstance(rss, dict)
     return (
         f"{found['requests']:>9} {found['files']:>6} {found['mib']:>8} "
-        f"{seconds['write_bundle']:>8} {rss['write_bundle']:>8} {seconds['audit']:>8} "
-        f"{rss['audit']:>8} {seconds['sha256sum_c']:>11} {found['audit_over_sha256sum']:>9} "
-        f"{found['write_over_audit']:>11}"
+        f"{seconds['write_bundle']:>8} {cpu['write_bundle']:>7} {rss['write_bundle']:>8} "
+        f"{seconds['audit']:>8} {cpu['audit']:>7} {rss['audit']:>8} {seconds['sha256sum_c']:>11} "
+        f"{found['audit_over_sha256sum']:>9} {found['write_over_audit']:>11}"
     )
 
 

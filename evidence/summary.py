@@ -214,8 +214,12 @@ def _breaks_contract(outcome: RequestOutcome) -> bool:
     return outcome.contract_words is not None and outcome.output_words != outcome.contract_words
 
 
-def summarize_attempt(folder: Path, *, arm: str, attempt: int) -> RequestSummary:
-    """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
+def summarize_attempt(
+    folder: Path, *, arm: str, attempt: int, journal: JournalContents | None = None
+) -> RequestSummary:
+    """Recompute an attempt's summary from ``journal.jsonl`` (streamed, unless ``journal``
+    holds it already) and ``requests.json``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
-    return summarize_journal(JournalScan(folder / JOURNAL_NAME), plan, arm=arm, attempt=attempt)
+    lines = journal if journal is not None else JournalScan(folder / JOURNAL_NAME)
+    return summarize_journal(lines, plan, arm=arm, attempt=attempt)

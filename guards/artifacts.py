@@ -92,8 +92,13 @@ class CellArtifacts:
         return next((s for s in self.engine if s.seq == seq), None)
 
 
-def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
-    """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged."""
+def load_cell(
+    folder: Path, table: AliasTable | None = None, *, journal: JournalContents | None = None
+) -> CellArtifacts:
+    """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged.
+
+    ``journal``: its ``journal.jsonl`` when the caller has read it already.
+    """
     folder = Path(folder)
     if not (folder / CELL_FILE).exists():
         raise FaceoffError(
@@ -108,7 +113,7 @@ def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
         record=record,
         plan=plan,
         plan_error=plan_error,
-        journal=read_journal(folder / JOURNAL_NAME),
+        journal=journal if journal is not None else read_journal(folder / JOURNAL_NAME),
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
         stalls=samples.stalls,
