@@ -287,7 +287,7 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     # The renderer loads matplotlib: only an audit that gets this far pays for it.
     from evidence.report import render_report  # noqa: PLC0415
 
-    _rendered(folder, REPORT_FILE, render_report(fresh, card, inputs.attempts), report)
+    _rendered(folder, REPORT_FILE, render_report(fresh, inputs.attempts), report)
     _manifest(folder, fresh, report)
     _tickets(folder, fresh, report)
 

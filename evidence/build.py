@@ -8,11 +8,14 @@ from datetime import datetime
 from evidence.aa import METHOD as AA_METHOD
 from evidence.aa import aa_calibration
 from evidence.arms import arm_entry
+from evidence.attempts import with_standing
 from evidence.caveats import caveats
 from evidence.cells import cell_entry
 from evidence.comparison import Comparison, ReviewRef
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.inputs import CampaignInputs
+from evidence.replicates import METHOD as REPLICATE_METHOD
+from evidence.replicates import replicated_ratios
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
 from evidence.totals import arm_totals
 from guards.dispositions import pair_view
@@ -34,6 +37,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
             cell,
             [p.arm for p in the_plan.arms if cell in p.cells],
             inputs.attempts,
+            history=inputs.history,
             pairs=[p for p in pairs if p.cell_id == cell.id],
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
@@ -41,6 +45,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         for cell in matrix.cells
     ]
     covered = coverage(the_plan, cells)
+    replicated = replicated_ratios(matrix.cells, cells)
     failed = failures(cells, matrix.campaign.name)
     restored = restoration(inputs.receipt)
     not_applicable = {
@@ -62,14 +67,15 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         failures=failed,
         restoration=restored,
         tickets=ticket_refs(failed, matrix.campaign.name),
-        reviews=list(reviews),
+        reviews=[with_standing(r, cells) for r in reviews],
         not_applicable=not_applicable,
         caveats=caveats(arms, cells, covered, restored, not_applicable),
         percentile_method=PERCENTILE_METHOD,
-        ratio_method=RATIO_METHOD,
+        ratio_method=f"{RATIO_METHOD}; {REPLICATE_METHOD}" if replicated else RATIO_METHOD,
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        replicated=replicated,
     )
 
 

@@ -144,7 +144,7 @@ def write_views(
         RESULT_FILE: write_text_atomic(folder.path(RESULT_FILE), card, replace=True),
         REPORT_FILE: write_text_atomic(
             folder.path(REPORT_FILE),
-            render_report(comparison, card, inputs.attempts),
+            render_report(comparison, inputs.attempts),
             replace=True,
         ),
     }

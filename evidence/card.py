@@ -1,17 +1,20 @@
 """``RESULT.md``, the result card: a renderer of ``comparison.json`` that computes nothing.
 
-Its sections follow an operator's write-up: decision, scope, the headline card,
-ratios, recipes and workload, full measurements, coverage, failures and tickets,
-restoration, caveats, definitions, reviews, and numbered sources naming the
-comparison key and the bundle files behind every figure.
+Its sections follow an operator's write-up: decision, scope, the verdict per cell,
+the headline card, ratios, recipes and workload, full measurements, coverage and
+attempts, failures and tickets, restoration, caveats and reviews; then the appendix:
+definitions, and numbered sources naming the comparison key and the bundle files
+behind every figure (as links relative to the bundle's root).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from evidence import card_tables as tables
-from evidence.comparison import Comparison, Ratio
+from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef
 from evidence.format import join_words
-from evidence.markdown import Sources, table
+from evidence.markdown import Sources, link, links, table
 
 DECISIONS = {
     "promote": "promote the candidate",
@@ -20,45 +23,89 @@ DECISIONS = {
 }
 
 
+@dataclass(frozen=True)
+class CardParts:
+    """The card's sections, so that report.html can lay them out around its plots."""
+
+    title: str  # "campaign: incumbent versus candidates"
+    lead: list[str]  # decision line, scope, the A/A verdict
+    verdicts: str  # the verdict per cell
+    body: list[str]  # the headline card to the reviews
+    appendix: list[str]  # definitions and the numbered sources: the footnotes
+
+    def markdown(self) -> str:
+        parts = [f"# {self.title}", *self.lead, self.verdicts, *self.body, *self.appendix]
+        return "\n\n".join(parts) + "\n"
+
+
 def render_card(comparison: Comparison) -> str:
+    return card_parts(comparison).markdown()
+
+
+def card_parts(comparison: Comparison) -> CardParts:
+    c = comparison
     sources = Sources()
-    parts = [
-        _title(comparison),
-        _decision(comparison),
-        _scope(comparison),
-        *([comparison.aa.sentence] if comparison.aa else []),
-        "## Result card\n\n" + tables.headline(comparison, sources),
-        "## What the measurements establish\n\n" + _established(comparison),
-        "## Candidate / incumbent ratios\n\n" + tables.ratios(comparison, sources),
-        "## Recipes and workload\n\n" + tables.recipes(comparison) + "\n\n" + _workload(comparison),
-        "## Full measurements\n\n" + tables.measurements(comparison, sources),
-        "## Coverage and dispositions\n\n" + tables.dispositions(comparison),
-        "## Failures and their evidence\n\n" + _failures(comparison),
-        "## Restoration\n\n" + _restoration(comparison),
-        "## Caveats\n\n" + "\n".join(f"- {c.text}" for c in comparison.caveats),
-        _definitions(comparison),
-        "## Reviews\n\n" + _reviews(comparison),
-        "## Sources\n\nEvery figure above is read from `comparison.json`, which was computed "
-        "from the native artifacts named here.\n\n" + sources.render(),
+    body = [
+        "## Result card\n\n" + tables.headline(c, sources),
+        "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
+        *([_replicated(c)] if c.replicated else []),
+        "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
+        "## Full measurements\n\n" + tables.measurements(c, sources),
+        "## Coverage and attempts\n\n" + tables.dispositions(c),
+        "## Failures and their evidence\n\n" + _failures(c),
+        "## Restoration\n\n" + _restoration(c),
+        "## Caveats\n\n" + "\n".join(f"- {x.text}" for x in c.caveats),
+        "## Reviews\n\n" + _reviews(c),
     ]
-    return "\n\n".join(parts) + "\n"
+    return CardParts(
+        title=_title(c),
+        lead=[_decision(c), _scope(c), *([c.aa.sentence] if c.aa else [])],
+        verdicts="## Verdict per cell\n\n" + verdicts(c),
+        body=body,
+        appendix=[
+            "## Appendix: definitions\n\n" + _definitions(c),
+            "## Appendix: sources\n\nEvery figure above is read from `comparison.json`, "
+            "which was computed from the native artifacts named here.\n\n" + sources.render(),
+        ],
+    )
 
 
 def _title(c: Comparison) -> str:
     names = [a.name for a in c.arms]
-    return f"# {c.campaign}: {names[0]} versus {join_words(names[1:], 'and')}"
+    return f"{c.campaign}: {names[0]} versus {join_words(names[1:], 'and')}"
+
+
+def standing_review(c: Comparison) -> ReviewRef | None:
+    """The last review, unless an attempt begun after it superseded it; a rerun_cells
+    decision stands while a run it named is still to rerun."""
+    last = c.reviews[-1] if c.reviews else None
+    if last is None or (last.superseded_by and not last.outstanding):
+        return None
+    return last
+
+
+def decision_words(c: Comparison) -> str:
+    """The standing human decision, or why there is none."""
+    last = standing_review(c)
+    if last is None and c.reviews:
+        old = c.reviews[-1]
+        return (
+            f"pending human review (the {old.decision} recorded by {old.reviewer} was "
+            f"superseded by {len(old.superseded_by)} later attempt(s))"
+        )
+    if last is None:
+        return "pending human review"
+    by = f"recorded by {last.reviewer}"
+    if last.decision == "rerun_cells":
+        return f"rerun {join_words(last.outstanding, 'and')} before deciding ({by})"
+    return f"{DECISIONS.get(last.decision, last.decision)} ({by})"
 
 
 def _decision(c: Comparison) -> str:
     observed = c.observed_from.date().isoformat() if c.observed_from else "not recorded"
-    if c.reviews:
-        last = c.reviews[-1]
-        decision = f"{DECISIONS.get(last.decision, last.decision)} (recorded by {last.reviewer})"
-    else:
-        decision = "pending human review"
     incumbent = c.arms[0].name
     tail = f"incumbent {incumbent} restored" if c.restoration.proven else "restoration not proven"
-    line = f"Observed: {observed}. Decision: {decision}; {tail}."
+    line = f"Observed: {observed}. Decision: {decision_words(c)}; {tail}."
     return f"{line}\n\n{c.description}" if c.description else line
 
 
@@ -72,33 +119,60 @@ def _scope(c: Comparison) -> str:
     )
 
 
-def _established(c: Comparison) -> str:
-    """Per cell, the ratios whose interval excludes 1, and those it cannot separate from 1."""
-    lines = []
-    for cell in c.cells:
-        for pair in cell.pairs:
-            if not pair.comparable:
-                lines.append(f"- {cell.id}: not compared ({pair.sentence}).")
-                continue
-            ratios = [r for r in cell.ratios if r.candidate == pair.candidate]
-            clear = [r for r in ratios if r.low > 1 or r.high < 1]
-            unclear = [tables.RATIO_LABELS[r.metric] for r in ratios if r not in clear]
-            said = join_words([_ratio_words(r) for r in clear], "and") or "no ratio"
-            tail = (
-                f"; the intervals of {join_words(unclear, 'and')} include 1 at this n"
-                if unclear
-                else ""
-            )
-            lines.append(f"- {cell.id} (C{cell.concurrency}), {pair.candidate}: {said}{tail}.")
-    return "\n".join(lines) or "No pair was planned."
+VERDICT_NOTE = (
+    "For the candidate against the incumbent, cell by cell: better or worse where a ratio's "
+    "interval excludes 1, read in each metric's direction (rates are better higher, times "
+    "lower); no difference where it includes 1 at this n."
+)
+
+
+def verdicts(c: Comparison) -> str:
+    """One line per cell and candidate: the pair's verdict and the ratios behind it."""
+    lines = [_verdict_line(cell, pair) for cell in c.cells for pair in cell.pairs]
+    if not lines:
+        return "No pair was planned."
+    return VERDICT_NOTE + "\n\n" + "\n".join(lines)
+
+
+def _verdict_line(cell: CellEntry, pair: PairEntry) -> str:
+    head = f"- {cell.id} (C{cell.concurrency}), {pair.candidate}"
+    if not pair.comparable:
+        return f"{head}: not compared ({pair.sentence.rstrip('.')})."
+    ratios = [r for r in cell.ratios if r.candidate == pair.candidate]
+    said = [
+        f"{verdict} on {join_words([_ratio_words(r) for r in found], 'and')}"
+        for verdict in ("better", "worse")
+        if (found := [r for r in ratios if r.verdict == verdict])
+    ]
+    same = [tables.RATIO_LABELS[r.metric] for r in ratios if r.verdict == "no difference"]
+    if same:
+        said.append(f"no difference on {join_words(same, 'and')}")
+    return f"{head}: **{pair.verdict}** — {'; '.join(said) or 'no ratio'}."
 
 
 def _ratio_words(r: Ratio) -> str:
-    label = tables.RATIO_LABELS[r.metric]
     return (
-        f"{label} p50 {r.ratio:.2f}× the incumbent's ({r.confidence:.0%} interval "
-        f"{r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate} requests in "
-        f"{r.blocks_incumbent}/{r.blocks_candidate} blocks)"
+        f"{tables.RATIO_LABELS[r.metric]} ({r.ratio:.2f}× the incumbent's p50, "
+        f"{r.confidence:.0%} interval {r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate})"
+    )
+
+
+def _replicated(c: Comparison) -> str:
+    """Replicated cells: the interval that sees the variance between windows."""
+    lines = []
+    for r in c.replicated:
+        label = tables.RATIO_LABELS[r.metric]
+        each = ", ".join(f"{x:.2f}" for x in r.ratios)
+        if r.low is None or r.high is None or r.ratio is None:
+            lines.append(f"- {r.cell}, {r.candidate}, {label} p50: no interval ({r.reason}).")
+            continue
+        lines.append(
+            f"- {r.cell}, {r.candidate}, {label} p50: {r.ratio:.2f}× ({r.confidence:.0%} "
+            f"between-replicate interval {r.low:.2f}–{r.high:.2f}; replicates {each})."
+        )
+    return (
+        "## Between replicates\n\nEach replicated cell ran once per pass, arms alternating, "
+        "so these intervals include the host's variation between windows.\n\n" + "\n".join(lines)
     )
 
 
@@ -132,14 +206,14 @@ def _failures(c: Comparison) -> str:
         return "No cell run failed or was blocked."
     lines = []
     for f in c.failures:
-        ticket = f" Ticket `tickets/{f.ticket}.md`." if f.ticket else ""
-        files = ", ".join(f"`{p}`" for p in f.evidence) or "no files (never ran)"
+        ticket = f" Ticket {link(f'tickets/{f.ticket}.md')}." if f.ticket else ""
+        files = links(f.evidence) or "no files (never ran)"
         lines.append(
             f"- **{f.cell} / {f.arm}: {f.disposition}** ({f.reason_code}). "
             f"{(f.reason or 'no reason recorded').rstrip('.')}. Evidence: {files}.{ticket}"
         )
     if c.tickets:
-        lines.append("\nFollow-up tickets: " + ", ".join(f"`{t.path}`" for t in c.tickets) + ".")
+        lines.append("\nFollow-up tickets: " + links([t.path for t in c.tickets]) + ".")
     return "\n".join(lines)
 
 
@@ -156,7 +230,7 @@ def _restoration(c: Comparison) -> str:
     )
     problems = f" Problems: {'; '.join(r.problems)}." if r.problems else ""
     return (
-        f"At {at} the receipt (`receipt.json`, self-hashed and verified) recorded outcome "
+        f"At {at} the receipt ({link('receipt.json')}, self-hashed and verified) recorded outcome "
         f"**{r.outcome}**: {body}. {changed}{problems}"
     )
 
@@ -164,14 +238,25 @@ def _restoration(c: Comparison) -> str:
 def _definitions(c: Comparison) -> str:
     body = c.definitions.replace("## Metric definitions", "").strip()
     ratios = f"{c.percentile_method}. Ratios: {c.ratio_method}."
-    return f"## Definitions\n\n{ratios}\n\n{c.instrument_method}\n\n{body}"
+    return f"{ratios}\n\n{c.instrument_method}\n\n{body}"
 
 
 def _reviews(c: Comparison) -> str:
     if not c.reviews:
         return "No review recorded yet (`faceoff review` records one)."
-    return "\n".join(
-        f"- {r.at.isoformat()} {r.reviewer}: **{r.decision}** — {r.note}"
-        + (f" (forced: {r.forced_reason})" if r.forced_reason else "")
-        for r in c.reviews
-    )
+    return "\n".join(_review_line(r) for r in c.reviews)
+
+
+def _review_line(r: ReviewRef) -> str:
+    cells = f" ({', '.join(r.cells)})" if r.cells else ""
+    forced = f" (forced: {r.forced_reason})" if r.forced_reason else ""
+    line = f"- {r.at.isoformat()} {r.reviewer}: **{r.decision}**{cells} — {r.note}{forced}"
+    if r.superseded_by:
+        line += f". Superseded by {join_words(r.superseded_by, 'and')}"
+    if r.decision == "rerun_cells":
+        line += (
+            f". Still to rerun: {join_words(r.outstanding, 'and')}"
+            if r.outstanding
+            else (". Every run it named was rerun")
+        )
+    return line

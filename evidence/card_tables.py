@@ -11,7 +11,6 @@ from evidence.layout import CELLS_DIR
 from evidence.markdown import Sources, table
 from lanes.records import BOOT_LOG_FILE
 
-NOT_ACCEPTED = "not accepted"
 Cell = Callable[[ArmCell], str]
 RATIO_LABELS = {
     "effective_prefill_tps": "effective prefill",
@@ -53,7 +52,21 @@ def _value(cell: CellEntry, arm: str, render: Cell) -> str:
     entry = next((a for a in cell.arms if a.arm == arm), None)
     if entry is None:
         return "not planned"
-    return render(entry) if entry.disposition == "accepted" else NOT_ACCEPTED
+    return render(entry) if entry.disposition == "accepted" else standing(entry)
+
+
+def disposition(a: ArmCell) -> str:
+    """The disposition with its reason code: 'failed (contract_overrun)'."""
+    coded = a.disposition != "accepted" and a.reason_code
+    return f"{a.disposition} ({a.reason_code})" if coded else a.disposition
+
+
+def standing(a: ArmCell) -> str:
+    """A cell run's disposition with its reason, in place of figures that do not count."""
+    if a.disposition == "accepted":
+        return "accepted"
+    reason = a.reason or ("not run yet" if a.disposition == "pending" else "no reason recorded")
+    return f"{disposition(a)}: {reason.rstrip('.')}"
 
 
 def _accepted_somewhere(cell: CellEntry) -> bool:
@@ -73,11 +86,12 @@ def headline(c: Comparison, sources: Sources) -> str:
     for cell in filter(_accepted_somewhere, c.cells):
         files = [a.sources["summary"] for a in cell.arms if "summary" in a.sources]
         for n, (label, key, render) in enumerate(HEADLINE):
-            prefix = _cell_label(cell) if n == 0 else "Same cell"
             ref = sources.ref(f"cells[{cell.id}].arms[*].{key}", files)
-            rows.append([f"{prefix}: {label}", *(_value(cell, a, render) for a in names), ref])
-    rows += _totals_rows(c, sources)
-    return table(["Measurement", *names, "source"], rows)
+            values = (_value(cell, a, render) for a in names)
+            rows.append([_cell_label(cell) if n == 0 else "", label, *values, ref])
+    rows += [["all accepted cells" if n == 0 else "", *row]
+             for n, row in enumerate(_totals_rows(c, sources))]  # fmt: skip
+    return table(["cell", "measurement", *names, "source"], rows)
 
 
 def _row(label: str, values: list[str], ref: str | None = None) -> list[str]:
@@ -153,8 +167,9 @@ def _cells_of(c: Comparison, cell_ids: list[str | None], kind: str = "telemetry"
 RATIO_NOTE = (
     "Candidate p50 divided by incumbent p50 within one cell; in brackets the {confidence:.0%} "
     "block bootstrap interval; n is the requests each side rests on and, in brackets, the "
-    "blocks of consecutive requests the interval resampled. Above 1 is higher for the "
-    "candidate: better for rates (prefill, decode), worse for times (TTFO, TTFT, E2E, TPOT)."
+    "blocks of consecutive requests the interval resampled. The verdict is the candidate's: "
+    "better or worse where the interval excludes 1, read in each metric's direction (rates "
+    "are better higher, times lower), no difference where it includes 1."
 )
 
 
@@ -169,7 +184,7 @@ def ratios(c: Comparison, sources: Sources) -> str:
             sizes = (
                 f"{r.n_incumbent} / {r.n_candidate} ({r.blocks_incumbent} / {r.blocks_candidate})"
             )
-            rows.append([cell.id, r.candidate, label, interval, sizes, ref])
+            rows.append([cell.id, r.candidate, label, r.verdict, interval, sizes, ref])
     if not rows:
         return "No cell is comparable on the incumbent and a candidate, so no ratio is given."
     confidence = next(r.confidence for cell in c.cells for r in cell.ratios)
@@ -177,6 +192,7 @@ def ratios(c: Comparison, sources: Sources) -> str:
         "cell",
         "candidate",
         "metric",
+        "verdict",
         "ratio [interval]",
         "n (blocks) inc. / cand.",
         "source",
@@ -236,12 +252,15 @@ def recipes(c: Comparison) -> str:
     return table(["Property", *_arm_names(c)], _recipe_rows(c) + _lane_rows(c))
 
 
-MEASUREMENT_HEADER = [
+LATENCY_HEADER = [
     "cell", "arm", "disposition", "ok", "input p50", "output p50", "TTFO p50/p95",
     "TTFT p50/p95", "E2E p50/p95", "TPOT p50/p95", "eff. prefill p50/p95 tok/s",
-    "decode p50/p95 tok/s", "aggregate tok/s", "engine prefill / queue mean",
-    "max running / waiting", "max KV usage", "preemptions", "lane memory peak",
-    "host stalls (longest) / client CPU wait", "source",
+    "decode p50/p95 tok/s", "aggregate tok/s", "source",
+]  # fmt: skip
+ENGINE_HEADER = [
+    "cell", "arm", "disposition", "engine prefill / queue mean", "max running / waiting",
+    "max KV usage", "preemptions", "lane memory peak", "host stalls (longest) / client CPU wait",
+    "source",
 ]  # fmt: skip
 
 
@@ -261,17 +280,26 @@ def _engine_cells(a: ArmCell) -> list[str]:
     ]
 
 
-def _measurement_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
+def _latency_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
     tokens = [s.p50 if s else None for s in (a.input_tokens, a.completion_tokens)]
     return [
         cell.id,
         a.arm,
-        a.disposition,
+        disposition(a),
         str(a.statuses.get("ok", 0)),
         *(fmt.count(t) for t in tokens),
         *(_pair(a, k, fmt.seconds) for k in ("ttfo_s", "ttft_s", "e2e_s", "tpot_s")),
         *(_pair(a, k, fmt.rate) for k in ("effective_prefill_tps", "decode_tps")),
         fmt.rate(a.aggregate_output_tps),
+        ref,
+    ]
+
+
+def _engine_row(cell: CellEntry, a: ArmCell, ref: str) -> list[str]:
+    return [
+        cell.id,
+        a.arm,
+        disposition(a),
         *_engine_cells(a),
         fmt.gib(a.memory.lane_peak_bytes if a.memory else None),
         _stalls(a),
@@ -288,13 +316,16 @@ def _stalls(a: ArmCell) -> str:
 
 
 def measurements(c: Comparison, sources: Sources) -> str:
-    rows = []
+    """Two tables of the same rows (requests and latency; engine, memory and host), narrow
+    enough to read without scrolling sideways."""
+    latency, engine = [], []
     for cell in c.cells:
         for a in (a for a in cell.arms if a.metrics):
             files = [a.sources[k] for k in ("summary", "telemetry") if k in a.sources]
             ref = sources.ref(f"cells[{cell.id}].arms[{a.arm}]", files)
-            rows.append(_measurement_row(cell, a, ref))
-    return table(MEASUREMENT_HEADER, rows)
+            latency.append(_latency_row(cell, a, ref))
+            engine.append(_engine_row(cell, a, ref))
+    return table(LATENCY_HEADER, latency) + "\n\n" + table(ENGINE_HEADER, engine)
 
 
 def dispositions(c: Comparison) -> str:
@@ -305,11 +336,33 @@ def dispositions(c: Comparison) -> str:
         ]
         for a in c.coverage.arms
     ]
-    runs = [
-        [cell.id, a.arm, str(a.attempt or "—"), a.disposition, a.reason_code or "", a.reason or ""]
+    count_header = ["arm", "planned", "accepted", "failed", "blocked", "pending", "successful"]
+    return table(count_header, counts) + "\n\n" + attempts(c)
+
+
+def attempts(c: Comparison) -> str:
+    """Every attempt of every cell run: a rerun's earlier attempts stay, marked superseded."""
+    rows = [
+        [
+            cell.id,
+            a.arm,
+            str(h.attempt),
+            h.started_at.isoformat(sep=" ", timespec="seconds") if h.started_at else fmt.MISSING,
+            h.disposition,
+            h.reason_code or "",
+            h.reason or "",
+            "stands" if h.stands else "superseded by a later attempt",
+        ]
         for cell in c.cells
         for a in cell.arms
+        for h in a.history
     ]
-    count_header = ["arm", "planned", "accepted", "failed", "blocked", "pending", "successful"]
-    run_header = ["cell", "arm", "attempt", "disposition", "reason code", "reason"]
-    return table(count_header, counts) + "\n\n" + table(run_header, runs)
+    rows += [
+        [cell.id, a.arm, fmt.MISSING, fmt.MISSING, "pending", "", "not run yet", ""]
+        for cell in c.cells
+        for a in cell.arms
+        if not a.history
+    ]
+    header = ["cell", "arm", "attempt", "started", "disposition", "reason code", "reason",
+              "verdict"]  # fmt: skip
+    return "Attempts of each cell run, oldest first:\n\n" + table(header, rows)

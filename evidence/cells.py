@@ -7,16 +7,19 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence.attempts import attempt_history
 from evidence.comparison import (
     ArmCell,
     CellEntry,
     EngineFacts,
     MemoryFacts,
     PairEntry,
+    PairVerdict,
     Ratio,
+    RatioVerdict,
     StallFacts,
 )
-from evidence.inputs import AttemptInputs
+from evidence.inputs import AttemptInputs, PastAttempt
 from evidence.judgement import NOT_RUN
 from evidence.layout import AttemptDir
 from evidence.stats import Sample, median_ratio, time_blocks
@@ -25,7 +28,7 @@ from guards.dispositions import PairStatus
 from guards.record import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.metrics import REQUEST_METRICS, TimedRequest
+from workload.metrics import REQUEST_METRICS, TimedRequest, higher_is_better
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
@@ -42,12 +45,33 @@ def cell_entry(
     arms: Sequence[Arm],
     attempts: Mapping[tuple[str, str], AttemptInputs],
     *,
+    history: Mapping[tuple[str, str], Sequence[PastAttempt]],
     pairs: Sequence[PairStatus],
     seed: int,
     root: Path,
 ) -> CellEntry:
-    entries = [arm_cell(cell, arm.name, attempts.get((cell.id, arm.name)), root) for arm in arms]
+    entries = [
+        arm_cell(
+            cell,
+            arm.name,
+            attempts.get((cell.id, arm.name)),
+            root,
+            history.get((cell.id, arm.name), ()),
+        )
+        for arm in arms
+    ]
     comparable = [p.candidate for p in pairs if p.comparable]
+    ratios = [
+        ratio
+        for candidate in comparable
+        for ratio in pair_ratios(
+            cell,
+            attempts[(cell.id, arms[0].name)],
+            attempts[(cell.id, candidate)],
+            candidate,
+            seed,
+        )
+    ]
     return CellEntry(
         id=cell.id,
         kind=cell.kind.value,
@@ -64,24 +88,25 @@ def cell_entry(
                 comparable=p.comparable,
                 reason=p.reason.value if p.reason else None,
                 sentence=p.sentence,
+                verdict=(
+                    pair_verdict([r for r in ratios if r.candidate == p.candidate])
+                    if p.comparable
+                    else "not compared"
+                ),
             )
             for p in pairs
         ],
-        ratios=[
-            ratio
-            for candidate in comparable
-            for ratio in pair_ratios(
-                cell,
-                attempts[(cell.id, arms[0].name)],
-                attempts[(cell.id, candidate)],
-                candidate,
-                seed,
-            )
-        ],
+        ratios=ratios,
     )
 
 
-def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) -> ArmCell:
+def arm_cell(
+    cell: Cell,
+    arm: str,
+    attempt: AttemptInputs | None,
+    root: Path,
+    history: Sequence[PastAttempt] = (),
+) -> ArmCell:
     """The arm's figures in the cell; a cell run without an attempt folder is pending."""
     judgement = attempt.judgement if attempt else NOT_RUN
     summary = attempt.summary if attempt else None
@@ -104,6 +129,7 @@ def arm_cell(cell: Cell, arm: str, attempt: AttemptInputs | None, root: Path) ->
         memory=memory_facts(telemetry),
         host_stalls=stall_facts(telemetry),
         sources=_sources(attempt.where, root) if attempt else {},
+        history=attempt_history(history),
     )
 
 
@@ -208,4 +234,25 @@ def _ratio(
         metric_sample(cell, requests[1], metric),
         seed=seed,
     )
-    return None if found is None else Ratio(metric=metric, candidate=name, **asdict(found))
+    if found is None:
+        return None
+    better = higher_is_better(metric)
+    verdict = ratio_verdict(found.low, found.high, higher_is_better=better)
+    return Ratio(
+        metric=metric, candidate=name, **asdict(found), higher_is_better=better, verdict=verdict
+    )
+
+
+def ratio_verdict(low: float, high: float, *, higher_is_better: bool) -> RatioVerdict:
+    """Better or worse for the candidate when the interval excludes 1, else no difference."""
+    if low <= 1 <= high:
+        return "no difference"
+    return "better" if (low > 1) == higher_is_better else "worse"
+
+
+def pair_verdict(ratios: Sequence[Ratio]) -> PairVerdict:
+    """One word for a comparable pair: what every ratio that differs from 1 says, or mixed."""
+    said = {r.verdict for r in ratios} - {"no difference"}
+    if not said:
+        return "no difference"
+    return "mixed" if len(said) > 1 else next(iter(said))

@@ -11,6 +11,13 @@ Format history of ``Comparison.schema_version``:
       ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
       ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
       ``host_stalls``.
+  3 — ``replicated``: the between-replicate interval of each replicated cell, candidate
+      and metric (``replicates = K`` in the matrix).
+  4 — each ratio gains ``verdict`` (better, worse or no difference for the candidate, read
+      with ``higher_is_better``) and each pair ``verdict`` (its ratios' overall verdict);
+      each arm's cell gains ``history`` (every attempt: number, disposition, reason, start);
+      each review gains ``cells``, ``superseded_by`` (attempts begun after it) and
+      ``outstanding`` (runs a rerun_cells review named that were not rerun since).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from matrix.model import Recipe, Sampling
 
 Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
+RatioVerdict = Literal["better", "worse", "no difference"]
+PairVerdict = Literal["better", "worse", "mixed", "no difference", "not compared"]
 
 
 class ArmIdentity(Spec):
@@ -88,6 +97,15 @@ class StallFacts(Spec):
     )
 
 
+class AttemptEntry(Spec):
+    attempt: int = Field(description="Attempt number; a rerun is a new attempt.")
+    disposition: Disposition = Field(description="accepted, failed, blocked or pending.")
+    reason_code: str | None = Field(description="Guard reason code, for failed or blocked.")
+    reason: str | None = Field(description="The guard's sentence.")
+    started_at: datetime | None = Field(description="When it began (cell.json); None if unknown.")
+    stands: bool = Field(description="This attempt's verdict is the cell run's (the latest).")
+
+
 class ArmCell(Spec):
     arm: str = Field(description="Arm name.")
     attempt: int | None = Field(description="Attempt whose verdict stands; None if never run.")
@@ -108,6 +126,7 @@ class ArmCell(Spec):
         default=None, description="From telemetry.json; None where no stall monitor ran."
     )
     sources: dict[str, str] = Field(description="summary, telemetry, verdict, journal -> path.")
+    history: list[AttemptEntry] = Field(description="Every attempt of the cell run, oldest first.")
 
 
 class Ratio(Spec):
@@ -127,6 +146,11 @@ class Ratio(Spec):
     blocks_candidate: int = Field(
         description="Blocks of consecutive candidate requests the interval resampled."
     )
+    higher_is_better: bool = Field(description="The metric is better higher (rates), else lower.")
+    verdict: RatioVerdict = Field(
+        description="For the candidate: better or worse when the interval excludes 1, else "
+        "no difference."
+    )
 
 
 class PairEntry(Spec):
@@ -134,6 +158,10 @@ class PairEntry(Spec):
     comparable: bool = Field(description="Both arms accepted and the pair's plans match.")
     reason: str | None = Field(description="arm_not_accepted or pair_mismatch when not.")
     sentence: str = Field(description="The guard's sentence.")
+    verdict: PairVerdict = Field(
+        description="Over the pair's ratios: better or worse when every ratio that differs "
+        "says so, mixed when they disagree, no difference when none differs."
+    )
 
 
 class CellEntry(Spec):
@@ -148,6 +176,20 @@ class CellEntry(Spec):
     arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
     pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
+
+
+class ReplicatedRatio(Spec):
+    cell: str = Field(description="The cell as written, before replication.")
+    candidate: str = Field(description="Candidate arm.")
+    metric: str = Field(description="Request metric compared.")
+    replicates: int = Field(description="Replicates planned (K).")
+    compared: list[str] = Field(description="Replicate cell ids whose pair has this ratio.")
+    ratios: list[float] = Field(description="Their p50 ratios, in replicate order.")
+    ratio: float | None = Field(description="Geometric mean of the ratios.")
+    low: float | None = Field(description="Lower bound of the between-replicate interval.")
+    high: float | None = Field(description="Upper bound of the between-replicate interval.")
+    confidence: float = Field(description="Interval confidence.")
+    reason: str | None = Field(description="Why there is no interval, when there is none.")
 
 
 class ArmCoverage(Spec):
@@ -229,6 +271,13 @@ class ReviewRef(Spec):
     at: datetime = Field(description="When it was recorded.")
     forced_reason: str | None = Field(description="Why a promote overrode the campaign status.")
     record_sha256: str = Field(description="Hash of the review record.")
+    cells: list[str] = Field(description="cell/arm runs a rerun_cells decision named.")
+    superseded_by: list[str] = Field(
+        description="'cell/arm attempt N' begun after the review: it saw other evidence."
+    )
+    outstanding: list[str] = Field(
+        description="cell/arm runs a rerun_cells decision named that were not rerun since."
+    )
 
 
 class Caveat(Spec):
@@ -249,7 +298,7 @@ class AACalibration(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="Comparison format version.")
+    schema_version: Literal[4] = Field(default=4, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -274,4 +323,8 @@ class Comparison(Artifact):
     )
     instrument_method: str = Field(
         default="", description="How host stalls are guarded and what an A/A campaign checks."
+    )
+    replicated: list[ReplicatedRatio] = Field(
+        default_factory=list,
+        description="Between-replicate intervals of replicated cells; empty without replicates.",
     )

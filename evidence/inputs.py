@@ -43,6 +43,14 @@ class AttemptInputs:
 
 
 @dataclass(frozen=True)
+class PastAttempt:
+    """Any attempt of a cell run, standing or not: where it is and how it was judged."""
+
+    where: AttemptDir
+    judgement: Judgement
+
+
+@dataclass(frozen=True)
 class LaneInputs:
     arm: str
     run: str  # lanes/<arm>/<run>, relative to the campaign folder
@@ -63,6 +71,7 @@ class CampaignInputs:
     folder: CampaignFolder
     frozen: FrozenMatrix
     attempts: dict[tuple[str, str], AttemptInputs]  # (cell, arm) -> the attempt that stands
+    history: dict[tuple[str, str], list[PastAttempt]]  # (cell, arm) -> every attempt, oldest first
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
@@ -80,6 +89,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         folder=folder,
         frozen=frozen,
         attempts=attempts,
+        history=load_history(folder),
         lanes={
             arm.name: [load_lane(folder, run) for run in folder.lane_runs(arm.name)]
             for arm in frozen.matrix.arm_order()
@@ -87,6 +97,15 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
     )
+
+
+def load_history(folder: CampaignFolder) -> dict[tuple[str, str], list[PastAttempt]]:
+    found: dict[tuple[str, str], list[PastAttempt]] = {}
+    for where in folder.attempts():  # ordered by cell, arm and attempt number
+        found.setdefault((where.cell_id, where.arm), []).append(
+            PastAttempt(where, read_judgement(where))
+        )
+    return found
 
 
 def load_pairs(

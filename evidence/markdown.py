@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 
 def escape(text: str) -> str:
@@ -18,6 +19,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def link(path: str) -> str:
+    """A bundle file as a link relative to the bundle's root (where RESULT.md and report.html
+    are); a glob naming many files stays plain code."""
+    return f"`{path}`" if "*" in path else f"[`{path}`]({quote(path)})"
+
+
+def links(paths: Sequence[str]) -> str:
+    return ", ".join(link(p) for p in paths)
+
+
 @dataclass
 class Sources:
     """Numbered references: each figure's row points at a comparison.json key and its files."""
@@ -25,8 +36,8 @@ class Sources:
     entries: list[str] = field(default_factory=list)
 
     def ref(self, key: str, files: Sequence[str]) -> str:
-        where = ", ".join(f"`{f}`" for f in files) if files else "no file"
-        self.entries.append(f"`comparison.json` → `{key}` ← {where}")
+        where = links(files) if files else "no file"
+        self.entries.append(f"{link('comparison.json')} → `{key}` ← {where}")
         return f"[{len(self.entries)}]"
 
     def render(self) -> str:

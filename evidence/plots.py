@@ -1,8 +1,10 @@
 """Plots for report.html as inline SVG (matplotlib, no pyplot state, deterministic output).
 
-They draw what the bundle holds: p50/p95 from comparison.json, and the raw
-engine, GPU and host samples of each cell attempt against seconds since the
-attempt's first sample. Nothing is smoothed or derived.
+They draw what the bundle holds: the ratio intervals and p50/p95 from
+comparison.json, and the raw engine, GPU and host samples of each cell attempt
+against seconds since the attempt's first sample. Nothing is smoothed or derived.
+Every quantity axis starts at 0, so that sampling noise on a flat line is not
+drawn as a trend.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from collectors.samples import EngineSample, GpuSample, HostSample
-from evidence.comparison import Comparison
+from evidence.comparison import Comparison, Ratio, RatioVerdict
 
 GIB = 1024**3
 NS = 1e9
@@ -80,13 +82,65 @@ def percentile_bars(comparison: Comparison, metric: str, label: str) -> str:
     return _svg(fig)
 
 
+VERDICT_COLOURS: dict[RatioVerdict, str] = {
+    "better": "#1a7f37",
+    "worse": "#cf222e",
+    "no difference": "#57606a",
+}
+FINE_TICKS = (0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2)  # for intervals close to 1
+COARSE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One ratio interval of the forest plot, labelled with its cell, candidate and metric."""
+
+    label: str
+    ratio: Ratio
+
+
+def forest_figure(rows: Sequence[ForestRow]) -> Figure:
+    """Every ratio interval on one log-scale axis with a line at 1, coloured by its verdict."""
+    fig = _figure(1, width=9.0, height=0.8 + 0.26 * max(1, len(rows)))
+    with matplotlib.rc_context(RC):
+        ax = fig.add_subplot()
+        ax.set_xscale("log")
+        ax.axvline(1, color="black", linewidth=1)
+        for y, row in enumerate(rows):
+            r, colour = row.ratio, VERDICT_COLOURS[row.ratio.verdict]
+            ax.plot([r.low, r.high], [y, y], color=colour, linewidth=2.2, solid_capstyle="butt")
+            ax.plot([r.ratio], [y], "o", color=colour, markersize=4)
+        ax.set_yticks(range(len(rows)), [row.label for row in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)  # first row on top
+        bounds = [x for row in rows for x in (row.ratio.low, row.ratio.high)] + [1.0]
+        low, high = min(bounds) / 1.15, max(bounds) * 1.15
+        ax.set_xlim(low, high)
+        marks = FINE_TICKS if high / low < 4 else COARSE_TICKS
+        ticks = [t for t in marks if low <= t <= high]
+        ax.set_xticks(ticks, [f"{t:g}×" for t in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel(
+            "candidate p50 / incumbent p50 (log scale); green better, red worse, "
+            "grey no difference for the candidate"
+        )
+    return fig
+
+
+def forest_plot(rows: Sequence[ForestRow]) -> str:
+    return _svg(forest_figure(rows))
+
+
 def _seconds(samples: Sequence[EngineSample | GpuSample | HostSample]) -> list[float]:
     start = samples[0].actual_ns if samples else 0
     return [(s.actual_ns - start) / NS for s in samples]
 
 
 def engine_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
-    """Engine running and waiting requests, and KV usage, over time for each arm."""
+    return _svg(engine_figure(cell_id, series))
+
+
+def engine_figure(cell_id: str, series: Sequence[CellSeries]) -> Figure:
+    """Engine running and waiting requests, and KV usage, over time for each arm, from 0."""
     fig = _figure(2)
     with matplotlib.rc_context(RC):
         queue_ax, kv_ax = fig.subplots(2, 1, sharex=False)
@@ -104,9 +158,10 @@ def engine_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
         queue_ax.set_title(f"{cell_id}: engine requests running / waiting")
         kv_ax.set_title(f"{cell_id}: KV cache usage (%)")
         kv_ax.set_xlabel("seconds since the attempt's first engine sample")
-        queue_ax.legend(fontsize=7)
-        kv_ax.legend(fontsize=7)
-    return _svg(fig)
+        for ax in (queue_ax, kv_ax):
+            ax.set_ylim(bottom=0)
+            ax.legend(fontsize=7)
+    return fig
 
 
 def _gpu_lines(gpu: Sequence[GpuSample]) -> dict[int, tuple[list[float], list[float]]]:
@@ -122,8 +177,8 @@ def _gpu_lines(gpu: Sequence[GpuSample]) -> dict[int, tuple[list[float], list[fl
     return lines
 
 
-def memory_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
-    """Lane (cgroup) memory and, where sampled, each GPU's used memory over time."""
+def memory_figure(cell_id: str, series: Sequence[CellSeries]) -> Figure:
+    """Lane (cgroup) memory and, where sampled, each GPU's used memory over time, from 0 GiB."""
     has_gpu = any(s.gpu for s in series)
     fig = _figure(2 if has_gpu else 1)
     with matplotlib.rc_context(RC):
@@ -138,6 +193,11 @@ def memory_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
         if has_gpu:
             axes[1].set_title(f"{cell_id}: GPU memory used per device (GiB)")
         for ax in axes:
+            ax.set_ylim(bottom=0)
             ax.legend(fontsize=7)
         axes[-1].set_xlabel("seconds since the attempt's first sample")
-    return _svg(fig)
+    return fig
+
+
+def memory_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
+    return _svg(memory_figure(cell_id, series))

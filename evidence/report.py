@@ -1,51 +1,176 @@
 """``report.html``: one self-contained page (inline CSS and SVG) readable without a server.
 
-The tables are the result card's, converted from its Markdown, so the page and
-RESULT.md can never disagree; the plots are drawn from comparison.json and the
-cell attempts' sample files.
+Decision first: the recorded decision and the restoration as badges, one line per
+cell and metric saying better, worse or no difference with its interval, and a
+forest plot of every ratio interval; then the result card's sections, the plots,
+and last the appendix (definitions and numbered sources). The text is the card's
+(``card_parts``, converted from its Markdown), so the page and RESULT.md can never
+disagree; every bundle file is a link relative to the bundle's root. The plots
+are drawn from comparison.json and the cell attempts' sample files.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 from collectors.summary import load_cell_samples
 from evidence import plots
+from evidence.card import card_parts, decision_words, standing_review
+from evidence.card_tables import RATIO_LABELS
 from evidence.comparison import Comparison
+from evidence.format import ratio as ratio_text
 from evidence.inputs import AttemptInputs
 
 TEMPLATES = Path(__file__).with_name("templates")
-STATUS = {
-    "complete": ("complete", "#1a7f37"),
-    "closed_partial": ("closed partial", "#bf8700"),
-}
+COVERAGE = {"complete": "complete", "closed_partial": "closed partial"}
+DECISION_TONES = {"promote": "good", "no_promotion": "bad", "rerun_cells": "warn"}
 
 
-def render_report(
-    comparison: Comparison, card_markdown: str, attempts: Mapping[tuple[str, str], AttemptInputs]
-) -> str:
+@dataclass(frozen=True)
+class Badge:
+    text: str
+    tone: str  # good, warn, bad or none: the badge's colour
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One line of the verdict table: a cell's ratio for one metric, or a pair not compared."""
+
+    cell: str
+    candidate: str
+    metric: str
+    verdict: str
+    interval: str
+    n: str
+
+
+def render_report(comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
     )
-    status, colour = STATUS[comparison.coverage.status]
+    parts = card_parts(comparison)
+    html = _markdown()
+    forest = _forest_rows(comparison)
     return env.get_template("report.html.j2").render(
-        title=f"faceoff — {comparison.campaign}",
-        campaign=comparison.campaign,
-        matrix_id=comparison.matrix_id,
-        status=status,
-        status_colour=colour,
-        card=MarkdownIt("commonmark", {"html": False}).enable("table").render(card_markdown),
+        title=parts.title,
+        decision=decision_badge(comparison),
+        restoration=restoration_badge(comparison),
+        coverage=f"coverage {COVERAGE[comparison.coverage.status]}: "
+        f"{comparison.coverage.accepted} of {comparison.coverage.planned} cell runs accepted",
+        lead=html.render("\n\n".join(parts.lead)),
+        verdicts=verdict_rows(comparison),
+        forest=plots.forest_plot(forest) if forest else None,
+        body=[html.render(section) for section in parts.body],
+        appendix=html.render("\n\n".join(parts.appendix)),
         ttft_plot=plots.percentile_bars(comparison, "ttft_s", "visible TTFT (s)"),
         decode_plot=plots.percentile_bars(comparison, "decode_tps", "decode (tok/s)"),
         cells=[_cell_plots(cell.id, comparison, attempts) for cell in comparison.cells],
     )
+
+
+def decision_badge(c: Comparison) -> Badge:
+    """The standing human decision, as the card words it."""
+    last = standing_review(c)
+    tone = DECISION_TONES.get(last.decision, "none") if last else "none"
+    return Badge(f"Decision: {decision_words(c)}", tone)
+
+
+def restoration_badge(c: Comparison) -> Badge:
+    r = c.restoration
+    incumbent = c.arms[0].name
+    if r.proven:
+        return Badge(f"Restoration: incumbent {incumbent} restored", "good")
+    if r.verified:
+        return Badge(f"Restoration: {r.outcome} ({incumbent})", "warn")
+    return Badge(f"Restoration not proven: {r.problem}", "bad")
+
+
+def verdict_rows(c: Comparison) -> list[VerdictRow]:
+    rows = []
+    for cell in c.cells:
+        for pair in cell.pairs:
+            if not pair.comparable:
+                rows.append(VerdictRow(cell.id, pair.candidate, "all", "not compared",
+                                       pair.sentence, ""))  # fmt: skip
+                continue
+            rows += [
+                VerdictRow(
+                    cell=cell.id,
+                    candidate=r.candidate,
+                    metric=RATIO_LABELS[r.metric] + (" ↑" if r.higher_is_better else " ↓"),
+                    verdict=r.verdict,
+                    interval=ratio_text(r.ratio, r.low, r.high),
+                    n=f"{r.n_incumbent} / {r.n_candidate}",
+                )
+                for r in cell.ratios
+                if r.candidate == pair.candidate
+            ]
+    return rows
+
+
+def _forest_rows(c: Comparison) -> list[plots.ForestRow]:
+    several = len(c.arms) > 2  # name the candidate only where there is more than one
+    return [
+        plots.ForestRow(
+            f"{cell.id} · {r.candidate + ' · ' if several else ''}{RATIO_LABELS[r.metric]}", r
+        )
+        for cell in c.cells
+        for r in cell.ratios
+    ]
+
+
+SOURCE_REF = re.compile(r"\[(\d+)\]")  # a table cell's numbered source reference
+
+
+def _markdown() -> MarkdownIt:
+    """CommonMark with tables, each table inside its own horizontally scrolling box; a
+    table cell's source reference ``[n]`` links to item n of the appendix's source list,
+    whose items carry the ids ``source-n``."""
+    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+    def table_open(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        return '<div class="table-scroll"><table>\n'
+
+    def table_close(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        return "</table></div>\n"
+
+    def text(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        found = SOURCE_REF.fullmatch(tokens[idx].content)
+        if found is None:
+            return escapeHtml(tokens[idx].content)
+        return f'<a href="#source-{found[1]}">[{found[1]}]</a>'
+
+    def list_item_open(
+        self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        if tokens[idx].info:  # an ordered list's item number: the card's only one is the sources
+            tokens[idx].attrSet("id", f"source-{tokens[idx].info}")
+        return self.renderToken(tokens, idx, options, env)
+
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    md.add_render_rule("text", text)
+    md.add_render_rule("list_item_open", list_item_open)
+    return md
 
 
 def _cell_plots(

@@ -70,6 +70,9 @@ class ReviewRecord(Artifact):
             at=self.recorded_at,
             forced_reason=self.forced_reason,
             record_sha256=self.record_sha256,
+            cells=list(self.cells),
+            superseded_by=[],  # the comparison fills these in from the attempts
+            outstanding=[],
         )
 
 

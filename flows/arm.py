@@ -14,6 +14,7 @@ warmups are judged too: an errored warmup means the lane cannot serve the cells.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -174,6 +175,10 @@ def judged_warmups(scope: CampaignScope, run: ArmRun, client: ClientExit) -> Arm
     )
 
 
+WARMUP_ERROR_CHARS = 300  # of the first error, in the verdict's sentence and the ticket
+CUT = " … (whole error in the lane run's warmup journal)"  # cut between words, and said so
+
+
 def warmup_failure(
     outcomes: Sequence[RequestOutcome], planned: int, client: ClientExit
 ) -> str | None:
@@ -185,7 +190,7 @@ def warmup_failure(
     words = [f"{len(errored)} of {planned} warmup(s) errored"]
     if errored:
         first = errored[0]
-        text = (first.error or "").strip().replace("\n", " ")[:160]
+        text = textwrap.shorten(first.error or "", WARMUP_ERROR_CHARS, placeholder=CUT)
         words.append(f"first: {first.status.value}" + (f": {text}" if text else ""))
     if missing > 0:
         words.append(f"{missing} never journaled (client exit {client.returncode})")

@@ -146,13 +146,15 @@ def set_status(scope: CampaignScope, status: str) -> None:
 
 
 def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:
-    """Per arm in plan order (incumbent first), the cells without a terminal disposition
-    and those a ``rerun_cells`` review asked for again."""
+    """Per pass, per arm in plan order (incumbent first), the cells without a terminal
+    disposition and those a ``rerun_cells`` review asked for again. Replicate k of a cell
+    runs in pass k, so K replicates alternate arms A B A B in separate windows (each pass
+    brings every arm's lane up afresh); a campaign without replicates is one pass."""
     with session_scope(scope.engine) as session:
         campaign = require_campaign(session, scope.name)
         latest = latest_attempts(session, campaign)
         rerun = rerun_requested(session, campaign)
-    work = []
+    per_arm = []
     for arm_plan in plan(scope.frozen.matrix).arms:
         name = arm_plan.arm.name
         cells = [
@@ -162,5 +164,10 @@ def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:
             or latest[(c.id, name)].disposition not in TERMINAL
             or (c.id, name) in rerun
         ]
-        work.append((arm_plan.arm, cells))
-    return work
+        per_arm.append((arm_plan.arm, cells))
+    passes = sorted({c.pass_index for _, cells in per_arm for c in cells}) or [1]
+    return [
+        (arm, [c for c in cells if c.pass_index == index])
+        for index in passes
+        for arm, cells in per_arm
+    ]

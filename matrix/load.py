@@ -3,7 +3,9 @@
 A ``[[cells]]`` entry may give lists for ``input_tokens`` and ``concurrency``; it
 expands into one cell per combination, with ids like ``natural-10240-c1`` unless
 an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
-``[defaults]`` table supplies cell fields that an entry does not set.
+``[defaults]`` table supplies cell fields that an entry does not set. ``replicates = K``
+(on an entry, or in ``[defaults]`` for the whole campaign) runs each of its cells K times
+in separate windows: K cells with ids ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector.
 
 Every way a file can be wrong ends in one ``MatrixError`` naming the file and the
 field: unreadable or non-UTF-8 bytes, TOML syntax, values no lane can take
@@ -36,6 +38,7 @@ GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
 MAX_FILE_BYTES = 4 * 1024 * 1024  # matrices are a few KiB; more is the wrong file
 MAX_CELLS = 1000  # after grid expansion
+MAX_REPLICATES = 20  # beyond this, the between-replicate interval no longer narrows usefully
 MAX_ERRORS_SHOWN = 5
 # C0 controls and DEL, except tab, newline and carriage return (multi-line notes).
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -199,12 +202,34 @@ def _expand_entry(entry: dict[str, Any], label: str) -> list[dict[str, Any]]:
     if template is not None and not isinstance(template, str):
         raise ValueError(f"{label}.id: must be a string, got {template!r}")
     is_grid = any(len(axis) > 1 for axis in axes)
+    count = _replicates(entry, label)
     cells = []
     for combo in itertools.product(*axes):
-        cell = {**entry, **dict(zip(names, combo, strict=True))}
+        cell = {k: v for k, v in entry.items() if k != "replicates"}
+        cell |= dict(zip(names, combo, strict=True))
         cell["id"] = _cell_id(cell, template, is_grid, label)
-        cells.append(cell)
+        cells += _replicated(cell, count)
     return cells
+
+
+def _replicates(entry: dict[str, Any], label: str) -> int:
+    count = entry.get("replicates", 1)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICATES:
+        raise ValueError(
+            f"{label}.replicates: must be a whole number from 1 to {MAX_REPLICATES}, got {count!r}"
+        )
+    return count
+
+
+def _replicated(cell: dict[str, Any], count: int) -> list[dict[str, Any]]:
+    """A cell run ``count`` times in separate windows: one cell per replicate, ids ``-r<k>``."""
+    if count == 1:
+        return [cell]
+    base = cell["id"]
+    return [
+        {**cell, "id": f"{base}-r{k}", "replicate": {"of": base, "index": k, "count": count}}
+        for k in range(1, count + 1)
+    ]
 
 
 def _as_list(value: Any) -> list[Any]:

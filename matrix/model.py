@@ -333,6 +333,14 @@ class Sampling(Spec):
     )
 
 
+class Replicate(Spec):
+    """One of the K windows a replicated cell runs in (``replicates = K`` on its entry)."""
+
+    of: str = Field(pattern=SLUG, description="Id of the cell as written, before replication.")
+    index: int = Field(ge=1, description="Which replicate, from 1; runs in pass ``index``.")
+    count: int = Field(ge=2, description="Replicates of the cell in all (K).")
+
+
 class Cell(Spec):
     id: str = Field(pattern=SLUG, description="Cell id, unique in the matrix.")
     kind: WorkloadKind = Field(description="Workload kind (ARCHITECTURE §3).")
@@ -366,6 +374,11 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="Service-level objectives of this cell; default the campaign's.",
     )
+    replicate: Replicate | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Set by replicates = K: which of the K windows this cell is.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -378,6 +391,17 @@ class Cell(Spec):
             )
         _check_shape(self)
         return self
+
+    @property
+    def prompt_id(self) -> str:
+        """The id prompts are drawn under: replicates of a cell share one prompt vector, so
+        that what differs between them is the window, not the prompts."""
+        return self.replicate.of if self.replicate else self.id
+
+    @property
+    def pass_index(self) -> int:
+        """The pass of the campaign the cell runs in: replicate k runs in pass k."""
+        return self.replicate.index if self.replicate else 1
 
     @property
     def cold(self) -> bool:

@@ -70,6 +70,16 @@ def next_step(reason_code: str) -> str:
     return NEXT_STEPS.get(reason_code, DEFAULT_STEP)
 
 
+def rerun_commands(campaign: str, runs: Sequence[str]) -> str:
+    """The exact commands that rerun the cluster's cell runs once the cause is fixed."""
+    cells = " ".join(f"--cell {run}" for run in runs)
+    return (
+        f"To rerun: `faceoff review {campaign} --decision rerun_cells --note 'WHAT WAS FIXED' "
+        f"{cells}`, then `faceoff run MATRIX` with the campaign's matrix (only those runs get "
+        "a new attempt)."
+    )
+
+
 def ticket_id(campaign: str, disposition: str, reason_code: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", f"{disposition}-{reason_code}".lower()).strip("-")
     return f"{campaign}-{slug}"
@@ -97,7 +107,9 @@ def cluster(
             reason=members[0].reason,
             cells=[r.run for r in members],
             evidence=sorted({path for r in members for path in r.evidence}),
-            suggested_next_step=next_step(code),
+            suggested_next_step=(
+                f"{next_step(code)} {rerun_commands(campaign, [r.run for r in members])}"
+            ),
             created_at=now,
         )
         for (disposition, code), members in clusters(runs).items()

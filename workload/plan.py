@@ -181,7 +181,7 @@ class _Planner:
         self.max_model_len: int | None = None
 
     async def plan(self, slot: Slot) -> PlannedRequest:
-        key = PromptKey(self.seed, self.namespace, self.cell.id, slot.phase, slot.index)
+        key = PromptKey(self.seed, self.namespace, self.cell.prompt_id, slot.phase, slot.index)
         if slot.role is RequestRole.TURN_2:
             fit, target = await self._follow_up(slot, key)
         else:

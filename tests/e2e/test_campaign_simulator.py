@@ -96,6 +96,14 @@ def test_a_two_arm_campaign_runs_end_to_end(
         "campaign-002",
     ]
     assert [e for e, _ in proxy.events] == ["drain", "readmit", "drain", "readmit"]
+    # The card no longer asks for the rerun; the review is marked superseded by attempt 2.
+    assert "before deciding" not in again.card
+    assert "Decision: pending human review (the rerun_cells recorded by qa was superseded" in (
+        again.card
+    )
+    assert "Superseded by natural-600-c2/cand attempt 2. Every run it named was rerun" in (
+        again.card
+    )
 
     last = run_campaign(path, workdir)  # nothing left: no lane touched
     assert last.complete and last.restoration is None

@@ -13,7 +13,8 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,7 +38,7 @@ from lanes.readiness import Waiting
 from lanes.receipt import RECEIPT_FILE
 from lanes.records import IDENTITY_FILE
 from lanes.restoration import RestoreTools, bring_back, snapshot_before
-from matrix.freeze import FrozenMatrix, freeze
+from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.model import Arm, Cell, Matrix
 from matrix.plan import CellRunKey
 from tests.lanes.helpers import kill_recorded_processes
@@ -99,9 +100,11 @@ class Progress:
     ran: list[Ran]  # decided cell runs, in campaign order
 
 
-def run_arm(
-    frozen: FrozenMatrix, folder: Path, arm: Arm, progress: Progress, environ: Mapping[str, str]
-) -> None:
+@contextmanager
+def lane_up(
+    frozen: FrozenMatrix, folder: Path, arm: Arm, environ: Mapping[str, str]
+) -> Iterator[BringUp]:
+    """A new campaign lane run of the arm, brought up (readiness, identity), then stopped."""
     ctx = LaneContext(
         campaign=frozen.matrix.campaign.name,
         matrix_id=frozen.matrix_id,
@@ -113,6 +116,16 @@ def run_arm(
     lane = open_lane(arm, ctx, python=sys.executable)
     up = bring_up(lane, UrllibHttp(), Waiting(now=now), baseline=read_baseline(folder, arm.name))
     try:
+        yield up
+    finally:
+        lane.stop(grace_s=5)
+        lane.remove()
+
+
+def run_arm(
+    frozen: FrozenMatrix, folder: Path, arm: Arm, progress: Progress, environ: Mapping[str, str]
+) -> None:
+    with lane_up(frozen, folder, arm, environ) as up:
         for cell in frozen.matrix.cells_for(arm):
             key = CellRunKey(cell.id, arm.name)
             attempt = folder / CELLS_DIR / cell.id / arm.name / attempt_name(1)
@@ -125,15 +138,30 @@ def run_arm(
                 verdict = not_run(frozen, cell.id, arm.name, 1, blocked)
             verdict.write(attempt / VERDICT_FILE)
             progress.ran.append(Ran(key, cell.kind, verdict.disposition))
-    finally:
-        lane.stop(grace_s=5)
-        lane.remove()
+
+
+def rerun_cell(folder: Path, cell_id: str, arm_name: str, environ: Mapping[str, str]) -> Path:
+    """The next attempt of one cell run on a new lane run of its arm, as a reviewer's rerun
+    makes it: the plan is retokenized from the incumbent's first attempt. Returns its folder."""
+    frozen = read_frozen(folder / FROZEN_FILE)
+    arm = next(a for a in frozen.matrix.arm_order() if a.name == arm_name)
+    cell = next(c for c in frozen.matrix.cells if c.id == cell_id)
+    runs = folder / CELLS_DIR / cell_id
+    number = 1 + sum(1 for _ in (runs / arm_name).glob("attempt-*"))
+    incumbent = frozen.matrix.arm_order()[0].name
+    plans = {cell_id: RequestPlan.read(runs / incumbent / attempt_name(1) / PLAN_NAME)}
+    attempt = runs / arm_name / attempt_name(number)
+    attempt.mkdir()
+    with lane_up(frozen, folder, arm, environ) as up:
+        run_cell(frozen, attempt, up, cell, plans).write(attempt / VERDICT_FILE)
+    return attempt
 
 
 def run_cell(
     frozen: FrozenMatrix, attempt: Path, up: BringUp, cell: Cell, plans: dict[str, RequestPlan]
 ) -> Verdict:
     arm, record = up.lane.arm, up.lane.record
+    number = int(attempt.name.removeprefix("attempt-"))
     plan = asyncio.run(_plan(frozen, cell, record.base_url, arm.served_model, plans))
     plan.write(attempt / PLAN_NAME)
     settings = CollectorSettings.from_thresholds(frozen.matrix.thresholds)
@@ -146,7 +174,7 @@ def run_cell(
         settings=settings,
     )
     collectors.start()
-    client = _client(attempt, record.base_url, arm.name, cell)
+    client = _client(attempt, record.base_url, arm.name, cell, number)
     collectors.stop()
     window = journal_window(read_journal(attempt / JOURNAL_NAME).outcomes)
     if window is not None:
@@ -156,7 +184,7 @@ def run_cell(
         matrix_id=frozen.matrix_id,
         cell_id=cell.id,
         arm=arm.name,
-        attempt=1,
+        attempt=number,
         lane_run=f"{LANES_DIR}/{arm.name}/{record.run}",
         lane_ready=up.identity.readiness.ready,
         lane_ready_reason=up.identity.readiness.reason,
@@ -193,12 +221,14 @@ async def _plan(
         return plans[cell.id]
 
 
-def _client(attempt: Path, base_url: str, arm: str, cell: Cell) -> subprocess.CompletedProcess[str]:
+def _client(
+    attempt: Path, base_url: str, arm: str, cell: Cell, number: int
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             *(sys.executable, "-m", "workload.run_cell", "--plan", str(attempt / PLAN_NAME)),
             *("--base-url", base_url, "--journal", str(attempt / JOURNAL_NAME)),
-            *("--arm", arm, "--attempt", "1", "--cell-deadline-s", str(cell.deadline_s)),
+            *("--arm", arm, "--attempt", str(number), "--cell-deadline-s", str(cell.deadline_s)),
         ],
         capture_output=True,
         text=True,

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from evidence.aa import aa_calibration
+from evidence.cells import ratio_verdict
 from evidence.comparison import ArmCell, CellEntry, Ratio
 from faceoff.errors import FaceoffError
 from matrix.load import load_matrix
@@ -19,7 +20,8 @@ def ratio(low: float, high: float) -> Ratio:
     return Ratio(
         metric="decode_tps", candidate="b", ratio=(low + high) / 2, low=low, high=high,
         confidence=0.95, resamples=2000, seed=1, n_incumbent=8, n_candidate=8,
-        blocks_incumbent=8, blocks_candidate=8,
+        blocks_incumbent=8, blocks_candidate=8, higher_is_better=True,
+        verdict=ratio_verdict(low, high, higher_is_better=True),
     )  # fmt: skip
 
 

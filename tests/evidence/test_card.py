@@ -6,9 +6,12 @@ import re
 
 from evidence import format as fmt
 from evidence.bundle import BundleIndex
+from evidence.card import render_card
+from evidence.card_tables import RATIO_LABELS
 from evidence.caveats import caveats
+from evidence.cells import ratio_verdict
 from evidence.comparison import Comparison
-from workload.metrics import DEFINITIONS
+from workload.metrics import DEFINITIONS, higher_is_better
 
 
 def card(built: BundleIndex) -> str:
@@ -41,26 +44,68 @@ def test_headline_figures_are_the_comparisons_own_values(built: BundleIndex) -> 
     assert "not applicable (declared)" in text  # gpu_memory on a host without GPUs
 
 
-def test_every_reference_names_existing_bundle_files(built: BundleIndex) -> None:
+def test_every_reference_names_existing_bundle_files_as_links(built: BundleIndex) -> None:
     text = card(built)
     refs = re.findall(r"\| \[(\d+)\] \|", text)
-    sources = text.split("## Sources", 1)[1]
-    entries = re.findall(r"^(\d+)\. `comparison.json` → `([^`]+)` ← (.+)$", sources, re.M)
+    sources = text.split("## Appendix: sources", 1)[1]
+    entries = re.findall(
+        r"^(\d+)\. \[`comparison.json`\]\(comparison.json\) → `([^`]+)` ← (.+)$", sources, re.M
+    )
     assert refs and {int(n) for n in refs} == {int(n) for n, _, _ in entries}
     for _, _, files in entries:
         for name in re.findall(r"`([^`]+)`", files):
             if "*" not in name:
+                assert f"[`{name}`]({name})" in files
                 assert (built.root / name).is_file(), name
 
 
-def test_established_findings_quote_intervals_and_what_was_not_compared(
+def test_the_verdict_per_cell_opens_the_card_and_reads_each_metrics_direction(
     built: BundleIndex,
 ) -> None:
     text = card(built)
-    section = text.split("## What the measurements establish", 1)[1].split("## ", 1)[0]
-    ratio = next(r for c in built.comparison.cells for r in c.ratios if r.metric == "decode_tps")
-    assert f"{ratio.ratio:.2f}× the incumbent's" in section or "include 1 at this n" in section
-    assert "- controlled-8192-c1: not compared (not comparable: exl3-r11 failed" in section
+    assert text.index("## Verdict per cell") < text.index("## Result card")
+    section = text.split("## Verdict per cell", 1)[1].split("## ", 1)[0]
+    for cell in built.comparison.cells:
+        for pair in (p for p in cell.pairs if p.comparable):
+            line = next(x for x in section.splitlines() if x.startswith(f"- {cell.id} "))
+            assert f"{pair.candidate}: **{pair.verdict}** — " in line
+            for r in cell.ratios:
+                label = RATIO_LABELS[r.metric]
+                if r.verdict == "no difference":
+                    assert label in line.split("no difference on", 1)[1]
+                else:
+                    assert f"{label} ({r.ratio:.2f}× the incumbent's p50" in line
+    assert (
+        "- controlled-8192-c1 (C1), nvfp4-r2: not compared (not comparable: exl3-r11 failed"
+        in section
+    )
+
+
+def test_a_ratio_is_better_or_worse_in_its_metrics_direction() -> None:
+    assert higher_is_better("decode_tps") and not higher_is_better("ttft_s")
+    assert ratio_verdict(1.1, 1.3, higher_is_better=True) == "better"  # faster decode
+    assert ratio_verdict(1.1, 1.3, higher_is_better=False) == "worse"  # slower TTFT
+    assert ratio_verdict(0.7, 0.9, higher_is_better=False) == "better"
+    assert ratio_verdict(0.7, 0.9, higher_is_better=True) == "worse"
+    assert ratio_verdict(0.9, 1.1, higher_is_better=True) == "no difference"
+
+
+def test_the_definitions_and_sources_are_the_cards_last_sections(built: BundleIndex) -> None:
+    headings = re.findall(r"^## (.+)$", card(built), re.M)
+    assert headings[-3:] == ["Reviews", "Appendix: definitions", "Appendix: sources"]
+
+
+def test_a_value_that_does_not_count_shows_the_reason_beside_it(built: BundleIndex) -> None:
+    c = built.comparison
+    cell = next(x for x in c.cells if x.id == "natural-8192-c1")
+    failed = cell.arms[1].model_copy(
+        update={"disposition": "failed", "reason_code": "lane_died", "reason": "the lane exited."}
+    )
+    changed = cell.model_copy(update={"arms": [cell.arms[0], failed]})
+    text = render_card(c.model_copy(update={"cells": [changed, *c.cells[1:]]}))
+    row = next(x for x in text.splitlines() if "| effective prefill p50 |" in x)
+    assert "| failed (lane_died): the lane exited |" in row
+    assert "not accepted" not in text
 
 
 def test_recipe_table_and_workload_are_from_the_frozen_matrix(built: BundleIndex) -> None:
@@ -77,7 +122,8 @@ def test_failures_tickets_and_restoration_are_told_with_their_evidence(built: Bu
     text = card(built)
     assert "**controlled-8192-c1 / exl3-r11: failed** (contract_overrun)" in text
     assert "`cells/controlled-8192-c1/exl3-r11/attempt-1/journal.jsonl`" in text
-    assert "Ticket `tickets/glm53-sim-failed-contract-overrun.md`" in text
+    ticket = "tickets/glm53-sim-failed-contract-overrun.md"
+    assert f"Ticket [`{ticket}`]({ticket})" in text
     assert "**controlled-8192-c1 / nvfp4-r2: blocked** (stop_policy)" in text
     assert "recorded outcome **restored**" in text
     assert "All 1 protected operator files were unchanged." in text

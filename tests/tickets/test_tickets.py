@@ -39,6 +39,11 @@ def test_runs_with_the_same_disposition_and_reason_share_one_ticket() -> None:
     assert blocked.cells == ["controlled-40960-c1/exl3-r11", "controlled-10240-c1/nvfp4-r2"]
     assert blocked.evidence == sorted(p for r in RUNS[1:3] for p in r.evidence)
     assert "stop policy" in blocked.suggested_next_step
+    assert blocked.suggested_next_step.endswith(
+        "To rerun: `faceoff review glm53 --decision rerun_cells --note 'WHAT WAS FIXED' "
+        "--cell controlled-40960-c1/exl3-r11 --cell controlled-10240-c1/nvfp4-r2`, then "
+        "`faceoff run MATRIX` with the campaign's matrix (only those runs get a new attempt)."
+    )
     assert next_step("never_heard_of") == DEFAULT_STEP
     assert ticket_id("c", "failed", "Counter Mismatch!") == "c-failed-counter-mismatch"
 

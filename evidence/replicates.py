@@ -1,0 +1,87 @@
+"""Between-replicate ratio intervals: a replicated cell's K windows, compared pair by pair. Pure.
+
+Replicate k of every arm runs in pass k of the campaign (A B A B …, each pass on lanes
+brought up afresh), so each replicate pair is measured in its own stretch of the host's
+history. The ratio of each pair is the per-replicate p50 ratio the cell's own entry
+holds; the estimate is their geometric mean, and the interval a Student t interval on
+their logarithms with K − 1 degrees of freedom. It widens with the variance *between*
+windows (a busier host in one, a drift over the night), which the block bootstrap inside
+one window cannot see. With fewer than two compared replicate pairs there is no interval,
+and the entry says why.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from evidence.comparison import CellEntry, ReplicatedRatio
+from matrix.model import Cell
+
+CONFIDENCE = 0.95
+# Two-sided 95 % Student t quantiles t(0.975, df) for df = 1 … 19 (K ≤ 20 replicates).
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093)  # fmt: skip
+METHOD = (
+    "a replicated cell's between-replicate interval is a Student t interval (K − 1 degrees "
+    "of freedom) on the logarithms of its K per-replicate candidate/incumbent p50 ratios; "
+    "the estimate is their geometric mean"
+)
+
+
+def replicated_ratios(cells: Sequence[Cell], entries: Sequence[CellEntry]) -> list[ReplicatedRatio]:
+    """One entry per replicated cell, candidate and metric, in matrix order."""
+    by_id = {e.id: e for e in entries}
+    groups: dict[str, list[Cell]] = {}
+    for cell in cells:
+        if cell.replicate is not None:
+            groups.setdefault(cell.replicate.of, []).append(cell)
+    found = []
+    for base, replicas in groups.items():
+        replicated = [by_id[c.id] for c in replicas if c.id in by_id]
+        keys = dict.fromkeys((r.candidate, r.metric) for e in replicated for r in e.ratios)
+        for candidate, metric in keys:
+            found.append(_interval(base, candidate, metric, replicas[0], replicated))
+    return found
+
+
+def log_t_interval(ratios: Sequence[float]) -> tuple[float, float, float]:
+    """(geometric mean, low, high): the 95 % Student t interval of two or more positive
+    ratios, on their logarithms."""
+    logs = [math.log(r) for r in ratios]
+    mean = statistics.fmean(logs)
+    half = T_975[len(logs) - 2] * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def _interval(
+    base: str, candidate: str, metric: str, first: Cell, replicated: list[CellEntry]
+) -> ReplicatedRatio:
+    count = first.replicate.count if first.replicate else 1
+    pairs = [
+        (e.id, r.ratio)
+        for e in replicated
+        for r in e.ratios
+        if r.candidate == candidate and r.metric == metric and r.ratio > 0
+    ]
+    ratios = [r for _, r in pairs]
+    low = high = None
+    reason: str | None = f"{len(ratios)} of {count} replicate pairs compared; an interval needs two"
+    estimate = ratios[0] if ratios else None
+    if len(ratios) >= 2:
+        estimate, low, high = log_t_interval(ratios)
+        reason = None
+    return ReplicatedRatio(
+        cell=base,
+        candidate=candidate,
+        metric=metric,
+        replicates=count,
+        compared=[i for i, _ in pairs],
+        ratios=ratios,
+        ratio=estimate,
+        low=low,
+        high=high,
+        confidence=CONFIDENCE,
+        reason=reason,
+    )
