@@ -64,7 +64,9 @@ def measured(command: list[str], cwd: Path) -> Run:
         timed = [TIME, "-f", "%e %U %S %M", "-o", report.name, *command]
         done = subprocess.run(timed, cwd=cwd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command[:4])} failed in {cwd}:\n{done.stdout[-2000:]}")
+            raise SystemExit(
+                f"{' '.join(command[:4])} failed in {cwd}:\n{(done.stdout + done.stderr)[-2000:]}"
+            )
         wall, user, system, rss_kib = report.read().split()[-4:]
     return Run(float(wall), float(user) + float(system), int(rss_kib) / 1024)
 
