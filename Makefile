@@ -25,6 +25,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # The real engine as a Docker lane: builds the 3.6 GB vLLM CPU image (about ten minutes),
 # pushes it to the local registry and runs the Docker real-engine test against it by digest.

@@ -35,9 +35,10 @@ from pathlib import Path
 
 import psutil
 
-from collectors.cadence import CellWindow, nearest_rank
+from collectors.cadence import nearest_rank
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
+from collectors.records import CellWindow
 from collectors.sampler import SamplerLoop, Tick
 from collectors.settings import CollectorSettings
 from collectors.summary import load_cell_samples, summarize

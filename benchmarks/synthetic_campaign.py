@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from collectors.aliases import vllm_aliases
-from collectors.cadence import CellWindow
+from collectors.cadence import journal_window
 from collectors.engine import EngineSampler, Scrape
 from collectors.gpu import GpuSampler
 from collectors.host import HostSampler, LaneTarget
 from collectors.nvml import MemoryInfo, Utilization
+from collectors.records import CellWindow
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
@@ -45,7 +46,7 @@ from evidence.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
 from guards.judge import judge_cell
-from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from guards.verdict import VERDICT_FILE
 from lanes.context import LANES_DIR, LanePurpose, next_run_dir
 from lanes.protected import compare, snapshot

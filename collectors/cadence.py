@@ -13,27 +13,18 @@ lacked the family. Late is not missing.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
+from collectors.records import CellWindow
 from collectors.samples import SampleBase
 from faceoff.artifact import Spec
+from workload.outcome import RequestOutcome
 
 S = TypeVar("S", bound=SampleBase)
-
-
-class CellWindow(Spec):
-    start_ns: int = Field(description="perf_counter_ns of the cell's first request send.")
-    end_ns: int = Field(description="perf_counter_ns the cell's last request ended.")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> CellWindow:
-        if self.end_ns < self.start_ns:
-            raise ValueError(f"window ends ({self.end_ns}) before it starts ({self.start_ns})")
-        return self
 
 
 class CadenceSummary(Spec):
@@ -160,3 +151,17 @@ def nearest_rank(ordered: Sequence[int], percent: float) -> int | None:
         return None
     rank = max(1, math.ceil(percent / 100 * len(ordered)))
     return ordered[rank - 1]
+
+
+def journal_window(outcomes: Iterable[RequestOutcome]) -> CellWindow | None:
+    """The window a cell's telemetry is judged over: first send to last end, every phase.
+
+    Warmups are inside it on purpose: the engine counters then start before the
+    cell's first request and end after its last, so every token the lane served
+    for the cell is in the deltas and in the journal.
+    """
+    sent = [o for o in outcomes if o.send_ns is not None]
+    if not sent:
+        return None
+    first = min(o.send_ns for o in sent if o.send_ns is not None)
+    return CellWindow(start_ns=first, end_ns=max(o.end_ns for o in sent))

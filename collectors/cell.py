@@ -20,18 +20,18 @@ from pathlib import Path
 from pydantic import Field
 
 from collectors.aliases import AliasTable, vllm_aliases
-from collectors.cadence import CellWindow
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.gpu import GpuSampler
-from collectors.host import DockerApi, HostSampler, LaneTarget
+from collectors.host import HostSampler, LaneTarget
 from collectors.nvml import Nvml, PynvmlLibrary
-from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
+from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.stall_monitor import StallMonitor
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.ports import DockerApi
 from workload.records import JOURNAL_NAME
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from collectors.cadence import CellWindow
+from collectors.records import CellWindow
 from collectors.samples import EngineSample
 from faceoff.artifact import Spec
 

@@ -27,6 +27,8 @@ from collectors.sampler import Clocks, Tick
 from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
+from faceoff.ports import DockerApi
+from faceoff.result import Maybe
 
 
 @dataclass(frozen=True)
@@ -42,20 +44,6 @@ class LaneTarget:
                 "a lane target needs a container id or a pid",
                 fix="pass the lane's container id (Docker lanes) or its root pid (process lanes)",
             )
-
-
-class DockerApi(Protocol):
-    """The two calls of docker.APIClient the host sampler needs."""
-
-    def inspect_container(self, container: str) -> dict[str, Any]: ...
-
-    def stats(
-        self,
-        container: str,
-        decode: bool | None = None,
-        stream: bool = True,
-        one_shot: bool | None = None,
-    ) -> Any: ...
 
 
 class LaneMemoryReader(Protocol):
@@ -197,17 +185,17 @@ class HostSampler:
 
     def take(self, tick: Tick) -> None:
         wall = self.clocks.wall()
-        available, total, host_error = self._read_host()
-        lane, lane_error = self._read_lane()
+        host, lane = self._read_host(), self._read_lane()
+        available, total = host.value or (None, None)
         latency = self.clocks.mono_ns() - tick.actual_ns
         sample = HostSample(
             **tick_fields(tick, wall, latency),
-            status=_status(available is not None, lane is not None),
+            status=_status(host.value is not None, lane.value is not None),
             host_available_bytes=available,
             host_total_bytes=total,
-            host_error=host_error,
-            lane=lane,
-            lane_error=lane_error,
+            host_error=host.reason,
+            lane=lane.value,
+            lane_error=lane.reason,
         )
         assert self._appender is not None
         self._appender.append(sample)
@@ -216,21 +204,22 @@ class HostSampler:
         if self._appender is not None:
             self._appender.close()
 
-    def _read_host(self) -> tuple[int | None, int | None, str | None]:
+    def _read_host(self) -> Maybe[tuple[int, int]]:
+        """The host's available and total memory in bytes."""
         try:
             memory = self._host_memory()
         except (OSError, RuntimeError) as exc:
-            return None, None, f"{type(exc).__name__}: {exc}"
-        return int(memory.available), int(memory.total), None
+            return Maybe.lacking(f"{type(exc).__name__}: {exc}")
+        return Maybe.of((int(memory.available), int(memory.total)))
 
-    def _read_lane(self) -> tuple[LaneMemory | None, str | None]:
+    def _read_lane(self) -> Maybe[LaneMemory]:
         try:
             if self._reader is None:  # resolved lazily, and again after a failure
                 self._reader = lane_reader(self.target, self.docker)
-            return self._reader.read(), None
+            return Maybe.of(self._reader.read())
         except Exception as exc:  # a vanished cgroup, a Docker API error: the sample says so
             self._reader = None
-            return None, f"{type(exc).__name__}: {exc}"
+            return Maybe.lacking(f"{type(exc).__name__}: {exc}")
 
 
 def _status(host: bool, lane: bool) -> ReadStatus:

@@ -16,12 +16,12 @@ from pydantic import Field
 from collectors.cadence import (
     CadenceSummary,
     CellTicks,
-    CellWindow,
     FamilyCoverage,
     cadence_summary,
     cell_ticks,
     family_coverage,
 )
+from collectors.records import CellWindow
 from collectors.samples import GpuReading, GpuSample, HostSample, ReadStatus
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Spec

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock
 
 
 def utc_now() -> datetime:
@@ -30,7 +31,7 @@ class Clocks:
     """Injected clocks: intervals on ``perf_counter_ns``, wall time tz-aware UTC."""
 
     mono_ns: Callable[[], int] = time.perf_counter_ns
-    wall: Callable[[], datetime] = utc_now
+    wall: Clock = utc_now
 
 
 @dataclass(frozen=True)

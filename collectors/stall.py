@@ -16,11 +16,8 @@ client's start-up.
 
 ``stalls.jsonl`` in the attempt folder holds one ``start`` line, one line per
 stall and per client reading (flushed as written, so a killed run keeps them)
-and one ``stop`` line with the totals. ``summarize_stalls`` is the pure view the
-telemetry summary and the ``host_stall`` rule read.
-
-Format history of ``schema_version`` (all three line kinds):
-  1 — first release.
+and one ``stop`` line with the totals. The lines are ``collectors.records``
+models; ``collectors.stall_log`` reads them back and summarizes them.
 """
 
 from __future__ import annotations
@@ -35,163 +32,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
-
-from collectors.cadence import CellWindow
+from collectors.records import ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.sampler import utc_now
-from faceoff.artifact import Artifact, Spec
-from faceoff.files import JsonlAppender, read_jsonl
+from faceoff.files import JsonlAppender
 
 TICK_NS = 1_000_000
 CLIENT_EVERY_NS = 20_000_000  # client schedstat readings
 CLIENT_SCAN_EVERY_NS = 100_000_000  # looking for the client in /proc until it is found
 CLIENT_MODULE = b"workload.run_cell"
 PR_SET_PDEATHSIG = 1
-
-
-class MonitorStart(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
-    event: Literal["start"] = Field(default="start", description="The monitor began watching.")
-    pid: int = Field(description="The monitor's process id.")
-    cpu: int | None = Field(description="The CPU it was pinned to; None where it could not be.")
-    tick_ns: int = Field(gt=0, description="How long it sleeps between two looks at the clock.")
-    threshold_ns: int = Field(gt=0, description="A wake-up later than this is recorded as a stall.")
-    started_ns: int = Field(description="perf_counter_ns it began watching.")
-    wall_utc: str = Field(description="Wall clock taken with started_ns (UTC, ISO 8601).")
-
-
-class Stall(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
-    event: Literal["stall"] = Field(default="stall", description="One stall.")
-    start_ns: int = Field(description="perf_counter_ns the monitor was due to wake.")
-    length_ns: int = Field(gt=0, description="How long past that it woke.")
-
-    @property
-    def end_ns(self) -> int:
-        return self.start_ns + self.length_ns
-
-
-class ClientWait(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
-    event: Literal["client_wait"] = Field(default="client_wait", description="A client reading.")
-    pid: int = Field(description="The client process read.")
-    at_ns: int = Field(description="perf_counter_ns of the reading.")
-    cpu_ns: int = Field(ge=0, description="Its CPU time so far (schedstat field 1).")
-    waited_ns: int = Field(ge=0, description="Its run-queue wait so far (schedstat field 2).")
-
-
-class MonitorStop(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Stall line format version.")
-    event: Literal["stop"] = Field(default="stop", description="The monitor stopped watching.")
-    stopped_ns: int = Field(description="perf_counter_ns it stopped.")
-    ticks: int = Field(ge=0, description="Wake-ups it saw.")
-    stalls: int = Field(ge=0, description="Of those, stalls recorded.")
-    stalled_ns: int = Field(ge=0, description="Sum of the stalls' lengths.")
-
-
-StallLine = Annotated[MonitorStart | Stall | ClientWait | MonitorStop, Field(discriminator="event")]
-_LINE = TypeAdapter(StallLine)
-
-
-@dataclass(frozen=True)
-class StallLog:
-    """``stalls.jsonl`` parsed: the monitor's start, its stalls, its stop (None if killed)."""
-
-    start: MonitorStart | None
-    stalls: tuple[Stall, ...] = ()
-    stop: MonitorStop | None = None
-    unreadable: int = 0
-    client: tuple[ClientWait, ...] = ()
-
-    def watched_until(self, fallback_ns: int) -> int:
-        """Where the watch ended: its stop, else its last stall, else ``fallback_ns``."""
-        if self.stop is not None:
-            return self.stop.stopped_ns
-        return max([s.end_ns for s in self.stalls], default=fallback_ns)
-
-
-def read_stalls(path: Path) -> StallLog | None:
-    """The monitor's file, or None when no monitor ran (no file)."""
-    if not Path(path).exists():
-        return None
-    contents = read_jsonl(path)
-    unreadable = len(contents.bad_lines) + (1 if contents.torn_tail else 0)
-    lines = []
-    for record in contents.records:
-        try:
-            lines.append(_LINE.validate_python(record))
-        except ValidationError:
-            unreadable += 1
-    starts = [x for x in lines if isinstance(x, MonitorStart)]
-    stops = [x for x in lines if isinstance(x, MonitorStop)]
-    return StallLog(
-        start=starts[0] if starts else None,
-        stalls=tuple(x for x in lines if isinstance(x, Stall)),
-        stop=stops[-1] if stops else None,
-        unreadable=unreadable,
-        client=tuple(x for x in lines if isinstance(x, ClientWait)),
-    )
-
-
-# --- the pure view ----------------------------------------------------------------------
-
-
-def overlap_ns(stalls: Sequence[Stall], start_ns: int, end_ns: int) -> int:
-    """How much of ``[start_ns, end_ns]`` the stalls cover."""
-    return sum(max(0, min(s.end_ns, end_ns) - max(s.start_ns, start_ns)) for s in stalls)
-
-
-def client_wait_ns(readings: Sequence[ClientWait], start_ns: int, end_ns: int) -> int | None:
-    """The client's CPU wait over ``[start_ns, end_ns]``: from its last reading at or before
-    the start to its first at or after the end; None unless readings bracket the span."""
-    ordered = sorted(readings, key=lambda r: r.at_ns)
-    before = [r for r in ordered if r.at_ns <= start_ns]
-    after = [r for r in ordered if r.at_ns >= end_ns]
-    if not before or not after or before[-1].pid != after[0].pid:
-        return None
-    return after[0].waited_ns - before[-1].waited_ns
-
-
-class StallSummary(Spec):
-    threshold_ns: int = Field(description="The monitor's stall threshold.")
-    cpu: int | None = Field(description="The CPU the monitor was pinned to.")
-    watched: bool = Field(description="The monitor's watch spans the whole cell window.")
-    stopped: bool = Field(description="The monitor wrote its stop line (it was not killed).")
-    stalls: int = Field(description="Stalls overlapping the window.")
-    stalled_ns: int = Field(description="Part of the window covered by stalls.")
-    longest_ns: int = Field(description="Longest stall overlapping the window (0 when none).")
-    stalled_share: float = Field(description="stalled_ns / window length (0 for an empty window).")
-    client_wait_ns: int | None = Field(
-        description="The client's CPU wait inside the window; None unless readings bracket it."
-    )
-    client_wait_share: float | None = Field(description="client_wait_ns / window length.")
-    unreadable_lines: int = Field(description="Lines of stalls.jsonl that are not stall lines.")
-
-
-def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:
-    """The stalls of one cell window; None when the monitor never started."""
-    if log.start is None:
-        return None
-    inside = [s for s in log.stalls if s.end_ns > window.start_ns and s.start_ns < window.end_ns]
-    stalled = overlap_ns(inside, window.start_ns, window.end_ns)
-    span = window.end_ns - window.start_ns
-    waited = client_wait_ns(log.client, window.start_ns, window.end_ns)
-    return StallSummary(
-        threshold_ns=log.start.threshold_ns,
-        cpu=log.start.cpu,
-        watched=log.start.started_ns <= window.start_ns
-        and log.watched_until(window.start_ns) >= window.end_ns,
-        stopped=log.stop is not None,
-        stalls=len(inside),
-        stalled_ns=stalled,
-        longest_ns=max([s.length_ns for s in inside], default=0),
-        stalled_share=stalled / span if span > 0 else 0.0,
-        client_wait_ns=waited,
-        client_wait_share=waited / span if waited is not None and span > 0 else None,
-        unreadable_lines=log.unreadable,
-    )
 
 
 # --- the watch loop (inside the monitor process) ----------------------------------------

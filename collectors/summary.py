@@ -26,7 +26,6 @@ from pydantic import Field, ValidationError
 from collectors.aliases import AliasTable
 from collectors.cadence import (
     CadenceSummary,
-    CellWindow,
     FamilyCoverage,
     cadence_summary,
     cell_ticks,
@@ -40,10 +39,10 @@ from collectors.memory_summary import (
     gpu_summary,
     host_summary,
 )
-from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
+from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
 from collectors.settings import CollectorSettings
-from collectors.stall import StallLog, StallSummary, read_stalls, summarize_stalls
+from collectors.stall_log import StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
 

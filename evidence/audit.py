@@ -36,6 +36,7 @@ from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from evidence.audit_diff import differences
 from evidence.bundle import comparison_of
+from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
 from evidence.comparison import Comparison, TicketRef
 from evidence.inputs import load_campaign
@@ -50,15 +51,14 @@ from evidence.layout import (
     AttemptDir,
     CampaignFolder,
 )
-from evidence.manifest import Manifest, manifest
-from evidence.reviews import read_reviews
+from evidence.review_log import read_reviews
 from evidence.summary import SUMMARY_FILE, RequestSummary, summarize_attempt
 from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV, signature_problem
 from guards.judge import judge_cell
-from guards.record import CELL_FILE, CellRecord
+from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
 from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord

@@ -14,12 +14,11 @@ the change). A resumed campaign run reopens its bundle first (``reopen_bundle``)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from evidence.build import build_comparison
+from evidence.bundle_manifest import manifest
 from evidence.card import render_card
 from evidence.comparison import Comparison
 from evidence.coverage import bad_runs
@@ -34,17 +33,15 @@ from evidence.layout import (
     SUMS_FILE,
     CampaignFolder,
 )
-from evidence.manifest import manifest
-from evidence.reviews import read_reviews
+from evidence.review_log import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.ports import Clock
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.records import JOURNAL_NAME, PLAN_NAME
-
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from evidence.cells import SOURCE_FILES
 from evidence.comparison import ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.layout import CELLS_DIR
 from evidence.markdown import Sources, table
+from guards.reasons import Disposition
 from lanes.records import BOOT_LOG_FILE
 
 Cell = Callable[[ArmCell], str]
@@ -52,29 +53,34 @@ def _value(cell: CellEntry, arm: str, render: Cell) -> str:
     entry = next((a for a in cell.arms if a.arm == arm), None)
     if entry is None:
         return "not planned"
-    return render(entry) if entry.disposition == "accepted" else standing(entry)
+    return render(entry) if entry.disposition is Disposition.ACCEPTED else standing(entry)
 
 
 def disposition(a: ArmCell) -> str:
     """The disposition with its reason code: 'failed (contract_overrun)'."""
-    coded = a.disposition != "accepted" and a.reason_code
+    coded = a.disposition is not Disposition.ACCEPTED and a.reason_code
     return f"{a.disposition} ({a.reason_code})" if coded else a.disposition
 
 
 def standing(a: ArmCell) -> str:
     """A cell run's disposition with its reason, in place of figures that do not count."""
-    if a.disposition == "accepted":
+    if a.disposition is Disposition.ACCEPTED:
         return "accepted"
-    reason = a.reason or ("not run yet" if a.disposition == "pending" else "no reason recorded")
+    pending = a.disposition is Disposition.PENDING
+    reason = a.reason or ("not run yet" if pending else "no reason recorded")
     return f"{disposition(a)}: {reason.rstrip('.')}"
 
 
 def _accepted_somewhere(cell: CellEntry) -> bool:
-    return any(a.disposition == "accepted" for a in cell.arms)
+    return any(a.disposition is Disposition.ACCEPTED for a in cell.arms)
 
 
 def _cell_label(cell: CellEntry) -> str:
-    inputs = [a.input_tokens for a in cell.arms if a.disposition == "accepted" and a.input_tokens]
+    inputs = [
+        a.input_tokens
+        for a in cell.arms
+        if a.disposition is Disposition.ACCEPTED and a.input_tokens
+    ]
     if not inputs:
         return cell.id
     return f"{cell.id} (~{fmt.count(inputs[0].p50)} actual input, C{cell.concurrency})"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from evidence.comparison import ArmCell, ArmEntry, Caveat, CellEntry, Coverage, RestorationEntry
 from evidence.format import join_words
+from guards.reasons import Disposition
 
 RECIPE_FIELDS = {
     "checkpoint": "checkpoint",
@@ -49,7 +50,7 @@ def caveats(
 
 
 def _accepted(cells: Sequence[CellEntry]) -> list[tuple[CellEntry, list[ArmCell]]]:
-    return [(c, [a for a in c.arms if a.disposition == "accepted"]) for c in cells]
+    return [(c, [a for a in c.arms if a.disposition is Disposition.ACCEPTED]) for c in cells]
 
 
 def _sample_size(cells: Sequence[CellEntry]) -> Caveat | None:
@@ -192,7 +193,7 @@ def _incomplete(coverage: Coverage) -> Caveat | None:
 
 
 def _no_oom(cells: Sequence[CellEntry]) -> Caveat | None:
-    seen = [a.oom for c in cells for a in c.arms if a.disposition == "accepted"]
+    seen = [a.oom for c in cells for a in c.arms if a.disposition is Disposition.ACCEPTED]
     if not seen or any(seen):
         return None
     return Caveat(

@@ -25,7 +25,7 @@ from evidence.layout import AttemptDir
 from evidence.stats import Sample, median_ratio, time_blocks
 from evidence.summary import SUMMARY_FILE
 from guards.dispositions import PairStatus
-from guards.record import CELL_FILE
+from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
 from workload.metrics import REQUEST_METRICS, TimedRequest, higher_is_better

@@ -17,7 +17,9 @@ Format history of ``Comparison.schema_version``:
       with ``higher_is_better``) and each pair ``verdict`` (its ratios' overall verdict);
       each arm's cell gains ``history`` (every attempt: number, disposition, reason, start);
       each review gains ``cells``, ``superseded_by`` (attempts begun after it) and
-      ``outstanding`` (runs a rerun_cells review named that were not rerun since).
+      ``outstanding`` (runs a rerun_cells review named that were not rerun since); later in
+      4, a ratio's ``resamples`` counts the resamples its interval rests on (a zero
+      incumbent median dropped), not those drawn.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from pydantic import Field
 from evidence.bootfacts import BootFacts
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
+from guards.reasons import Disposition
 from matrix.model import Recipe, Sampling
 
-Disposition = Literal["accepted", "failed", "blocked", "pending"]
 CampaignStatus = Literal["complete", "closed_partial"]
 RatioVerdict = Literal["better", "worse", "no difference"]
 PairVerdict = Literal["better", "worse", "mixed", "no difference", "not compared"]
@@ -136,7 +138,10 @@ class Ratio(Spec):
     low: float = Field(description="Lower bound of the bootstrap interval.")
     high: float = Field(description="Upper bound of the bootstrap interval.")
     confidence: float = Field(description="Interval confidence, e.g. 0.95.")
-    resamples: int = Field(description="Bootstrap resamples.")
+    resamples: int = Field(
+        description="Bootstrap resamples the interval rests on: those drawn (2,000), less any "
+        "whose incumbent median was zero."
+    )
     seed: int = Field(description="Bootstrap seed.")
     n_incumbent: int = Field(description="Incumbent requests the ratio rests on.")
     n_candidate: int = Field(description="Candidate requests the ratio rests on.")

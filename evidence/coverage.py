@@ -27,7 +27,7 @@ STATUSES: dict[GuardStatus, CampaignStatus] = {
     GuardStatus.COMPLETE: "complete",
     GuardStatus.CLOSED_PARTIAL: "closed_partial",
 }
-TERMINAL_BAD = ("failed", "blocked")
+TERMINAL_BAD = (Disposition.FAILED, Disposition.BLOCKED)
 UNCODED = "uncoded"  # a verdict without a reason code still gets a ticket
 
 
@@ -36,9 +36,9 @@ def coverage(plan: Plan, cells: Sequence[CellEntry]) -> Coverage:
     closure = close_campaign(
         plan.cell_runs,
         {
-            key: Disposition(standing[(key.cell_id, key.arm)].disposition)
+            key: standing[(key.cell_id, key.arm)].disposition
             for key in plan.cell_runs
-            if standing[(key.cell_id, key.arm)].disposition != "pending"
+            if standing[(key.cell_id, key.arm)].disposition is not Disposition.PENDING
         },
     )
     return Coverage(
@@ -62,11 +62,13 @@ def _arm_coverage(
     return ArmCoverage(
         arm=arm,
         planned=len(entries),
-        accepted=counts["accepted"],
-        failed=counts["failed"],
-        blocked=counts["blocked"],
-        pending=counts["pending"],
-        scored_ok=sum(e.statuses.get("ok", 0) for e in entries if e.disposition == "accepted"),
+        accepted=counts[Disposition.ACCEPTED],
+        failed=counts[Disposition.FAILED],
+        blocked=counts[Disposition.BLOCKED],
+        pending=counts[Disposition.PENDING],
+        scored_ok=sum(
+            e.statuses.get("ok", 0) for e in entries if e.disposition is Disposition.ACCEPTED
+        ),
     )
 
 

@@ -28,6 +28,7 @@ from evidence.host_facts import (
     MemoryFacts,
     SourceFacts,
 )
+from faceoff.ports import DockerFactory
 
 GIT_TIMEOUT_S = 5.0
 
@@ -113,7 +114,7 @@ def collect_gpu(inventory: GpuInventory) -> GpuFacts:
     return GpuFacts(status="ok", detail=None, driver_version=driver, devices=devices)
 
 
-def collect_docker(client_factory: Callable[[], Any]) -> DockerFacts:
+def collect_docker(client_factory: DockerFactory) -> DockerFacts:
     try:
         version = client_factory().version()
     except Exception as exc:  # docker.errors.DockerException or a connection error
@@ -149,7 +150,7 @@ def _git(checkout: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def collect_host(gpu: GpuInventory, docker_factory: Callable[[], Any]) -> HostFacts:
+def collect_host(gpu: GpuInventory, docker_factory: DockerFactory) -> HostFacts:
     return HostFacts(
         hostname=platform.node(),
         python=platform.python_version(),

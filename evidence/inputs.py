@@ -19,9 +19,8 @@ from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
-from lanes.bringup import IdentityRecord
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LaneRecord
+from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import JournalScan

@@ -9,18 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evidence.comparison import Disposition
 from evidence.layout import AttemptDir
-from guards.reasons import Disposition as GuardDisposition
-from guards.record import CELL_FILE, CellRecord
+from guards.reasons import Disposition
+from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
-
-DISPOSITIONS: dict[GuardDisposition, Disposition] = {
-    GuardDisposition.PENDING: "pending",
-    GuardDisposition.ACCEPTED: "accepted",
-    GuardDisposition.FAILED: "failed",
-    GuardDisposition.BLOCKED: "blocked",
-}
 
 
 @dataclass(frozen=True)
@@ -33,7 +25,9 @@ class Judgement:
     record: CellRecord | None
 
 
-NOT_RUN = Judgement("pending", None, None, None, None, None)  # a planned run with no folder yet
+NOT_RUN = Judgement(
+    Disposition.PENDING, None, None, None, None, None
+)  # a planned run with no folder yet
 
 
 def read_judgement(where: AttemptDir) -> Judgement:
@@ -42,9 +36,9 @@ def read_judgement(where: AttemptDir) -> Judgement:
     record = CellRecord.read(record_path) if record_path.is_file() else None
     oom = record.lane_end.oom if record is not None and record.lane_end is not None else None
     if verdict is None:
-        return Judgement("pending", None, None, oom, None, record)
+        return Judgement(Disposition.PENDING, None, None, oom, None, record)
     return Judgement(
-        disposition=DISPOSITIONS[verdict.disposition],
+        disposition=verdict.disposition,
         reason_code=verdict.reason.value,
         reason=verdict.sentence,
         oom=oom,

@@ -97,7 +97,7 @@ class RatioInterval:
     low: float
     high: float
     confidence: float
-    resamples: int
+    resamples: int  # the resamples the interval rests on: a zero incumbent median is dropped
     seed: int
     n_incumbent: int
     n_candidate: int
@@ -135,7 +135,7 @@ def describe(values: Sequence[float]) -> Distribution | None:
 def block_size(n: int, concurrency: int) -> int:
     """Requests per block: a whole round of concurrent requests or ⌈n^⅓⌉, whichever is more,
     but small enough to leave ``MIN_BLOCKS`` blocks where n allows."""
-    wanted = max(concurrency, math.ceil(n ** (1 / 3)))
+    wanted = max(concurrency, math.ceil(math.cbrt(n)))
     return max(1, min(wanted, n // MIN_BLOCKS))
 
 
@@ -186,7 +186,7 @@ def median_ratio(
         low=quantile(ratios, tail),
         high=quantile(ratios, 1.0 - tail),
         confidence=confidence,
-        resamples=resamples,
+        resamples=len(ratios),
         seed=seed,
         n_incumbent=len(incumbent.values),
         n_candidate=len(candidate.values),

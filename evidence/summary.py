@@ -8,7 +8,9 @@ counted by status, and a planned request without a journal line is named.
 ``requests.json`` and compares it field by field.
 
 Format history of ``RequestSummary.schema_version``:
-  1 — first release.
+  1 — first release; later in 1, ``contract_violations`` counts the contract guard's
+      breaches (over-runs of requests that ran to their end) instead of every word count
+      off the contract, and ``foreign_lines`` counts lines of another attempt too.
 """
 
 from __future__ import annotations
@@ -70,14 +72,15 @@ class RequestSummary(Artifact):
     journaled_scored: int = Field(description="Scored requests with a journal line.")
     missing_scored: list[int] = Field(description="Planned scored indices with no journal line.")
     foreign_lines: int = Field(
-        description="Lines whose plan hash, cell or arm is not this attempt's."
+        description="Lines whose plan hash, cell, arm or attempt is not this attempt's."
     )
     statuses: dict[str, int] = Field(description="Scored lines by terminal status.")
     warmups: int = Field(description="Warmup lines (never scored).")
     diagnostics: int = Field(description="Diagnostic lines (never scored).")
     refusals: int = Field(description="Scored lines the server refused.")
     contract_violations: int = Field(
-        description="Scored lines whose word count differs from the output contract."
+        description="Scored lines that overran their output contract (more words, or stopped "
+        "at max_tokens), as the contract guard counts them; an under-run is no breach."
     )
     markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
     target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
@@ -129,8 +132,13 @@ class _Tally:
     """One pass over an attempt's journal lines: counts, and floats where a distribution
     needs every value; no line is kept whole."""
 
-    def __init__(self, plan: RequestPlan, arm: str) -> None:
-        self.plan_hash, self.cell_id, self.arm = plan.sha256(), plan.cell.id, arm
+    def __init__(self, plan: RequestPlan, arm: str, attempt: int) -> None:
+        self.plan_hash, self.cell_id, self.arm, self.attempt = (
+            plan.sha256(),
+            plan.cell.id,
+            arm,
+            attempt,
+        )
         self.lines = self.ours = self.warmups = self.diagnostics = 0
         self.refusals = self.contract_violations = self.markers_missed = 0
         self.indices: set[int] = set()
@@ -143,9 +151,7 @@ class _Tally:
 
     def add(self, o: RequestOutcome) -> None:
         self.lines += 1
-        if not (
-            o.plan_sha256 == self.plan_hash and o.cell_id == self.cell_id and o.arm == self.arm
-        ):
+        if not o.of_attempt(self.cell_id, self.arm, self.attempt, self.plan_hash):
             return
         self.ours += 1
         self.warmups += o.phase is Phase.WARMUP
@@ -156,7 +162,7 @@ class _Tally:
         self.indices.add(o.index)
         self.statuses[o.status.value] += 1
         self.refusals += o.refusal
-        self.contract_violations += _breaks_contract(o)
+        self.contract_violations += o.overran_contract
         self.markers_missed += o.marker_found is False
         self.targets.add(o.target_input_tokens)
         if o.status is Status.OK:
@@ -173,7 +179,7 @@ def summarize_journal(
 
     A ``JournalScan`` streams: the journal is read once, line by line.
     """
-    tally = _Tally(plan, arm)
+    tally = _Tally(plan, arm, attempt)
     for outcome in contents:
         tally.add(outcome)
     planned = {r.index for r in plan.phase(Phase.SCORED)}
@@ -208,10 +214,6 @@ def summarize_journal(
             invalid=contents.invalid,
         ),
     )
-
-
-def _breaks_contract(outcome: RequestOutcome) -> bool:
-    return outcome.contract_words is not None and outcome.output_words != outcome.contract_words
 
 
 def summarize_attempt(

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evidence.comparison import ArmCell, ArmTotals, CellEntry
+from guards.reasons import Disposition
 
 
 def arm_totals(arm: str, cells: Sequence[CellEntry]) -> ArmTotals:
     runs = [(c.id, a) for c in cells for a in c.arms if a.arm == arm]
-    accepted = [(cid, a) for cid, a in runs if a.disposition == "accepted"]
+    accepted = [(cid, a) for cid, a in runs if a.disposition is Disposition.ACCEPTED]
     pool = next(
         (
             (cid, a.engine.kv_pool_tokens)

@@ -21,8 +21,9 @@ import os
 from pathlib import Path
 
 from prefect import flow, get_run_logger
+from prefect.client.schemas.objects import State
 from prefect.runtime import flow_run
-from prefect.states import Completed, Failed, State
+from prefect.states import Completed, Failed
 
 from faceoff.errors import FaceoffError
 from flows.arm import ArmRun, judged_warmups, lane_death

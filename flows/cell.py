@@ -3,7 +3,7 @@
 The attempt gets its ledger row (committed) and its folder
 ``cells/<cell>/<arm>/attempt-<n>/`` before anything runs, so a kill at any
 point leaves an attempt that the next run marks interrupted, never a hole. The
-flow writes ``cell.json`` (``guards.record.CellRecord``); the guard judges the
+flow writes ``cell.json`` (``guards.records.CellRecord``); the guard judges the
 folder; the verdict goes into ``verdict.json`` and the ledger. A cell whose lane
 never became usable still gets an attempt, judged blocked from its record.
 """
@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from collectors.cadence import CellWindow
+from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget as CollectorTarget
+from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
@@ -25,7 +26,7 @@ from flows.client import ClientExit, run_client
 from flows.journal_index import index_journal
 from flows.planning import plan_cell
 from flows.scope import CampaignScope
-from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from guards.verdict import Verdict
 from ledger.campaigns import require_campaign
 from ledger.cells import begin_attempt, finish_attempt, next_attempt

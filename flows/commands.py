@@ -21,13 +21,14 @@ from sqlalchemy.exc import ArgumentError, DatabaseError
 from evidence.audit import audit_bundle
 from evidence.console import audit_lines, card, tickets_table
 from evidence.decision import Decision
-from evidence.review import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
+from flows.review import record_review
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case

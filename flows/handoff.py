@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import docker.errors
 from pydantic import Field
@@ -120,6 +120,7 @@ def stop_earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[str, L
     stopped: list[tuple[str, Leftover]] = []
     for run_dir, record in earlier_production(scope, arm):
         if record.container_id is not None:
+            assert scope.docker is not None  # _alive found the container through it
             container = scope.docker.containers.get(record.container_id)
             done = remove_containers([container], scope.tools.grace_s)
         else:
@@ -147,12 +148,11 @@ def _own_lanes(scope: CampaignScope, arm: Arm) -> bool:
 
 
 def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:
-    kind: Any = leftover.kind
     return StoppedLane(
         campaign=campaign,
         arm=leftover.arm,
         run=leftover.run,
-        kind=kind,
+        kind=leftover.kind,
         ident=leftover.ident,
         purpose=leftover.purpose,
     )

@@ -28,6 +28,7 @@ from faceoff.errors import FaceoffError
 from flows.closing import CampaignResult
 from flows.console import disposition_label
 from flows.progress import AttemptProgress, Health
+from guards.reasons import Disposition
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
@@ -122,7 +123,7 @@ def _latest(runs: list[CellRunRow]) -> list[CellRunRow]:
 
 
 def _in_progress(run: CellRunRow) -> bool:
-    return run.disposition == "pending" and not run.interrupted and run.ended_at is None
+    return run.disposition == Disposition.PENDING and not run.interrupted and run.ended_at is None
 
 
 def render(snap: Snapshot | None, note: str) -> Any:

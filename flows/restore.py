@@ -13,15 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import docker
 import docker.errors
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock, DockerClient
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
@@ -69,7 +71,7 @@ def restore_tools(environ: Mapping[str, str]) -> RestoreTools:
     )
 
 
-def docker_client() -> Any:
+def docker_client() -> DockerClient:
     try:
         client = docker.from_env(timeout=120)
         client.ping()
@@ -82,7 +84,7 @@ def docker_client() -> Any:
 
 
 def require_restoration(
-    engine: Engine, *, campaign: str, frozen: FrozenMatrix, campaign_dir: Path, now: Any
+    engine: Engine, *, campaign: str, frozen: FrozenMatrix, campaign_dir: Path, now: Clock
 ) -> RestorationRow:
     """Before the incumbent is first touched: hash the protected files, then write the row.
 
@@ -188,7 +190,7 @@ def _record_failure(engine: Engine, campaign: str, reason: str, tools: RestoreTo
         )
 
 
-def _restoration(session: Any, row: CampaignRow) -> RestorationRow:
+def _restoration(session: Session, row: CampaignRow) -> RestorationRow:
     restoration = find_restoration(session, row)
     assert restoration is not None  # it was found before the attempt began
     return restoration

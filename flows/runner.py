@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prefect.states import State
+from prefect.client.schemas.objects import State
 
 from flows.campaign import campaign
 from flows.closing import CampaignResult

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Engine
 
 from evidence.layout import ATTEMPT, CELLS_DIR, attempt_name
+from faceoff.ports import DockerClient
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
 
@@ -26,7 +26,7 @@ class CampaignScope:
     workdir: Path
     engine: Engine
     tools: RestoreTools
-    docker: Any  # a Docker client when an arm is a docker lane, else None
+    docker: DockerClient | None  # None when no arm is a docker lane
 
     @property
     def name(self) -> str:

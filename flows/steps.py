@@ -20,7 +20,7 @@ from flows.scope import CampaignScope
 from guards.dispositions import Decision, Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from guards.reasons import Disposition
-from guards.record import CELL_FILE
+from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE, Verdict
 from ledger.campaigns import require_campaign
 from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested

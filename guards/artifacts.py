@@ -18,11 +18,12 @@ from pathlib import Path
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from collectors.samples import EngineSample
-from collectors.stall import StallLog
+from collectors.stall_log import StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from guards.record import CELL_FILE, CellRecord
+from faceoff.result import Maybe
+from guards.records import CELL_FILE, CellRecord
 from workload.journal import JournalContents, read_journal
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
@@ -77,12 +78,7 @@ class CellArtifacts:
 
     def owns(self, outcome: RequestOutcome) -> bool:
         record = self.record
-        return (
-            outcome.cell_id == record.cell_id
-            and outcome.arm == record.arm
-            and outcome.attempt == record.attempt
-            and (self.plan_sha256 is None or outcome.plan_sha256 == self.plan_sha256)
-        )
+        return outcome.of_attempt(record.cell_id, record.arm, record.attempt, self.plan_sha256)
 
     def planned(self, phase: Phase) -> list[PlannedRequest]:
         return [] if self.plan is None else self.plan.phase(phase)
@@ -107,12 +103,12 @@ def load_cell(
             fix="judge a cell attempt folder written by the campaign flow",
         )
     record = CellRecord.read(folder / CELL_FILE)
-    plan, plan_error = _plan(folder / PLAN_NAME)
+    plan = _plan(folder / PLAN_NAME)
     samples = load_cell_samples(folder)
     return CellArtifacts(
         record=record,
-        plan=plan,
-        plan_error=plan_error,
+        plan=plan.value,
+        plan_error=plan.reason,
         journal=journal if journal is not None else read_journal(folder / JOURNAL_NAME),
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
@@ -132,8 +128,8 @@ def _telemetry(
     return summarize(samples, window=record.window, settings=record.collector_settings, table=table)
 
 
-def _plan(path: Path) -> tuple[RequestPlan | None, str | None]:
+def _plan(path: Path) -> Maybe[RequestPlan]:
     try:
-        return RequestPlan.read(path), None
+        return Maybe.of(RequestPlan.read(path))
     except FaceoffError as exc:
-        return None, exc.message
+        return Maybe.lacking(exc.message)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from collectors.deltas import CounterDelta
 from collectors.samples import EngineSample
 from collectors.summary import EngineSummary
+from faceoff.result import Maybe
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
@@ -34,14 +35,14 @@ def _engine(art: CellArtifacts) -> EngineSummary | None:
     return None if art.telemetry is None else art.telemetry.engine
 
 
-def _exact(engine: EngineSummary, name: str) -> CounterDelta | str:
+def _exact(engine: EngineSummary, name: str) -> Maybe[CounterDelta]:
     """The counter's delta, or why it cannot be used."""
     delta = engine.counters.get(name)
     if delta is None:
-        return f"{name} is not in the engine samples"
+        return Maybe.lacking(f"{name} is not in the engine samples")
     if not delta.exact:
-        return f"{name} delta is inexact ({delta.why_inexact})"
-    return delta
+        return Maybe.lacking(f"{name} delta is inexact ({delta.why_inexact})")
+    return Maybe.of(delta)
 
 
 def engine_restarted(art: CellArtifacts, _: Cell, __: Thresholds) -> RuleResult:
@@ -64,10 +65,10 @@ def preemptions(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
     engine = _engine(art)
     if engine is None:
         return not_evaluated(code, NO_WINDOW)
-    delta = _exact(engine, "num_preemptions")
-    if isinstance(delta, str):
-        return not_evaluated(code, f"preemptions cannot be counted: {delta}")
-    count = int(delta.delta)
+    found = _exact(engine, "num_preemptions")
+    if found.value is None:
+        return not_evaluated(code, f"preemptions cannot be counted: {found.reason}")
+    count = int(found.value.delta)
     return judged(
         code,
         count <= t.max_preemptions,
@@ -84,9 +85,11 @@ def warm_cache(art: CellArtifacts, cell: Cell, t: Thresholds) -> RuleResult:
     engine = _engine(art)
     if engine is None:
         return not_evaluated(code, NO_WINDOW)
-    hits, queries = _exact(engine, "prefix_cache_hits"), _exact(engine, "prefix_cache_queries")
-    if isinstance(hits, str) or isinstance(queries, str):
-        why = hits if isinstance(hits, str) else queries
+    found_hits = _exact(engine, "prefix_cache_hits")
+    found_queries = _exact(engine, "prefix_cache_queries")
+    hits, queries = found_hits.value, found_queries.value
+    if hits is None or queries is None:
+        why = found_hits.reason or found_queries.reason
         return not_evaluated(code, f"prefix-cache hits cannot be counted: {why}")
     ratio = hits.delta / queries.delta if queries.delta > 0 else 0.0
     evidence = {
@@ -99,8 +102,8 @@ def warm_cache(art: CellArtifacts, cell: Cell, t: Thresholds) -> RuleResult:
         f"{int(hits.delta)} of {int(queries.delta)} queried prompt tokens hit the prefix cache "
         f"({ratio:.1%}) in a cold cell (the matrix allows {t.cold_cache_max_hit_ratio:.1%})"
     )
-    preempted = _exact(engine, "num_preemptions")
-    if ratio > t.cold_cache_max_hit_ratio and not isinstance(preempted, str) and preempted.delta:
+    preempted = _exact(engine, "num_preemptions").value
+    if ratio > t.cold_cache_max_hit_ratio and preempted is not None and preempted.delta:
         # A preempted request is recomputed and re-reads its own blocks: those count as hits.
         return not_evaluated(
             code,
@@ -191,7 +194,7 @@ def counter_reconciliation(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleRe
     if engine is None:
         return not_evaluated(code, NO_WINDOW)
     deltas = {n: _exact(engine, n) for n in ("prompt_tokens", "generation_tokens")}
-    unusable = [why for why in deltas.values() if isinstance(why, str)]
+    unusable = [d.reason for d in deltas.values() if d.reason is not None]
     baseline, final = art.sample(engine.baseline_seq), art.sample(engine.final_seq)
     if unusable or baseline is None or final is None:
         why = unusable[0] if unusable else "the baseline or final engine sample is missing"

@@ -1,10 +1,13 @@
 """Presence rules: one pure function per registry family, over a cell's artifacts.
 
 Each rule answers present, missing (with why, and the values it judged) or not
-applicable. Not applicable is only ever answered where the cell's own frozen
-spec makes the family impossible by design: decode rate, TPOT and visible TTFT
-of a cell whose every request asks for ``max_tokens = 1`` (a prefill probe:
-its single token may be reasoning, and there is no interval between tokens).
+applicable, always as one ``Found``. A helper that finds the cell lacks what the
+family is judged over (no telemetry window, samples taken too rarely) raises
+``Unjudgeable`` with its answer, and the registry's wrapper returns it: no rule
+branches on what a helper returned. Not applicable is only ever answered where the
+cell's own frozen spec makes the family impossible by design: decode rate, TPOT and
+visible TTFT of a cell whose every request asks for ``max_tokens = 1`` (a prefill
+probe: its single token may be reasoning, and there is no interval between tokens).
 Campaign-wide declarations (a host without GPUs) come only from the frozen
 matrix registry and are applied by ``guards.metric_guard``.
 
@@ -41,6 +44,26 @@ class Found:
 
 
 PresenceRule = Callable[[CellArtifacts, Thresholds], Found]
+
+
+class Unjudgeable(Exception):
+    """The cell lacks what a family is judged over; ``found`` is the rule's answer."""
+
+    def __init__(self, found: Found) -> None:
+        super().__init__(found.why)
+        self.found = found
+
+
+def _answering(rule: PresenceRule) -> PresenceRule:
+    """``rule``, answering an ``Unjudgeable`` raised inside it with its ``found``."""
+
+    def answered(art: CellArtifacts, t: Thresholds) -> Found:
+        try:
+            return rule(art, t)
+        except Unjudgeable as exc:
+            return exc.found
+
+    return answered
 
 
 def present(**evidence: EvidenceValue) -> Found:
@@ -110,25 +133,22 @@ def aggregate_throughput(art: CellArtifacts, _: Thresholds) -> Found:
 # --- engine families --------------------------------------------------------------------
 
 
-def _telemetry(art: CellArtifacts) -> TelemetrySummary | Found:
+def _telemetry(art: CellArtifacts) -> TelemetrySummary:
     if art.telemetry is None:
-        return missing("cell.json has no window (no request was sent): nothing to judge over")
+        why = "cell.json has no window (no request was sent): nothing to judge over"
+        raise Unjudgeable(missing(why))
     return art.telemetry
 
 
-def _engine(art: CellArtifacts) -> EngineSummary | Found:
-    telemetry = _telemetry(art)
-    return telemetry if isinstance(telemetry, Found) else telemetry.engine
+def _engine(art: CellArtifacts) -> EngineSummary:
+    return _telemetry(art).engine
 
 
 def histogram(name: str, *, needs_sum: bool) -> PresenceRule:
     """Exact sum/count deltas over the cell, with observations in it."""
 
     def rule(art: CellArtifacts, _: Thresholds) -> Found:
-        engine = _engine(art)
-        if isinstance(engine, Found):
-            return engine
-        delta = engine.histograms.get(name)
+        delta = _engine(art).histograms.get(name)
         if delta is None:
             return missing(f"{name} is absent from the engine samples")
         values = {"sum_delta": delta.sum_delta, "count_delta": delta.count_delta}
@@ -141,14 +161,16 @@ def histogram(name: str, *, needs_sum: bool) -> PresenceRule:
     return rule
 
 
-def _cadence_gap(period_s: float, required_s: float, source: str) -> Found | None:
+def _require_cadence(period_s: float, required_s: float, source: str) -> None:
     if period_s > required_s:
-        return missing(
-            f"{source} samples were taken every {period_s} s; the matrix requires {required_s} s",
-            period_s=period_s,
-            required_period_s=required_s,
+        raise Unjudgeable(
+            missing(
+                f"{source} samples were taken every {period_s} s; "
+                f"the matrix requires {required_s} s",
+                period_s=period_s,
+                required_period_s=required_s,
+            )
         )
-    return None
 
 
 def covered(cov: FamilyCoverage | None, what: str, t: Thresholds) -> Found:
@@ -178,12 +200,7 @@ def covered(cov: FamilyCoverage | None, what: str, t: Thresholds) -> Found:
 def engine_gauge(canonical: str) -> PresenceRule:
     def rule(art: CellArtifacts, t: Thresholds) -> Found:
         engine = _engine(art)
-        if isinstance(engine, Found):
-            return engine
-        period = art.record.collector_settings.engine_period_s
-        gap = _cadence_gap(period, t.engine_period_s, "engine")
-        if gap is not None:
-            return gap
+        _require_cadence(art.record.collector_settings.engine_period_s, t.engine_period_s, "engine")
         found = covered(engine.families.get(canonical), canonical, t)
         wire = engine.aliased.get(canonical)
         return _with(found, read_as=wire) if wire else found
@@ -197,8 +214,6 @@ def _with(found: Found, **extra: str) -> Found:
 
 def kv_pool(art: CellArtifacts, _: Thresholds) -> Found:
     engine = _engine(art)
-    if isinstance(engine, Found):
-        return engine
     if engine.kv_pool_tokens is None:
         return missing(
             "cache_config_info gave no block_size × num_gpu_blocks",
@@ -217,8 +232,6 @@ def counters(*names: str) -> PresenceRule:
 
     def rule(art: CellArtifacts, _: Thresholds) -> Found:
         engine = _engine(art)
-        if isinstance(engine, Found):
-            return engine
         values: dict[str, float] = {}
         for name in names:
             keys = [k for k in engine.counters if k == name or k.startswith(name + "{")]
@@ -238,8 +251,6 @@ def counters(*names: str) -> PresenceRule:
 
 def gpu_memory(art: CellArtifacts, t: Thresholds) -> Found:
     telemetry = _telemetry(art)
-    if isinstance(telemetry, Found):
-        return telemetry
     if telemetry.gpu is None:
         return missing(
             "no GPU samples: the arm has no GPU ids (on a host without GPUs, declare "
@@ -250,10 +261,8 @@ def gpu_memory(art: CellArtifacts, t: Thresholds) -> Found:
 
 def host_family(key: str, what: str) -> PresenceRule:
     def rule(art: CellArtifacts, t: Thresholds) -> Found:
-        telemetry = _telemetry(art)
-        if isinstance(telemetry, Found):
-            return telemetry
-        return _memory_covered(art, t, "host", telemetry.host.families.get(key), what)
+        host = _telemetry(art).host
+        return _memory_covered(art, t, "host", host.families.get(key), what)
 
     return rule
 
@@ -262,34 +271,35 @@ def _memory_covered(
     art: CellArtifacts, t: Thresholds, source: str, cov: FamilyCoverage | None, what: str
 ) -> Found:
     """Sampled at the matrix's memory cadence or faster, and covering the cell."""
-    period = art.record.collector_settings.memory_period_s
-    return _cadence_gap(period, t.memory_period_s, source) or covered(cov, what, t)
+    _require_cadence(art.record.collector_settings.memory_period_s, t.memory_period_s, source)
+    return covered(cov, what, t)
 
 
+_RULES: Mapping[str, PresenceRule] = {
+    "prompt_tokens": per_request(_usage("prompt_tokens")),
+    "completion_tokens": per_request(_usage("completion_tokens")),
+    "ttfo": per_request(metrics.ttfo),
+    "ttft": per_request(metrics.ttft, needs_decode=True),
+    "effective_prefill": per_request(metrics.effective_prefill),
+    "decode_rate": per_request(metrics.decode, needs_decode=True),
+    "e2e": per_request(metrics.e2e),
+    "tpot": per_request(metrics.tpot, needs_decode=True),
+    "aggregate_output_throughput": aggregate_throughput,
+    "engine_prefill_time": histogram("request_prefill_time_seconds", needs_sum=True),
+    "engine_queue_time": histogram("request_queue_time_seconds", needs_sum=False),
+    "engine_running": engine_gauge("num_requests_running"),
+    "engine_waiting": engine_gauge("num_requests_waiting"),
+    "kv_cache_usage": engine_gauge("kv_cache_usage_perc"),
+    "kv_pool_tokens": kv_pool,
+    "gpu_memory": gpu_memory,
+    "lane_cgroup_memory": host_family("lane_memory", "lane memory"),
+    "host_available_memory": host_family("host_available_memory", "host available memory"),
+    "preemptions": counters("num_preemptions"),
+    "prefix_cache_hits": counters("prefix_cache_hits", "prefix_cache_queries"),
+    "engine_counter_reconciliation": counters(
+        "prompt_tokens", "generation_tokens", "request_success"
+    ),
+}
 PRESENCE_RULES: Mapping[str, PresenceRule] = MappingProxyType(
-    {
-        "prompt_tokens": per_request(_usage("prompt_tokens")),
-        "completion_tokens": per_request(_usage("completion_tokens")),
-        "ttfo": per_request(metrics.ttfo),
-        "ttft": per_request(metrics.ttft, needs_decode=True),
-        "effective_prefill": per_request(metrics.effective_prefill),
-        "decode_rate": per_request(metrics.decode, needs_decode=True),
-        "e2e": per_request(metrics.e2e),
-        "tpot": per_request(metrics.tpot, needs_decode=True),
-        "aggregate_output_throughput": aggregate_throughput,
-        "engine_prefill_time": histogram("request_prefill_time_seconds", needs_sum=True),
-        "engine_queue_time": histogram("request_queue_time_seconds", needs_sum=False),
-        "engine_running": engine_gauge("num_requests_running"),
-        "engine_waiting": engine_gauge("num_requests_waiting"),
-        "kv_cache_usage": engine_gauge("kv_cache_usage_perc"),
-        "kv_pool_tokens": kv_pool,
-        "gpu_memory": gpu_memory,
-        "lane_cgroup_memory": host_family("lane_memory", "lane memory"),
-        "host_available_memory": host_family("host_available_memory", "host available memory"),
-        "preemptions": counters("num_preemptions"),
-        "prefix_cache_hits": counters("prefix_cache_hits", "prefix_cache_queries"),
-        "engine_counter_reconciliation": counters(
-            "prompt_tokens", "generation_tokens", "request_success"
-        ),
-    }
+    {name: _answering(rule) for name, rule in _RULES.items()}
 )

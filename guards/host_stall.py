@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.stall import StallLog, client_wait_ns, overlap_ns
+from collectors.stall_log import StallLog, client_wait_ns, overlap_ns
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
 from guards.reasons import Reason

@@ -13,12 +13,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from collectors.cadence import journal_window
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
-from guards.record import LaneAtEnd, journal_window
+from guards.records import LaneAtEnd
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
@@ -195,28 +196,15 @@ def refusals(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
     )
 
 
-def _overrun_words(o: RequestOutcome) -> int:
-    assert o.contract_words is not None
-    return o.output_words - o.contract_words
-
-
-def _overran(o: RequestOutcome) -> bool:
-    return _overrun_words(o) > 0 or o.finish_reason == "length" or o.status is Status.LENGTH_LIMIT
-
-
 def contract(art: CellArtifacts, cell: Cell, __: Thresholds) -> RuleResult:
     code = Reason.CONTRACT_OVERRUN
-    bound = [
-        o
-        for o in art.scored
-        if o.contract_words is not None and o.status in (Status.OK, Status.LENGTH_LIMIT)
-    ]
+    bound = [o for o in art.scored if o.ran_to_contract]
     if cell.output_words is None and not bound:
         return not_applicable(code, f"a {cell.kind.value} cell has no output contract")
     if not bound:
         return not_evaluated(code, "no scored request with a contract ran to its end")
-    over = [o for o in bound if _overran(o)]
-    under = sum(1 for o in bound if _overrun_words(o) < 0)
+    over = [o for o in bound if o.overran_contract]
+    under = sum(1 for o in bound if o.underran_contract)
     if not over:
         return passed(
             code,
@@ -226,7 +214,7 @@ def contract(art: CellArtifacts, cell: Cell, __: Thresholds) -> RuleResult:
             overruns=0,
             underruns=under,
         )
-    worst = max(over, key=lambda o: (_overrun_words(o), o.finish_reason == "length"))
+    worst = max(over, key=lambda o: (o.contract_gap, o.finish_reason == "length"))
     return _overrun(code, worst, len(over), len(bound), under)
 
 
@@ -236,7 +224,7 @@ def _overrun(code: Reason, worst: RequestOutcome, count: int, of: int, under: in
         code,
         f"{count} of {of} contract requests overran; worst: request {worst.index} wrote "
         f"{worst.output_words} words against a contract of exactly {worst.contract_words} "
-        f"(+{_overrun_words(worst)}), {completion} completion tokens of max_tokens "
+        f"(+{worst.contract_gap}), {completion} completion tokens of max_tokens "
         f"{worst.max_tokens}, finish reason {worst.finish_reason}",
         requests=of,
         overruns=count,
@@ -244,7 +232,7 @@ def _overrun(code: Reason, worst: RequestOutcome, count: int, of: int, under: in
         worst_index=worst.index,
         worst_words=worst.output_words,
         contract_words=worst.contract_words,
-        overrun_words=_overrun_words(worst),
+        overrun_words=worst.contract_gap,
         completion_tokens=completion,
         max_tokens=worst.max_tokens,
         finish_reason=worst.finish_reason,

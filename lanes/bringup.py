@@ -9,43 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Artifact
 from faceoff.errors import FaceoffError
+from faceoff.result import Maybe
 from lanes.bootlog import quantization_values
 from lanes.context import LanePurpose, arm_lanes_dir
 from lanes.http import Http
-from lanes.identity import (
-    ExpectedIdentity,
+from lanes.identity import expected_identity, judge_identity
+from lanes.lane import Lane
+from lanes.readiness import Waiting, wait_ready
+from lanes.records import (
+    IDENTITY_FILE,
+    IdentityRecord,
     IdentityVerdict,
     ObservedIdentity,
-    expected_identity,
-    judge_identity,
+    Readiness,
+    WeightsManifest,
 )
-from lanes.lane import Lane
-from lanes.manifest import WeightsManifest, build_manifest
-from lanes.readiness import Readiness, Waiting, wait_ready
-from lanes.records import IDENTITY_FILE
-
-
-class IdentityRecord(Artifact):
-    """``identity.json``: readiness, what was expected, what was observed, the verdict."""
-
-    schema_version: Literal[1] = Field(default=1, description="Identity record format version.")
-    campaign: str = Field(description="Campaign name.")
-    arm: str = Field(description="Arm name.")
-    run: str = Field(description="Lane run folder name.")
-    checked_at: datetime = Field(description="When identity was judged (UTC).")
-    readiness: Readiness = Field(description="How readiness went.")
-    expected: ExpectedIdentity = Field(description="The matrix's (and baseline's) pins.")
-    observed: ObservedIdentity = Field(description="What the lane showed.")
-    manifest: WeightsManifest | None = Field(
-        default=None, description="Per-file hashes of the weights manifest, when hashed."
-    )
-    verdict: IdentityVerdict = Field(description="ok, or which fields differed.")
+from lanes.weights_manifest import build_manifest
 
 
 @dataclass(frozen=True)
@@ -74,13 +55,13 @@ def bring_up(
 def check_identity(
     lane: Lane, readiness: Readiness, now: datetime, baseline: ObservedIdentity | None = None
 ) -> IdentityRecord:
-    manifest, detail = _manifest(lane)
+    manifest = _manifest(lane)
     observed = ObservedIdentity(
         image=lane.running_image(),
         models=readiness.models,
         quantizations=quantization_values(lane.boot_log()),
-        weights_sha256=manifest.sha256 if manifest else None,
-        weights_detail=detail,
+        weights_sha256=manifest.value.sha256 if manifest.value else None,
+        weights_detail=manifest.reason,
     )
     expected = expected_identity(lane.arm, baseline)
     verdict = judge_identity(lane.arm.name, expected, observed)
@@ -96,7 +77,7 @@ def check_identity(
         readiness=readiness,
         expected=expected,
         observed=observed,
-        manifest=manifest,
+        manifest=manifest.value,
         verdict=verdict,
     )
     record.write(lane.ctx.run_dir / IDENTITY_FILE, replace=True)
@@ -113,13 +94,13 @@ def read_baseline(campaign_dir: Path, arm: str) -> ObservedIdentity | None:
     return None
 
 
-def _manifest(lane: Lane) -> tuple[WeightsManifest | None, str | None]:
+def _manifest(lane: Lane) -> Maybe[WeightsManifest]:
     directory = lane.arm.weights_manifest
     if directory is None:
-        return None, "the arm names no weights_manifest directory"
+        return Maybe.lacking("the arm names no weights_manifest directory")
     try:
-        return build_manifest(lane.arm, directory), None
+        return Maybe.of(build_manifest(lane.arm, directory))
     except FaceoffError as exc:
-        return None, exc.message
+        return Maybe.lacking(exc.message)
     except OSError as exc:
-        return None, f"{exc.filename}: {exc.strerror}"
+        return Maybe.lacking(f"{exc.filename}: {exc.strerror}")

@@ -9,15 +9,13 @@ sealed bundle never changes under a restored incumbent that outlives it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
+from faceoff.ports import Clock
 from matrix.model import Arm
-
-Clock = Callable[[], datetime]
 
 LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
 LIVE_DIR = ".live"  # <workdir>/.live/<campaign>/lanes/<arm>/<run>/: outside every bundle

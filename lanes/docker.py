@@ -18,6 +18,7 @@ from docker.types import DeviceRequest
 from docker.types import Mount as DockerMount
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import DockerClient, DockerContainer, container_id
 from lanes.bootlog import write_boot_log
 from lanes.commands import container_command
 from lanes.context import LaneContext
@@ -33,19 +34,19 @@ STOPPED_STATES = ("exited", "dead")
 class DockerLane(RecordedLane):
     """One container run of an arm; records under ``ctx.run_dir``."""
 
-    def __init__(self, arm: Arm, ctx: LaneContext, client: Any, env: LaneEnv) -> None:
+    def __init__(self, arm: Arm, ctx: LaneContext, client: DockerClient, env: LaneEnv) -> None:
         super().__init__(arm, ctx)
         self.client = client
         self.env = env
         self.pinned = parse_pinned(arm.image or "", where=f"arms[{arm.name}].image")
-        self._container: Any = None
+        self._created: DockerContainer | None = None
 
     def create(self) -> LaneRecord:
         """Create the container, not started, from the pinned digest (pulled if not local)."""
         image = local_or_pull(self.client, self.pinned, where=f"arms[{self.arm.name}].image")
         kwargs = container_kwargs(self.arm, self.ctx, self.env, self.pinned)
         try:
-            self._container = self.client.containers.create(**kwargs)
+            self._created = self.client.containers.create(**kwargs)
         except docker.errors.APIError as exc:
             raise FaceoffError(
                 f"Docker refused to create the lane: {exc.explanation or exc}",
@@ -57,7 +58,7 @@ class DockerLane(RecordedLane):
             state="created",
             image=self.pinned.ref,
             image_id=image.id,
-            container_id=self._container.id,
+            container_id=self._created.id,
             container_name=str(kwargs["name"]),
             command=kwargs["command"],
             memory_limit=self.arm.memory_limit,
@@ -69,7 +70,7 @@ class DockerLane(RecordedLane):
 
     def start(self) -> LaneRecord:
         """Create if needed, start, and verify the running image against the pinned digest."""
-        if self._container is None:
+        if self._created is None:
             self.create()
         self._container.start()
         self._container.reload()
@@ -97,8 +98,6 @@ class DockerLane(RecordedLane):
 
     def exit_status(self) -> LaneExit | None:
         """None while the container runs; how it ended once it has, as first observed."""
-        if self._container is None:
-            raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
         if self.died is not None:
             return self.died
         try:
@@ -129,13 +128,19 @@ class DockerLane(RecordedLane):
 
     def remove(self) -> None:
         """Remove the container (stopping it first if it still runs)."""
-        if self._container is None or self.record.state == "removed":
+        if self._created is None or self.record.state == "removed":
             return
         if self.record.state != "stopped":
             self.stop()
         with contextlib.suppress(docker.errors.NotFound):
             self._container.remove(force=True)
         self._update(state="removed")
+
+    @property
+    def _container(self) -> DockerContainer:
+        if self._created is None:
+            raise FaceoffError(f"lane of arm {self.arm.name!r} was never created")
+        return self._created
 
     def _check_image(self) -> ImageCheck:
         running = self.client.images.get(self._container.attrs["Image"])
@@ -147,7 +152,7 @@ class DockerLane(RecordedLane):
         except docker.errors.NotFound:
             return
         InspectRecord(
-            container_id=self._container.id,
+            container_id=container_id(self._container),
             taken_at=self.ctx.now(),
             inspect=self.env.scrub(self._container.attrs),
         ).save(self.ctx.run_dir)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import DockerClient
 from lanes.commands import host_command
 from lanes.context import LaneContext
 from lanes.docker import DockerLane
@@ -16,7 +16,11 @@ from matrix.model import Arm, LaneKind
 
 
 def open_lane(
-    arm: Arm, ctx: LaneContext, *, docker_client: Any = None, python: str = sys.executable
+    arm: Arm,
+    ctx: LaneContext,
+    *,
+    docker_client: DockerClient | None = None,
+    python: str = sys.executable,
 ) -> Lane:
     """A Docker lane for ``lane = "docker"``; a host process for ``process`` and ``simulator``.
 

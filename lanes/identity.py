@@ -12,51 +12,8 @@ that was measured.
 
 from __future__ import annotations
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
-from lanes.readiness import ServedModel
+from lanes.records import ExpectedIdentity, IdentityVerdict, Mismatch, ObservedIdentity
 from matrix.model import Arm
-
-
-class ExpectedIdentity(Spec):
-    image: str | None = Field(default=None, description="Pinned image repo@sha256:…, if any.")
-    served_model: str = Field(description="Model id /v1/models must list.")
-    root: str | None = Field(default=None, description="root /v1/models must report, if pinned.")
-    quantization: str | None = Field(default=None, description="Boot log's quantization= value.")
-    weights_sha256: str | None = Field(default=None, description="Weights-manifest hash.")
-
-
-class ObservedIdentity(Spec):
-    image: str | None = Field(default=None, description="Digest the running container runs.")
-    models: list[ServedModel] = Field(default_factory=list, description="/v1/models entries.")
-    quantizations: list[str] = Field(
-        default_factory=list, description="Distinct quantization= values in the boot log."
-    )
-    weights_sha256: str | None = Field(default=None, description="Weights-manifest hash.")
-    weights_detail: str | None = Field(
-        default=None, description="Why the manifest could not be hashed, when it could not."
-    )
-
-    def root_of(self, model_id: str) -> str | None:
-        return next((m.root for m in self.models if m.id == model_id), None)
-
-
-class Mismatch(Spec):
-    field: str = Field(description="image | served_model | root | quantization | weights.")
-    expected: str = Field(description="What the matrix (or the baseline) pins.")
-    observed: str = Field(description="What the lane showed.")
-    source: str = Field(description="Where the observed value came from.")
-
-    @property
-    def sentence(self) -> str:
-        return f"{self.field}: expected {self.expected}, {self.source} says {self.observed}"
-
-
-class IdentityVerdict(Spec):
-    ok: bool = Field(description="Every pinned field matched.")
-    mismatches: list[Mismatch] = Field(default_factory=list, description="What differed.")
-    reason: str | None = Field(default=None, description="One sentence naming every mismatch.")
 
 
 def expected_identity(arm: Arm, baseline: ObservedIdentity | None = None) -> ExpectedIdentity:

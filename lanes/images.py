@@ -13,6 +13,7 @@ from typing import Any
 import docker.errors
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import DockerClient, DockerImage
 from matrix.model import DIGEST_REF
 
 DEFAULT_REGISTRY = "docker.io/"
@@ -50,13 +51,13 @@ def parse_pinned(ref: str, *, where: str) -> PinnedImage:
     return PinnedImage(repo=match["repo"], digest=f"sha256:{match['hex']}")
 
 
-def local_or_pull(client: Any, pinned: PinnedImage, *, where: str) -> Any:
+def local_or_pull(client: DockerClient, pinned: PinnedImage, *, where: str) -> DockerImage:
     """The pinned image from the local store when it is there by this digest, else pulled."""
     local = local_pinned(client, pinned)
     return local if local is not None else pull_pinned(client, pinned, where=where)
 
 
-def local_pinned(client: Any, pinned: PinnedImage) -> Any | None:
+def local_pinned(client: DockerClient, pinned: PinnedImage) -> DockerImage | None:
     """The local image that carries the pinned digest (its RepoDigests, or its id); None if
     the store has none."""
     try:
@@ -67,7 +68,7 @@ def local_pinned(client: Any, pinned: PinnedImage) -> Any | None:
     return image if same else None
 
 
-def pull_pinned(client: Any, pinned: PinnedImage, *, where: str) -> Any:
+def pull_pinned(client: DockerClient, pinned: PinnedImage, *, where: str) -> DockerImage:
     """Pull exactly this digest from its registry; a digest the registry lacks is refused."""
     try:
         return client.images.pull(pinned.repo, tag=pinned.digest)

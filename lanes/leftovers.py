@@ -8,14 +8,15 @@ production again and is left alone unless the caller asks otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import docker.errors
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock, DockerClient, DockerContainer, DockerFactory, container_id
 from lanes.context import (
     LABEL_ARM,
     LABEL_CAMPAIGN,
@@ -36,14 +37,18 @@ class Leftover:
 
     arm: str
     run: str
-    kind: str  # "container" | "process"
+    kind: Literal["container", "process"]
     ident: str  # container id or pid
     purpose: str
 
 
 def campaign_containers(
-    client: Any, campaign: str, *, arms: Iterable[str] | None = None, keep_restore: bool = True
-) -> list[Any]:
+    client: DockerClient,
+    campaign: str,
+    *,
+    arms: Iterable[str] | None = None,
+    keep_restore: bool = True,
+) -> list[DockerContainer]:
     """Containers labelled with the campaign (stopped ones too), optionally of some arms."""
     found = client.containers.list(all=True, filters={"label": f"{LABEL_CAMPAIGN}={campaign}"})
     wanted = None if arms is None else set(arms)
@@ -55,7 +60,9 @@ def campaign_containers(
     ]
 
 
-def remove_containers(containers: list[Any], grace_s: float = GRACE_S) -> list[Leftover]:
+def remove_containers(
+    containers: Sequence[DockerContainer], grace_s: float = GRACE_S
+) -> list[Leftover]:
     removed = []
     for container in containers:
         try:
@@ -66,7 +73,7 @@ def remove_containers(containers: list[Any], grace_s: float = GRACE_S) -> list[L
         except docker.errors.APIError as exc:
             raise FaceoffError(
                 f"could not remove leftover container {container.name}: {exc.explanation or exc}",
-                fix=f"remove it by hand: docker rm -f {container.id[:12]}",
+                fix=f"remove it by hand: docker rm -f {container_id(container)[:12]}",
             ) from exc
         labels = container.labels
         removed.append(
@@ -74,7 +81,7 @@ def remove_containers(containers: list[Any], grace_s: float = GRACE_S) -> list[L
                 arm=labels.get(LABEL_ARM, "?"),
                 run=labels.get(LABEL_RUN, "?"),
                 kind="container",
-                ident=container.id,
+                ident=container_id(container),
                 purpose=labels.get(LABEL_PURPOSE, "?"),
             )
         )
@@ -100,7 +107,7 @@ def live_process_records(
 
 
 def stop_processes(
-    records: list[tuple[Path, LaneRecord]], now: Any, grace_s: float = GRACE_S
+    records: list[tuple[Path, LaneRecord]], now: Clock, grace_s: float = GRACE_S
 ) -> list[Leftover]:
     """Stop each recorded process group; its stopped record goes to the live folder.
 
@@ -122,7 +129,11 @@ def stop_processes(
 
 
 def clear_campaign_lanes(
-    campaign_dir: Path, campaign: str, client: Any, now: Any, grace_s: float = GRACE_S
+    campaign_dir: Path,
+    campaign: str,
+    client: DockerClient | None,
+    now: Clock,
+    grace_s: float = GRACE_S,
 ) -> list[Leftover]:
     """Remove every lane of the campaign, its restored incumbents too.
 
@@ -137,7 +148,7 @@ def clear_campaign_lanes(
 
 
 def teardown(
-    campaign_dir: Path, campaign: str, now: Any, docker_factory: Callable[[], Any]
+    campaign_dir: Path, campaign: str, now: Clock, docker_factory: DockerFactory
 ) -> list[Leftover]:
     """Stop every lane the campaign started, the restored incumbent too.
 

@@ -28,6 +28,7 @@ from typing import Any
 import psutil
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock
 from lanes.bootlog import write_boot_log
 from lanes.context import LaneContext, live_run_dir
 from lanes.environment import LaneEnv
@@ -222,7 +223,7 @@ def lost_members(
 
 
 def _exit_from_returncode(
-    code: int, now: Any, oom_killed: bool | None, lost: list[str]
+    code: int, now: Clock, oom_killed: bool | None, lost: list[str]
 ) -> LaneExit:
     """The leader's exit; ``lost``: group processes that had ended before it was seen."""
     before = f" ({'; '.join(lost)} before)" if lost else ""

@@ -9,40 +9,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.ports import Clock
+from faceoff.result import Maybe
 from lanes.bootlog import tail
 from lanes.http import Http, HttpReply
 from lanes.lane import Lane
+from lanes.records import Readiness, ServedModel
 
 REQUEST_TIMEOUT_S = 5.0
-
-
-class ServedModel(Spec):
-    id: str = Field(description="Model id as /v1/models lists it (the served name).")
-    root: str | None = Field(default=None, description="root: the path the engine loaded.")
-
-
-class Readiness(Spec):
-    ready: bool = Field(description="Both endpoints answered within the startup deadline.")
-    reason: str | None = Field(default=None, description="Why not, in a sentence.")
-    health_after_s: float | None = Field(default=None, description="Seconds until /health was OK.")
-    models_after_s: float | None = Field(
-        default=None, description="Seconds until /v1/models listed models."
-    )
-    models: list[ServedModel] = Field(default_factory=list, description="What /v1/models listed.")
-    ready_at: datetime | None = Field(default=None, description="When it became ready (UTC).")
 
 
 @dataclass(frozen=True)
 class Waiting:
     """Clocks of a readiness wait, injectable so tests need not sleep."""
 
-    now: Callable[[], datetime]
+    now: Clock
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 
@@ -53,21 +36,21 @@ def wait_ready(lane: Lane, http: Http, waiting: Waiting) -> Readiness:
     started = waiting.monotonic()
     deadline = started + arm.startup_deadline_s
 
-    def poll(path: str, accept: Callable[[HttpReply], bool]) -> HttpReply | str:
+    def poll(path: str, accept: Callable[[HttpReply], bool]) -> Maybe[HttpReply]:
         return _poll(lane, http, waiting, f"{base}{path}", accept=accept, deadline=deadline)
 
     health = poll("/health", lambda r: r.ok)
-    if isinstance(health, str):
-        return Readiness(ready=False, reason=health)
+    if health.value is None:
+        return Readiness(ready=False, reason=health.reason)
     health_after = waiting.monotonic() - started
     models = poll("/v1/models", lambda r: r.ok and bool(parse_models(r)))
-    if isinstance(models, str):
-        return Readiness(ready=False, reason=models, health_after_s=health_after)
+    if models.value is None:
+        return Readiness(ready=False, reason=models.reason, health_after_s=health_after)
     return Readiness(
         ready=True,
         health_after_s=health_after,
         models_after_s=waiting.monotonic() - started,
-        models=parse_models(models),
+        models=parse_models(models.value),
         ready_at=waiting.now(),
     )
 
@@ -89,24 +72,24 @@ def _poll(
     *,
     accept: Callable[[HttpReply], bool],
     deadline: float,
-) -> HttpReply | str:
+) -> Maybe[HttpReply]:
     """The first accepted reply, or a sentence saying why none came."""
     last = "no attempt"
     while True:
         ended = lane.exit_status()
         if ended is not None:
-            return (
+            return Maybe.lacking(
                 f"the lane exited before it was ready: {ended.sentence}; "
                 f"boot log ends:\n{tail(lane.boot_log())}"
             )
         remaining = deadline - waiting.monotonic()
         if remaining <= 0:
-            return (
+            return Maybe.lacking(
                 f"{url} was not ready within the startup deadline of "
                 f"{lane.arm.startup_deadline_s:g} s (last: {last})"
             )
         reply = http.get(url, timeout=min(REQUEST_TIMEOUT_S, max(remaining, 0.1)))
         if accept(reply):
-            return reply
+            return Maybe.of(reply)
         last = reply.describe()
         waiting.sleep(min(lane.arm.probes.poll_interval_s, max(remaining, 0.0)))

@@ -1,4 +1,11 @@
-"""What a lane run leaves behind: ``lane.json`` and ``inspect.json``, and its target.
+"""What a lane run leaves behind: ``lane.json``, ``inspect.json`` and ``identity.json``
+(its readiness, expected and observed identity, weights manifest and verdict), and its target.
+
+Here, apart from starting and judging a lane, so that the evidence reads these files
+without loading the lane machinery.
+
+Format history of ``IdentityRecord.schema_version``:
+  1 — first release.
 
 Format history of ``LaneRecord.schema_version``:
   1 — first release.
@@ -130,3 +137,89 @@ class InspectRecord(Artifact):
 
     def save(self, run_dir: Path) -> Path:
         return self.write(Path(run_dir) / INSPECT_FILE, replace=True)
+
+
+class ServedModel(Spec):
+    id: str = Field(description="Model id as /v1/models lists it (the served name).")
+    root: str | None = Field(default=None, description="root: the path the engine loaded.")
+
+
+class Readiness(Spec):
+    ready: bool = Field(description="Both endpoints answered within the startup deadline.")
+    reason: str | None = Field(default=None, description="Why not, in a sentence.")
+    health_after_s: float | None = Field(default=None, description="Seconds until /health was OK.")
+    models_after_s: float | None = Field(
+        default=None, description="Seconds until /v1/models listed models."
+    )
+    models: list[ServedModel] = Field(default_factory=list, description="What /v1/models listed.")
+    ready_at: datetime | None = Field(default=None, description="When it became ready (UTC).")
+
+
+class ExpectedIdentity(Spec):
+    image: str | None = Field(default=None, description="Pinned image repo@sha256:…, if any.")
+    served_model: str = Field(description="Model id /v1/models must list.")
+    root: str | None = Field(default=None, description="root /v1/models must report, if pinned.")
+    quantization: str | None = Field(default=None, description="Boot log's quantization= value.")
+    weights_sha256: str | None = Field(default=None, description="Weights-manifest hash.")
+
+
+class ObservedIdentity(Spec):
+    image: str | None = Field(default=None, description="Digest the running container runs.")
+    models: list[ServedModel] = Field(default_factory=list, description="/v1/models entries.")
+    quantizations: list[str] = Field(
+        default_factory=list, description="Distinct quantization= values in the boot log."
+    )
+    weights_sha256: str | None = Field(default=None, description="Weights-manifest hash.")
+    weights_detail: str | None = Field(
+        default=None, description="Why the manifest could not be hashed, when it could not."
+    )
+
+    def root_of(self, model_id: str) -> str | None:
+        return next((m.root for m in self.models if m.id == model_id), None)
+
+
+class Mismatch(Spec):
+    field: str = Field(description="image | served_model | root | quantization | weights.")
+    expected: str = Field(description="What the matrix (or the baseline) pins.")
+    observed: str = Field(description="What the lane showed.")
+    source: str = Field(description="Where the observed value came from.")
+
+    @property
+    def sentence(self) -> str:
+        return f"{self.field}: expected {self.expected}, {self.source} says {self.observed}"
+
+
+class IdentityVerdict(Spec):
+    ok: bool = Field(description="Every pinned field matched.")
+    mismatches: list[Mismatch] = Field(default_factory=list, description="What differed.")
+    reason: str | None = Field(default=None, description="One sentence naming every mismatch.")
+
+
+class ManifestFile(Spec):
+    path: str = Field(description="Path relative to the model directory (POSIX).")
+    sha256: str = Field(description="sha256 of the file's bytes.")
+    size: int = Field(description="Size in bytes.")
+
+
+class WeightsManifest(Spec):
+    directory: str = Field(description="Model directory as the lane sees it.")
+    host_directory: str = Field(description="The same directory on the host, through mounts.")
+    files: list[ManifestFile] = Field(description="Every manifest file, sorted by path.")
+    sha256: str = Field(description="sha256 of the canonical JSON of [{path, sha256}, …].")
+
+
+class IdentityRecord(Artifact):
+    """``identity.json``: readiness, what was expected, what was observed, the verdict."""
+
+    schema_version: Literal[1] = Field(default=1, description="Identity record format version.")
+    campaign: str = Field(description="Campaign name.")
+    arm: str = Field(description="Arm name.")
+    run: str = Field(description="Lane run folder name.")
+    checked_at: datetime = Field(description="When identity was judged (UTC).")
+    readiness: Readiness = Field(description="How readiness went.")
+    expected: ExpectedIdentity = Field(description="The matrix's (and baseline's) pins.")
+    observed: ObservedIdentity = Field(description="What the lane showed.")
+    manifest: WeightsManifest | None = Field(
+        default=None, description="Per-file hashes of the weights manifest, when hashed."
+    )
+    verdict: IdentityVerdict = Field(description="ok, or which fields differed.")

@@ -12,13 +12,14 @@ in ``flows.restore``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock, DockerClient, DockerFactory
+from faceoff.result import Maybe
 from faceoff.signing import signing_key
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
@@ -49,9 +50,9 @@ class RestoreTools:
     """What an attempt touches: the operator's environment, clocks, HTTP, Docker."""
 
     environ: Mapping[str, str]
-    now: Callable[[], datetime]
+    now: Clock
     http: Http
-    docker: Callable[[], Any]  # called only when an arm is a docker lane
+    docker: DockerFactory  # called only when an arm is a docker lane
     python: str = sys.executable
     grace_s: float = GRACE_S
 
@@ -60,7 +61,7 @@ class RestoreTools:
 class Scope:
     frozen: FrozenMatrix
     campaign_dir: Path
-    client: Any  # Docker client, or None when no arm is a docker lane
+    client: DockerClient | None  # None when no arm is a docker lane
     tools: RestoreTools
 
     @property
@@ -75,7 +76,7 @@ class Attempt:
     removed: list[Leftover]
 
 
-def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> Any:
+def docker_for(frozen: FrozenMatrix, tools: RestoreTools) -> DockerClient | None:
     """The Docker client, only when some arm runs in a container; else None."""
     if any(arm.lane is LaneKind.DOCKER for arm in frozen.matrix.arms):
         return tools.docker()
@@ -99,7 +100,8 @@ def bring_back(
         scope.campaign_dir, scope.campaign, scope.client, tools.now, tools.grace_s
     )
     absences = [candidate_absence(scope, arm, removed) for arm in frozen.matrix.candidates]
-    up, start_error = start_incumbent(scope)
+    started = start_incumbent(scope)
+    up = started.value
     smoke, json_smoke = direct_probes(scope, up) if up is not None and up.ok else (None, None)
     json_smoke_on = frozen.matrix.incumbent.probes.json_smoke
     probes_ok = _passed(smoke) and (_passed(json_smoke) or not json_smoke_on)
@@ -122,7 +124,7 @@ def bring_back(
         container_id=record.container_id if record else None,
         pid=record.pid if record else None,
         identity_ok=up is not None and up.ok,
-        identity_reason=start_error or (up.reason if up is not None else None),
+        identity_reason=started.reason or (up.reason if up is not None else None),
         identity_ready_at=identity.readiness.ready_at if identity and up and up.ok else None,
         candidates=absences,
         smoke=smoke,
@@ -173,7 +175,7 @@ def candidate_absence(scope: Scope, arm: Arm, removed: list[Leftover]) -> Candid
     return CandidateAbsence(arm=arm.name, absent=not remains, removed=gone, detail=detail)
 
 
-def start_incumbent(scope: Scope) -> tuple[BringUp | None, str | None]:
+def start_incumbent(scope: Scope) -> Maybe[BringUp]:
     """Start the incumbent as a restore lane and judge its identity against the campaign's."""
     arm = scope.frozen.matrix.incumbent
     ctx = LaneContext(
@@ -187,11 +189,11 @@ def start_incumbent(scope: Scope) -> tuple[BringUp | None, str | None]:
     try:
         lane = open_lane(arm, ctx, docker_client=scope.client, python=scope.tools.python)
         baseline = read_baseline(scope.campaign_dir, arm.name)
-        return bring_up(
-            lane, scope.tools.http, Waiting(now=scope.tools.now), baseline=baseline
-        ), None
+        return Maybe.of(
+            bring_up(lane, scope.tools.http, Waiting(now=scope.tools.now), baseline=baseline)
+        )
     except FaceoffError as exc:
-        return None, f"the incumbent could not be started: {exc.message}"
+        return Maybe.lacking(f"the incumbent could not be started: {exc.message}")
 
 
 def direct_probes(scope: Scope, up: BringUp) -> tuple[ProbeSummary, ProbeSummary | None]:

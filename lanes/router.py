@@ -16,6 +16,7 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock
 from lanes.environment import REDACTED
 from lanes.http import Http
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
@@ -44,7 +45,7 @@ class RouterHook:
         arm: Arm,
         environ: Mapping[str, str],
         http: Http,
-        now: Callable[[], datetime],
+        now: Clock,
         run: Callable[..., Any] = subprocess.run,
     ) -> None:
         if arm.router is None:

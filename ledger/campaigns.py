@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from sqlmodel import Session, col, select
 
 from faceoff.errors import FaceoffError
+from faceoff.ports import Clock
 from ledger.tables import CampaignRow, CellRunRow
-
-Clock = Callable[[], datetime]
 
 
 def open_campaign(

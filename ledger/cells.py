@@ -11,15 +11,14 @@ journal indexed after a crash and again later yields each line once.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from sqlalchemy import func
 from sqlmodel import Session, select
 
+from faceoff.ports import Clock
 from ledger.tables import CampaignRow, CellRunRow, RequestRow, ReviewRow
-
-Clock = Callable[[], datetime]
 
 PENDING = "pending"
 TERMINAL = ("accepted", "failed", "blocked")

@@ -7,14 +7,12 @@ any state but ``restored`` means the incumbent may still be down.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from datetime import datetime
+from collections.abc import Iterable
 
 from sqlmodel import Session, select
 
+from faceoff.ports import Clock
 from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
-
-Clock = Callable[[], datetime]
 
 REQUIRED = "required"
 RESTORING = "restoring"

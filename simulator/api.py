@@ -32,7 +32,7 @@ from simulator.protocol import (
     parse_tokenize,
     require_object,
 )
-from simulator.scheduler import Seq
+from simulator.scheduler import Emission, Seq
 from simulator.streams import Generation, stream, whole
 from simulator.tokenizer import Tokenizer, TokenizerError
 from simulator.wire import Envelope, dumps, models_body
@@ -236,7 +236,7 @@ class Api:
     ) -> tuple[Generation, Seq]:
         plan = self._plan(req, max_tokens)
         envelope = self._envelope(req)
-        queue: asyncio.Queue = asyncio.Queue()
+        queue: asyncio.Queue[Emission] = asyncio.Queue()
         seq = Seq(
             request_id=envelope.ident,
             prompt=req.prompt_tokens,

@@ -54,7 +54,7 @@ class FaultState:
         if not isinstance(changes, dict):
             raise ProfileError("POST /_sim/faults: expected a JSON object of fault settings")
         current = {k: to_toml_value(v) for k, v in dataclasses.asdict(self.spec).items()}
-        spec = build_section(FaultSpec, {**current, **changes}, "POST /_sim/faults")
+        spec: FaultSpec = build_section(FaultSpec, {**current, **changes}, "POST /_sim/faults")
         if spec.seed != self.spec.seed:
             self._rng = random.Random(spec.seed)
         self.spec = spec

@@ -78,7 +78,7 @@ def optional(body: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> A
 
 
 def max_tokens_of(body: dict[str, Any]) -> int | None:
-    value = optional(body, "max_completion_tokens", int)
+    value: int | None = optional(body, "max_completion_tokens", int)
     value = optional(body, "max_tokens", int) if value is None else value
     if value is not None and value < 1:
         raise ApiError(400, f"max_tokens must be at least 1, got {value}.", param="max_tokens")

@@ -139,3 +139,35 @@ class RequestOutcome(Artifact):
     @property
     def scored(self) -> bool:
         return self.phase is Phase.SCORED
+
+    def of_attempt(self, cell_id: str, arm: str, attempt: int, plan_sha256: str | None) -> bool:
+        """Written for this cell attempt on this arm, from this plan (any plan when None: the
+        plan could not be read); every other line of a journal is foreign to it."""
+        return (
+            self.cell_id == cell_id
+            and self.arm == arm
+            and self.attempt == attempt
+            and (plan_sha256 is None or self.plan_sha256 == plan_sha256)
+        )
+
+    @property
+    def ran_to_contract(self) -> bool:
+        """It has an output contract and ran to its end (ok, or stopped at max_tokens), so
+        its words can be held to the contract."""
+        return self.contract_words is not None and self.status in (Status.OK, Status.LENGTH_LIMIT)
+
+    @property
+    def contract_gap(self) -> int:
+        """Words written beyond (+) or short of (−) the contract; 0 without one."""
+        return 0 if self.contract_words is None else self.output_words - self.contract_words
+
+    @property
+    def overran_contract(self) -> bool:
+        """The contract's breach: more words than it allows, or stopped at max_tokens."""
+        stopped = self.finish_reason == "length" or self.status is Status.LENGTH_LIMIT
+        return self.ran_to_contract and (self.contract_gap > 0 or stopped)
+
+    @property
+    def underran_contract(self) -> bool:
+        """Fewer words than the contract: reported, not a breach (the output was bounded)."""
+        return self.ran_to_contract and self.contract_gap < 0

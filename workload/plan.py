@@ -13,6 +13,7 @@ Format history of ``schema_version``:
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from pydantic import Field
@@ -24,7 +25,7 @@ from matrix.model import Cell, WorkloadKind
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import Phase, RequestRole
-from workload.prompts import Prompt, PromptKey, compose, follow_up
+from workload.prompts import PromptKey, compose, follow_up
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint
 
@@ -85,6 +86,34 @@ class PlannedRequest(Spec):
 
     def wire(self, model: str) -> bytes:
         """The request body, byte for byte as sent (canonical JSON)."""
+        return self.body().wire(model)
+
+    def body(self) -> Body:
+        return Body(
+            messages=self.messages,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            seed=self.seed,
+            reasoning_effort=self.reasoning_effort,
+            ignore_eos=self.ignore_eos,
+        )
+
+
+@dataclass(frozen=True)
+class Body:
+    """What a request's body carries besides the model: the part its wire hash covers."""
+
+    messages: list[ChatMessage]
+    max_tokens: int
+    temperature: float
+    top_p: float
+    seed: int | None
+    reasoning_effort: str | None
+    ignore_eos: bool
+
+    def wire(self, model: str) -> bytes:
+        """The request body, byte for byte as sent (canonical JSON)."""
         body: dict[str, Any] = {
             "model": model,
             "messages": [m.model_dump() for m in self.messages],
@@ -96,11 +125,21 @@ class PlannedRequest(Spec):
         }
         if self.seed is not None:
             body["seed"] = self.seed
-        if kwargs := self.template_kwargs():
+        if kwargs := chat_template_kwargs(self.reasoning_effort):
             body["chat_template_kwargs"] = kwargs
         if self.ignore_eos:
             body["ignore_eos"] = True
         return canonical_json(body).encode()
+
+    def hashes(self, tokens: TokenCount, model: str) -> dict[str, Any]:
+        """The fields of a planned request that count and hash this body on a lane."""
+        wire = self.wire(model)
+        return {
+            "input_tokens": tokens.count,
+            "prompt_sha256": tokens.vector_sha256,
+            "wire_sha256": sha256_hex(wire),
+            "wire_bytes": len(wire),
+        }
 
 
 class RequestPlan(Artifact):
@@ -158,7 +197,7 @@ async def retokenize(
     for request in plan.requests:
         messages = [m.model_dump() for m in request.messages]
         tokens = await tokenizer.tokenize(messages, request.template_kwargs())
-        requests.append(_hashed(request, tokens, model))
+        requests.append(_rehashed(request, tokens, model))
     return plan.model_copy(
         update={
             "model": model,
@@ -188,8 +227,7 @@ class _Planner:
             fit, target = await self._fit(slot, key), slot.target_tokens
         self.fits[(slot.phase, slot.index)] = fit
         self._check_context(fit.tokens, slot)
-        request = self._request(slot, key, fit.prompt, fit.filler_words, target)
-        return _hashed(request, fit.tokens, self.model)
+        return self._request(slot, key, fit, target)
 
     async def _fit(self, slot: Slot, key: PromptKey) -> Fit:
         return await fit_filler(
@@ -219,20 +257,11 @@ class _Planner:
                 fix="lower input_tokens or raise the lane's --max-model-len",
             )
 
-    def _request(
-        self, slot: Slot, key: PromptKey, prompt: Prompt, words: int, target: int
-    ) -> PlannedRequest:
-        sampling = self.cell.sampling
+    def _request(self, slot: Slot, key: PromptKey, fit: Fit, target: int) -> PlannedRequest:
+        sampling, prompt = self.cell.sampling, fit.prompt
         probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
         max_tokens = 1 if probe else sampling.max_tokens
-        return PlannedRequest(
-            phase=slot.phase,
-            index=slot.index,
-            stream=slot.stream,
-            order=slot.order,
-            start_offset_ms=slot.start_offset_ms,
-            role=slot.role,
-            text_kind=prompt.text_kind,
+        body = Body(
             messages=[ChatMessage.model_validate(m) for m in prompt.messages],
             max_tokens=max_tokens,
             temperature=sampling.temperature,
@@ -240,27 +269,29 @@ class _Planner:
             seed=derive_int(2**31, *key.parts("seed")) if sampling.seed else None,
             reasoning_effort=sampling.reasoning_effort,
             ignore_eos=sampling.ignore_eos,
+        )
+        return PlannedRequest(
+            **asdict(body),
+            **body.hashes(fit.tokens, self.model),
+            phase=slot.phase,
+            index=slot.index,
+            stream=slot.stream,
+            order=slot.order,
+            start_offset_ms=slot.start_offset_ms,
+            role=slot.role,
+            text_kind=prompt.text_kind,
             nonce=prompt.nonce,
             canary=prompt.canary,
             marker=prompt.marker,
             contract_words=prompt.contract_words,
-            filler_words=words,
+            filler_words=fit.filler_words,
             target_input_tokens=target,
-            input_tokens=0,
-            prompt_sha256="",
-            wire_sha256="",
-            wire_bytes=0,
             expect_length_finish=sampling.ignore_eos or max_tokens == 1,
         )
 
 
-def _hashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
-    wire = request.wire(model)
-    return request.model_copy(
-        update={
-            "input_tokens": tokens.count,
-            "prompt_sha256": tokens.vector_sha256,
-            "wire_sha256": sha256_hex(wire),
-            "wire_bytes": len(wire),
-        }
+def _rehashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
+    """The same request counted by another lane's tokenizer for its model, validated anew."""
+    return PlannedRequest.model_validate(
+        request.model_dump() | request.body().hashes(tokens, model)
     )

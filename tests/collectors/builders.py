@@ -135,6 +135,6 @@ def host(
 
 
 def window_ms(start_ms: int, end_ms: int):  # type: ignore[no-untyped-def]
-    from collectors.cadence import CellWindow
+    from collectors.records import CellWindow
 
     return CellWindow(start_ns=ANCHOR + start_ms * MS, end_ns=ANCHOR + end_ms * MS)

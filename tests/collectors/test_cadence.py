@@ -6,13 +6,13 @@ import pytest
 
 from collectors.cadence import (
     CellTicks,
-    CellWindow,
     cadence_summary,
     cell_ticks,
     family_coverage,
     longest_false_run,
     nearest_rank,
 )
+from collectors.records import CellWindow
 from collectors.samples import EngineSample, EngineStatus
 from tests.collectors.builders import MS, engine, window_ms
 

@@ -13,9 +13,9 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from collectors.aliases import vllm_aliases
-from collectors.cadence import CellWindow
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
+from collectors.records import CellWindow
 from collectors.samples import EngineSample
 from collectors.settings import CollectorSettings
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, read_samples, summarize_folder

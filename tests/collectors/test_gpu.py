@@ -12,10 +12,10 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from collectors.cadence import CellWindow
 from collectors.gpu import GpuSampler
 from collectors.memory_summary import gpu_summary
 from collectors.nvml import MemoryInfo, PynvmlLibrary, Utilization
+from collectors.records import CellWindow
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuSample, ReadStatus
 from collectors.settings import CollectorSettings

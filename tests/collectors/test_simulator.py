@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from collectors.cadence import CellWindow
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
+from collectors.records import CellWindow
 from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import TelemetrySummary

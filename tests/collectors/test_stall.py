@@ -11,19 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cadence import CellWindow
-from collectors.stall import (
-    ClientWait,
-    ClientWatcher,
-    MonitorStart,
-    MonitorStop,
-    Stall,
+from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
+from collectors.stall import ClientWatcher, watch
+from collectors.stall_log import (
     StallLog,
     client_wait_ns,
     overlap_ns,
     read_stalls,
     summarize_stalls,
-    watch,
 )
 from collectors.stall_monitor import StallMonitor
 from faceoff.errors import FaceoffError

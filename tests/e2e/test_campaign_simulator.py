@@ -18,7 +18,8 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from evidence.audit import audit_bundle
 from evidence.decision import Decision
-from evidence.review import ReviewRequest, record_review
+from evidence.review_recording import ReviewRequest
+from flows.review import record_review
 from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign

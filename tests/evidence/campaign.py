@@ -22,13 +22,14 @@ from typing import Any
 
 import aiohttp
 
+from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
 from collectors.settings import CollectorSettings
 from evidence.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
-from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from guards.verdict import VERDICT_FILE, Verdict
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir

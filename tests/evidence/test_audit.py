@@ -14,7 +14,7 @@ from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex
 from evidence.layout import CampaignFolder
 from evidence.sums import write_sums
-from guards.record import CellRecord
+from guards.records import CellRecord
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff
 

@@ -13,9 +13,9 @@ import pytest
 
 from evidence.audit import audit_bundle
 from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
+from evidence.bundle_manifest import Manifest
 from evidence.comparison import Comparison
 from evidence.layout import CampaignFolder
-from evidence.manifest import Manifest
 from evidence.schema_export import SCHEMA_PATH, schema_text
 from evidence.summary import RequestSummary, summarize_attempt, summarize_journal
 from faceoff.errors import FaceoffError

@@ -20,9 +20,10 @@ from evidence.card import decision_words
 from evidence.comparison import Comparison, ReviewRef
 from evidence.decision import Decision
 from evidence.host_facts import HostFacts, SourceFacts
-from evidence.review import ReviewRequest, record_review
-from evidence.reviews import GENESIS, read_reviews
+from evidence.review_log import GENESIS, read_reviews
+from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
+from flows.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow

@@ -151,3 +151,14 @@ def test_the_fast_bootstrap_gives_exactly_the_pooled_resamples_intervals(seed: i
             continue
         tail = (1.0 - found.confidence) / 2.0
         assert (found.low, found.high) == (quantile(ratios, tail), quantile(ratios, 1.0 - tail))
+
+
+def test_the_interval_reports_the_resamples_it_rests_on() -> None:
+    # Two zeros in five: a resample drawing three has a zero median, no ratio, and is dropped.
+    inc = Sample("s", (0.0, 0.0, 1.0, 1.0, 2.0))
+    cand = Sample("s", (1.0, 1.0, 1.0, 1.0, 1.0))
+    interval = median_ratio(inc, cand, seed=5, resamples=400)
+    assert interval is not None
+    assert 0 < interval.resamples < 400
+    full = median_ratio(Sample("s", (1.0, 2.0, 3.0)), cand, seed=5, resamples=400)
+    assert full is not None and full.resamples == 400

@@ -21,7 +21,7 @@ import pytest
 
 from flows.arm import ArmRun, lane_death
 from flows.restore import restore_tools
-from guards.record import LaneAtEnd
+from guards.records import LaneAtEnd
 from lanes.bringup import bring_up
 from lanes.docker import exit_from_state
 from lanes.factory import open_lane

@@ -26,7 +26,7 @@ LIBRARIES = (
 # Samplers, clients, Docker, the ledger and the flows: what runs a campaign, not what reads one.
 MACHINERY = (
     *("collectors.cell", "collectors.engine", "collectors.gpu", "collectors.host"),
-    *("collectors.nvml", "collectors.stall_monitor"),
+    *("collectors.nvml", "collectors.stall", "collectors.stall_monitor"),
     *("workload.client", "workload.run_cell", "workload.runner", "workload.transport"),
     *("lanes.docker", "lanes.factory", "lanes.images", "lanes.leftovers", "lanes.process"),
     "lanes.restoration",
@@ -63,13 +63,15 @@ CONTRACT: Mapping[str, Rule] = {
             "evidence.host": ("psutil", "pynvml"),  # collects the host facts of MANIFEST.json
             "evidence.plots": ("matplotlib",),  # rendering
             "evidence.report": ("matplotlib",),  # rendering, through evidence.plots
-            "evidence.review": ("ledger", "sqlalchemy"),  # the review command records its row
         },
     ),
     "flows": Rule(EVERY_LAYER),  # the orchestrator: everything but the simulator
 }
-RECORDS = ("collectors.records", "workload.records", "lanes.records", "evidence.host_facts")
-RECORDS_MAY_IMPORT = ("pydantic", "faceoff", "matrix.model", *RECORDS)
+RECORDS = (
+    *("collectors.records", "collectors.settings", "workload.records", "lanes.records"),
+    *("guards.records", "guards.verdict", "guards.reasons", "evidence.host_facts"),
+)
+RECORDS_MAY_IMPORT = ("pydantic", "faceoff", "matrix.model", "matrix.families", *RECORDS)
 
 
 @dataclass(frozen=True)
@@ -243,10 +245,10 @@ def test_the_renderer_may_be_imported_lazily_by_the_audit_not_at_import(tmp_path
     ]
 
 
-def test_evidence_outside_the_review_command_may_not_import_the_ledger(tmp_path: Path) -> None:
-    files = {"evidence/console.py": "from ledger.db import session_scope\n"}
+def test_evidence_may_not_import_the_ledger(tmp_path: Path) -> None:
+    files = {"evidence/review_recording.py": "from ledger.db import session_scope\n"}
     assert violations(_plant(tmp_path, files)) == [
-        "evidence/console.py:1: evidence may not import ledger.db"
+        "evidence/review_recording.py:1: evidence may not import ledger.db"
     ]
 
 

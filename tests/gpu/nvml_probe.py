@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pynvml
 
-from collectors.cadence import CellWindow
 from collectors.gpu import GpuSampler
 from collectors.memory_summary import GpuSummary, gpu_summary
 from collectors.nvml import PynvmlLibrary
+from collectors.records import CellWindow
 from collectors.sampler import CadenceStats, Clocks, SamplerLoop
 from collectors.samples import GpuSample, ReadStatus
 from collectors.settings import CollectorSettings

@@ -4,7 +4,7 @@ What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``requests.json`` (planned on the lane's own /tokenize), ``journal.jsonl`` from
 ``python -m workload.run_cell`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` from ``collectors.cell.CellCollectors``, and
-``cell.json`` (``guards.record.CellRecord``). Used by the capture script of
+``cell.json`` (``guards.records.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
 
@@ -19,11 +19,12 @@ from pathlib import Path
 
 import aiohttp
 
-from collectors.cadence import CellWindow
+from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.host import LaneTarget
+from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from guards.record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd, journal_window
+from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from matrix.freeze import FrozenMatrix
 from matrix.model import Cell
 from simulator.launch import SimServer

@@ -18,7 +18,7 @@ from guards.dispositions import (
 )
 from guards.judge import judge, judge_pair
 from guards.reasons import MEANINGS, Disposition, Reason, disposition_of
-from guards.record import IdentityRef
+from guards.records import IdentityRef
 from matrix.freeze import FrozenMatrix
 from matrix.model import StopPolicy, WorkloadKind
 from matrix.plan import CellRunKey, PairKey, plan

@@ -196,3 +196,16 @@ def test_a_required_supplemental_family_blocks_when_missing(frozen: FrozenMatrix
     verdicts = metric_guard(load("counter-reset"), registry, frozen.matrix.thresholds)
     preemptions = next(v for v in verdicts if v.name == "preemptions")
     assert preemptions.status is FamilyStatus.REQUIRED and preemptions.blocks
+
+
+def test_a_cell_without_a_telemetry_window_answers_every_telemetry_family_missing(
+    frozen: FrozenMatrix,
+) -> None:
+    art = dataclasses.replace(load("natural"), telemetry=None)
+    verdicts = metric_guard(art, Families().resolve(), frozen.matrix.thresholds)
+    telemetry = [v for v in verdicts if v.source is not Source.JOURNAL]
+    assert len(telemetry) == 12  # engine, GPU and host families
+    assert {v.presence for v in telemetry} == {Presence.MISSING}
+    assert {v.why for v in telemetry} == {
+        "cell.json has no window (no request was sent): nothing to judge over"
+    }

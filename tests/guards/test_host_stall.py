@@ -9,9 +9,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from collectors.records import STALLS_FILE
+from collectors.records import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.settings import CollectorSettings
-from collectors.stall import ClientWait, MonitorStart, MonitorStop, Stall, StallLog, read_stalls
+from collectors.stall_log import StallLog, read_stalls
 from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge

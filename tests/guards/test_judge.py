@@ -12,7 +12,7 @@ from faceoff.errors import FaceoffError
 from guards.dispositions import Decision
 from guards.judge import judge_cell, judge_pair, not_run
 from guards.reasons import Disposition, Reason
-from guards.record import CELL_FILE, CellRecord
+from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.freeze import FrozenMatrix
 from tests.guards.helpers import CELLS

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cadence import CellWindow
+from collectors.records import CellWindow
 from guards.artifacts import CellArtifacts, load_cell
 from guards.reasons import Reason
-from guards.record import LaneAtEnd
+from guards.records import LaneAtEnd
 from guards.validity import RULES, validity
 from guards.verdict import Outcome, RuleResult
 from matrix.freeze import FrozenMatrix

@@ -18,10 +18,10 @@ from lanes.environment import resolve_env
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.leftovers import campaign_containers, remove_containers
-from lanes.manifest import build_manifest
 from lanes.probes import run_probes
 from lanes.readiness import Waiting
 from lanes.records import InspectRecord, LaneRecord
+from lanes.weights_manifest import build_manifest
 from matrix.model import Arm
 from tests.lanes.helpers import (
     checkpoint,

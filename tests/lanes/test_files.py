@@ -12,8 +12,8 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from lanes.context import LanePurpose, next_run_dir
-from lanes.manifest import build_manifest, host_path
 from lanes.protected import compare, snapshot
+from lanes.weights_manifest import build_manifest, host_path
 from tests.lanes.helpers import arm, checkpoint
 
 WHEN = datetime(2026, 10, 17, 13, 3, 57, tzinfo=UTC)

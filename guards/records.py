@@ -20,15 +20,13 @@ Format history of ``schema_version``:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from collectors.cadence import CellWindow
+from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Artifact, Spec
-from workload.outcome import RequestOutcome
 
 CELL_FILE = "cell.json"
 
@@ -85,8 +83,8 @@ class CellRecord(Artifact):
         description="Why the attempt could not be set up (e.g. the plan could not be built).",
     )
     window: CellWindow | None = Field(
-        description="First send to last end of every journaled request (journal_window); "
-        "None when no request was sent."
+        description="First send to last end of every journaled request "
+        "(collectors.cadence.journal_window); None when no request was sent."
     )
     started_at: AwareDatetime = Field(description="When the cell attempt began (UTC).")
     ended_at: AwareDatetime = Field(description="When it ended, drain included (UTC).")
@@ -102,17 +100,3 @@ class CellRecord(Artifact):
     def ran(self) -> bool:
         """Whether the client process was started at all."""
         return self.client_exit_code is not None
-
-
-def journal_window(outcomes: Iterable[RequestOutcome]) -> CellWindow | None:
-    """The window a cell's telemetry is judged over: first send to last end, every phase.
-
-    Warmups are inside it on purpose: the engine counters then start before the
-    cell's first request and end after its last, so every token the lane served
-    for the cell is in the deltas and in the journal.
-    """
-    sent = [o for o in outcomes if o.send_ns is not None]
-    if not sent:
-        return None
-    first = min(o.send_ns for o in sent if o.send_ns is not None)
-    return CellWindow(start_ns=first, end_ns=max(o.end_ns for o in sent))

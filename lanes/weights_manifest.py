@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.canonical import content_sha256, file_sha256
 from faceoff.errors import FaceoffError
+from lanes.records import ManifestFile, WeightsManifest
 from matrix.model import Arm, LaneKind
 
 # config.json, generation_config.json, *.index.json, quantization_config.json,
@@ -23,19 +21,6 @@ from matrix.model import Arm, LaneKind
 # chat_template.json; chat_template.jinja (and any other template: the engine serves
 # the model through it); SentencePiece models (tokenizer.model, spiece.model …).
 MANIFEST_PATTERNS = ("*.json", "*.jinja", "*.model", "*.tiktoken", "vocab.txt", "merges.txt")
-
-
-class ManifestFile(Spec):
-    path: str = Field(description="Path relative to the model directory (POSIX).")
-    sha256: str = Field(description="sha256 of the file's bytes.")
-    size: int = Field(description="Size in bytes.")
-
-
-class WeightsManifest(Spec):
-    directory: str = Field(description="Model directory as the lane sees it.")
-    host_directory: str = Field(description="The same directory on the host, through mounts.")
-    files: list[ManifestFile] = Field(description="Every manifest file, sorted by path.")
-    sha256: str = Field(description="sha256 of the canonical JSON of [{path, sha256}, …].")
 
 
 def host_path(arm: Arm, path: str) -> Path:

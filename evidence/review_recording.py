@@ -1,35 +1,27 @@
-"""Recording a reviewer's decision: in the bundle (hashed, chained) and in the ledger.
+"""Recording a reviewer's decision in the bundle (hashed, chained).
 
-"promote" is refused unless the campaign is complete, both in the ledger and in
-the bundle's coverage, or the reviewer gives a reason for forcing it. A bundle
-that is not sealed, or no longer matches its SHA256SUMS, is refused before
-anything is written: the rebuilt sums would otherwise launder the change. After
-the record is appended (signed when the operator gives a signing key) the
-bundle's views and SHA256SUMS are rebuilt, so the card shows the decision and
-``faceoff audit`` still passes.
+"promote" is refused unless the campaign is complete, both in the ledger (its status
+is passed in) and in the bundle's coverage, or the reviewer gives a reason for forcing
+it. A bundle that is not sealed, or no longer matches its SHA256SUMS, is refused before
+anything is written: the rebuilt sums would otherwise launder the change. The review
+command (``flows.review``) records the ledger row and then rebuilds the bundle's views
+and SHA256SUMS, so the card shows the decision and ``faceoff audit`` still passes.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
-from sqlalchemy import Engine
-
-from evidence.bundle import refresh_views
 from evidence.comparison import Comparison
 from evidence.decision import Decision
 from evidence.layout import COMPARISON_FILE, CampaignFolder
-from evidence.reviews import GENESIS, ReviewRecord, append_review
+from evidence.review_log import GENESIS, ReviewRecord, append_review
 from evidence.sums import require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from ledger.campaigns import require_campaign
-from ledger.db import session_scope
-from ledger.tables import ReviewRow
+from faceoff.ports import Clock
 
 
 @dataclass(frozen=True)
@@ -72,36 +64,22 @@ def _check_cells(cells: Sequence[str], comparison: Comparison) -> None:
         )
 
 
-def record_review(
-    engine: Engine,
-    campaign: str,
+def append_decision(
+    folder: CampaignFolder,
     request: ReviewRequest,
+    ledger_status: str,
     *,
-    now: Callable[[], datetime],
+    now: Clock,
     key: bytes | None = None,
 ) -> ReviewRecord:
-    """Append the decision (signed under ``key`` when given) and rebuild the views."""
-    with session_scope(engine) as session:
-        row = require_campaign(session, campaign)
-        folder = CampaignFolder.at(Path(row.evidence_dir))
-        require_intact(folder, sealed=True, key=key)
-        comparison = Comparison.read(folder.path(COMPARISON_FILE))
-        check_request(request, comparison, row.status)
-        record = append_review(folder.root, _record(request, comparison, folder, now()), key=key)
-        session.add(
-            ReviewRow(
-                campaign_id=row.id,  # type: ignore[arg-type]
-                reviewer=record.reviewer,
-                decision=record.decision.value,
-                note=record.note,
-                cells=json.dumps(record.cells) if record.cells else None,
-                forced_reason=record.forced_reason,
-                created_at=record.recorded_at,
-                record_sha256=record.record_sha256,
-            )
-        )
-    refresh_views(folder, key)
-    return record
+    """Append the decision to the sealed bundle (signed under ``key`` when given).
+
+    The caller records the ledger row and then rebuilds the views (``refresh_views``).
+    """
+    require_intact(folder, sealed=True, key=key)
+    comparison = Comparison.read(folder.path(COMPARISON_FILE))
+    check_request(request, comparison, ledger_status)
+    return append_review(folder.root, _record(request, comparison, folder, now()), key=key)
 
 
 def _record(
