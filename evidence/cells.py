@@ -37,7 +37,12 @@ QUEUE_HIST = "request_queue_time_seconds"
 
 
 def stratum(cell: Cell) -> str:
-    return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    """Kind, input target and load: a closed loop's concurrency, an open loop's arrival and
+    rate (or sweep), so that ratios never pool requests offered different loads."""
+    if not cell.open_loop:
+        return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
+    load = "sweep" if cell.sweep is not None else f"{cell.rate:g}rps"
+    return f"{cell.kind.value}/{cell.input_tokens}/{cell.arrival.value}-{load}"
 
 
 def cell_entry(
@@ -78,7 +83,7 @@ def cell_entry(
         stratum=stratum(cell),
         input_target=cell.input_tokens,
         concurrency=cell.concurrency,
-        requests=cell.requests,
+        requests=cell.scored_requests,
         warmups=cell.warmups,
         sampling=cell.sampling,
         arms=entries,
@@ -118,7 +123,7 @@ def arm_cell(
         reason_code=judgement.reason_code,
         reason=judgement.reason,
         oom=judgement.oom,
-        planned=cell.requests,
+        planned=cell.scored_requests,
         statuses=summary.statuses if summary else {},
         refusals=summary.refusals if summary else 0,
         input_tokens=summary.input_tokens if summary else None,
@@ -214,7 +219,11 @@ def metric_sample(cell: Cell, requests: Sequence[TimedRequest], metric: str) -> 
 def pair_ratios(
     cell: Cell, incumbent: AttemptInputs, candidate: AttemptInputs, name: str, seed: int
 ) -> list[Ratio]:
-    """Candidate/incumbent ratios of one comparable pair, metric by metric."""
+    """Candidate/incumbent ratios of one comparable pair, metric by metric (none for a
+    bisection sweep: it offers each arm the rates its own results chose; its comparison is
+    each arm's highest rate within SLO)."""
+    if cell.sweep is not None and cell.sweep.rates is None:
+        return []
     # Read here, one pair at a time, so that a campaign's journals are never all in memory.
     requests = (incumbent.scored_ok(), candidate.scored_ok())
     found = (_ratio(cell, metric, requests, name=name, seed=seed) for metric in RATIO_METRICS)

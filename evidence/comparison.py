@@ -172,7 +172,9 @@ class PairEntry(Spec):
 class CellEntry(Spec):
     id: str = Field(description="Cell id.")
     kind: str = Field(description="Workload kind.")
-    stratum: str = Field(description="kind/input target/concurrency; ratios never cross it.")
+    stratum: str = Field(
+        description="kind/input target/load (cN, or arrival-rate); ratios never cross it."
+    )
     input_target: int = Field(description="Nominal input target in tokens.")
     concurrency: int = Field(description="Client streams in flight.")
     requests: int = Field(description="Scored requests per arm.")

@@ -1,10 +1,10 @@
 """Plots for report.html as inline SVG (matplotlib, no pyplot state, deterministic output).
 
 They draw what the bundle holds: the ratio intervals and p50/p95 from
-comparison.json, and the raw engine, GPU and host samples of each cell attempt
-against seconds since the attempt's first sample. Nothing is smoothed or derived.
-Every quantity axis starts at 0, so that sampling noise on a flat line is not
-drawn as a trend.
+comparison.json, the raw engine, GPU and host samples of each cell attempt
+against seconds since the attempt's first sample, and a sweep's per-step TTFT
+p50/p95 from its summaries. Nothing is smoothed or derived. Every quantity axis
+starts at 0, so that sampling noise on a flat line is not drawn as a trend.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 
 from collectors.samples import EngineSample, GpuSample, HostSample
 from evidence.comparison import Comparison, Ratio, RatioVerdict
+from evidence.load import LoadSummary
 
 GIB = 1024**3
 NS = 1e9
@@ -201,3 +202,31 @@ def memory_figure(cell_id: str, series: Sequence[CellSeries]) -> Figure:
 
 def memory_timeline(cell_id: str, series: Sequence[CellSeries]) -> str:
     return _svg(memory_figure(cell_id, series))
+
+
+def rate_latency(cell_id: str, sweeps: Sequence[tuple[str, LoadSummary]]) -> str:
+    """Visible TTFT p50 and p95 against each step's offered rate, per arm, in rate order;
+    a dotted line marks each arm's highest rate within SLO."""
+    fig = _figure(1, width=7.0, height=3.2)
+    with matplotlib.rc_context(RC):
+        ax = fig.add_subplot()
+        for arm, load in sweeps:
+            points = sorted(
+                (s.rate_rps, s.ttft_p50_s, s.ttft_p95_s)
+                for s in load.steps
+                if s.rate_rps is not None and s.ttft_p50_s is not None and s.ttft_p95_s is not None
+            )
+            rates = [rate for rate, _, _ in points]
+            (line,) = ax.plot(rates, [p50 for _, p50, _ in points], "o-", label=f"{arm} p50")
+            ax.plot(rates, [p95 for _, _, p95 in points], "s--", color=line.get_color(),
+                    label=f"{arm} p95")  # fmt: skip
+            within = load.sweep.max_rate_within_slo if load.sweep else None
+            if within is not None:
+                ax.axvline(within, color=line.get_color(), linestyle=":", linewidth=1)
+        ax.set_xlim(left=0)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("offered rate (requests/s)")
+        ax.set_ylabel("visible TTFT (s)")
+        ax.set_title(f"{cell_id}: TTFT against offered rate (dotted: highest rate within SLO)")
+        ax.legend(fontsize=7)
+    return _svg(fig)

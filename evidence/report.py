@@ -6,7 +6,8 @@ forest plot of every ratio interval; then the result card's sections, the plots,
 and last the appendix (definitions and numbered sources). The text is the card's
 (``card_parts``, converted from its Markdown), so the page and RESULT.md can never
 disagree; every bundle file is a link relative to the bundle's root. The plots
-are drawn from comparison.json and the cell attempts' sample files.
+are drawn from comparison.json, the cell attempts' sample files and, for a sweep,
+its attempts' summaries.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from evidence.card_tables import RATIO_LABELS
 from evidence.comparison import Comparison
 from evidence.format import ratio as ratio_text
 from evidence.inputs import AttemptInputs
+from evidence.load import LoadSummary
 
 TEMPLATES = Path(__file__).with_name("templates")
 COVERAGE = {"complete": "complete", "closed_partial": "closed partial"}
@@ -78,6 +80,7 @@ def render_report(comparison: Comparison, attempts: Mapping[tuple[str, str], Att
         ttft_plot=plots.percentile_bars(comparison, "ttft_s", "visible TTFT (s)"),
         decode_plot=plots.percentile_bars(comparison, "decode_tps", "decode (tok/s)"),
         cells=[_cell_plots(cell.id, comparison, attempts) for cell in comparison.cells],
+        sweeps=_sweeps(comparison, attempts),
     )
 
 
@@ -171,6 +174,37 @@ def _markdown() -> MarkdownIt:
     md.add_render_rule("text", text)
     md.add_render_rule("list_item_open", list_item_open)
     return md
+
+
+def _sweeps(
+    comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]
+) -> list[dict[str, str]]:
+    """Per sweep cell: the rate-latency plot and each arm's highest rate within SLO."""
+    shown = []
+    for cell in comparison.cells:
+        arms = []
+        for arm in comparison.arms:
+            attempt = attempts.get((cell.id, arm.name))
+            load = attempt.summary.open_loop if attempt and attempt.summary else None
+            if load is not None and load.sweep is not None:
+                arms.append((arm.name, load))
+        if arms:
+            shown.append(
+                {
+                    "id": cell.id,
+                    "plot": plots.rate_latency(cell.id, arms),
+                    "result": "; ".join(_within(name, load) for name, load in arms),
+                }
+            )
+    return shown
+
+
+def _within(arm: str, load: LoadSummary) -> str:
+    assert load.sweep is not None
+    found, breaks = load.sweep.max_rate_within_slo, load.sweep.breaks_at_rate
+    within = "no step within SLO" if found is None else f"within SLO up to {found:g} req/s"
+    upper = "no step broke it" if breaks is None else f"broken at {breaks:g} req/s"
+    return f"{arm}: {within}, {upper}"
 
 
 def _cell_plots(

@@ -10,7 +10,9 @@ counted by status, and a planned request without a journal line is named.
 Format history of ``RequestSummary.schema_version``:
   1 — first release; later in 1, ``contract_violations`` counts the contract guard's
       breaches (over-runs of requests that ran to their end) instead of every word count
-      off the contract, and ``foreign_lines`` counts lines of another attempt too.
+      off the contract, and ``foreign_lines`` counts lines of another attempt too;
+      later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
+      closed-loop cell's summary.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.load import LoadSummary, load_summary
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
+from matrix.model import omitted_at
 from workload.journal import JournalContents, JournalScan
 from workload.metrics import (
     REQUEST_METRICS,
@@ -95,6 +99,12 @@ class RequestSummary(Artifact):
         description="perf_counter_ns the last sent scored request ended."
     )
     journal: JournalHealth = Field(description="What could not be read from the journal.")
+    open_loop: LoadSummary | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
+        "highest rate within SLO.",
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -148,6 +158,8 @@ class _Tally:
         self.input_tokens: array[float] = array("d")
         self.completion_tokens: array[float] = array("d")
         self.metrics = _MetricValues()
+        # an open-loop plan's step summary reads whole scored lines: kept only for those
+        self.open_loop: list[RequestOutcome] | None = [] if plan.load is not None else None
 
     def add(self, o: RequestOutcome) -> None:
         self.lines += 1
@@ -159,6 +171,8 @@ class _Tally:
         if o.phase is not Phase.SCORED:
             return
         self.scored.append(Timing.of(o))
+        if self.open_loop is not None:
+            self.open_loop.append(o)
         self.indices.add(o.index)
         self.statuses[o.status.value] += 1
         self.refusals += o.refusal
@@ -213,6 +227,7 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
+        open_loop=load_summary(plan, tally.open_loop or []),
     )
 
 

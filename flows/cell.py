@@ -107,6 +107,7 @@ def _plan(
         seed=spec.seed,
         namespace=spec.namespace,
         reference=reference,
+        slo=scope.frozen.matrix.slo_of(cell),
     )
 
 

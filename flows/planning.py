@@ -14,7 +14,9 @@ from pathlib import Path
 import aiohttp
 
 from faceoff.errors import FaceoffError
+from matrix.arrival import Arrival
 from matrix.model import Arm, Cell
+from matrix.slo import Slo
 from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
@@ -30,10 +32,19 @@ def plan_cell(
     seed: int,
     namespace: str,
     reference: RequestPlan | None,
+    slo: Slo | None = None,
 ) -> RequestPlan:
     """Build the plan on this lane, or retokenize ``reference`` (another arm's plan)."""
     return asyncio.run(
-        _plan(cell, arm, base_url=base_url, seed=seed, namespace=namespace, reference=reference)
+        _plan(
+            cell,
+            arm,
+            base_url=base_url,
+            seed=seed,
+            namespace=namespace,
+            reference=reference,
+            slo=slo,
+        )
     )
 
 
@@ -44,7 +55,15 @@ def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: s
     and cell-warmup prompt, so they cannot warm the prefix cache for a cell.
     """
     shaped = cell.model_copy(
-        update={"requests": arm.warmups, "warmups": 0, "concurrency": 1, "arms": None}
+        update={
+            "requests": arm.warmups,
+            "warmups": 0,
+            "concurrency": 1,
+            "arms": None,
+            "arrival": Arrival.CLOSED,
+            "rate": None,
+            "sweep": None,
+        }
     )
     options = PlanOptions(scored_phase=Phase.WARMUP)
     return asyncio.run(
@@ -61,6 +80,7 @@ async def _plan(
     namespace: str,
     reference: RequestPlan | None = None,
     options: PlanOptions | None = None,
+    slo: Slo | None = None,
 ) -> RequestPlan:
     timeout = aiohttp.ClientTimeout(total=TOKENIZE_TIMEOUT_S)
     try:
@@ -75,6 +95,7 @@ async def _plan(
                 model=arm.served_model,
                 tokenizer=tokenizer,
                 options=options,
+                slo=slo,
             )
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise FaceoffError(

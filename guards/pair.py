@@ -4,7 +4,9 @@ Both arms' plans (``requests.json``) must share the campaign seed, the prompt
 namespace and the cell spec, plan the same request indices, and record the same
 prompt-token vector hash for every index: each lane tokenized the same text with
 its own tokenizer and chat template, so equal hashes prove both engines prefilled
-the same tokens. Wire hashes may differ (the model name is in the body).
+the same tokens. Wire hashes may differ (the model name is in the body). An
+open-loop cell's plans must also hold the same load (arrival, rate or ladder, SLO)
+and give every request the same step and arrival time: the same offered schedule.
 Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from guards.outcomes import failed, passed
 from guards.reasons import Reason
 from guards.verdict import Evidence, RuleResult
-from workload.plan import RequestPlan
+from workload.plan import PlannedRequest, RequestPlan
 
 MAX_LISTED = 10
 
@@ -27,7 +29,13 @@ def _header_differences(incumbent: RequestPlan, candidate: RequestPlan) -> list[
     found = [f"{what} {a!r} vs {b!r}" for what, a, b in pairs if a != b]
     if incumbent.cell != candidate.cell and incumbent.cell.id == candidate.cell.id:
         found.append("the cell specs differ")
+    if incumbent.load != candidate.load:
+        found.append("the open-loop loads (arrival, rate or sweep, SLO) differ")
     return found
+
+
+def _schedule(request: PlannedRequest) -> tuple[int | None, float | None]:
+    return request.step, request.arrival_s
 
 
 def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult:
@@ -47,6 +55,9 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
             f"prompt-token vectors differ for {len(differ)} request(s), first {phase.value} "
             f"{index} ({ours[first].prompt_sha256[:12]} vs {theirs[first].prompt_sha256[:12]})"
         )
+    late = [k for k in shared if _schedule(ours[k]) != _schedule(theirs[k])]
+    if late:
+        problems.append(f"arrival schedules differ for {len(late)} request(s), first {late[0][1]}")
     evidence: Evidence = {
         "requests": len(ours),
         "vector_mismatches": len(differ),

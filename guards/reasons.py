@@ -32,6 +32,7 @@ class Reason(StrEnum):
     STOP_POLICY = "stop_policy"
     FAMILY_MISSING = "family_missing"
     HOST_STALL = "host_stall"
+    SCHEDULE_LAG = "schedule_lag"
     # failed: validity rules, in precedence order
     OOM = "oom"
     LANE_EXITED = "lane_exited"
@@ -62,6 +63,7 @@ BLOCKING = frozenset(
         Reason.STOP_POLICY,
         Reason.FAMILY_MISSING,
         Reason.HOST_STALL,
+        Reason.SCHEDULE_LAG,
     }
 )
 PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
@@ -84,6 +86,9 @@ MEANINGS = MappingProxyType(
         Reason.HOST_STALL: "the host could not run faceoff for long enough during the cell: "
         "scored requests overlapping host stalls, or the client's CPU wait, exceed the matrix's "
         "bounds; the numbers describe the host, not the lane",
+        Reason.SCHEDULE_LAG: "an open-loop client fell behind its arrival schedule: the p99 of "
+        "send − due over the scored requests exceeds max_schedule_lag_ms, so the load offered "
+        "was not the load declared",
         Reason.OOM: "an out-of-memory kill was observed (Docker's OOMKilled, or a rise of the "
         "OOM-kill count of a host lane's cgroup; a SIGKILL alone is not one) beyond max_oom",
         Reason.LANE_EXITED: "the lane was no longer running, or its API no longer answered "

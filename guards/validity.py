@@ -20,6 +20,7 @@ from guards.host_stall import host_stall
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
 from guards.records import LaneAtEnd
+from guards.schedule_lag import schedule_lag
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
@@ -308,6 +309,7 @@ RULES: tuple[Rule, ...] = (
     input_on_target,
     window,
     host_stall,
+    schedule_lag,
 )
 
 

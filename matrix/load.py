@@ -1,8 +1,9 @@
 """Reading a matrix TOML: grid expansion, defaults, and errors that name the field.
 
 A ``[[cells]]`` entry may give lists for ``input_tokens`` and ``concurrency``; it
-expands into one cell per combination, with ids like ``natural-10240-c1`` unless
-an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
+expands into one cell per combination, with ids like ``natural-10240-c1`` (an
+open-loop cell: ``natural-10240-poisson-4rps``, a sweep: ``natural-10240-constant-sweep``)
+unless an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
 ``[defaults]`` table supplies cell fields that an entry does not set. ``replicates = K``
 (on an entry, or in ``[defaults]`` for the whole campaign) runs each of its cells K times
 in separate windows: K cells with ids ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector.
@@ -248,8 +249,19 @@ def _cell_id(cell: dict[str, Any], template: str | None, is_grid: bool, label: s
     if template is not None and not is_grid:
         return template
     kind = str(cell.get("kind", "cell")).replace("_", "-")
-    base = f"{kind}-{cell.get('input_tokens')}-c{cell.get('concurrency')}"
+    base = f"{kind}-{cell.get('input_tokens')}-{_load_label(cell)}"
     return f"{template}-{base}" if template else base
+
+
+def _load_label(cell: dict[str, Any]) -> str:
+    """``c<concurrency>`` for a closed loop; the arrival and its rate (or ``sweep``) else."""
+    arrival = cell.get("arrival", "closed")
+    if arrival == "closed":
+        return f"c{cell.get('concurrency')}"
+    if "sweep" in cell:
+        return f"{arrival}-sweep"
+    rate = cell.get("rate")
+    return f"{arrival}-{rate:g}rps" if isinstance(rate, int | float) else str(arrival)
 
 
 def check_host(matrix: Matrix) -> None:

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
+from matrix.arrival import MAX_RATE, Arrival, Sweep
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 from matrix.slo import Slo
@@ -346,9 +347,14 @@ class Cell(Spec):
     kind: WorkloadKind = Field(description="Workload kind (ARCHITECTURE §3).")
     input_tokens: int = Field(ge=1, le=MAX_TOKENS, description="Nominal input target in tokens.")
     concurrency: int = Field(
-        ge=1, le=MAX_CONCURRENCY, description="Client streams in flight (closed loop)."
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Client streams in flight (closed loop); the bound on requests in flight "
+        "(open loop).",
     )
-    requests: int = Field(ge=1, le=MAX_REQUESTS, description="Scored requests on each arm.")
+    requests: int = Field(
+        ge=1, le=MAX_REQUESTS, description="Scored requests on each arm (of each sweep step)."
+    )
     warmups: int = Field(
         default=0, ge=0, le=MAX_WARMUPS, description="Unscored warmups before the cell."
     )
@@ -374,6 +380,24 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="Service-level objectives of this cell; default the campaign's.",
     )
+    arrival: Arrival = Field(
+        default=Arrival.CLOSED,
+        exclude_if=omitted_at(Arrival.CLOSED),
+        description="closed (concurrency streams back to back), poisson or constant (open loop "
+        "at rate, or at each rate of the sweep).",
+    )
+    rate: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RATE,
+        exclude_if=omitted_at(None),
+        description="Open loop: requests per second.",
+    )
+    sweep: Sweep | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="A sweep cell: requests open-loop requests at each rate of this ladder.",
+    )
     replicate: Replicate | None = Field(
         default=None,
         exclude_if=omitted_at(None),
@@ -390,7 +414,22 @@ class Cell(Spec):
                 "a closed loop needs at least one request per stream"
             )
         _check_shape(self)
+        _check_arrival(self)
         return self
+
+    @property
+    def open_loop(self) -> bool:
+        return self.arrival is not Arrival.CLOSED
+
+    @property
+    def steps(self) -> int:
+        """Open-loop runs of the cell: a sweep's ladder, else one."""
+        return self.sweep.step_count if self.sweep is not None else 1
+
+    @property
+    def scored_requests(self) -> int:
+        """Scored requests on each arm, every sweep step together."""
+        return self.requests * self.steps
 
     @property
     def prompt_id(self) -> str:
@@ -427,6 +466,42 @@ def _check_shape(cell: Cell) -> None:
         )
 
 
+# Kinds whose requests depend on each other's timing: their pattern is a closed loop.
+CLOSED_ONLY = frozenset({WorkloadKind.HEAD_OF_LINE, WorkloadKind.SESSION_REUSE})
+
+
+def _check_arrival(cell: Cell) -> None:
+    if not cell.open_loop:
+        if cell.rate is not None or cell.sweep is not None:
+            raise ValueError(
+                'rate and sweep need an open-loop arrival: add arrival = "poisson" or "constant"'
+            )
+        return
+    if (cell.rate is None) == (cell.sweep is None):
+        raise ValueError(
+            f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
+            "or a [cells.sweep] ladder, not both"
+        )
+    if cell.kind in CLOSED_ONLY:
+        raise ValueError(
+            f"a {cell.kind.value} cell runs its pattern as a closed loop; drop arrival, rate "
+            "and sweep"
+        )
+    if cell.scored_requests > MAX_REQUESTS:
+        raise ValueError(
+            f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
+            f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
+        )
+    rates = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else None)
+    scheduled_s = sum((cell.requests - 1) / r for r in rates or [])
+    if scheduled_s >= cell.deadline_s:
+        raise ValueError(
+            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
+            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
+            "give fewer requests or higher rates"
+        )
+
+
 class CampaignSpec(Spec):
     name: str = Field(pattern=SLUG, description="Campaign name; resuming is keyed on it.")
     seed: int = Field(description="Seed of prompts, sampling and bootstrap intervals.")
@@ -458,6 +533,7 @@ STALL_THRESHOLD_MS = 20.0
 MAX_REQUEST_STALL_MS = 50.0
 MAX_STALLED_REQUESTS = 0.1
 MAX_CLIENT_CPU_WAIT = 0.1
+MAX_SCHEDULE_LAG_MS = 100.0
 
 
 class Thresholds(Spec):
@@ -510,6 +586,13 @@ class Thresholds(Spec):
         exclude_if=omitted_at(MAX_CLIENT_CPU_WAIT),
         description="The client's CPU wait as a share of the cell window beyond which the cell "
         "is blocked host_stall.",
+    )
+    max_schedule_lag_ms: float = Field(
+        default=MAX_SCHEDULE_LAG_MS,
+        gt=0,
+        exclude_if=omitted_at(MAX_SCHEDULE_LAG_MS),
+        description="Open loop: p99 of send − due (ms) over the scored requests beyond which "
+        "the cell is blocked schedule_lag (the load offered was not the load declared).",
     )
 
 
@@ -572,6 +655,7 @@ class Matrix(Spec):
             if unknown:
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
+        _sweeps_have_slo(self)
         if self.campaign.aa:
             _same_recipe(self.arms)
         return self
@@ -619,6 +703,16 @@ def _fits_context(matrix: Matrix) -> None:
                     "engine would refuse every request; lower input_tokens or "
                     "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
                 )
+
+
+def _sweeps_have_slo(matrix: Matrix) -> None:
+    """A sweep reports the highest rate within SLO, so it needs one."""
+    for cell in matrix.cells:
+        if cell.sweep is not None and matrix.slo_of(cell) is None:
+            raise ValueError(
+                f"sweep cell {cell.id!r} has no SLO to judge its steps by; add [campaign.slo] "
+                "or an slo table on the cells entry"
+            )
 
 
 def _is_ipv6(host: str) -> bool:

@@ -34,7 +34,7 @@ class ArmPlan:
 
     @property
     def scored_requests(self) -> int:
-        return sum(c.requests for c in self.cells)
+        return sum(c.scored_requests for c in self.cells)
 
     @property
     def warmup_requests(self) -> int:

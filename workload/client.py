@@ -58,6 +58,7 @@ class Exchange:
     status: Status | None = None
     error: str | None = None
     state: StreamState = field(default_factory=StreamState)
+    rate_rps: float | None = None  # open loop: the arrival rate of the request's step
 
     def fail(self, status: Status, error: str) -> None:
         self.status, self.error = status, error[:ERROR_LIMIT]
@@ -184,6 +185,8 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         marker_expected=request.marker,
         marker_found=(request.marker in text) if request.marker else None,
         refusal=state.refusal or _context_refusal(ex),
+        step=request.step,
+        rate_rps=ex.rate_rps,
     )
 
 

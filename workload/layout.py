@@ -1,6 +1,8 @@
 """Which stream sends which request, in what order, and when the first is due.
 
-A cell runs as C closed-loop streams that start together. Requests are dealt to
+A closed-loop cell runs as C streams that start together; an open-loop cell's
+requests keep their round-robin stream numbers, but are sent on their schedule
+(``workload.schedule``), every step of a sweep in index order. Requests are dealt to
 streams by index, so both arms of a pair send the same requests through the same
 stream in the same order. Two kinds shape the layout:
 
@@ -52,7 +54,7 @@ def layout(
         return warmups + _head_of_line(cell, scored_phase, short_input_tokens, hol_delay_ms)
     if cell.kind is WorkloadKind.SESSION_REUSE:
         return warmups + _sessions(cell, scored_phase)
-    return warmups + _round_robin(cell, scored_phase, cell.requests, cell.concurrency)
+    return warmups + _round_robin(cell, scored_phase, cell.scored_requests, cell.concurrency)
 
 
 def _round_robin(cell: Cell, phase: Phase, count: int, streams: int) -> list[Slot]:

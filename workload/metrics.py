@@ -38,7 +38,8 @@ Token counts come from the API's `usage`, never from words or chunks.
 - **E2E** = t(last token chunk) − t(send).
 - **Client schedule delay** = t(send) − t(due), where a closed-loop request is due when
   its stream's previous request ended and a stream's first request at the cell's
-  aligned start (plus its planned offset).
+  aligned start (plus its planned offset); an open-loop request is due at its step's
+  start plus its seeded arrival divided by the step's rate (its schedule lag).
 - **Aggregate output throughput** (cell) = Σ usage.completion_tokens / (last end −
   first send), over the cell's scored requests that reported usage.
 - **Engine prefill and queue time** (cell) = exact histogram sum/count deltas of

@@ -6,7 +6,8 @@ Format history of ``schema_version``:
   2 — ``send_ns`` is when the request's bytes were handed to the socket (in 1: when the
       client began the request, before aiohttp took a connection and wrote it, which is
       now ``queued_ns``); ``schedule_delay_ns`` = send − due. Lines of version 1 still
-      read (both new fields None).
+      read (both new fields None). Later in 2, an open-loop request's line carries its
+      ``step`` and ``rate_rps`` (absent from closed-loop lines and from lines written before).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
+from matrix.model import omitted_at
 
 
 class Phase(StrEnum):
@@ -81,7 +83,8 @@ class RequestOutcome(Artifact):
     wall_anchor_utc: datetime = Field(description="UTC wall clock read together with mono_anchor.")
     mono_anchor_ns: int = Field(description="perf_counter_ns read together with the wall anchor.")
     due_ns: int | None = Field(
-        description="When it became due (aligned start or end of the stream's previous request)."
+        description="When it became due (closed loop: aligned start or end of the stream's "
+        "previous request; open loop: its step's start plus its seeded arrival / rate)."
     )
     queued_ns: int | None = Field(
         default=None,
@@ -134,6 +137,18 @@ class RequestOutcome(Artifact):
     refusal: bool = Field(
         description="The lane declined the request: a refusal delta, a content_filter stop, or "
         "an HTTP 400 over the maximum context length."
+    )
+    step: int | None = Field(
+        default=None,
+        ge=0,
+        exclude_if=omitted_at(None),
+        description="Open loop: the sweep step that sent it (0 for a single run).",
+    )
+    rate_rps: float | None = Field(
+        default=None,
+        gt=0,
+        exclude_if=omitted_at(None),
+        description="Open loop: the arrival rate (requests/s) of its step.",
     )
 
     @property

@@ -8,7 +8,9 @@ guard compares what each engine really prefilled.
 
 Format history of ``schema_version``:
   1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
-      the body carries no seed), so plans written before still read.
+      the body carries no seed), so plans written before still read; later in 1, an
+      open-loop cell's plan has ``load`` and its scored requests ``step`` and ``arrival_s``
+      (left out of a closed-loop plan, whose bytes and hash are unchanged).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from pydantic import Field
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
-from matrix.model import Cell, WorkloadKind
+from matrix.model import Cell, WorkloadKind, omitted_at
+from matrix.slo import Slo
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import Phase, RequestRole
 from workload.prompts import PromptKey, compose, follow_up
+from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint
 
@@ -79,6 +83,19 @@ class PlannedRequest(Spec):
     wire_bytes: int = Field(description="Size of the serialized request body.")
     expect_length_finish: bool = Field(
         description="finish_reason 'length' is the intended end (ignore_eos or max_tokens=1)."
+    )
+    step: int | None = Field(
+        default=None,
+        ge=0,
+        exclude_if=omitted_at(None),
+        description="Open loop: the sweep step (0 for a single run) that sends it.",
+    )
+    arrival_s: float | None = Field(
+        default=None,
+        ge=0,
+        exclude_if=omitted_at(None),
+        description="Open loop: seconds after its step's start it is due, at 1 request/s "
+        "(divided by the step's rate when sent).",
     )
 
     def template_kwargs(self) -> dict[str, Any] | None:
@@ -152,6 +169,11 @@ class RequestPlan(Artifact):
     max_model_len: int | None = Field(description="max_model_len reported by /tokenize.")
     options: PlanOptions = Field(description="Layout options used.")
     requests: list[PlannedRequest] = Field(description="Warmups first, then the rest.")
+    load: OpenLoad | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: arrival, rate or sweep, in-flight bound and SLO; None: closed.",
+    )
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:
         return [r for r in self.requests if r.phase is phase]
@@ -165,8 +187,13 @@ async def build_plan(
     model: str,
     tokenizer: Tokenizer,
     options: PlanOptions | None = None,
+    slo: Slo | None = None,
 ) -> RequestPlan:
-    """Search each request's filler length against the lane's tokenizer and hash it all."""
+    """Search each request's filler length against the lane's tokenizer and hash it all.
+
+    An open-loop cell's scored requests also get their step and seeded arrival, and the
+    plan its ``load`` with ``slo`` (the SLO the cell is judged by) for a sweep's steps.
+    """
     options = options or PlanOptions()
     slots = layout(
         cell,
@@ -176,6 +203,9 @@ async def build_plan(
     )
     planner = _Planner(cell, seed, namespace, model, tokenizer)
     requests = [await planner.plan(slot) for slot in slots]
+    load = open_load(cell, slo)
+    if load is not None:
+        requests = _scheduled(requests, load, step_arrivals(load, seed, namespace, cell.prompt_id))
     return RequestPlan(
         cell=cell,
         seed=seed,
@@ -185,7 +215,25 @@ async def build_plan(
         max_model_len=planner.max_model_len,
         options=options,
         requests=requests,
+        load=load,
     )
+
+
+def _scheduled(
+    requests: list[PlannedRequest], load: OpenLoad, arrivals: list[float]
+) -> list[PlannedRequest]:
+    """The non-warmup requests with their step and unit-rate arrival, in index order."""
+    return [
+        request
+        if request.phase is Phase.WARMUP
+        else request.model_copy(
+            update={
+                "step": request.index // load.requests_per_step,
+                "arrival_s": arrivals[request.index],
+            }
+        )
+        for request in requests
+    ]
 
 
 async def retokenize(

@@ -1,7 +1,12 @@
-"""Run a request plan as C closed-loop streams that start together.
+"""Run a request plan: C closed-loop streams that start together, or an open-loop schedule.
 
 Each phase (warmups, then the scored or diagnostic requests) starts at one aligned
-instant; a stream sends its next request the moment its previous one ends. A stop
+instant; a stream sends its next request the moment its previous one ends. An
+open-loop plan's scored requests are instead each a task started at its due time
+(its step's start plus its seeded arrival divided by the step's rate), whether or not
+earlier ones have ended, with at most the cell's concurrency in flight; a sweep's
+steps run one after another, each starting when the previous one has drained, and a
+bisection picks each step's rate from the SLO results of the steps before it. A stop
 (cell deadline or SIGTERM) cancels the requests in flight, and every planned request
 still gets exactly one journal line: in-flight ones as cancelled with what they had
 received, unsent ones as cancelled and never sent.
@@ -19,8 +24,10 @@ from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
 from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of, timed_exchange
 from workload.journal import JournalWriter
-from workload.outcome import Phase, Status
+from workload.ladder import StepResult, next_rate, within_slo
+from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
+from workload.schedule import OpenLoad
 from workload.transport import timed_session
 
 START_LEAD_NS = 20_000_000  # streams are created, then all start at one instant this far ahead
@@ -130,6 +137,10 @@ class CellRunner:
             self.report.prewarm_error = f"{type(exc).__name__}: {exc}"
 
     async def _phase(self, session: aiohttp.ClientSession, requests: list[PlannedRequest]) -> None:
+        load = self.plan.load
+        if load is not None and requests[0].phase is not Phase.WARMUP:
+            await self._open_loop(session, requests, load)
+            return
         streams: dict[int, list[PlannedRequest]] = {}
         for request in sorted(requests, key=lambda r: (r.stream, r.order)):
             streams.setdefault(request.stream, []).append(request)
@@ -144,13 +155,51 @@ class CellRunner:
         due_ns = start_ns + requests[0].start_offset_ms * 1_000_000
         await asyncio.sleep(max(0, due_ns - self.clock()) / 1e9)
         for request in requests:
-            due_ns = await self._send(session, request, due_ns)
+            due_ns = (await self._send(session, request, due_ns)).end_ns
+
+    async def _open_loop(
+        self, session: aiohttp.ClientSession, requests: list[PlannedRequest], load: OpenLoad
+    ) -> None:
+        gate = asyncio.Semaphore(load.max_in_flight)
+        done: list[StepResult] = []
+        for step in range(load.steps):
+            batch = sorted((r for r in requests if r.step == step), key=lambda r: r.arrival_s or 0)
+            rate = load.rate if load.sweep is None else next_rate(load.sweep, done)
+            assert rate is not None, "an open load has a rate or a sweep"
+            outcomes = await self._step(session, batch, rate, gate)
+            done.append(StepResult(rate, within_slo(load, outcomes, len(batch))))
+
+    async def _step(
+        self,
+        session: aiohttp.ClientSession,
+        batch: list[PlannedRequest],
+        rate: float,
+        gate: asyncio.Semaphore,
+    ) -> list[RequestOutcome]:
+        """One open-loop run at ``rate``: each request a task started when it is due."""
+        start_ns = self.clock() + START_LEAD_NS
+        outcomes: list[RequestOutcome] = []
+
+        async def arrive(request: PlannedRequest, due_ns: int) -> None:
+            async with gate:  # a wait here is schedule lag: the bound on requests in flight
+                outcomes.append(await self._send(session, request, due_ns, rate))
+
+        async with asyncio.TaskGroup() as group:
+            for request in batch:
+                due_ns = start_ns + round((request.arrival_s or 0) / rate * 1e9)
+                await asyncio.sleep(max(0, due_ns - self.clock()) / 1e9)
+                group.create_task(arrive(request, due_ns))
+        return outcomes
 
     async def _send(
-        self, session: aiohttp.ClientSession, request: PlannedRequest, due_ns: int
-    ) -> int:
-        """One request; returns when it ended (the next request of the stream is due then)."""
-        ex = Exchange(request, due_ns)
+        self,
+        session: aiohttp.ClientSession,
+        request: PlannedRequest,
+        due_ns: int,
+        rate_rps: float | None = None,
+    ) -> RequestOutcome:
+        """One request, journaled; a closed loop's next request is due when it ended."""
+        ex = Exchange(request, due_ns, rate_rps=rate_rps)
         self.started.add((request.phase, request.index))
         url = self.base_url + "/v1/chat/completions"
         body = self.bodies[(request.phase, request.index)]
@@ -164,8 +213,8 @@ class CellRunner:
         except Exception as exc:  # a fault of the client fails this request, not the cell run
             ex.fail(Status.STREAM_ERROR, f"client error: {_described(exc)}")
         finally:
-            self._journal(ex)
-        return ex.end_ns or self.clock()
+            outcome = self._journal(ex)
+        return outcome
 
     def _journal_unsent(self) -> None:
         for request in self.plan.requests:
@@ -174,11 +223,12 @@ class CellRunner:
                 ex.fail(Status.CANCELLED, f"never sent: {self.stop.reason or 'run ended'}")
                 self._journal(ex)
 
-    def _journal(self, ex: Exchange) -> None:
+    def _journal(self, ex: Exchange) -> RequestOutcome:
         outcome = outcome_of(self.context, ex)
         assert self.journal is not None, "run() sets the journal"
         self.journal.submit(outcome)
         self.report.statuses[outcome.status.value] += 1
+        return outcome
 
 
 def _described(exc: BaseException) -> str:

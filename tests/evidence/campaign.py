@@ -217,7 +217,12 @@ async def _plan(
             return await retokenize(plans[cell.id], tokenizer, model=model)
         campaign = frozen.matrix.campaign
         plans[cell.id] = await build_plan(
-            cell, seed=campaign.seed, namespace=campaign.namespace, model=model, tokenizer=tokenizer
+            cell,
+            seed=campaign.seed,
+            namespace=campaign.namespace,
+            model=model,
+            tokenizer=tokenizer,
+            slo=frozen.matrix.slo_of(cell),
         )
         return plans[cell.id]
 
