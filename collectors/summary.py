@@ -11,7 +11,10 @@ Format history of ``schema_version``:
   1 — first release.
   2 — a family is carried at a tick by its sample on time *or late* (version 1 counted only
       on-time samples); ``FamilyCoverage`` gains ``late`` and ``max_lateness_ns``; the
-      summary gains ``host_stalls`` (the host-stall monitor over the window).
+      summary gains ``host_stalls`` (the host-stall monitor over the window). Later in 2,
+      ``kv_pool_tokens`` is the ``kv_cache_size_tokens`` label of ``cache_config_info``
+      where the engine reports it (with decode-context parallelism the pool holds more
+      tokens than block_size × num_gpu_blocks), else that product; the shape is unchanged.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ class EngineSummary(Spec):
     max_kv_usage_perc: float | None = Field(description="Sampled max KV usage (1.0 = full).")
     block_size: int | None = Field(description="cache_config_info block_size.")
     num_gpu_blocks: int | None = Field(description="cache_config_info num_gpu_blocks.")
-    kv_pool_tokens: int | None = Field(description="block_size × num_gpu_blocks.")
+    kv_pool_tokens: int | None = Field(
+        description="kv_cache_size_tokens where reported, else block_size × num_gpu_blocks."
+    )
     aliased: dict[str, str] = Field(description="Canonical -> older wire name read in the cell.")
 
 
@@ -121,9 +126,9 @@ def engine_summary(
         max_running=_max_gauge(in_cell, "num_requests_running"),
         max_waiting=_max_gauge(in_cell, "num_requests_waiting"),
         max_kv_usage_perc=_max_gauge(in_cell, "kv_cache_usage_perc"),
-        block_size=config[0],
-        num_gpu_blocks=config[1],
-        kv_pool_tokens=config[0] * config[1] if config[0] and config[1] else None,
+        block_size=config.block_size,
+        num_gpu_blocks=config.num_gpu_blocks,
+        kv_pool_tokens=config.pool_tokens,
         aliased={k: v for s in samples if s.metrics for k, v in s.metrics.aliased.items()},
     )
 
@@ -140,13 +145,36 @@ def _max_gauge(samples: Sequence[EngineSample], name: str) -> float | None:
     return max(values) if values else None
 
 
-def _cache_config(samples: Sequence[EngineSample]) -> tuple[int | None, int | None]:
-    """block_size and num_gpu_blocks from the latest sample that reports them."""
+@dataclass(frozen=True)
+class CacheConfig:
+    block_size: int | None = None
+    num_gpu_blocks: int | None = None
+    size_tokens: int | None = None  # the kv_cache_size_tokens label, where reported
+
+    @property
+    def pool_tokens(self) -> int | None:
+        """The engine's own token count first: decode-context parallelism multiplies the
+        pool beyond block × blocks, which only the engine knows."""
+        if self.size_tokens:
+            return self.size_tokens
+        return (
+            self.block_size * self.num_gpu_blocks
+            if self.block_size and self.num_gpu_blocks
+            else None
+        )
+
+
+def _cache_config(samples: Sequence[EngineSample]) -> CacheConfig:
+    """cache_config_info's sizes from the latest sample that reports them."""
     for sample in reversed(samples):
         labels = sample.metrics.info.get("cache_config_info") if sample.metrics else None
         if labels:
-            return _int_label(labels.get("block_size")), _int_label(labels.get("num_gpu_blocks"))
-    return None, None
+            return CacheConfig(
+                _int_label(labels.get("block_size")),
+                _int_label(labels.get("num_gpu_blocks")),
+                _int_label(labels.get("kv_cache_size_tokens")),
+            )
+    return CacheConfig()
 
 
 def _int_label(value: str | None) -> int | None:

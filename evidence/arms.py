@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evidence.cold_start import ColdStart, cold_start
 from evidence.comparison import ArmEntry, ArmIdentity, SimulatorFacts
 from evidence.inputs import LaneInputs
 from lanes.context import LanePurpose
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
 from matrix.model import Arm, Role
+from workload.records import JOURNAL_NAME, WARMUP_DIR
 
 
 def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:
@@ -28,7 +30,14 @@ def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:
         identity=_identity(shown),
         boot=shown.boot if shown else None,
         sources=_sources(shown),
+        cold_start=_cold_start(shown),
     )
+
+
+def _cold_start(run: LaneInputs | None) -> ColdStart | None:
+    if run is None:
+        return None
+    return cold_start(run.run, run.warmups, f"{run.run}/{WARMUP_DIR}/{JOURNAL_NAME}")
 
 
 def _shown_run(runs: Sequence[LaneInputs]) -> LaneInputs | None:

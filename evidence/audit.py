@@ -73,11 +73,27 @@ class Finding:
     file: str  # relative to the bundle
     field: str  # dotted path inside it, or "" for the whole file
     problem: str
+    check: str = ""  # the check that found it (``CHECKS``)
 
     @property
     def line(self) -> str:
         where = f"{self.file}: {self.field}" if self.field else self.file
         return f"{where}: {self.problem}"
+
+
+# The checks, in the order they run; each finding names the one that found it.
+HASHES = "files match SHA256SUMS"
+FROZEN = "frozen matrix id matches its content"
+RECEIPT = "restoration receipt verifies, binds this campaign and its native files"
+SUMMARIES = "request summaries recomputed from journals"
+TELEMETRY = "telemetry recomputed from sample files"
+VERDICTS = "guard verdicts recomputed"
+REVIEWS = "review chain verifies"
+REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
+MANIFEST = "MANIFEST.json matches the rebuilt comparison"
+TICKETS = "tickets/index.json matches the rebuilt comparison"
+CHECKS = (HASHES, FROZEN, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, REVIEWS, REBUILT, MANIFEST,
+          TICKETS)  # fmt: skip
 
 
 @dataclass
@@ -86,9 +102,10 @@ class AuditReport:
     checked: list[str] = field(default_factory=list)  # what was verified, in order
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    step: str = HASHES  # the check running now
 
     def find(self, file: str, key: str, problem: str) -> None:
-        self.findings.append(Finding(file, key, problem))
+        self.findings.append(Finding(file, key, problem, self.step))
 
     @property
     def ok(self) -> bool:
@@ -100,9 +117,11 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
     _sums(folder, report, key)
+    report.step = FROZEN
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
+    report.step = RECEIPT
     _receipt(folder, frozen, report, key)
     for attempt in folder.attempts():
         _attempt(folder, attempt, frozen, report)
@@ -129,7 +148,7 @@ def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
     try:
         frozen = read_frozen(folder.frozen)
     except FaceoffError as exc:
-        report.findings.append(Finding(folder.frozen.name, "matrix_id", exc.message))
+        report.find(folder.frozen.name, "matrix_id", exc.message)
         return None
     report.checked.append(folder.frozen.name)
     return frozen
@@ -225,6 +244,7 @@ def _attempt(
     base = attempt.path
     journal = functools.cache(lambda: read_journal(base / JOURNAL_NAME))  # summary and verdict
     if (base / PLAN_NAME).is_file() and (base / JOURNAL_NAME).is_file():
+        report.step = SUMMARIES
         arm, number = attempt.arm, attempt.attempt
 
         def summary() -> RequestSummary:
@@ -233,10 +253,12 @@ def _attempt(
         _compare(folder, base / SUMMARY_FILE, RequestSummary, report, summary)
     record = CellRecord.read(base / CELL_FILE) if (base / CELL_FILE).is_file() else None
     if record is not None and record.window is not None:
+        report.step = TELEMETRY
         window, settings = record.window, record.collector_settings
         _compare(folder, base / TELEMETRY_FILE, TelemetrySummary, report,
                  lambda: summarize_folder(base, window, settings, vllm_aliases()))  # fmt: skip
     if record is not None and (base / VERDICT_FILE).is_file():
+        report.step = VERDICTS
         _compare(folder, base / VERDICT_FILE, Verdict, report,
                  lambda: judge_cell(base, frozen, journal=journal()))  # fmt: skip
 
@@ -250,23 +272,22 @@ def _compare(
 ) -> None:
     name = path.relative_to(folder.root).as_posix()
     if not path.is_file():
-        report.findings.append(Finding(name, "", "missing; it can be recomputed"))
+        report.find(name, "", "missing; it can be recomputed")
         return
     try:
         stored: Any = model.model_validate_json(path.read_bytes())
         fresh = recompute()
     except (FaceoffError, ValueError) as exc:
-        report.findings.append(Finding(name, "", f"cannot be read or recomputed: {exc}"))
+        report.find(name, "", f"cannot be read or recomputed: {exc}")
         return
     for key, was, now in differences(stored.model_dump(mode="json"), fresh.model_dump(mode="json")):
-        report.findings.append(
-            Finding(name, key, f"file says {was!r}, recomputed from native files: {now!r}")
-        )
+        report.find(name, key, f"file says {was!r}, recomputed from native files: {now!r}")
     report.checked.append(name)
 
 
 def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
     """The review chain; comparison.json, RESULT.md, report.html rebuilt; manifest, tickets."""
+    report.step = REVIEWS
     try:
         reviews = read_reviews(folder.root)
     except FaceoffError as exc:
@@ -275,6 +296,7 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     for number, review in enumerate(reviews, start=1):
         where = (REVIEWS_FILE, f"line {number}.signature")
         _signature(report, key, where, review.record_sha256, review.signature)
+    report.step = REBUILT
     try:
         inputs = load_campaign(folder)
         fresh = comparison_of(inputs)
@@ -288,7 +310,9 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     from evidence.report import render_report  # noqa: PLC0415
 
     _rendered(folder, REPORT_FILE, render_report(fresh, inputs.attempts), report)
+    report.step = MANIFEST
     _manifest(folder, fresh, report)
+    report.step = TICKETS
     _tickets(folder, fresh, report)
 
 
@@ -325,6 +349,7 @@ def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) ->
             host=stored.host,
             source=stored.source,
             written_at=stored.written_at,
+            posture=fresh.posture,
         ).model_copy(update={"version": stored.version})
 
     _compare(folder, path, Manifest, report, recompute)

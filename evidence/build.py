@@ -14,6 +14,7 @@ from evidence.cells import cell_entry
 from evidence.comparison import Comparison, ReviewRef
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.inputs import CampaignInputs
+from evidence.quality import quality_results
 from evidence.replicates import METHOD as REPLICATE_METHOD
 from evidence.replicates import replicated_ratios
 from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
@@ -75,6 +76,8 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         definitions=DEFINITIONS,
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
+        quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
+        posture=inputs.posture,
         replicated=replicated,
     )
 

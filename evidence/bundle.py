@@ -33,12 +33,14 @@ from evidence.layout import (
     SUMS_FILE,
     CampaignFolder,
 )
+from evidence.quality import import_quality
 from evidence.review_log import read_reviews
 from evidence.summary import SUMMARY_FILE, summarize_attempt
 from evidence.sums import require_intact, write_sums
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
+from matrix.freeze import read_frozen
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.records import JOURNAL_NAME, PLAN_NAME
@@ -81,6 +83,7 @@ def write_bundle(
     folder = CampaignFolder.at(campaign_dir)
     require_intact(folder, key=key)
     write_summaries(folder)
+    import_quality(folder.root, read_frozen(folder.frozen).matrix.quality)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
     write_campaign_tickets(folder, comparison, now)
@@ -92,6 +95,7 @@ def write_bundle(
         host=host,
         source=source,
         written_at=now(),
+        posture=comparison.posture,
     ).write(folder.path(MANIFEST_FILE), replace=True)
     files["SHA256SUMS"] = write_sums(folder, key)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)

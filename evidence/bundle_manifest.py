@@ -2,6 +2,8 @@
 
 Format history of ``Manifest.schema_version``:
   1 — first release.
+  2 — ``posture``: the host's posture at the campaign's start and end, and what changed
+      (``evidence.posture``); None for a campaign run without the flow.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pydantic import Field
 
 from evidence.comparison import ArmEntry
 from evidence.host_facts import HostFacts, SourceFacts
+from evidence.posture import PostureView
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 
@@ -31,7 +34,7 @@ class ManifestArm(Spec):
 
 
 class Manifest(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Manifest format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Manifest format version.")
     tool: Literal["faceoff"] = Field(default="faceoff", description="The tool that wrote it.")
     version: str = Field(description="faceoff version.")
     source: SourceFacts = Field(description="git commit of faceoff's checkout, when known.")
@@ -40,6 +43,9 @@ class Manifest(Artifact):
     matrix_id: str = Field(description="Frozen matrix id.")
     host: HostFacts = Field(description="The host the bundle was written on.")
     arms: list[ManifestArm] = Field(description="Arms with digests and identity.")
+    posture: PostureView | None = Field(
+        default=None, description="Host posture at the campaign's start and end, changes named."
+    )
 
 
 def manifest(
@@ -50,8 +56,10 @@ def manifest(
     host: HostFacts,
     source: SourceFacts,
     written_at: datetime,
+    posture: PostureView | None = None,
 ) -> Manifest:
     return Manifest(
+        posture=posture,
         version=__version__,
         source=source,
         written_at=written_at,

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evidence import card_posture, card_probes, card_quality
 from evidence import card_tables as tables
+from evidence.card_recipe_diff import recipe_diffs
 from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef
 from evidence.format import join_words
 from evidence.markdown import Sources, link, links, table
@@ -47,9 +49,13 @@ def card_parts(comparison: Comparison) -> CardParts:
     sources = Sources()
     body = [
         "## Result card\n\n" + tables.headline(c, sources),
+        "## Quality evidence\n\n" + card_quality.quality(c, sources),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
         *([_replicated(c)] if c.replicated else []),
+        "## What each probe answers\n\n" + card_probes.probes(c, sources),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
+        "## What each pair of arms changes\n\n" + recipe_diffs(c),
+        "## Host posture\n\n" + card_posture.posture(c, sources),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
         "## Failures and their evidence\n\n" + _failures(c),
@@ -223,11 +229,15 @@ def _restoration(c: Comparison) -> str:
         return f"No verified restoration receipt: {r.problem}"
     at = r.completed_at.isoformat() if r.completed_at else "an unrecorded time"
     body = "; ".join(r.lines)
-    changed = (
-        f"Changed or unproven protected files: {', '.join(r.protected_changed)}."
-        if r.protected_changed
-        else f"All {r.protected_total} protected operator files were unchanged."
-    )
+    if r.protected_changed:
+        changed = f"Changed or unproven protected files: {', '.join(r.protected_changed)}."
+    elif r.protected_total == 0:
+        changed = (
+            "Warning: the matrix declared no protected operator files, so nothing shows "
+            "that the operator's files were left alone (declare them in `protected_files`)."
+        )
+    else:
+        changed = f"All {r.protected_total} protected operator files were unchanged."
     problems = f" Problems: {'; '.join(r.problems)}." if r.problems else ""
     return (
         f"At {at} the receipt ({link('receipt.json')}, self-hashed and verified) recorded outcome "

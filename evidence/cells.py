@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence import probe_answers
 from evidence.attempts import attempt_history
 from evidence.comparison import (
     ArmCell,
@@ -86,6 +87,7 @@ def cell_entry(
         requests=cell.scored_requests,
         warmups=cell.warmups,
         sampling=cell.sampling,
+        variants=cell.variants,
         arms=entries,
         pairs=[
             PairEntry(
@@ -102,7 +104,34 @@ def cell_entry(
             for p in pairs
         ],
         ratios=ratios,
+        answers=[
+            answer
+            for candidate in comparable
+            for answer in probe_answers.answers(
+                cell,
+                _side(cell, arms[0].name, attempts, root),
+                _side(cell, candidate, attempts, root),
+                seed=seed,
+            )
+        ],
+        streams=probe_answers.stream_latencies(
+            cell,
+            [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
+        ),
     )
+
+
+def _accepted(cell: Cell, arm: Arm, attempts: Mapping[tuple[str, str], AttemptInputs]) -> bool:
+    attempt = attempts.get((cell.id, arm.name))
+    return attempt is not None and attempt.judgement.disposition == "accepted"
+
+
+def _side(
+    cell: Cell, arm: str, attempts: Mapping[tuple[str, str], AttemptInputs], root: Path
+) -> probe_answers.Side:
+    attempt = attempts[(cell.id, arm)]
+    journal = f"{attempt.where.relative(root)}/{JOURNAL_NAME}"
+    return probe_answers.side(arm, attempt, cell, journal)
 
 
 def arm_cell(
@@ -129,6 +158,8 @@ def arm_cell(
         input_tokens=summary.input_tokens if summary else None,
         completion_tokens=summary.completion_tokens if summary else None,
         metrics=summary.metrics if summary else {},
+        roles=summary.roles if summary else {},
+        length_limited=summary.length_limited if summary else 0,
         aggregate_output_tps=summary.aggregate_output_tps if summary else None,
         engine=engine_facts(telemetry),
         memory=memory_facts(telemetry),

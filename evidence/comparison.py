@@ -20,6 +20,14 @@ Format history of ``Comparison.schema_version``:
       ``outstanding`` (runs a rerun_cells review named that were not rerun since); later in
       4, a ratio's ``resamples`` counts the resamples its interval rests on (a zero
       incumbent median dropped), not those drawn.
+  5 — each arm's cell gains ``roles`` (metric distributions role by role) and
+      ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
+      pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
+      output of a concurrent prefill probe); the comparison gains ``quality`` (imported
+      evaluator results, their hashes and each band's verdict); each arm gains
+      ``cold_start`` (its first warmup's TTFT after the start against the later ones);
+      each cell gains ``variants`` (sampling that differs by arm by design); the comparison
+      gains ``posture`` (the host's posture at the start and end, and what changed).
 """
 
 from __future__ import annotations
@@ -30,6 +38,10 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.cold_start import ColdStart
+from evidence.posture import PostureView
+from evidence.probe_model import ProbeAnswer, StreamLatency
+from evidence.quality import QualityResult
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
@@ -68,6 +80,9 @@ class ArmEntry(Spec):
     identity: ArmIdentity = Field(description="What the lane proved about itself.")
     boot: BootFacts | None = Field(description="Startup memory report from the boot log.")
     sources: list[str] = Field(description="Bundle files these facts come from.")
+    cold_start: ColdStart | None = Field(
+        default=None, description="First warmup's TTFT after the start against the later ones."
+    )
 
 
 class EngineFacts(Spec):
@@ -121,6 +136,12 @@ class ArmCell(Spec):
     input_tokens: Stats | None = Field(description="Actual prompt tokens (API usage).")
     completion_tokens: Stats | None = Field(description="Completion tokens (API usage).")
     metrics: dict[str, Stats] = Field(description="Request metric -> distribution.")
+    roles: dict[str, dict[str, Stats]] = Field(
+        default_factory=dict, description="Request role -> metric -> distribution (summary)."
+    )
+    length_limited: int = Field(
+        default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
     aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
     engine: EngineFacts | None = Field(description="From telemetry.json.")
     memory: MemoryFacts | None = Field(description="From telemetry.json.")
@@ -180,9 +201,18 @@ class CellEntry(Spec):
     requests: int = Field(description="Scored requests per arm.")
     warmups: int = Field(description="Unscored warmups before the cell.")
     sampling: Sampling = Field(description="Request parameters of the cell.")
+    variants: dict[str, dict[str, str]] = Field(
+        default_factory=dict, description="Sampling field -> arm -> value, declared by the cell."
+    )
     arms: list[ArmCell] = Field(description="The cell on each arm that runs it.")
     pairs: list[PairEntry] = Field(description="Each candidate's pair with the incumbent.")
     ratios: list[Ratio] = Field(description="Per candidate and metric, for comparable pairs.")
+    answers: list[ProbeAnswer] = Field(
+        default_factory=list, description="What the probe cell answers, per comparable pair."
+    )
+    streams: list[StreamLatency] = Field(
+        default_factory=list, description="Per-stream TTFO of a concurrent prefill probe."
+    )
 
 
 class ReplicatedRatio(Spec):
@@ -305,7 +335,7 @@ class AACalibration(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[4] = Field(default=4, description="Comparison format version.")
+    schema_version: Literal[5] = Field(default=5, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -330,6 +360,12 @@ class Comparison(Artifact):
     )
     instrument_method: str = Field(
         default="", description="How host stalls are guarded and what an A/A campaign checks."
+    )
+    quality: list[QualityResult] = Field(
+        default_factory=list, description="Imported evaluator results and their bands."
+    )
+    posture: PostureView | None = Field(
+        default=None, description="The host's posture at the campaign's start and end."
     )
     replicated: list[ReplicatedRatio] = Field(
         default_factory=list,

@@ -1,4 +1,5 @@
-"""Terminal views of the bundle for ``faceoff audit``, ``review`` and ``tickets``.
+"""Terminal views of the bundle for ``faceoff review`` and ``tickets`` (``faceoff audit``'s
+checklist: ``evidence.audit_checklist``).
 
 They build rich renderables from data computed elsewhere; only the CLI prints them.
 """
@@ -11,18 +12,9 @@ from pathlib import Path
 from rich.markdown import Markdown
 from rich.table import Table
 
-from evidence.audit import AuditReport
 from evidence.layout import RESULT_FILE
 from tickets.model import Ticket
 from tickets.store import ticket_file
-
-
-def audit_lines(report: AuditReport) -> list[str]:
-    notes = [f"note: {n}" for n in report.notes]
-    if report.ok:
-        return [f"{report.root}: OK ({len(report.checked)} files verified or recomputed)", *notes]
-    head = f"{report.root}: {len(report.findings)} problem(s) found"
-    return [head, *(f"  {f.line}" for f in report.findings), *notes]
 
 
 def card(campaign_dir: Path) -> Markdown:
@@ -31,13 +23,16 @@ def card(campaign_dir: Path) -> Markdown:
 
 def tickets_table(found: Sequence[Ticket]) -> Table:
     table = Table(title=f"open tickets ({len(found)})")
-    for column in ("ticket", "disposition", "reason", "cell runs"):
-        table.add_column(column, overflow="fold")
+    # Paths and cell runs stay whole, to be copied; the sentences wrap.
+    for column, whole in (("ticket", True), ("disposition", True), ("reason", False),
+                          ("cell runs", True), ("next step", False)):  # fmt: skip
+        table.add_column(column, no_wrap=whole, overflow="fold", ratio=None if whole else 1)
     for ticket in found:
         table.add_row(
             f"{ticket.campaign}/{ticket_file(ticket.id)}",
             ticket.disposition,
-            ticket.reason_code,
+            f"{ticket.reason_code}: {ticket.reason}",
             "\n".join(ticket.cells),
+            ticket.suggested_next_step,
         )
     return table

@@ -15,6 +15,9 @@ from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.bootfacts import BootFacts, boot_facts
 from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
+from evidence.posture import PostureView, read_posture
+from evidence.quality import LoadedResult, read_quality
+from evidence.roles import counted
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
@@ -22,11 +25,12 @@ from guards.verdict import RuleResult
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
+from matrix.model import LengthRule
 from matrix.plan import PairKey, plan
-from workload.journal import JournalScan
+from workload.journal import JournalScan, read_journal
 from workload.metrics import Timing
 from workload.outcome import Phase, RequestOutcome, Status
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,11 @@ class AttemptInputs:
     def scored_ok(self) -> list[Timing]:
         """The journal's scored ok requests, read now (streamed, not kept: ask once)."""
         return scored_ok(JournalScan(self.where.path / JOURNAL_NAME))
+
+    def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
+        """The journal's scored requests a statistic counts under the cell's length rule
+        (``evidence.roles.counted``), read now and streamed: only those lines are kept."""
+        return counted(JournalScan(self.where.path / JOURNAL_NAME), length_rule)
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class LaneInputs:
     record: LaneRecord | None
     identity: IdentityRecord | None
     boot: BootFacts | None
+    warmups: tuple[RequestOutcome, ...] = ()  # the arm's warmups after this start
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,8 @@ class CampaignInputs:
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+    quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
+    posture: PostureView | None = None  # the host's posture at the start and the end
 
 
 def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[Timing]:
@@ -95,6 +107,8 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         },
         receipt=load_receipt(folder),
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
+        quality=read_quality(folder.root, frozen.matrix.quality),
+        posture=read_posture(folder.root),
     )
 
 
@@ -144,6 +158,7 @@ def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
         record=LaneRecord.read(record_path) if record_path.is_file() else None,
         identity=IdentityRecord.read(identity_path) if identity_path.is_file() else None,
         boot=boot_facts(boot_text) if boot_text is not None else None,
+        warmups=tuple(read_journal(run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes),
     )
 
 

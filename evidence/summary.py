@@ -2,8 +2,10 @@
 
 Per-request metrics come from ``workload.metrics`` (the definitions written into
 every bundle); this module only counts and describes them. Statistics are taken
-over the scored requests whose status is ``ok``; every other scored line is
-counted by status, and a planned request without a journal line is named.
+over the scored requests whose status is ``ok`` (and ``length_limit`` where the
+cell's ``length_finishes`` is ``include``; ``evidence.roles.counted``), pooled and
+role by role; every other scored line is counted by status, and a planned request
+without a journal line is named.
 ``faceoff audit`` recomputes the summary from ``journal.jsonl`` and
 ``requests.json`` and compares it field by field.
 
@@ -13,6 +15,11 @@ Format history of ``RequestSummary.schema_version``:
       off the contract, and ``foreign_lines`` counts lines of another attempt too;
       later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
       closed-loop cell's summary.
+  2 — ``roles``: the request metrics role by role (long prefill and short requests,
+      turn 1 and turn 2) wherever a cell has more than one role; ``length_limited`` and
+      ``length_rule``: scored requests that stopped at max_tokens unasked, and whether
+      the statistics count them (the cell's ``length_finishes``). Version 1 files read
+      with no roles, no length-limited count and the rule ``exclude``.
 """
 
 from __future__ import annotations
@@ -27,9 +34,10 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.load import LoadSummary, load_summary
+from evidence.roles import counted_statuses
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from matrix.model import omitted_at
+from matrix.model import LengthRule, omitted_at
 from workload.journal import JournalContents, JournalScan
 from workload.metrics import (
     REQUEST_METRICS,
@@ -38,7 +46,7 @@ from workload.metrics import (
     aggregate_output_throughput,
     cell_window,
 )
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import Phase, RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -66,7 +74,7 @@ class JournalHealth(Spec):
 
 
 class RequestSummary(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Request summary format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Request summary format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the requests went to.")
     attempt: int = Field(description="Attempt number of the cell run.")
@@ -88,9 +96,21 @@ class RequestSummary(Artifact):
     )
     markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
     target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
-    input_tokens: Stats = Field(description="usage.prompt_tokens of scored ok requests.")
-    completion_tokens: Stats = Field(description="usage.completion_tokens of scored ok requests.")
+    input_tokens: Stats = Field(description="usage.prompt_tokens of counted scored requests.")
+    completion_tokens: Stats = Field(
+        description="usage.completion_tokens of counted scored requests."
+    )
     metrics: dict[str, Stats] = Field(description="Request metric -> its distribution.")
+    roles: dict[str, dict[str, Stats]] = Field(
+        default_factory=dict,
+        description="Request role -> metric -> distribution; empty for a cell of one role.",
+    )
+    length_limited: int = Field(
+        default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
+    length_rule: LengthRule = Field(
+        default="exclude", description="Whether the statistics count those requests."
+    )
     aggregate_output_tps: float | None = Field(
         description="Σ completion / (last end − first send)."
     )
@@ -138,6 +158,14 @@ class _MetricValues:
         }
 
 
+def metric_stats(outcomes: Sequence[TimedRequest]) -> dict[str, Stats]:
+    """Each request metric's distribution over these requests."""
+    values = _MetricValues()
+    for outcome in outcomes:
+        values.add(outcome)
+    return values.stats()
+
+
 class _Tally:
     """One pass over an attempt's journal lines: counts, and floats where a distribution
     needs every value; no line is kept whole."""
@@ -149,8 +177,11 @@ class _Tally:
             arm,
             attempt,
         )
+        self.length_rule: LengthRule = plan.cell.length_finishes
+        self.counts = counted_statuses(self.length_rule)
         self.lines = self.ours = self.warmups = self.diagnostics = 0
         self.refusals = self.contract_violations = self.markers_missed = 0
+        self.length_limited = 0
         self.indices: set[int] = set()
         self.statuses: Counter[str] = Counter()
         self.targets: set[int] = set()
@@ -158,6 +189,7 @@ class _Tally:
         self.input_tokens: array[float] = array("d")
         self.completion_tokens: array[float] = array("d")
         self.metrics = _MetricValues()
+        self.roles: dict[RequestRole, _MetricValues] = {}
         # an open-loop plan's step summary reads whole scored lines: kept only for those
         self.open_loop: list[RequestOutcome] | None = [] if plan.load is not None else None
 
@@ -179,11 +211,20 @@ class _Tally:
         self.contract_violations += o.overran_contract
         self.markers_missed += o.marker_found is False
         self.targets.add(o.target_input_tokens)
-        if o.status is Status.OK:
+        self.length_limited += o.status is Status.LENGTH_LIMIT
+        if o.status in self.counts:
             if o.usage:
                 self.input_tokens.append(o.usage.prompt_tokens)
                 self.completion_tokens.append(o.usage.completion_tokens)
             self.metrics.add(o)
+            self.roles.setdefault(o.role, _MetricValues()).add(o)
+
+    def role_stats(self) -> dict[str, dict[str, Stats]]:
+        """The counted requests' metrics role by role, roles in their enum order (as
+        ``evidence.roles.by_role`` groups them); empty when there is one role."""
+        if len(self.roles) < 2:
+            return {}
+        return {role.value: self.roles[role].stats() for role in RequestRole if role in self.roles}
 
 
 def summarize_journal(
@@ -219,6 +260,9 @@ def summarize_journal(
         input_tokens=stats_of(tally.input_tokens),
         completion_tokens=stats_of(tally.completion_tokens),
         metrics=tally.metrics.stats(),
+        roles=tally.role_stats(),
+        length_limited=tally.length_limited,
+        length_rule=tally.length_rule,
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,

@@ -42,9 +42,8 @@ from ledger.restoration import add_lane_run, close_lane_runs
 from matrix.model import Arm, Cell
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
-WARMUP_DIR = "warmup"
 PORT_PROBE_S = 2.0  # a port check: anything listening answers at once
 # A liveness check of a lane that served a moment ago: an idle engine answers at once,
 # but a loaded host may be slow; a refused connection comes back at once anyway.

@@ -9,8 +9,9 @@
 A run that has nothing left to do touches no lane and only rewrites the bundle.
 
 The flow run's final state says how it ended: ``Completed`` when the campaign is
-complete, ``Completed`` named ``Partial`` when it closed partial, ``Failed`` when the
-incumbent could not be restored (whichever restoration of the run came last: the
+complete, ``Failed`` named ``Partial`` when it closed partial (not green in the UI: some
+cell runs failed, were blocked or never ran), ``Failed`` when the incumbent could not
+be restored (whichever restoration of the run came last: the
 pending one a resume runs first, or the one after the cells). Its data is the
 ``CampaignResult`` either way (``flows.runner.result_of``).
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger
 from prefect.client.schemas.objects import State
-from prefect.runtime import flow_run
+from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
 from faceoff.errors import FaceoffError
@@ -30,6 +31,7 @@ from flows.arm import ArmRun, judged_warmups, lane_death
 from flows.closing import CampaignResult
 from flows.handoff import check_incumbent_port
 from flows.lock import CampaignLock
+from flows.nightly import deployment_timezone, night_of, refuse_closed
 from flows.opening import OPEN, Opened, campaign_dir_of, frozen_of, remaining_work, set_status
 from flows.restore import RestoreOutcome, restore_tools
 from flows.scope import CampaignScope
@@ -50,20 +52,24 @@ from flows.tasks import (
 from matrix.model import Arm, Cell
 
 FLOW_NAME = "faceoff-campaign"
-PARTIAL = "Partial"  # the name of a Completed state whose campaign closed partial
+PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
 def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[CampaignResult]:
     """Run, or resume, the campaign of a matrix TOML file.
 
-    ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start (UTC),
-    so that a nightly deployment opens one campaign per night. The ledger is
+    ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start, dated
+    in the timezone of the deployment's schedule, so that a nightly deployment opens one
+    campaign per night; a closed one is never reopened (``flows.nightly``). The ledger is
     ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
     stores in its database (a PostgreSQL URL carries a password).
     """
-    when = flow_run.scheduled_start_time.date() if dated else None
+    zone = deployment_timezone(deployment.id) if dated else None
+    when = night_of(flow_run.scheduled_start_time, zone) if dated else None
     frozen = frozen_of(Path(matrix), dated=when)
+    if dated:
+        refuse_closed(Path(workdir), frozen.matrix.campaign.name)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
@@ -83,13 +89,14 @@ def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[C
 
 
 def final_state(result: CampaignResult) -> State[CampaignResult]:
-    """Failed when the incumbent is not restored, ``Partial`` when the campaign closed so."""
+    """Failed when the incumbent is not restored, Failed named ``Partial`` when the campaign
+    closed partial, Completed only when it is complete."""
     if not result.restored:
         message = result.restoration.message if result.restoration else "not restored"
         return Failed(data=result, message=f"the incumbent is not restored: {message}")
     if result.complete:
         return Completed(data=result, message=result.closure.sentence)
-    return Completed(data=result, name=PARTIAL, message=result.closure.sentence)
+    return Failed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
 def run_arms(scope: CampaignScope) -> RestoreOutcome | None:

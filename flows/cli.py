@@ -28,15 +28,19 @@ Workdir = Annotated[
 DbUrl = Annotated[
     str | None, typer.Option("--db", help="SQLAlchemy URL of the ledger (default: SQLite file).")
 ]
+AsJson = Annotated[
+    bool,
+    typer.Option("--json", help="Print JSON for scripts (docs/flows.md: output for scripts)."),
+]
 
 
 @app.command()
-def validate(path: MatrixPath) -> None:
+def validate(path: MatrixPath, as_json: AsJson = False) -> None:
     """Validate a matrix and print its plan, where each arm listens, the worst-case duration
     by its deadlines, and its matrix id."""
     from flows import commands  # noqa: PLC0415  (see the module docstring)
 
-    commands.validate(path)
+    commands.validate(path, as_json=as_json)
 
 
 @app.command("freeze")
@@ -55,14 +59,18 @@ def freeze_cmd(
 
 @app.command()
 def status(
-    campaign: Annotated[str | None, typer.Argument(help="Campaign name; all when omitted.")] = None,
+    campaign: Annotated[
+        str | None, typer.Argument(metavar="CAMPAIGN", help="Campaign name; all when omitted.")
+    ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
+    as_json: AsJson = False,
 ) -> None:
-    """Show campaigns, or one campaign's cell dispositions."""
+    """Show campaigns (start, duration, counts, decision), or one campaign: its times,
+    decision, restoration, whether its incumbent answers now, and its cell runs."""
     from flows import commands  # noqa: PLC0415
 
-    commands.status(campaign, workdir, db)
+    commands.status(campaign, workdir, db, as_json=as_json)
 
 
 @app.command()
@@ -76,20 +84,33 @@ def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> 
 
 @app.command()
 def restore(
-    campaign: Annotated[str | None, typer.Option(help="Campaign to restore.")] = None,
+    campaign: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="CAMPAIGN", help="Campaign name; every campaign pending restoration if omitted."
+        ),
+    ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
+    old_campaign: Annotated[
+        str | None, typer.Option("--campaign", hidden=True, help="Deprecated: name it plainly.")
+    ] = None,
 ) -> None:
-    """Bring the incumbent back and write the restoration receipt (idempotent)."""
+    """Bring the incumbent back and write the restoration receipt. A restored campaign whose
+    incumbent answers is left alone; one whose incumbent stopped answering is restored
+    again, with a new receipt."""
     from flows import commands  # noqa: PLC0415
 
-    commands.restore(campaign, workdir, db)
+    commands.restore(campaign or old_campaign, workdir, db)
 
 
 @app.command()
 def teardown(
     campaign: Annotated[
-        str | None, typer.Argument(help="Campaign name; every campaign of the workdir if omitted.")
+        str | None,
+        typer.Argument(
+            metavar="CAMPAIGN", help="Campaign name; every campaign of the workdir if omitted."
+        ),
     ] = None,
     workdir: Workdir = Path("runs"),
 ) -> None:
@@ -100,17 +121,28 @@ def teardown(
 
 
 @app.command()
-def audit(bundle: Annotated[Path, typer.Argument(help="Campaign bundle folder.")]) -> None:
+def audit(
+    campaign: Annotated[
+        str,
+        typer.Argument(
+            metavar="CAMPAIGN|FOLDER",
+            help="Campaign name (in the workdir or ledger), or a bundle folder.",
+        ),
+    ],
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    as_json: AsJson = False,
+) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
-    with FACEOFF_SIGNING_KEY set)."""
+    with FACEOFF_SIGNING_KEY set), as a checklist."""
     from flows import commands  # noqa: PLC0415
 
-    commands.audit(bundle)
+    commands.audit(campaign, workdir, db, as_json=as_json)
 
 
 @app.command()
 def review(
-    campaign: Annotated[str, typer.Argument(help="Campaign name.")],
+    campaign: Annotated[str, typer.Argument(metavar="CAMPAIGN", help="Campaign name.")],
     *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
@@ -142,11 +174,11 @@ def review(
 
 
 @app.command()
-def tickets(workdir: Workdir = Path("runs")) -> None:
-    """List open follow-up tickets across campaigns."""
+def tickets(workdir: Workdir = Path("runs"), as_json: AsJson = False) -> None:
+    """List open follow-up tickets across campaigns, each with its next step."""
     from flows import commands  # noqa: PLC0415
 
-    commands.tickets(workdir)
+    commands.tickets(workdir, as_json=as_json)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from pathlib import Path
 from evidence.bundle import BundleIndex, write_bundle
 from evidence.host import PynvmlInventory, collect_host, collect_source
 from evidence.layout import RESULT_FILE
+from evidence.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from faceoff.signing import signing_key
 from flows.restore import RestoreOutcome
 from flows.scope import CampaignScope
@@ -80,6 +81,8 @@ def record_closure(scope: CampaignScope, closure: Closure) -> None:
 
 
 def bundle(scope: CampaignScope) -> BundleIndex:
+    runtime = docker_runtime(scope.tools.docker) if scope.docker is not None else None
+    write_posture(scope.campaign_dir, END_FILE, collect_posture(scope.tools.now, runtime=runtime))
     return write_bundle(
         scope.campaign_dir,
         now=scope.tools.now,

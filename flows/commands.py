@@ -16,32 +16,41 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DatabaseError
+from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 
 from evidence.audit import audit_bundle
-from evidence.console import audit_lines, card, tickets_table
+from evidence.audit_checklist import checklist
+from evidence.audit_checklist import lines as checklist_lines
+from evidence.console import card, tickets_table
 from evidence.decision import Decision
 from evidence.review_recording import ReviewRequest
 from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
+from flows.ending import end_summary
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
+from flows.script_output import plan_output, tickets_output
+from flows.status import CampaignStatus, StatusReport, campaign_status
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
+from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
-from ledger.campaigns import cell_runs, list_campaigns, require_campaign
+from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
 
 
-def validate(path: Path) -> None:
+def validate(path: Path, *, as_json: bool) -> None:
     frozen = freeze(load_matrix(path))
+    if as_json:
+        typer.echo(plan_output(frozen).model_dump_json(indent=2))
+        return
     out = views.make_console()
     out.print(views.plan_table(frozen))
     for arm in frozen.matrix.arm_order():
@@ -57,19 +66,31 @@ def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
 
-def status(campaign: str | None, workdir: Path, db: str | None) -> None:
+def status(campaign: str | None, workdir: Path, db: str | None, *, as_json: bool) -> None:
     engine = _existing_ledger(db, workdir)
-    out = views.make_console()
-    if engine is None and campaign is None:
-        out.print(views.campaigns_table([]))
+    found: list[CampaignStatus] = []
+    if engine is not None or campaign is not None:
+        with session_scope(_required(engine, db, workdir)) as session:
+            rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
+            running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
+            http = UrllibHttp() if campaign else None  # one campaign: its incumbent is asked
+            found = [
+                campaign_status(session, r, running=running, now=_now, http=http) for r in rows
+            ]
+    if as_json:
+        typer.echo(StatusReport(campaigns=found).model_dump_json(indent=2))
         return
-    with session_scope(_required(engine, db, workdir)) as session:
-        rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
-        running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
-        if campaign is None:
-            out.print(views.campaigns_table(rows, running))
-            return
-        out.print(views.dispositions_table(rows[0], cell_runs(session, rows[0]), running))
+    out = views.make_console()
+    if campaign is None:
+        out.print(views.campaigns_table(found))
+        return
+    for line in views.campaign_lines(found[0]):
+        out.print(line, highlight=False)
+    out.print(views.dispositions_table("cell runs", found[0].cell_runs or []))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def run(path: Path, workdir: Path, db: str | None) -> None:
@@ -84,10 +105,11 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
+    server: ephemeral.RunServer | None = None
     try:
-        with (
-            ephemeral.ephemeral_server(os.environ, avoid=ports),
-            live.LiveView(out, resolve_url(db, workdir), frozen.matrix.campaign.name),
+        with (  # the view first: it says what happens while the Prefect server starts
+            live.LiveView(out, resolve_url(db, workdir), frozen),
+            ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
         ):
             from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
@@ -96,17 +118,35 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
     except Exception as error:
-        if not disk_full(error):
-            raise
-        raise FaceoffError(
-            "the disk is full: the run stopped and the incumbent may not be restored",
-            where=str(workdir),
-            fix="free space on that disk, then run the same `faceoff run` again: it restores "
-            "the incumbent first and resumes",
-        ) from None
-    out.print(live.card_view(result.card))
-    for line in live.closing_lines(result):
-        out.print(line)
+        if disk_full(error):
+            raise FaceoffError(
+                "the disk is full: the run stopped and the incumbent may not be restored",
+                where=str(workdir),
+                fix="free space on that disk, then run the same `faceoff run` again: it "
+                "restores the incumbent first and resumes",
+            ) from None
+        lost = ledger_lost(error)
+        if lost is not None:
+            url = make_url(resolve_url(db, workdir)).render_as_string(hide_password=True)
+            raise FaceoffError(
+                f"the ledger stopped answering ({lost}): the run stopped; what the client "
+                "journaled is on disk, and the incumbent may not be restored",
+                where=url,
+                fix="bring the database back, then run the same `faceoff run` again: it "
+                "restores the incumbent first and runs the interrupted cells again",
+            ) from None
+        if server is not None and server.losses:
+            raise FaceoffError(
+                f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
+                f"when Prefect could not reach it ({type(error).__name__})",
+                where=str(workdir),
+                fix="run the same `faceoff run` again: it restores the incumbent if needed "
+                "and resumes",
+            ) from None
+        raise
+    out.print(end_summary(result))
+    if server is not None and server.losses:
+        typer.echo(ephemeral.loss_line(server.losses), err=True)
     raise SystemExit(exit_status(result))
 
 
@@ -119,6 +159,16 @@ def disk_full(error: BaseException | None) -> bool:
             return True
         error = error.__cause__ or error.__context__
     return False
+
+
+def ledger_lost(error: BaseException | None) -> str | None:
+    """The database's own first line when ``error`` or one behind it is a lost connection to
+    the ledger (a stopped or unreachable server), else None."""
+    while error is not None:
+        if isinstance(error, OperationalError):
+            return str(error.orig).splitlines()[0]
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
@@ -147,12 +197,36 @@ def teardown(campaign: str | None, workdir: Path) -> None:
             typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
 
 
-def audit(bundle: Path) -> None:
-    report = audit_bundle(bundle, key=signing_key(os.environ))
-    for line in audit_lines(report):
-        typer.echo(line)
-    if not report.ok:
+def audit(campaign: str, workdir: Path, db: str | None, *, as_json: bool) -> None:
+    key = signing_key(os.environ)
+    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key)
+    output = checklist(report, signed=key is not None)
+    if as_json:
+        typer.echo(output.model_dump_json(indent=2))
+    else:
+        for line in checklist_lines(output):
+            typer.echo(line)
+    if not output.ok:
         raise SystemExit(1)
+
+
+def bundle_folder(campaign: str, workdir: Path, db: str | None) -> Path:
+    """A bundle folder given as such, or the folder of the campaign so named: under the
+    workdir, else where the ledger says its evidence is."""
+    for folder in (Path(campaign), workdir / campaign):
+        if folder.is_dir():
+            return folder
+    engine = _existing_ledger(db, workdir) if workdir.is_dir() or db else None
+    if engine is not None:
+        with session_scope(engine) as session:
+            row = find_campaign(session, campaign)
+        if row is not None:
+            return Path(row.evidence_dir)
+    raise FaceoffError(
+        f"no bundle folder and no campaign named {campaign!r}",
+        where=str(workdir),
+        fix="pass a bundle folder, or a campaign name with the --workdir (or --db) it ran with",
+    )
 
 
 def review(
@@ -166,25 +240,75 @@ def review(
     cells: Sequence[str],
     force_reason: str | None,
 ) -> None:
+    _review_flags(decision, note, cells, force_reason)
     engine = _required(_existing_ledger(db, workdir), db, workdir)
-    out = views.make_console()
-    with session_scope(engine) as session:
-        row = require_campaign(session, campaign)
-        out.print(views.dispositions_table(row, cell_runs(session, row)))
-    out.print(card(Path(row.evidence_dir)))
-    if decision is None:
+    if decision is None:  # only shown: the dispositions and the card
+        out = views.make_console()
+        with session_scope(engine) as session:
+            row = require_campaign(session, campaign)
+            title = f"{row.name} — {row.status}"
+            out.print(views.dispositions_table(title, cell_runs(session, row)))
+        out.print(card(Path(row.evidence_dir)))
         typer.echo("no decision recorded; pass --decision and --note to record one")
         return
-    if not note:
-        raise FaceoffError("a review needs a note", fix="pass --note 'why'")
-    request = ReviewRequest(reviewer, decision, note, tuple(cells), force_reason)
+    # Recording prints no card: a refused decision is the only thing said.
+    request = ReviewRequest(reviewer, decision, note or "", tuple(cells), force_reason)
     key = signing_key(os.environ)
     record = record_review(engine, campaign, request, now=lambda: datetime.now(UTC), key=key)
     typer.echo(f"recorded {record.decision.value} by {record.reviewer}: {record.record_sha256}")
+    typer.echo(republish(engine, campaign, workdir))
 
 
-def tickets(workdir: Path) -> None:
-    views.make_console().print(tickets_table(open_tickets(workdir)))
+def republish(engine: Engine, campaign: str, workdir: Path) -> str:
+    """Publish the campaign's Prefect artifacts again, where its runs published them: the
+    Prefect API set in the environment, else the workdir's own (started for this)."""
+    if not os.environ.get("PREFECT_API_URL"):
+        if not (workdir / ephemeral.PREFECT_DIR).is_dir():
+            return "no Prefect server holds this campaign's artifacts; nothing to republish"
+        ephemeral.apply_prefect_defaults(os.environ, workdir)  # the workdir's own Prefect
+    with session_scope(engine) as session:
+        bundle = Path(require_campaign(session, campaign).evidence_dir)
+    with ephemeral.ephemeral_server(os.environ, avoid=()):
+        from flows.publish import publish_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+        publish_campaign(engine, campaign, bundle)
+    return "Prefect artifacts republished (dispositions and result card)"
+
+
+def _review_flags(
+    decision: Decision | None, note: str | None, cells: Sequence[str], force_reason: str | None
+) -> None:
+    """Flags that cannot go together are refused before the ledger is opened or anything
+    printed."""
+    if decision is None:
+        flags = (("--note", note), ("--cell", cells), ("--force-reason", force_reason))
+        given = [flag for flag, value in flags if value]
+        if given:
+            raise FaceoffError(
+                f"{', '.join(given)} given without --decision",
+                fix="pass --decision promote|no_promotion|rerun_cells with them",
+            )
+        return
+    if not note:
+        raise FaceoffError("a review needs a note", fix="pass --note 'why'")
+    if cells and decision is not Decision.RERUN_CELLS:
+        raise FaceoffError(
+            f"--cell goes with --decision rerun_cells, not {decision.value}",
+            fix="drop --cell, or pass --decision rerun_cells",
+        )
+    if force_reason and decision is not Decision.PROMOTE:
+        raise FaceoffError(
+            f"--force-reason goes with --decision promote, not {decision.value}",
+            fix="drop --force-reason",
+        )
+
+
+def tickets(workdir: Path, *, as_json: bool) -> None:
+    found = open_tickets(workdir)
+    if as_json:
+        typer.echo(tickets_output(found).model_dump_json(indent=2))
+        return
+    views.make_console().print(tickets_table(found))
 
 
 def _fresh_file(path: Path) -> None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.table import Table
 
+from flows.eta import clock
 from flows.opening import RUNNING
-from ledger.tables import CampaignRow, CellRunRow
+from ledger.tables import CampaignRow
 from matrix.freeze import FrozenMatrix
 from matrix.plan import plan
+
+if TYPE_CHECKING:  # flows.status imports status_label from here
+    from flows.status import CampaignStatus
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:
@@ -52,29 +57,73 @@ def status_label(row: CampaignRow, running: Collection[str]) -> str:
     return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
 
 
-def campaigns_table(rows: list[CampaignRow], running: Collection[str] = ()) -> Table:
+def campaigns_table(campaigns: Sequence[CampaignStatus]) -> Table:
     table = Table(title="campaigns")
-    for column in ("name", "matrix", "status", "accepted", "failed", "blocked", "pending"):
+    columns = ("name", "matrix", "status", "started", "duration", "accepted", "failed",
+               "blocked", "pending", "decision")  # fmt: skip
+    for column in columns:
         table.add_column(column)
-    for row in rows:
+    for c in campaigns:
         table.add_row(
-            row.name,
-            row.matrix_id[:12],
-            status_label(row, running),
-            *(str(n) for n in (row.accepted, row.failed, row.blocked, row.pending)),
+            c.name,
+            c.matrix_id[:12],
+            c.status,
+            f"{c.started_at:%Y-%m-%d %H:%M}Z",
+            clock(c.duration_s),
+            *(str(n) for n in (c.accepted, c.failed, c.blocked, c.pending)),
+            c.decision.decision if c.decision else "pending",
         )
     return table
 
 
-def disposition_label(run: CellRunRow) -> str:
+def campaign_lines(c: CampaignStatus) -> list[str]:
+    """One campaign's times, decision, restoration and incumbent, above its attempts."""
+    ended = f"{c.ended_at:%Y-%m-%dT%H:%M:%SZ}" if c.ended_at else "not closed"
+    lines = [
+        f"{c.name} — {c.status}; matrix {c.matrix_id[:12]}; evidence {c.evidence_dir}",
+        f"started {c.started_at:%Y-%m-%dT%H:%M:%SZ}, ended {ended}, took {clock(c.duration_s)}",
+    ]
+    if c.decision is not None:
+        d = c.decision
+        lines.append(f"decision: {d.decision} by {d.reviewer} at {d.at:%Y-%m-%dT%H:%M}Z ({d.note})")
+    else:
+        lines.append("decision: pending human review")
+    restoration = c.restoration or "never required (the incumbent was not touched)"
+    if c.receipt:
+        restoration += f"; receipt {c.receipt} ({'valid' if c.receipt_valid else 'NOT valid'})"
+    lines.append(f"restoration: {restoration}")
+    if c.incumbent is not None:
+        i = c.incumbent
+        said = "answering" if i.answering else "not answering"
+        valid = "receipt valid, " if c.receipt_valid and not i.answering else ""
+        lines.append(f"incumbent {i.arm} at {i.url}: {valid}{said} ({i.detail})")
+    return lines
+
+
+class Attempt(Protocol):
+    """A cell run's attempt, as the ledger row or ``flows.status.CellRun`` gives it."""
+
+    @property
+    def cell_id(self) -> str: ...
+    @property
+    def arm(self) -> str: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def disposition(self) -> str: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def interrupted(self) -> bool: ...
+
+
+def disposition_label(run: Attempt) -> str:
     """The attempt's disposition as every view shows it: a killed attempt says so."""
     return run.disposition + (" (interrupted)" if run.interrupted else "")
 
 
-def dispositions_table(
-    campaign: CampaignRow, runs: list[CellRunRow], running: Collection[str] = ()
-) -> Table:
-    table = Table(title=f"{campaign.name} — {status_label(campaign, running)}")
+def dispositions_table(title: str, runs: Sequence[Attempt]) -> Table:
+    table = Table(title=title)
     for column in ("cell", "arm", "attempt", "disposition", "reason"):
         table.add_column(column)
     for run in runs:

@@ -6,7 +6,7 @@ itself, instead of letting Prefect do it: Prefect would pick a random port in
 killed by SIGKILL. faceoff's server listens on a free port outside 8000–8999 and
 every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
 (``PR_SET_PDEATHSIG``, like the load client), and gets
-``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (120 s unless set) to answer:
+``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (600 s unless set) to answer:
 a loaded host starts it slowly. A server that does not start is one error, before
 any lane is touched. Before it is stopped, Prefect's log and event workers hand it
 what they still queue (else they retry at exit against no server, for over a minute).
@@ -22,8 +22,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Collection, Iterator, Mapping, MutableMapping
+from collections.abc import Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from lanes.http import UrllibHttp
 PREFECT_DIR = ".prefect"
 SERVER_LOG = "server.log"
 STARTUP_TIMEOUT_ENV = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
-STARTUP_TIMEOUT_S = 120  # Prefect's own default of 20 s is too short on a loaded host
+STARTUP_TIMEOUT_S = 600  # Prefect's 20 s, and 120 s, were too short at load 12-17 on 2 cores
 ENGINE_PORTS = range(8000, 9000)  # where vLLM lanes (and Prefect's own choice) listen
 PORT_TRIES = 20
 START_TRIES = 3
@@ -99,26 +100,86 @@ def server_command(port: int) -> list[str]:
 Popen = subprocess.Popen[bytes]
 
 
+class RunServer:
+    """The run's Prefect server, started again on its port when it exits while the run goes
+    on (killed, crashed): Prefect's client retries a refused connection for about a minute
+    once it has connected, so the flow's state reports and artifacts reach the new server,
+    and the campaign never waits on a dead one. ``losses`` says what happened, one
+    sentence each."""
+
+    def __init__(self, environ: Mapping[str, str], avoid: Collection[int]) -> None:
+        self._environ = dict(environ)
+        self.server, self.port = _start(environ, avoid)
+        self.losses: list[str] = []
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        # The launcher's parent-death signal follows the thread that started a server:
+        # this thread starts the replacements and lives until ``stop``.
+        self._watch = threading.Thread(target=self._keep, name="prefect-server", daemon=True)
+        self._watch.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    def _keep(self) -> None:
+        while True:
+            status = self.server.wait()
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                when = time.strftime("%H:%M:%S")
+                server, problem = _launch(self._environ, self.port)
+                if problem is not None:
+                    self.losses.append(
+                        f"exited with status {status} at {when} and could not be started "
+                        f"again: it {problem}"
+                    )
+                    return
+                self.server = server
+                self.losses.append(
+                    f"exited with status {status} at {when}; started again on 127.0.0.1:{self.port}"
+                )
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopping.set()
+            self.server.terminate()
+            try:
+                self.server.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+        self._watch.join(STOP_GRACE_S)
+
+
 @contextmanager
-def ephemeral_server(environ: MutableMapping[str, str], avoid: Collection[int]) -> Iterator[None]:
+def ephemeral_server(
+    environ: MutableMapping[str, str], avoid: Collection[int]
+) -> Iterator[RunServer | None]:
     """Unless ``PREFECT_API_URL`` is set: start the run's Prefect server, point
-    ``PREFECT_API_URL`` at it while inside, stop it after."""
+    ``PREFECT_API_URL`` at it while inside, stop it after. Yields the server (None when
+    the operator's own is used)."""
     if environ.get("PREFECT_API_URL"):
-        yield
+        yield None
         return
-    server, port = _start(environ, avoid)
-    environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
+    server = RunServer(environ, avoid)
+    environ["PREFECT_API_URL"] = server.url
     try:
-        yield
+        yield server
     finally:
         del environ["PREFECT_API_URL"]
         _hand_over_pending_records()
-        server.terminate()
-        try:
-            server.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        server.stop()
+
+
+def loss_line(losses: Sequence[str]) -> str:
+    """One line for the operator: the server's losses; the campaign itself never needed it."""
+    return (
+        f"warning: Prefect's ephemeral server {'; then '.join(losses)}. The campaign's "
+        "measurements, restoration and bundle never depend on it (its evidence is in the "
+        "campaign folder); Prefect's record of this run may lack task runs from that gap"
+    )
 
 
 def _hand_over_pending_records() -> None:
@@ -137,29 +198,38 @@ def _start(environ: Mapping[str, str], avoid: Collection[int]) -> tuple[Popen, i
     """The running server and its port. A server that exits at once (its port was taken
     between the check and its bind) is tried again on another port; one that does not
     answer in time is not."""
-    log = Path(environ["PREFECT_HOME"]) / SERVER_LOG
-    timeout_s = float(environ.get(STARTUP_TIMEOUT_ENV) or STARTUP_TIMEOUT_S)
-    env = {**environ, "PREFECT_UI_ENABLED": "0"}
-    env |= {"PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
     for _ in range(START_TRIES):
         port = server_port(avoid)
-        with log.open("ab") as out:
-            server = subprocess.Popen(
-                server_command(port), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-            )
-        problem = _wait_healthy(server, f"http://127.0.0.1:{port}/api/health", timeout_s)
+        server, problem = _launch(environ, port)
         if problem is None:
             return server, port
-        server.kill()
-        server.wait()
         if server.returncode not in EXITED_AT_ONCE:
             break
     raise FaceoffError(
         f"Prefect's ephemeral server on 127.0.0.1:{port} {problem}; nothing was run "
-        f"(its log: {log})",
+        f"(its log: {Path(environ['PREFECT_HOME']) / SERVER_LOG})",
         fix=f"raise {STARTUP_TIMEOUT_ENV} on a loaded host, or set PREFECT_API_URL to a "
         "running Prefect server",
     )
+
+
+def _launch(environ: Mapping[str, str], port: int) -> tuple[Popen, str | None]:
+    """A server on ``port`` and None once it answers ``/api/health``; else the ended
+    server and why it did not answer."""
+    log = Path(environ["PREFECT_HOME"]) / SERVER_LOG
+    timeout_s = float(environ.get(STARTUP_TIMEOUT_ENV) or STARTUP_TIMEOUT_S)
+    env = {**environ, "PREFECT_UI_ENABLED": "0"}
+    env |= {"PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    env.pop("PREFECT_API_URL", None)
+    with log.open("ab") as out:
+        server = subprocess.Popen(
+            server_command(port), env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out
+        )
+    problem = _wait_healthy(server, f"http://127.0.0.1:{port}/api/health", timeout_s)
+    if problem is not None:
+        server.kill()
+        server.wait()
+    return server, problem
 
 
 def _wait_healthy(server: Popen, url: str, timeout_s: float) -> str | None:

@@ -18,11 +18,13 @@ from pydantic import ValidationError
 
 from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
+from evidence.posture import START_FILE, collect_posture, write_posture
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
 from flows.restore import RestoreOutcome, restore_incumbent
 from flows.scope import CampaignScope
+from flows.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.cells import (
@@ -94,6 +96,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
         reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it
     write_frozen(frozen, campaign_dir)
+    write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     scope = CampaignScope(
         frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)
     )
@@ -128,13 +131,18 @@ def restore_if_pending(scope: CampaignScope) -> RestoreOutcome | None:
 
 
 def close_interrupted(scope: CampaignScope) -> list[str]:
-    """Mark attempts left pending as interrupted and index whatever their journals kept."""
+    """Mark attempts left pending as interrupted, index whatever their journals kept, and
+    name in a verdict the planned requests they never journaled (``flows.unjournaled``)."""
     with session_scope(scope.engine) as session:
         campaign = require_campaign(session, scope.name)
         rows = mark_interrupted(session, campaign, scope.tools.now)
         for row in rows:
-            journal = scope.attempt_dir(row.cell_id, row.arm, row.attempt) / JOURNAL_NAME
-            index_journal(session, row, journal)
+            folder = scope.attempt_dir(row.cell_id, row.arm, row.attempt)
+            index_journal(session, row, folder / JOURNAL_NAME)
+            said = name_unjournaled(folder, scope.frozen, row.cell_id, row.arm, row.attempt)
+            if said is not None:
+                row.reason = f"{row.reason}; {said}"
+                session.add(row)
         return [f"{row.cell_id}/{row.arm} attempt {row.attempt}" for row in rows]
 
 

@@ -15,13 +15,19 @@ import aiohttp
 
 from faceoff.errors import FaceoffError
 from matrix.arrival import Arrival
-from matrix.model import Arm, Cell
+from matrix.model import Arm, Cell, WorkloadKind
 from matrix.slo import Slo
+from matrix.variants import sampling_for
 from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 TOKENIZE_TIMEOUT_S = 60.0
+# Kinds whose request pattern (several streams, sessions of two turns) warmups do not have.
+PATTERNLESS = {
+    WorkloadKind.HEAD_OF_LINE: WorkloadKind.NATURAL,
+    WorkloadKind.SESSION_REUSE: WorkloadKind.NATURAL,
+}
 
 
 def plan_cell(
@@ -54,21 +60,27 @@ def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: s
     Give them a namespace of their own: their nonces then differ from every scored
     and cell-warmup prompt, so they cannot warm the prefix cache for a cell.
     """
-    shaped = cell.model_copy(
-        update={
-            "requests": arm.warmups,
-            "warmups": 0,
-            "concurrency": 1,
-            "arms": None,
-            "arrival": Arrival.CLOSED,
-            "rate": None,
-            "sweep": None,
-        }
-    )
     options = PlanOptions(scored_phase=Phase.WARMUP)
+    shaped = warmup_shape(cell, arm.warmups)
     return asyncio.run(
         _plan(shaped, arm, base_url=base_url, seed=seed, namespace=namespace, options=options)
     )
+
+
+def warmup_shape(cell: Cell, warmups: int) -> Cell:
+    """``cell`` as ``warmups`` independent requests on one stream, validated.
+
+    Warmups have no head-of-line or session pattern, so a kind whose pattern needs
+    several streams or whole sessions warms up as natural requests of its input and
+    sampling; a copy that kept the kind would fail that kind's shape checks. They are
+    closed loop whatever the cell's arrival: a warmup has no schedule to keep.
+    """
+    kind = PATTERNLESS.get(cell.kind, cell.kind)
+    fields = cell.model_dump()
+    fields |= {"kind": kind, "requests": warmups, "warmups": 0, "concurrency": 1}
+    fields |= {"arrival": Arrival.CLOSED, "rate": None, "sweep": None}
+    fields.pop("arms", None)
+    return Cell.model_validate(fields)
 
 
 async def _plan(
@@ -86,8 +98,14 @@ async def _plan(
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
             tokenizer = LaneTokenizer(session, base_url, arm.served_model)
+            sampling = sampling_for(cell, arm.name)
             if reference is not None:
-                return await retokenize(reference, tokenizer, model=arm.served_model)
+                return await retokenize(
+                    reference,
+                    tokenizer,
+                    model=arm.served_model,
+                    sampling=sampling if cell.variants else None,
+                )
             return await build_plan(
                 cell,
                 seed=seed,
@@ -96,6 +114,7 @@ async def _plan(
                 tokenizer=tokenizer,
                 options=options,
                 slo=slo,
+                sampling=sampling,
             )
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise FaceoffError(

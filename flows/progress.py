@@ -53,11 +53,13 @@ class Tail:
 
 
 class AttemptProgress:
-    """Requests done, their TTFTs and the sample health of one attempt folder, so far."""
+    """Requests done, their TTFTs and the sample health of one attempt folder, so far
+    (``phase``: the requests counted, the scored ones of a cell or a lane's warmups)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, phase: Phase = Phase.SCORED) -> None:
         self.folder = folder
-        self.total: int | None = None  # scored requests planned; None until the plan is written
+        self.phase = phase
+        self.total: int | None = None  # requests planned; None until the plan is written
         self.done = 0
         self._ttfts: list[float] = []
         self._journal = Tail(folder / JOURNAL_NAME)
@@ -66,9 +68,9 @@ class AttemptProgress:
 
     def catch_up(self) -> AttemptProgress:
         if self.total is None:
-            self.total = _planned(self.folder)
+            self.total = _planned(self.folder, self.phase)
         for outcome in map(_outcome, self._journal.new_records()):
-            if outcome is not None and outcome.phase is Phase.SCORED:
+            if outcome is not None and outcome.phase is self.phase:
                 self.done += 1
                 if (value := ttft(outcome).value) is not None:
                     self._ttfts.append(value)
@@ -88,9 +90,9 @@ class AttemptProgress:
         return [self._health[s] for s, tail in self._samples.items() if tail.path.exists()]
 
 
-def _planned(folder: Path) -> int | None:
+def _planned(folder: Path, phase: Phase) -> int | None:
     try:
-        return len(RequestPlan.read(folder / PLAN_NAME).phase(Phase.SCORED))
+        return len(RequestPlan.read(folder / PLAN_NAME).phase(phase))
     except FaceoffError:
         return None  # not planned yet
 

@@ -1,15 +1,22 @@
 """Prefect artifacts for review in the UI: the disposition table and the result card.
 
 Both display what the ledger and the bundle already hold; nothing is computed
-here. Keys are per campaign, so the UI shows each campaign's latest run.
+here. Keys are per campaign, so the UI shows each campaign's latest version: the
+campaign flow publishes them when it closes, and ``faceoff review`` publishes them
+again after each recorded decision, so the card in the UI never says "pending human
+review" once a decision is recorded.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from sqlalchemy import Engine
 
+from evidence.comparison import Comparison
+from evidence.layout import COMPARISON_FILE, RESULT_FILE
 from flows.closing import CampaignResult
 from flows.console import disposition_label
 from flows.scope import CampaignScope
@@ -22,9 +29,9 @@ def artifact_key(campaign: str, what: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"{campaign}-{what}".lower()).strip("-")
 
 
-def disposition_rows(scope: CampaignScope) -> list[dict[str, str | int]]:
-    with session_scope(scope.engine) as session:
-        runs = cell_runs(session, require_campaign(session, scope.name))
+def disposition_rows(engine: Engine, campaign: str) -> list[dict[str, str | int]]:
+    with session_scope(engine) as session:
+        runs = cell_runs(session, require_campaign(session, campaign))
     return [
         {
             "cell": run.cell_id,
@@ -39,13 +46,19 @@ def disposition_rows(scope: CampaignScope) -> list[dict[str, str | int]]:
 
 
 def publish(scope: CampaignScope, result: CampaignResult) -> None:
+    publish_campaign(scope.engine, scope.name, result.bundle)
+
+
+def publish_campaign(engine: Engine, campaign: str, bundle: Path) -> None:
+    """Both artifacts, from the ledger's attempts and the bundle as it is now."""
+    coverage = Comparison.read(bundle / COMPARISON_FILE).coverage
     create_table_artifact(
-        disposition_rows(scope),
-        key=artifact_key(scope.name, "dispositions"),
-        description=f"{scope.name}: {result.closure.sentence}",
+        disposition_rows(engine, campaign),
+        key=artifact_key(campaign, "dispositions"),
+        description=f"{campaign}: {coverage.sentence}",
     )
     create_markdown_artifact(
-        result.card,
-        key=artifact_key(scope.name, "result-card"),
-        description=f"{scope.name}: RESULT.md of the bundle at {result.bundle}",
+        (bundle / RESULT_FILE).read_text(encoding="utf-8"),
+        key=artifact_key(campaign, "result-card"),
+        description=f"{campaign}: RESULT.md of the bundle at {bundle}",
     )

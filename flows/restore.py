@@ -4,13 +4,15 @@ The campaign flow calls ``require_restoration`` before it first touches the
 incumbent (hashing the protected files first), and ``restore_incumbent`` in its
 ``finally``. ``faceoff restore`` calls the same functions after a crash: the
 ledger row says whether the incumbent may still be down, the frozen matrix says
-what to bring back. A restored campaign is left alone and says so.
+what to bring back. A restored campaign whose incumbent answers is left alone and says
+so; one whose receipt is valid but whose incumbent no longer answers is restored again,
+with a new receipt (the old one is kept as ``receipt.superseded-N.json``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -24,6 +26,7 @@ from evidence.bundle import reopen_bundle
 from evidence.layout import FROZEN_FILE
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient
+from flows.health import probe_incumbent
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
@@ -103,16 +106,38 @@ def require_restoration(
 
 
 def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> RestoreOutcome:
-    """Bring the campaign's incumbent back unless its restoration is already complete."""
+    """Bring the campaign's incumbent back unless its restoration is complete and the
+    incumbent answers: a valid receipt of an incumbent that died since is restored again."""
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
         restoration = find_restoration(session, row)
         if restoration is None:
             return _not_required(campaign)
-        if restoration.state == RESTORED:
-            return _already_restored(campaign, restoration)
-        attempt = begin_attempt(session, restoration)
         campaign_dir, matrix_id = Path(row.evidence_dir), row.matrix_id
+        done = restoration.state == RESTORED
+        already = _already_restored(campaign, restoration) if done else None
+    down = None
+    if already is not None:
+        health = probe_incumbent(_frozen(campaign_dir, matrix_id).matrix.incumbent, tools.http)
+        if health.answering:
+            return replace(already, details=[health.line])
+        down = f"receipt valid, incumbent not answering ({health.detail}); restoring it again"
+    with session_scope(engine) as session:
+        attempt = begin_attempt(session, _restoration(session, require_campaign(session, campaign)))
+    outcome = _bring_back(engine, campaign, campaign_dir=campaign_dir, matrix_id=matrix_id,
+                          attempt=attempt, tools=tools)  # fmt: skip
+    return outcome if down is None else replace(outcome, details=[down, *outcome.details])
+
+
+def _bring_back(
+    engine: Engine,
+    campaign: str,
+    *,
+    campaign_dir: Path,
+    matrix_id: str,
+    attempt: int,
+    tools: RestoreTools,
+) -> RestoreOutcome:
     try:
         frozen = _frozen(campaign_dir, matrix_id)
         reopen_bundle(campaign_dir, refuse=False)  # a closed campaign's bundle gets a new receipt

@@ -91,16 +91,21 @@ def warm_cache(art: CellArtifacts, cell: Cell, t: Thresholds) -> RuleResult:
     if hits is None or queries is None:
         why = found_hits.reason or found_queries.reason
         return not_evaluated(code, f"prefix-cache hits cannot be counted: {why}")
-    ratio = hits.delta / queries.delta if queries.delta > 0 else 0.0
+    template = template_hits(art, engine)
+    beyond = max(0.0, hits.delta - template)
+    ratio = beyond / queries.delta if queries.delta > 0 else 0.0
     evidence = {
         "hits": int(hits.delta),
         "queries": int(queries.delta),
+        "template_hits_allowed": template,
         "hit_ratio": round(ratio, 6),
         "max_hit_ratio": t.cold_cache_max_hit_ratio,
     }
+    shared = f", {template} of them allowed for the template's shared prefix" if template else ""
     sentence = (
-        f"{int(hits.delta)} of {int(queries.delta)} queried prompt tokens hit the prefix cache "
-        f"({ratio:.1%}) in a cold cell (the matrix allows {t.cold_cache_max_hit_ratio:.1%})"
+        f"{int(hits.delta)} of {int(queries.delta)} queried prompt tokens hit the prefix cache"
+        f"{shared} ({ratio:.1%} beyond it) in a cold cell (the matrix allows "
+        f"{t.cold_cache_max_hit_ratio:.1%})"
     )
     preempted = _exact(engine, "num_preemptions").value
     if ratio > t.cold_cache_max_hit_ratio and preempted is not None and preempted.delta:
@@ -112,6 +117,17 @@ def warm_cache(art: CellArtifacts, cell: Cell, t: Thresholds) -> RuleResult:
             **evidence,
         )
     return judged(code, ratio <= t.cold_cache_max_hit_ratio, sentence, **evidence)
+
+
+def template_hits(art: CellArtifacts, engine: EngineSummary) -> int:
+    """Hits a cold cell cannot avoid: the whole KV blocks of the prompt prefix every request
+    shares (the chat template's preamble before the nonce), once per request sent."""
+    shared = art.plan.shared_prefix_tokens if art.plan else None
+    if not shared:
+        return 0
+    block = engine.block_size or 1
+    sent = sum(1 for o in art.own_lines if o.send_ns is not None)
+    return (shared // block) * block * sent
 
 
 @dataclass

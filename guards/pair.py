@@ -7,12 +7,15 @@ its own tokenizer and chat template, so equal hashes prove both engines prefille
 the same tokens. Wire hashes may differ (the model name is in the body). An
 open-loop cell's plans must also hold the same load (arrival, rate or ladder, SLO)
 and give every request the same step and arrival time: the same offered schedule.
+Sampling parameters must be equal request by request, except the fields the cell
+declares as variants, which are listed as differing by design (``pair_sampling``).
 Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
 """
 
 from __future__ import annotations
 
 from guards.outcomes import failed, passed
+from guards.pair_sampling import sampling_differences
 from guards.reasons import Reason
 from guards.verdict import Evidence, RuleResult
 from workload.plan import PlannedRequest, RequestPlan
@@ -48,7 +51,14 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
     if only:
         problems.append(f"{len(only)} request(s) planned on one arm only")
     shared = sorted(set(ours) & set(theirs))
-    differ = [k for k in shared if ours[k].prompt_sha256 != theirs[k].prompt_sha256]
+    sampling = sampling_differences(ours, theirs, frozenset(incumbent.cell.variants))
+    if sampling.undeclared:
+        problems.append(f"sampling differs undeclared: {'; '.join(sampling.undeclared)}")
+    differ = [
+        k
+        for k in shared
+        if ours[k].prompt_sha256 != theirs[k].prompt_sha256 and k not in sampling.vectors_by_design
+    ]
     if differ:
         phase, index = first = differ[0]
         problems.append(
@@ -65,12 +75,20 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
         "unmatched_requests": len(only),
         "seeds": [str(incumbent.seed), str(candidate.seed)],
         "namespaces": [incumbent.namespace, candidate.namespace],
+        "by_design": sampling.by_design,
     }
     if problems:
         return failed(code, f"the pair's plans differ: {'; '.join(problems)}", **evidence)
+    design = f"; by design: {', '.join(sampling.by_design)}" if sampling.by_design else ""
+    rendered = len(sampling.vectors_by_design)
+    vectors = (
+        f"the same messages ({rendered} vector(s) rendered differently by the declared variant)"
+        if rendered
+        else "equal prompt-token vectors"
+    )
     return passed(
         code,
-        f"both arms planned the same {len(ours)} requests with equal prompt-token vectors, "
-        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}",
+        f"both arms planned the same {len(ours)} requests with {vectors}, "
+        f"seed {incumbent.seed} and namespace {incumbent.namespace!r}{design}",
         **evidence,
     )

@@ -42,6 +42,7 @@ class Reason(StrEnum):
     ERROR_RATE = "error_rate"
     REFUSALS = "refusals"
     CONTRACT_OVERRUN = "contract_overrun"
+    NEEDLE_MISSED = "needle_missed"
     PREEMPTIONS = "preemptions"
     WARM_CACHE = "warm_cache"
     COUNTER_MISMATCH = "counter_mismatch"
@@ -101,6 +102,8 @@ MEANINGS = MappingProxyType(
         Reason.REFUSALS: "refused scored requests exceed max_refusals",
         Reason.CONTRACT_OVERRUN: "a scored request overran the strict output contract (more "
         "words than the contract, or stopped at max_tokens)",
+        Reason.NEEDLE_MISSED: "scored needle requests that did not recall their marker verbatim "
+        "exceed needle_max_missed",
         Reason.PREEMPTIONS: "engine preemptions during the cell exceed max_preemptions",
         Reason.WARM_CACHE: "prefix-cache hits in a cold cell exceed cold_cache_max_hit_ratio",
         Reason.COUNTER_MISMATCH: "engine prompt/generation token or success deltas differ from "

@@ -10,6 +10,7 @@ cause before its consequences (an OOM kill before the errors it caused).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Callable
 
@@ -17,6 +18,7 @@ from collectors.cadence import journal_window
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.host_stall import host_stall
+from guards.needle import needle
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
 from guards.records import LaneAtEnd
@@ -31,6 +33,8 @@ Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 ERROR_STATUSES = (Status.HTTP_ERROR, Status.STREAM_ERROR, Status.TIMEOUT, Status.CANCELLED)
 OOM_TEXT = re.compile(r"out of memory|OutOfMemory|\bOOM\b", re.IGNORECASE)
 MAX_LISTED = 10
+ERROR_CHARS = 240  # of a request's error, in the error-rate sentence
+ERROR_CUT = " … (whole error in journal.jsonl)"  # cut between words, and said so
 
 
 def oom(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
@@ -180,8 +184,10 @@ def error_rate(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
 
 
 def _error_text(outcome: RequestOutcome) -> str:
-    text = (outcome.error or "").strip().replace("\n", " ")
-    return f"{outcome.status.value}: {text[:160]}" if text else outcome.status.value
+    """The status and the engine's error, cut between words (and said so) when long, so a
+    reason (and the ticket quoting it) never ends in a broken word."""
+    text = textwrap.shorten(outcome.error or "", ERROR_CHARS, placeholder=ERROR_CUT)
+    return f"{outcome.status.value}: {text}" if text else outcome.status.value
 
 
 def refusals(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
@@ -303,6 +309,7 @@ RULES: tuple[Rule, ...] = (
     error_rate,
     refusals,
     contract,
+    needle,
     preemptions,
     warm_cache,
     counter_reconciliation,

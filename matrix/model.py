@@ -7,6 +7,7 @@ Format history of ``schema_version``:
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import re
 from collections.abc import Callable
 from enum import StrEnum
@@ -18,7 +19,9 @@ from faceoff.artifact import Spec
 from matrix.arrival import MAX_RATE, Arrival, Sweep
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
+from matrix.quality import QualityImport, check_quality
 from matrix.slo import Slo
+from matrix.variants import check_variants
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
@@ -34,6 +37,13 @@ MAX_WARMUPS = 10_000
 MAX_DEADLINE_S = 7 * 24 * 3600.0  # a week, for any deadline
 MIN_PERIOD_S = 0.01  # sampling faster than this measures the sampler, not the engine
 MAX_PERIOD_S = 60.0  # slower, a cell of minutes has too few samples to judge coverage
+# Words of a command-line flag that takes a secret (--api-key, --hf-token, --password=…);
+# "tokens" and "tokenizer" are other words, and a flag naming a file holds no secret.
+SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "credential", "credentials", "apikey"}
+)
+SECRET_PAIRS = frozenset({"api-key", "private-key"})
+FILE_WORDS = frozenset({"file", "path", "dir"})
 # The simulator's [faults] keys (simulator/profile.py FaultSpec; a test keeps the two equal).
 SIMULATOR_FAULTS = frozenset(
     {
@@ -43,14 +53,26 @@ SIMULATOR_FAULTS = frozenset(
         "hang_after_requests",
         "metrics_delay_s",
         "metrics_status",
+        "metrics_garbage",
         "missing_families",
         "error_rate",
         "error_status",
         "refuse_above_tokens",
         "contract_overrun",
+        "needle_miss_above_tokens",
         "seed",
     }
 )
+
+
+def secret_flag(arg: str) -> bool:
+    """Whether a command-line argument is a flag that takes a secret."""
+    if not arg.startswith("-"):
+        return False
+    words = arg.lstrip("-").split("=", 1)[0].lower().replace("_", "-").split("-")
+    pairs = {f"{a}-{b}" for a, b in itertools.pairwise(words)}
+    named = bool(SECRET_WORDS & set(words) or SECRET_PAIRS & pairs)
+    return named and words[-1] not in FILE_WORDS
 
 
 class Role(StrEnum):
@@ -74,6 +96,10 @@ class WorkloadKind(StrEnum):
     NEEDLE = "needle"
     HEAD_OF_LINE = "head_of_line"
     SESSION_REUSE = "session_reuse"
+
+
+# Whether requests that stopped at max_tokens unasked enter a cell's statistics.
+LengthRule = Literal["exclude", "include"]
 
 
 class StopPolicy(StrEnum):
@@ -303,6 +329,22 @@ class Arm(Spec):
         return self
 
     @model_validator(mode="after")
+    def _no_secret_flags(self) -> Arm:
+        """A flag that takes a secret would put it in the frozen matrix, the lane record
+        and the bundle: it must come from the operator's environment instead."""
+        for field, args in (("command", self.command or []), ("engine_args", self.engine_args)):
+            flag = next((a for a in args if secret_flag(a)), None)
+            if flag is not None:
+                name = flag.split("=", 1)[0]
+                raise ValueError(
+                    f"{field} of arm {self.name!r} passes a secret on the command line "
+                    f"({name}); it would be recorded in the bundle. Put its value in "
+                    "[arms.secrets] as the lane env var the engine reads instead (vLLM: "
+                    "VLLM_API_KEY, HF_TOKEN)"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _binds_its_port(self) -> Arm:
         if not self.runs_vllm:
             return self
@@ -372,6 +414,24 @@ class Cell(Spec):
         description="Strict output contract of a controlled cell.",
     )
     needle_depth: float = Field(default=0.5, ge=0, le=1, description="Marker depth for needle.")
+    variants: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        exclude_if=omitted_at({}),
+        description="Sampling field -> arm -> value: what differs by arm by design "
+        "(matrix/variants.py); the prompts stay the same.",
+    )
+    session_order: Literal["back_to_back", "after_another"] = Field(
+        default="back_to_back",
+        exclude_if=omitted_at("back_to_back"),
+        description="session_reuse: turn 2 right after its turn 1, or after another session's "
+        "turn 1 on the same stream (returning to a session once another has run).",
+    )
+    length_finishes: LengthRule = Field(
+        default="exclude",
+        exclude_if=omitted_at("exclude"),
+        description="Scored requests that stopped at max_tokens unasked (status length_limit): "
+        "counted and shown always; 'include' also puts them in the statistics.",
+    )
     arms: list[str] | None = Field(
         default=None, min_length=1, description="Arms that run it; default all."
     )
@@ -546,6 +606,13 @@ class Thresholds(Spec):
         default=0.0, ge=0, le=1, description="Prefix-cache hits/queries allowed in a cold cell."
     )
     input_tolerance: float = Field(default=0.05, ge=0, le=1, description="Actual vs target input.")
+    needle_max_missed: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        exclude_if=omitted_at(0.0),
+        description="Share of answered scored needle requests allowed to miss the marker.",
+    )
     engine_period_s: float = Field(
         default=0.5, ge=MIN_PERIOD_S, le=MAX_PERIOD_S, description="Engine scrape cadence."
     )
@@ -640,6 +707,11 @@ class Matrix(Spec):
     protected_files: list[str] = Field(
         default_factory=list, description="Operator files whose sha256 must survive the campaign."
     )
+    quality: list[QualityImport] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Evaluator results imported per arm, with tolerance bands (matrix/quality).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Matrix:
@@ -656,6 +728,8 @@ class Matrix(Spec):
                 raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
         _fits_context(self)
         _sweeps_have_slo(self)
+        check_variants(self.cells, [a.name for a in self.arms])
+        check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
         if self.campaign.aa:
             _same_recipe(self.arms)
         return self

@@ -20,7 +20,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
-from simulator.output import OutputPlan, plan_output
+from simulator.output import OutputPlan, needle_limited, plan_output
 from simulator.profile import Profile, ProfileError
 from simulator.protocol import (
     ApiError,
@@ -36,6 +36,9 @@ from simulator.scheduler import Emission, Seq
 from simulator.streams import Generation, stream, whole
 from simulator.tokenizer import Tokenizer, TokenizerError
 from simulator.wire import Envelope, dumps, models_body
+
+# What a proxy in front of a dead engine answers: 200, and no Prometheus text in it.
+GARBAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>\n"
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -112,6 +115,8 @@ class Api:
             await asyncio.sleep(spec.metrics_delay_s)
         if spec.metrics_status != 200:
             return web.Response(status=spec.metrics_status, text="metrics unavailable\n")
+        if spec.metrics_garbage:
+            return web.Response(body=GARBAGE, headers={"Content-Type": CONTENT_TYPE_LATEST})
         body = self.families.exposition(spec.missing_families)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
@@ -255,9 +260,13 @@ class Api:
         return gen, seq
 
     def _plan(self, req: GenerationRequest, max_tokens: int) -> OutputPlan:
-        overrun = self.faults.spec.contract_overrun
+        faults = self.faults.spec
         return plan_output(
-            req, self.profile.output, self.tokenizer, max_tokens=max_tokens, overrun=overrun
+            req,
+            needle_limited(self.profile.output, faults.needle_miss_above_tokens),
+            self.tokenizer,
+            max_tokens=max_tokens,
+            overrun=faults.contract_overrun,
         )
 
     def _envelope(self, req: GenerationRequest) -> Envelope:

@@ -6,11 +6,14 @@ Each fault is something a client (or a lane, or a collector) can observe:
   ``crash_exit_code`` (its connection drops); ``oom_after_requests=N`` does the same
   with SIGKILL, so Docker reports exit code 137 as for an OOM kill;
 - ``hang_after_requests=N``: request N+1 freezes the engine and every endpoint;
-- ``metrics_delay_s``, ``metrics_status``, ``missing_families``: a slow, failing or
-  incomplete ``/metrics``;
+- ``metrics_delay_s``, ``metrics_status``, ``missing_families``, ``metrics_garbage``: a
+  slow, failing, incomplete or unparsable ``/metrics`` (200 with bytes that are not
+  Prometheus text);
 - ``error_rate`` (drawn from ``seed``): requests answered with ``error_status``;
 - ``refuse_above_tokens``: a 400 for prompts longer than that;
-- ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens.
+- ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens;
+- ``needle_miss_above_tokens``: a needle prompt longer than that recalls a garbled marker
+  (it lowers the profile's ``output.needle_verified_tokens``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import json
 import random
 import re
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from simulator.profile import OutputSpec
@@ -148,6 +148,15 @@ def visible_tokens(
         return tokenizer.encode(" " + " ".join(random_words(rng, contract)))
     count = draw_length(rng, spec.visible_tokens_median, spec.length_sigma)
     return words_to_tokens(rng, tokenizer, count, kind)
+
+
+def needle_limited(spec: OutputSpec, miss_above: int) -> OutputSpec:
+    """``spec`` with the verified needle length lowered to ``miss_above`` (0: unchanged)."""
+    if not miss_above:
+        return spec
+    verified = spec.needle_verified_tokens
+    limit = min(verified, miss_above) if verified else miss_above
+    return replace(spec, needle_verified_tokens=limit)
 
 
 def needle_words(

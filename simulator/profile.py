@@ -109,11 +109,13 @@ class FaultSpec:
     hang_after_requests: int = 0  # request N+1 freezes the engine and every endpoint
     metrics_delay_s: float = 0.0  # real seconds, not scaled: scrapes are measured in real time
     metrics_status: int = 200  # e.g. 500 for a failing /metrics
+    metrics_garbage: bool = False  # /metrics answers 200 with bytes that are not Prometheus text
     missing_families: tuple[str, ...] = ()
     error_rate: float = 0.0
     error_status: int = 500
     refuse_above_tokens: int = 0  # 0 = no refusal below max_model_len
     contract_overrun: bool = False  # ignore "exactly N words" and run to max_tokens
+    needle_miss_above_tokens: int = 0  # 0 = off; longer prompts recall a garbled marker
     seed: int = 0  # for the error-rate draws
 
 

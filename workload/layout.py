@@ -6,11 +6,15 @@ requests keep their round-robin stream numbers, but are sent on their schedule
 streams by index, so both arms of a pair send the same requests through the same
 stream in the same order. Two kinds shape the layout:
 
-- head_of_line: request 0 is the long cold prefill, alone on stream 0 at the start;
-  the other requests are short and run on streams 1..C-1, starting a little later
-  so that they queue behind it;
+- head_of_line: request 0 is the long cold prefill, alone on stream 0; the other
+  requests are short and run on streams 1..C-1. Stream 1 starts at once, so that it
+  is decoding when the long prefill lands ``hol_delay_ms`` later (its inter-chunk
+  gaps then show the decode stall); the other streams start ``hol_delay_ms`` after
+  the long prefill, so that they queue behind it (their TTFT is the head-of-line wait);
 - session_reuse: requests come in sessions of two turns; a session's turns run
-  back to back on one stream, so turn 2 follows turn 1 and finds its prefix cached.
+  back to back on one stream, so turn 2 follows turn 1 and finds its prefix cached;
+  with ``session_order = "after_another"`` two sessions of a stream interleave (A1, B1,
+  A2, B2), so each turn 2 returns to its session after another session's turn 1.
 """
 
 from __future__ import annotations
@@ -67,14 +71,14 @@ def _round_robin(cell: Cell, phase: Phase, count: int, streams: int) -> list[Slo
 def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) -> list[Slot]:
     # matrix.Cell guarantees concurrency ≥ 2 and requests ≥ concurrency for this kind.
     shorts = cell.concurrency - 1
-    long = Slot(phase, 0, 0, 0, 0, RequestRole.LONG_PREFILL, cell.input_tokens)
+    long = Slot(phase, 0, 0, 0, delay_ms, RequestRole.LONG_PREFILL, cell.input_tokens)
     return [long] + [
         Slot(
             phase,
             i,
-            1 + (i - 1) % shorts,
+            stream := 1 + (i - 1) % shorts,
             (i - 1) // shorts,
-            delay_ms,
+            0 if stream == 1 else 2 * delay_ms,  # stream 1 decodes when the long one lands
             RequestRole.SHORT,
             short_tokens,
         )
@@ -84,10 +88,16 @@ def _head_of_line(cell: Cell, phase: Phase, short_tokens: int, delay_ms: int) ->
 
 def _sessions(cell: Cell, phase: Phase) -> list[Slot]:
     # matrix.Cell guarantees an even request count of at least two per stream.
+    sessions = cell.requests // 2
     slots = []
     for i in range(cell.requests):
         session, turn = divmod(i, 2)
         role = RequestRole.TURN_2 if turn else RequestRole.TURN_1
         stream, round_ = session % cell.concurrency, session // cell.concurrency
-        slots.append(Slot(phase, i, stream, 2 * round_ + turn, 0, role, cell.input_tokens))
+        order = 2 * round_ + turn
+        partner = session + cell.concurrency if round_ % 2 == 0 else session - cell.concurrency
+        if cell.session_order == "after_another" and partner < sessions:
+            # rounds pair up on a stream: A1, B1, A2, B2 (a last unpaired round stays as is)
+            order = 4 * (round_ // 2) + 2 * turn + round_ % 2
+        slots.append(Slot(phase, i, stream, order, 0, role, cell.input_tokens))
     return slots

@@ -10,7 +10,10 @@ Format history of ``schema_version``:
   1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
       the body carries no seed), so plans written before still read; later in 1, an
       open-loop cell's plan has ``load`` and its scored requests ``step`` and ``arrival_s``
-      (left out of a closed-loop plan, whose bytes and hash are unchanged).
+      (left out of a closed-loop plan, whose bytes and hash are unchanged); later in 1
+      too, a request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the
+      cell declares it a variant (matrix/variants.py), with the shape unchanged; later in
+      1, ``shared_prefix_tokens`` (None in plans written before it).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pydantic import Field
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
-from matrix.model import Cell, WorkloadKind, omitted_at
+from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
 from matrix.slo import Slo
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
@@ -31,7 +34,7 @@ from workload.outcome import Phase, RequestRole
 from workload.prompts import PromptKey, compose, follow_up
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
-from workload.tokenizer import TokenCount, Tokenizer, fingerprint
+from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
 
 
 class ChatMessage(Spec):
@@ -174,6 +177,12 @@ class RequestPlan(Artifact):
         exclude_if=omitted_at(None),
         description="Open loop: arrival, rate or sweep, in-flight bound and SLO; None: closed.",
     )
+    shared_prefix_tokens: int | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),  # a plan written before it keeps its hash
+        description="Leading tokens every request's prompt shares on this lane (the chat "
+        "template's preamble, before the nonce): a cold cell may hit them in the prefix cache.",
+    )
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:
         return [r for r in self.requests if r.phase is phase]
@@ -188,11 +197,13 @@ async def build_plan(
     tokenizer: Tokenizer,
     options: PlanOptions | None = None,
     slo: Slo | None = None,
+    sampling: Sampling | None = None,
 ) -> RequestPlan:
     """Search each request's filler length against the lane's tokenizer and hash it all.
 
     An open-loop cell's scored requests also get their step and seeded arrival, and the
     plan its ``load`` with ``slo`` (the SLO the cell is judged by) for a sweep's steps.
+    ``sampling``: what this arm sends, where the cell declares variants (default the cell's).
     """
     options = options or PlanOptions()
     slots = layout(
@@ -201,7 +212,7 @@ async def build_plan(
         short_input_tokens=options.short_input_tokens,
         hol_delay_ms=options.hol_delay_ms,
     )
-    planner = _Planner(cell, seed, namespace, model, tokenizer)
+    planner = _Planner(cell, seed, namespace, model, tokenizer, sampling or cell.sampling)
     requests = [await planner.plan(slot) for slot in slots]
     load = open_load(cell, slo)
     if load is not None:
@@ -216,6 +227,7 @@ async def build_plan(
         options=options,
         requests=requests,
         load=load,
+        shared_prefix_tokens=planner.shared_prefix(),
     )
 
 
@@ -237,32 +249,53 @@ def _scheduled(
 
 
 async def retokenize(
-    plan: RequestPlan, tokenizer: Tokenizer, *, model: str | None = None
+    plan: RequestPlan,
+    tokenizer: Tokenizer,
+    *,
+    model: str | None = None,
+    sampling: Sampling | None = None,
 ) -> RequestPlan:
-    """The same texts, counted and hashed by another lane's tokenizer."""
+    """The same texts, counted and hashed by another lane's tokenizer.
+
+    ``sampling``: this arm's, where the cell declares variants: its reasoning effort is
+    sent (and tokenized) instead of the reference plan's; None keeps the reference's.
+    """
     model = model or plan.model
-    requests = []
-    for request in plan.requests:
+    requests, vectors = [], []
+    for planned in plan.requests:
+        request = (
+            planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
+            if sampling is not None
+            else planned
+        )
         messages = [m.model_dump() for m in request.messages]
         tokens = await tokenizer.tokenize(messages, request.template_kwargs())
         requests.append(_rehashed(request, tokens, model))
+        vectors.append(tokens.tokens)
     return plan.model_copy(
         update={
             "model": model,
             "tokenizer_fingerprint": await fingerprint(tokenizer),
             "max_model_len": tokens.max_model_len,
             "requests": requests,
+            "shared_prefix_tokens": _shared(vectors),
         }
     )
 
 
 class _Planner:
-    def __init__(
-        self, cell: Cell, seed: int, namespace: str, model: str, tokenizer: Tokenizer
+    def __init__(  # noqa: PLR0917  (the plan's identity, one argument each)
+        self,
+        cell: Cell,
+        seed: int,
+        namespace: str,
+        model: str,
+        tokenizer: Tokenizer,
+        sampling: Sampling,
     ) -> None:
         self.cell, self.seed, self.namespace, self.model = cell, seed, namespace, model
-        self.tokenizer = tokenizer
-        self.template_kwargs = chat_template_kwargs(cell.sampling.reasoning_effort)
+        self.tokenizer, self.sampling = tokenizer, sampling
+        self.template_kwargs = chat_template_kwargs(sampling.reasoning_effort)
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
         self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
@@ -295,6 +328,9 @@ class _Planner:
         target = slot.target_tokens + tokens.count - first.tokens.count
         return Fit(first.filler_words, prompt, tokens), target
 
+    def shared_prefix(self) -> int | None:
+        return _shared([fit.tokens.tokens for fit in self.fits.values()])
+
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len
         if tokens.max_model_len is not None and tokens.count > tokens.max_model_len:
@@ -306,7 +342,7 @@ class _Planner:
             )
 
     def _request(self, slot: Slot, key: PromptKey, fit: Fit, target: int) -> PlannedRequest:
-        sampling, prompt = self.cell.sampling, fit.prompt
+        sampling, prompt = self.sampling, fit.prompt
         probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
         max_tokens = 1 if probe else sampling.max_tokens
         body = Body(
@@ -343,3 +379,9 @@ def _rehashed(request: PlannedRequest, tokens: TokenCount, model: str) -> Planne
     return PlannedRequest.model_validate(
         request.model_dump() | request.body().hashes(tokens, model)
     )
+
+
+def _shared(vectors: list[tuple[int, ...]]) -> int | None:
+    """The shared prefix of the vectors; None for one vector (nothing shares it) or when the
+    tokenizer gave no token ids."""
+    return shared_prefix(vectors) if len(vectors) > 1 and all(vectors) else None

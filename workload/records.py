@@ -9,6 +9,7 @@ from __future__ import annotations
 PLAN_NAME = "requests.json"
 JOURNAL_NAME = "journal.jsonl"
 CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
+WARMUP_DIR = "warmup"  # an arm's warmups after each start, under its lane run folder
 
 # Exit statuses of ``python -m workload.run_cell`` (128 + N: stopped by signal N).
 EXIT_BAD_INPUT = 2

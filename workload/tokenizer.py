@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from faceoff.canonical import canonical_json, content_sha256, sha256_hex
@@ -32,6 +32,18 @@ class TokenCount:
     count: int
     vector_sha256: str  # sha256 of the token ids as a compact JSON array
     max_model_len: int | None
+    tokens: tuple[int, ...] = field(default=(), compare=False, repr=False)  # the ids themselves
+
+
+def shared_prefix(vectors: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every vector shares (the chat template's preamble, say)."""
+    if not vectors:
+        return 0
+    shortest = min(len(v) for v in vectors)
+    for position in range(shortest):
+        if len({v[position] for v in vectors}) > 1:
+            return position
+    return shortest
 
 
 class Tokenizer(Protocol):
@@ -88,7 +100,9 @@ def _token_count(text: str, url: str) -> TokenCount:
     try:
         answer = json.loads(text)
         tokens = answer["tokens"]
-        return TokenCount(len(tokens), vector_sha256(tokens), answer.get("max_model_len"))
+        return TokenCount(
+            len(tokens), vector_sha256(tokens), answer.get("max_model_len"), tuple(tokens)
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise FaceoffError(
             f"/tokenize answer has no token list: {text[:300]}",

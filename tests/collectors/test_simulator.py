@@ -122,6 +122,7 @@ def test_legacy_names_are_read_through_the_alias_table(tmp_path: Path) -> None:
     [
         ({"metrics_delay_s": 1.0}, EngineStatus.TIMEOUT, "no complete answer within 0.2 s"),
         ({"metrics_status": 500}, EngineStatus.HTTP_ERROR, "HTTP 500"),
+        ({"metrics_garbage": True}, EngineStatus.PARSE_ERROR, "not Prometheus text"),
     ],
 )
 def test_a_slow_or_failing_simulator_endpoint_is_recorded_and_the_run_goes_on(
@@ -132,7 +133,7 @@ def test_a_slow_or_failing_simulator_endpoint_is_recorded_and_the_run_goes_on(
     time.sleep(0.5)
     set_faults(sim, **faults)
     time.sleep(1.0)
-    set_faults(sim, metrics_delay_s=0.0, metrics_status=200)
+    set_faults(sim, metrics_delay_s=0.0, metrics_status=200, metrics_garbage=False)
     time.sleep(0.5)
     report = cell.stop()
     found = samples(tmp_path)

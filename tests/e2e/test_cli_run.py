@@ -1,9 +1,18 @@
-"""`faceoff run` refusing what it must refuse, with exit status 2 and one clear paragraph."""
+"""`faceoff run` refusing what it must refuse (exit status 2 and one clear paragraph), and
+what a person at a terminal sees while a campaign runs and when it ends."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
 import subprocess
 import sys
+import termios
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,3 +59,76 @@ def test_a_changed_matrix_under_the_same_campaign_name_is_refused(
     assert "error: campaign.name: campaign 'e2e-changed' exists with matrix dddddddddddd" in said
     assert "Rename the campaign to start anew" in said
     assert not (workdir / "e2e-changed" / "lanes").exists()  # nothing was touched
+
+
+def run_in_terminal(command: list[str], env: dict[str, str], timeout_s: float) -> tuple[int, str]:
+    """Run ``command`` with a pseudo-terminal (120×40) as its stdin, stdout and stderr, as a
+    person at a shell would; return its exit status and everything it wrote."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    with subprocess.Popen(
+        command, cwd=REPO, env=env, stdin=follower, stdout=follower, stderr=follower
+    ) as process:
+        os.close(follower)
+        chunks = []
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 1.0)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: every holder of the terminal's other end has closed it
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(leader)
+        status = process.wait(timeout=60)
+    return status, b"".join(chunks).decode("utf-8", "replace")
+
+
+def screen_lines(raw: str) -> list[str]:
+    """The terminal output as lines, without colours and cursor moves."""
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    return [line.rstrip() for line in re.split(r"\r\n|\r|\n", plain)]
+
+
+@pytest.mark.prefect
+def test_a_run_in_a_terminal_shows_progress_phase_eta_and_ends_in_a_short_summary(
+    harness_api: str, workdir: Path, tmp_path: Path
+) -> None:
+    path = write_matrix(
+        tmp_path, matrix("e2e-live", [arm("inc", "incumbent"), arm("cand", "candidate")])
+    )
+    env = {**os.environ, "PREFECT_API_URL": harness_api, "TERM": "xterm-256color"}
+    env.pop("COLUMNS", None)
+    command = [sys.executable, "-m", "flows", "run", str(path), "--workdir", str(workdir)]
+
+    status, raw = run_in_terminal(command, env, timeout_s=480)
+
+    lines = screen_lines(raw)
+    text = "\n".join(lines)
+    assert status == 0, text[-3000:]
+    # The view starts before Prefect: the first seconds say what is happening.
+    seen = text[-6000:]  # what a failed assertion shows
+    assert "phase starting: Prefect and the campaign's ledger rows" in text, seen
+    assert re.search(r"e2e-live — [0-4]/4 cell runs", text), seen
+    assert "e2e-live — 2/4 cell runs (2 accepted) — elapsed" in text, seen
+    assert re.search(r"ETA ~\d+:\d\d \(≤ \d+:\d\d by the deadlines\)", text), seen
+    assert re.search(r"phase cell: natural-600-c1 on inc, attempt 1: requests \d/4", text), seen
+    assert "phase warmups: cand" in text or "phase lane boot: cand" in text, seen
+    # restoration's lane boot and smokes take seconds; the bundle is written after them
+    assert "phase restoration: inc (restore-001)" in text or "phase sealing" in text, seen
+    start = max(i for i, line in enumerate(lines) if line.startswith("e2e-live: complete"))
+    summary = [line for line in lines[start:] if line.strip()]
+    assert len(summary) <= 25, "\n".join(summary)
+    assert summary[1].startswith("decision: pending human review")
+    verdict = (
+        r"natural-600-c2\s+accepted\s+accepted\s+(better|worse|mixed|no difference) \(better \d"
+    )
+    assert any(re.match(verdict, s) for s in summary), summary
+    assert any(s.startswith("restoration: campaign e2e-live: incumbent restored") for s in summary)
+    shown = "".join(summary)  # a long path may wrap at the terminal's width
+    assert f"report.html: {workdir / 'e2e-live' / 'report.html'}" in shown
+    assert f"RESULT.md: {workdir / 'e2e-live' / 'RESULT.md'}" in shown

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import configparser
+import grp
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import yaml
 from prefect.cli.deploy._models import PrefectYamlModel
 from prefect.client.orchestration import get_client
 
+from flows.nightly import deployment_timezone
 from tests.e2e.conftest import REPO
 
 DEPLOY = REPO / "deploy"
@@ -57,6 +60,8 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     assert schedule.active
     cron = schedule.schedule
     assert (cron.cron, cron.timezone) == ("30 1 * * *", "Europe/Berlin")  # type: ignore[union-attr]
+    # dated: true names each night by its date in this timezone (tests/e2e/test_nightly.py)
+    assert deployment_timezone(str(deployment.id)) == "Europe/Berlin"
     assert deployment.global_concurrency_limit is not None
     assert deployment.global_concurrency_limit.limit == 1
     assert deployment.concurrency_options is not None
@@ -118,3 +123,33 @@ def test_systemd_accepts_the_worker_unit(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "faceoff-worker@gpu-a.service" not in done.stderr, done.stderr
+
+
+def doc_command(prefix: str) -> list[str]:
+    """deploy.md's shell line that starts with ``prefix``, as words."""
+    text = (REPO / "docs" / "deploy.md").read_text()
+    (line,) = [ln.strip() for ln in text.splitlines() if ln.strip().startswith(prefix)]
+    return line.split()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="install -o needs root")
+def test_the_documented_folders_are_all_owned_by_the_service_user(tmp_path: Path) -> None:
+    """Step 1's `install -d` as written, under a temporary root and for an existing
+    unprivileged user: every folder the worker writes (PREFECT_HOME, the workdir) and
+    their parent /var/lib/faceoff are the user's, so it can create what it needs."""
+    owner = pwd.getpwnam("nobody")
+    names = {"-o": owner.pw_name, "-g": grp.getgrgid(owner.pw_gid).gr_name}
+    words = doc_command("sudo install -d -o faceoff")[1:]  # without sudo: we are root
+    command = []
+    for flag, word in zip(["", *words], words, strict=False):
+        named = names.get(flag, word)
+        command.append(f"{tmp_path}{named}" if named.startswith("/") else named)
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    env = dict(
+        line.split("=", 1)
+        for line in (DEPLOY / "systemd" / "worker.env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    for folder in (env["PREFECT_HOME"], env["FACEOFF_WORKDIR"], "/var/lib/faceoff"):
+        assert (tmp_path / folder.lstrip("/")).stat().st_uid == owner.pw_uid, folder

@@ -1,5 +1,6 @@
 """`faceoff run` whose workdir's disk fills up mid-cell: one error line naming the disk and
-the fix (exit 2), not a traceback's exit 1; once space is freed, the same run resumes.
+the fix (exit 2), not a traceback's exit 1; once space is freed, the same run resumes,
+names in attempt 1's verdict the journal lines the disk refused, and runs the cell again.
 
 The workdir is a small tmpfs (root only; skipped elsewhere).
 """
@@ -16,6 +17,9 @@ from typing import Any
 import pytest
 
 from flows.commands import disk_full
+from flows.unjournaled import unjournaled
+from guards.reasons import Reason
+from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from tests.e2e.test_ephemeral_server import faceoff, run_env
 from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 
@@ -64,5 +68,17 @@ def test_a_disk_full_mid_cell_is_one_error_and_a_resume_completes(
 
         filler.unlink()
         assert faceoff(args, env, log).wait(300) == 0, log.read_text()[-3000:]
+
+        # Nothing lost: attempt 1's lines the full disk refused are named by its verdict as
+        # not measured, and attempt 2 journals every planned request of the cell again.
+        cell = small_disk / "e2e-full" / FIRST
+        planned, missing = unjournaled(cell / "attempt-1")
+        assert planned == 6
+        if missing:
+            verdict = Verdict.read(cell / "attempt-1" / VERDICT_FILE)
+            assert verdict.rule(Reason.REQUESTS_NOT_TERMINAL).outcome is Outcome.FAILED or (
+                verdict.reason is Reason.REQUESTS_NOT_TERMINAL
+            )
+        assert unjournaled(cell / "attempt-2") == (6, [])
     finally:
         faceoff(["teardown", "--workdir", str(small_disk)], env, log).wait(120)

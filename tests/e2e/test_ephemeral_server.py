@@ -4,13 +4,15 @@ runs it on one machine.
 The server listens outside 8000-8999 (where vLLM lanes listen) and the arms' ports, dies
 with a `faceoff run` killed by SIGKILL, and never stores the ledger URL: its password stays
 out of `.prefect/prefect.db`. A server that cannot start is one error line, exit 2, and no
-lane started. `faceoff status` shows a killed run's campaign as interrupted, not running.
+lane started; one killed mid-run is started again on its port and the run completes.
+`faceoff status` shows a killed run's campaign as interrupted, not running.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -86,6 +88,29 @@ def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupte
     assert status.returncode == 0, status.stderr
     [row] = [line for line in status.stdout.splitlines() if "e2e-orphan" in line]
     assert "interrupted" in row and "running" not in row
+
+
+@pytest.mark.prefect
+def test_a_server_killed_mid_run_is_started_again_and_the_run_completes_with_one_line(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Was: the run finished its cells, then retried its artifacts and final state against
+    the dead server for minutes (each call ~70 s of Prefect's client retries)."""
+    path, log, home = slow_matrix(tmp_path, "e2e-lost"), tmp_path / "run.log", tmp_path / "p"
+    run = faceoff(["run", str(path), "--workdir", str(workdir)], run_env(home), log)
+    journal = workdir / "e2e-lost" / FIRST / "attempt-1" / "journal.jsonl"
+    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
+    server = server_of(psutil.Process(run.pid))
+    assert server is not None, log.read_text()[-3000:]
+    port = server.cmdline()[server.cmdline().index("--port") + 1]
+
+    server.kill()
+    assert run.wait(600) in (0, 3), log.read_text()[-3000:]  # 3: a cell blocked by the load
+
+    [said] = [x for x in log.read_text().splitlines() if x.startswith("warning: Prefect's")]
+    assert "exited with status -9 at " in said and f"started again on 127.0.0.1:{port}" in said
+    with sqlite3.connect(home / "prefect.db") as db:  # its final state reached the new server
+        assert db.execute("SELECT state_type FROM flow_run").fetchall() == [("COMPLETED",)]
 
 
 @pytest.mark.prefect

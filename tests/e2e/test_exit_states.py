@@ -2,7 +2,7 @@
 
 A resume whose pending restoration fails, with no cell left to run, must not end as
 a complete campaign: the incumbent is down. A campaign that closes partial ends in
-a ``Completed`` state named ``Partial``.
+a ``Failed`` state named ``Partial``: never a green ``Completed``.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_a_resume_whose_pending_restoration_fails_exits_4_and_fails_the_flow_run
     assert "the incumbent is not restored" in (second.message or "")
 
 
-def test_a_partial_campaign_ends_in_a_completed_state_named_partial(
+def test_a_partial_campaign_ends_in_a_failed_state_named_partial(
     prefect_harness: None, workdir: Path, tmp_path: Path
 ) -> None:
     refuse = {"faults": {"refuse_above_tokens": 100}}  # every cell of the candidate fails
@@ -93,4 +93,5 @@ def test_a_partial_campaign_ends_in_a_completed_state_named_partial(
     result = result_of(state)
     assert result.closure.status.value == "closed_partial" and result.restored
     assert exit_status(result) == EXIT_PARTIAL
-    assert state.type is StateType.COMPLETED and state.name == PARTIAL
+    assert state.type is StateType.FAILED and state.name == PARTIAL
+    assert state.message == result.closure.sentence

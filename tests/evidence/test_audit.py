@@ -33,10 +33,29 @@ def lines_of(root: Path) -> list[str]:
     return [f.line for f in audit_bundle(root).findings]
 
 
-def test_a_clean_bundle_passes_audit_with_exit_code_zero(built: BundleIndex) -> None:
+def test_a_clean_bundle_passes_audit_as_a_checklist_with_exit_code_zero(
+    built: BundleIndex,
+) -> None:
     done = faceoff("audit", str(built.root))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert ": OK (" in done.stdout
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"{built.root}: OK"
+    assert "  [ok  ] files match SHA256SUMS (" in lines[1]
+    assert "  [ok  ] guard verdicts recomputed (5)" in lines
+    assert "  [ok  ] comparison.json, RESULT.md, report.html rebuilt and compared (3)" in lines
+    assert "  [ok  ] protected operator files declared and unchanged (1)" in lines
+    assert any(line.startswith("  [skip] signatures") for line in lines)
+    by_name = faceoff("audit", built.root.name, "--workdir", str(built.root.parent))
+    assert by_name.returncode == 0 and by_name.stdout == done.stdout
+    shown = json.loads(faceoff("audit", str(built.root), "--json").stdout)
+    assert (shown["schema_version"], shown["ok"]) == (1, True)
+    checks = {c["id"]: c for c in shown["checks"]}
+    assert (checks["verdicts"]["count"], checks["verdicts"]["result"]) == (5, "ok")
+    assert checks["signatures"]["result"] == "not checked"
+    assert checks["protected_files"] == {
+        "id": "protected_files", "check": "protected operator files declared and unchanged",
+        "count": 1, "result": "ok", "note": "", "findings": [],
+    }  # fmt: skip
     report = audit_bundle(built.root)
     assert report.ok and "receipt.json" in report.checked
     assert sum(1 for c in report.checked if c.endswith("verdict.json")) == 5
@@ -55,6 +74,11 @@ def test_a_changed_journal_line_is_named_by_file_and_field(bundle_copy) -> None:
     assert any(f.startswith(f"{CELL}/verdict.json: inputs.journal.jsonl") for f in found)
     done = faceoff("audit", str(root))
     assert done.returncode == 1 and f"{CELL}/summary.json: metrics.e2e_s" in done.stdout
+    assert "  [FAIL] request summaries recomputed from journals (" in done.stdout
+    shown = json.loads(faceoff("audit", str(root), "--json").stdout)
+    failed = {c["id"]: c["findings"] for c in shown["checks"] if c["result"] == "failed"}
+    assert {"hashes", "summaries", "verdicts"} <= set(failed)
+    assert failed["summaries"][0]["file"] == f"{CELL}/summary.json"
 
 
 def test_a_changed_sample_is_named_by_file_and_field(bundle_copy) -> None:  # type: ignore[no-untyped-def]
@@ -211,7 +235,8 @@ def test_an_edited_report_manifest_or_ticket_index_is_found_by_rebuilding(
     write_sums(CampaignFolder(root))
     found = lines_of(root)
     assert any(f.startswith("report.html: differs from what this faceoff renders") for f in found)
-    assert any(f.startswith("MANIFEST.json: arms[1].quantizations") for f in found)
+    arm = manifest["arms"][1]["name"]  # an element of a list is named by its id, not its index
+    assert any(f.startswith(f"MANIFEST.json: arms[{arm}].quantizations") for f in found), found
     assert any(f.startswith("tickets/index.json: tickets") for f in found), found
 
 

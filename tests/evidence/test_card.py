@@ -129,6 +129,16 @@ def test_failures_tickets_and_restoration_are_told_with_their_evidence(built: Bu
     assert "All 1 protected operator files were unchanged." in text
 
 
+def test_no_protected_files_declared_is_a_warning_not_all_zero_unchanged(
+    built: BundleIndex,
+) -> None:
+    comparison = Comparison.read(built.root / "comparison.json")
+    restoration = comparison.restoration.model_copy(update={"protected_total": 0})
+    text = render_card(comparison.model_copy(update={"restoration": restoration}))
+    assert "All 0 protected" not in text
+    assert "Warning: the matrix declared no protected operator files" in text
+
+
 def test_caveats_are_generated_from_the_data(built: BundleIndex) -> None:
     codes = [c.code for c in Comparison.read(built.root / "comparison.json").caveats]
     expected = {"small_n", "queueing_included", "speculation_not_isolated", "simulator_lanes"}

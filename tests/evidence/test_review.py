@@ -145,8 +145,11 @@ def test_the_cli_shows_the_card_and_refuses_promote_with_advice(
     assert "glm53-sim — closed_partial" in shown.stdout and "Result card" in shown.stdout
     refused = review("--decision", "promote", "--note", "ship it")
     assert refused.returncode == 2 and "--force-reason" in refused.stderr
+    assert refused.stdout == ""  # a refused decision prints no card before its error
     recorded = review("--decision", "no_promotion", "--note", "controlled failed")
     assert recorded.returncode == 0 and "recorded no_promotion by carol" in recorded.stdout
+    assert "Result card" not in recorded.stdout
+    assert "no Prefect server holds this campaign's artifacts" in recorded.stdout
 
 
 def test_a_review_refuses_a_bundle_with_an_edited_native_file_and_launders_nothing(

@@ -88,7 +88,7 @@ def test_prefect_defaults_keep_what_the_operator_set(tmp_path: Path) -> None:
     assert prefect_defaults(mine, tmp_path) == {
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",  # a loaded host is slow
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",  # a loaded host is slow
     }
     slow = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
     assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" not in prefect_defaults(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -14,7 +15,8 @@ CLI_TIMEOUT_S = 120
 def faceoff(
     *args: str, cwd: Path = REPO, env: Mapping[str, str] | None = None, columns: int = 200
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m flows ARGS`` on a terminal this wide, without the caller's environment."""
+    """``python -m flows ARGS`` on a terminal this wide, without the caller's environment
+    but for ``PYTHONPATH``: the checkout under test, wherever ``cwd`` is."""
     return subprocess.run(
         [sys.executable, "-m", "flows", *args],
         cwd=cwd,
@@ -22,5 +24,10 @@ def faceoff(
         text=True,
         timeout=CLI_TIMEOUT_S,
         check=False,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": str(columns), **(env or {})},
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": str(columns), **_checkout(), **(env or {})},
     )
+
+
+def _checkout() -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}

@@ -137,6 +137,16 @@ CASES = [
     ),
     Case("short-digest", edit(DIGEST, "sha256:abc"), ("(name='old').image", "pinned by digest")),
     Case("inline-secret", first_arm('env = { HF_TOKEN = "hf_x" }'), ("looks like a secret",)),
+    Case(
+        "secret-engine-arg",
+        first_arm('engine_args = ["--api-key", "sk-planted"]'),
+        ("engine_args of arm 'old'", "(--api-key)", "[arms.secrets]"),
+    ),
+    Case(
+        "secret-flag-in-command",
+        first_arm('command = ["vllm", "serve", "m", "--hf-token=hf_planted"]'),
+        ("command of arm 'old'", "(--hf-token)", "VLLM_API_KEY, HF_TOKEN"),
+    ),
     Case("duplicate-arm-names", edit('name = "new"', 'name = "old"'), ("duplicate arm name",)),
     Case("two-incumbents", edit('role = "candidate"', 'role = "incumbent"'), ("exactly one arm",)),
     Case("duplicate-port", edit("port = 9002", "port = 9001"), ("duplicate arm port",)),
@@ -370,7 +380,7 @@ def test_the_matrix_knows_every_simulator_fault() -> None:
 
 
 USAGE = [
-    (["audit"], "Missing argument 'bundle'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command 'statuss'"),
     (["run"], "Missing argument 'path'"),
     (["validate"], "Missing argument 'path'"),
@@ -383,8 +393,16 @@ USAGE = [
     (["status", "--workdir", "typo"], "typo: no such folder"),
     (["status", "x", "--workdir", "."], "no ledger yet"),
     (["review", "x", "--workdir", "."], "no ledger yet"),
-    (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),
-    (["audit", "nowhere"], "nowhere: no matrix.frozen.json"),
+    (["restore", "x", "--workdir", "."], "no ledger yet"),
+    (["restore", "--campaign", "x", "--workdir", "."], "no ledger yet"),  # the old spelling
+    (["audit", "nowhere"], "no bundle folder and no campaign named 'nowhere'"),
+    (["review", "x", "--note", "why"], "--note given without --decision"),
+    (["review", "x", "--decision", "promote"], "a review needs a note"),
+    (["review", "x", "--decision", "promote", "--note", "n", "--cell", "c/a"], "--cell goes with"),
+    (
+        ["review", "x", "--decision", "rerun_cells", "--note", "n", "--force-reason", "r"],
+        "--force-reason goes with --decision promote",
+    ),
     (["freeze", "matrix.toml", "-o", "typo/frozen.json"], "typo: no such folder"),
     (["freeze", "matrix.toml", "-o", "."], ".: is a folder"),
     (["run", "matrix.toml", "--workdir", "matrix.toml"], "matrix.toml: is a file, not a folder"),
@@ -398,9 +416,10 @@ def test_a_bad_command_line_is_one_short_error(
     (tmp_path / "matrix.toml").write_text(MINIMAL)
     monkeypatch.chdir(tmp_path)
     before = files_under(tmp_path)
-    code, _, err = run_main(args, monkeypatch, capsys)
+    code, out, err = run_main(args, monkeypatch, capsys)
     assert_short_error(code, err)
     assert expected in err
+    assert out == ""  # checked before anything is printed (a review's card included)
     assert files_under(tmp_path) == before  # no ledger, no workdir, no Prefect home
 
 
@@ -425,7 +444,7 @@ def test_status_of_a_workdir_without_a_ledger_creates_none(
 
 
 SUBPROCESS = [
-    (["audit"], "Missing argument 'bundle'"),
+    (["audit"], "Missing argument 'CAMPAIGN|FOLDER'"),
     (["statuss"], "No such command"),
     (["review", "x", "--decision", "approve"], "'--decision'"),
     (["status", "--db", "bogus://x"], "--db"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.foundation.cli import REPO, faceoff
@@ -38,3 +39,18 @@ def test_freeze_writes_the_id_and_status_reads_an_empty_ledger(tmp_path: Path) -
     status = faceoff("status", "--workdir", str(tmp_path))
     assert status.returncode == 0, status.stderr
     assert "campaigns" in status.stdout
+
+
+def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
+    result = faceoff("validate", str(GLM), "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (1, 42, 21)
+    assert [a["name"] for a in plan["arms"]] == ["exl3-r11", "nvfp4-r2"]
+    assert plan["arms"][0]["role"] == "incumbent" and plan["arms"][0]["url"].startswith("http://")
+    parts = ("startup_s", "warmups_s", "cells_s", "restoration_s")
+    worst = plan["worst_case"]
+    assert worst["total_s"] == sum(worst[k] for k in parts) > 0
+    status = faceoff("status", "--workdir", str(tmp_path), "--json")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout) == {"schema_version": 1, "campaigns": []}

@@ -51,6 +51,7 @@ def test_clean_cells_pass_every_rule_that_applies(name: str, frozen: FrozenMatri
         Reason.ERROR_RATE,
         Reason.REFUSALS,
         Reason.CONTRACT_OVERRUN,
+        Reason.NEEDLE_MISSED,
         Reason.PREEMPTIONS,
         Reason.WARM_CACHE,
         Reason.COUNTER_MISMATCH,
@@ -151,6 +152,19 @@ def test_errors_beyond_the_rate_fail_with_the_first_error(frozen: FrozenMatrix) 
     rate = num(errors.evidence["error_rate"])
     lenient = frozen.matrix.thresholds.model_copy(update={"max_error_rate": rate})
     assert not rules(art, frozen, lenient)[Reason.ERROR_RATE].failed
+
+
+def test_a_long_engine_error_is_quoted_up_to_a_word_and_says_where_the_rest_is(
+    frozen: FrozenMatrix,
+) -> None:
+    art = load("errors")
+    long = "This model's maximum context length is 32768 tokens. However, your input " * 10
+    outcomes = [o.model_copy(update={"error": long}) if o.error else o for o in art.outcomes]
+    journal = dataclasses.replace(art.journal, outcomes=outcomes)
+    detail = rules(dataclasses.replace(art, journal=journal), frozen)[Reason.ERROR_RATE].detail
+    assert detail.endswith(" … (whole error in journal.jsonl)"), detail
+    quoted = detail.split("http_error: ", 1)[1].removesuffix(" … (whole error in journal.jsonl)")
+    assert long.startswith(quoted) and long[len(quoted)] == " "  # cut between two words
 
 
 def test_http_errors_never_reached_the_engine_so_counters_still_reconcile(
@@ -260,3 +274,37 @@ def test_a_window_that_misses_requests_fails(frozen: FrozenMatrix) -> None:
     assert art.record.window is not None
     short = CellWindow(start_ns=art.record.window.start_ns + 1, end_ns=art.record.window.end_ns)
     assert failures(with_record(art, window=short), frozen) == [Reason.WINDOW_MISMATCH]
+
+
+def with_template_hits(art: CellArtifacts, shared: int | None) -> CellArtifacts:
+    """The clean cell as an engine whose chat template shares ``70`` leading tokens would
+    count it: every sent request hits the preamble's whole blocks; the plan says how many
+    tokens the prompts share (None: a plan written before it was recorded)."""
+    assert art.plan is not None and art.telemetry is not None
+    engine = art.telemetry.engine
+    block = engine.block_size or 1
+    sent = sum(1 for o in art.own_lines if o.send_ns is not None)
+    counters = dict(engine.counters)
+    hits = counters["prefix_cache_hits"]
+    counters["prefix_cache_hits"] = hits.model_copy(update={"delta": (70 // block) * block * sent})
+    telemetry = art.telemetry.model_copy(
+        update={"engine": engine.model_copy(update={"counters": counters})}
+    )
+    plan = art.plan.model_copy(update={"shared_prefix_tokens": shared})
+    # the journal lines are bound to the plan that was run: this one
+    lines = [o.model_copy(update={"plan_sha256": plan.sha256()}) for o in art.outcomes]
+    journal = dataclasses.replace(art.journal, outcomes=lines)
+    return dataclasses.replace(art, plan=plan, telemetry=telemetry, journal=journal)
+
+
+def test_the_cold_cache_rule_allows_the_whole_blocks_of_the_templates_shared_prefix(
+    frozen: FrozenMatrix,
+) -> None:
+    art = load("natural")
+    assert art.telemetry is not None and (art.telemetry.engine.block_size or 0) < 70
+    preamble = rules(with_template_hits(art, 70), frozen)[Reason.WARM_CACHE]
+    assert preamble.outcome is Outcome.PASSED, preamble.detail
+    assert num(preamble.evidence["template_hits_allowed"]) > 0
+    assert "allowed for the template's shared prefix" in preamble.detail
+    unknown = rules(with_template_hits(art, None), frozen)[Reason.WARM_CACHE]
+    assert unknown.failed  # without the plan's shared prefix, those hits look like a warm cache

@@ -31,6 +31,8 @@ def test_an_unknown_campaign_is_an_error_naming_it(tmp_path: Path) -> None:
     no_ledger = faceoff("restore", "--campaign", "nope", "--workdir", str(tmp_path))
     assert no_ledger.returncode == 2 and "no ledger yet, so no campaign" in no_ledger.stderr
     open_ledger(resolve_url(None, tmp_path)).dispose()
-    result = faceoff("restore", "--campaign", "nope", "--workdir", str(tmp_path))
+    result = faceoff("restore", "nope", "--workdir", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.startswith("error: no campaign named 'nope' in the ledger")
+    deprecated = faceoff("restore", "--campaign", "nope", "--workdir", str(tmp_path))
+    assert deprecated.returncode == 2 and deprecated.stderr == result.stderr

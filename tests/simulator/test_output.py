@@ -86,3 +86,13 @@ async def test_reasoning_content_for_older_clients(session) -> None:
         body = await answer(sim, session, "Hi", seed=1)
     assert result.deltas("reasoning_content") and not result.deltas("reasoning")
     assert message(body)["reasoning_content"] and "reasoning" not in message(body)
+
+
+async def test_the_needle_miss_fault_garbles_the_marker_beyond_its_length(session) -> None:
+    marker = "MK-7F3A-09BC-11DE"
+    short = f"{'filler ' * 20}\nThe secret marker is: {marker}\n{'more ' * 20} What is it?"
+    long = f"{'filler ' * 200}\nThe secret marker is: {marker}\n{'more ' * 200} What is it?"
+    with running("tiny", args=["--fault", "needle_miss_above_tokens=300"]) as sim:
+        assert marker in message(await answer(sim, session, short))["content"]
+        recalled = message(await answer(sim, session, long))["content"]
+    assert marker not in recalled and "MK-" in recalled

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -100,3 +101,14 @@ def test_faceoff_tickets_lists_the_open_ones(tmp_path: Path) -> None:
     assert "open tickets (3)" in done.stdout
     assert "a/tickets/a-failed-oom.md" in done.stdout
     assert "b/tickets/" not in done.stdout
+    assert "controlled-10240-c1 contract_overrun" in done.stdout  # the reason, whole
+    listed = json.loads(faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
+    assert listed["schema_version"] == 1
+    assert [t["path"] for t in listed["tickets"]] == [
+        "a/tickets/a-blocked-stop-policy.md",
+        "a/tickets/a-failed-contract-overrun.md",
+        "a/tickets/a-failed-oom.md",
+    ]
+    oom = listed["tickets"][2]["ticket"]
+    assert (oom["reason_code"], oom["cells"]) == ("oom", ["natural-8192-c4/nvfp4-r2"])
+    assert "--cell natural-8192-c4/nvfp4-r2`" in oom["suggested_next_step"]

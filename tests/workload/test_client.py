@@ -272,6 +272,21 @@ async def test_session_turn_two_follows_turn_one_on_its_stream(
         assert second.usage.prompt_tokens > first.usage.prompt_tokens
 
 
+async def test_a_session_returns_after_another_sessions_turn_one(
+    start_sim: StartSim, tmp_path: Path
+) -> None:
+    sim = start_sim()
+    interleaved = cell(
+        WorkloadKind.SESSION_REUSE, requests=4, concurrency=1, session_order="after_another"
+    )
+    plan = await http_plan(sim.url, interleaved)
+    _, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl")
+    sent = [o.index for o in sorted(outcomes, key=lambda o: o.send_ns or 0)]
+    assert sent == [0, 2, 1, 3]  # A1, B1, A2, B2 on the one stream
+    by_index = {o.index: o for o in outcomes}
+    assert (by_index[1].send_ns or 0) >= by_index[2].end_ns  # A2 after B1 ended
+
+
 async def test_head_of_line_shorts_are_sent_behind_the_long_prefill(
     start_sim: StartSim, tmp_path: Path
 ) -> None:
@@ -281,9 +296,11 @@ async def test_head_of_line_shorts_are_sent_behind_the_long_prefill(
     _, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl")
     long = next(o for o in outcomes if o.role is RequestRole.LONG_PREFILL)
     for short in (o for o in outcomes if o.role is RequestRole.SHORT):
-        # due 100 ms behind the long one, and never sent early; how late the long one's
-        # send ran on a loaded host is schedule delay, not the layout
-        assert short.due_ns - long.due_ns == 100 * MS  # type: ignore[operator]
+        # stream 1 due 100 ms before the long one (decoding when it lands), the others 100 ms
+        # behind it, and never sent early; how late a send ran on a loaded host is schedule
+        # delay, not the layout
+        offset = -100 if short.stream == 1 else 100
+        assert short.due_ns - long.due_ns == offset * MS  # type: ignore[operator]
         assert short.send_ns >= short.due_ns  # type: ignore[operator]
         assert short.usage and short.usage.prompt_tokens < 250
 

@@ -162,7 +162,10 @@ async def test_head_of_line_plans_one_long_and_short_requests() -> None:
     )
     long, *shorts = plan.requests
     assert long.role is RequestRole.LONG_PREFILL and abs(long.input_tokens - 8000) <= 4
-    assert all(abs(s.input_tokens - 300) <= 2 and s.start_offset_ms == 40 for s in shorts)
+    assert long.start_offset_ms == 40
+    assert all(abs(s.input_tokens - 300) <= 2 for s in shorts)
+    # stream 1 decodes when the long prefill lands; stream 2 queues behind it
+    assert [(s.stream, s.start_offset_ms) for s in shorts] == [(1, 0), (2, 80), (1, 0), (2, 80)]
 
 
 async def test_retokenize_keeps_the_text_and_takes_the_other_lanes_counts() -> None:

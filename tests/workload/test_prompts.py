@@ -142,7 +142,7 @@ def test_layout_deals_requests_round_robin_after_the_warmups() -> None:
     assert scored == [(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 0, 1), (4, 1, 1), (5, 2, 1), (6, 0, 2)]
 
 
-def test_head_of_line_layout_puts_shorts_behind_one_long_prefill() -> None:
+def test_head_of_line_layout_has_a_decoder_before_and_shorts_behind_one_long_prefill() -> None:
     slots = layout(
         cell(WorkloadKind.HEAD_OF_LINE, concurrency=3, requests=5),
         scored_phase=Phase.SCORED,
@@ -151,11 +151,11 @@ def test_head_of_line_layout_puts_shorts_behind_one_long_prefill() -> None:
     )
     shape = [(s.stream, s.order, s.role, s.start_offset_ms, s.target_tokens) for s in slots]
     assert shape == [
-        (0, 0, RequestRole.LONG_PREFILL, 0, 2000),
-        (1, 0, RequestRole.SHORT, 100, 64),
-        (2, 0, RequestRole.SHORT, 100, 64),
-        (1, 1, RequestRole.SHORT, 100, 64),
-        (2, 1, RequestRole.SHORT, 100, 64),
+        (0, 0, RequestRole.LONG_PREFILL, 100, 2000),
+        (1, 0, RequestRole.SHORT, 0, 64),  # decoding when the long prefill lands
+        (2, 0, RequestRole.SHORT, 200, 64),  # queued behind it
+        (1, 1, RequestRole.SHORT, 0, 64),  # closed loop: offsets only delay a stream's first
+        (2, 1, RequestRole.SHORT, 200, 64),
     ]
 
 
@@ -207,3 +207,14 @@ def test_a_warmup_only_plan_has_no_head_of_line_or_session_shape() -> None:
         ]
     with pytest.raises(FaceoffError, match="indices collide"):
         layout(cell(warmups=1), scored_phase=Phase.WARMUP, short_input_tokens=1, hol_delay_ms=0)
+
+
+def test_sessions_after_another_interleave_two_sessions_on_a_stream() -> None:
+    base = cell(WorkloadKind.SESSION_REUSE, concurrency=1, requests=6)
+    interleaved = base.model_copy(update={"session_order": "after_another"})
+    slots = layout(interleaved, scored_phase=Phase.SCORED, short_input_tokens=64, hol_delay_ms=0)
+    sent = [s.index for s in sorted(slots, key=lambda s: (s.stream, s.order))]
+    # A1 B1 A2 B2, then a last session without a partner back to back
+    assert sent == [0, 2, 1, 3, 4, 5]
+    plain = layout(base, scored_phase=Phase.SCORED, short_input_tokens=64, hol_delay_ms=0)
+    assert [s.index for s in sorted(plain, key=lambda s: s.order)] == [0, 1, 2, 3, 4, 5]

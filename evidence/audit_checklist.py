@@ -1,0 +1,189 @@
+"""``faceoff audit``'s answer as a checklist: each check, how many things it covered, its
+result, and the findings under it. Output shaping only: ``evidence.audit`` verifies.
+
+``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from collectors.summary import TELEMETRY_FILE
+from evidence.audit import (
+    CHECKS,
+    FROZEN,
+    HASHES,
+    MANIFEST,
+    REBUILT,
+    RECEIPT,
+    REVIEWS,
+    SUMMARIES,
+    TELEMETRY,
+    TICKETS,
+    VERDICTS,
+    AuditReport,
+)
+from evidence.layout import (
+    COMPARISON_FILE,
+    FROZEN_FILE,
+    REPORT_FILE,
+    RESULT_FILE,
+    REVIEWS_FILE,
+    SUMS_FILE,
+)
+from evidence.summary import SUMMARY_FILE
+from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
+from faceoff.signing import SIGNING_KEY_ENV
+from guards.verdict import VERDICT_FILE
+from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
+from matrix.freeze import read_frozen
+
+SIGNATURES = "signatures of the receipt, the reviews and SHA256SUMS"
+PROTECTED = "protected operator files declared and unchanged"
+
+Result = Literal["ok", "failed", "warning", "not checked"]
+IDS = {
+    HASHES: "hashes",
+    FROZEN: "frozen_matrix",
+    RECEIPT: "receipt",
+    SUMMARIES: "summaries",
+    TELEMETRY: "telemetry",
+    VERDICTS: "verdicts",
+    REVIEWS: "reviews",
+    REBUILT: "rebuilt",
+    MANIFEST: "manifest",
+    TICKETS: "tickets",
+    SIGNATURES: "signatures",
+    PROTECTED: "protected_files",
+}
+
+
+class AuditFinding(Spec):
+    file: str = Field(description="Relative to the bundle.")
+    field: str = Field(description="Path inside it, elements named by id; '' for the file.")
+    problem: str
+
+
+class Check(Spec):
+    id: str = Field(description="Stable name of the check, for scripts.")
+    check: str = Field(description="What was verified.")
+    count: int = Field(description="How many files or records it covered.")
+    result: Result
+    note: str = Field(default="", description="Why a check warns or was not run.")
+    findings: list[AuditFinding] = Field(default_factory=list)
+
+
+class AuditOutput(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Audit output format version.")
+    bundle: str = Field(description="The bundle folder audited.")
+    ok: bool = Field(description="No finding: faceoff audit exits 0.")
+    checks: list[Check]
+    notes: list[str] = Field(description="What was not checked, and why.")
+
+
+def checklist(report: AuditReport, *, signed: bool) -> AuditOutput:
+    """``signed``: the operator's key was given, so signatures were checked."""
+    counts = _counts(report)
+    checks = [_check(report, name, counts.get(name, 0)) for name in CHECKS]
+    if signed:
+        checks.append(_made(SIGNATURES, 1, "ok"))
+    else:
+        checks.append(_made(SIGNATURES, 0, "not checked", f"{SIGNING_KEY_ENV} is not set"))
+    checks.append(_protected(report))
+    return AuditOutput(bundle=str(report.root), ok=report.ok, checks=checks, notes=report.notes)
+
+
+def lines(output: AuditOutput) -> list[str]:
+    """The checklist as the terminal shows it: one line per check, its findings under it."""
+    marks = {"ok": "ok  ", "failed": "FAIL", "warning": "WARN", "not checked": "skip"}
+    verdict = "OK" if output.ok else f"{sum(len(c.findings) for c in output.checks)} problem(s)"
+    shown = [f"{output.bundle}: {verdict}"]
+    for check in output.checks:
+        note = f" — {check.note}" if check.note else ""
+        shown.append(f"  [{marks[check.result]}] {check.check} ({check.count}){note}")
+        for finding in check.findings:
+            where = f"{finding.file}: {finding.field}" if finding.field else finding.file
+            shown.append(f"         {where}: {finding.problem}")
+    return shown + [f"note: {n}" for n in output.notes if SIGNING_KEY_ENV not in n]
+
+
+def _check(report: AuditReport, name: str, count: int) -> Check:
+    found = [
+        AuditFinding(file=f.file, field=f.field, problem=f.problem)
+        for f in report.findings
+        if f.check == name
+    ]
+    return _made(name, count=count, result="failed" if found else "ok", findings=found)
+
+
+def _made(
+    name: str,
+    count: int,
+    result: Result,
+    note: str = "",
+    findings: list[AuditFinding] | None = None,
+) -> Check:
+    return Check(id=IDS[name], check=name, count=count, result=result, note=note,
+                 findings=findings or [])  # fmt: skip
+
+
+def _counts(report: AuditReport) -> dict[str, int]:
+    root = report.root
+    checked = report.checked
+    named = {SUMMARIES: SUMMARY_FILE, TELEMETRY: TELEMETRY_FILE, VERDICTS: VERDICT_FILE}
+    counts = {
+        name: sum(1 for c in checked if c.endswith(f"/{file}")) for name, file in named.items()
+    }
+    counts[REBUILT] = sum(1 for c in checked if c in (COMPARISON_FILE, RESULT_FILE, REPORT_FILE))
+    counts[HASHES] = _lines(root / SUMS_FILE)
+    counts[REVIEWS] = _lines(root / REVIEWS_FILE)
+    counts[RECEIPT] = _bound(root / RECEIPT_FILE)
+    for name in CHECKS:
+        counts.setdefault(name, 1 if _ran(report, name) else 0)
+    return counts
+
+
+def _ran(report: AuditReport, name: str) -> bool:
+    """Whether the audit got as far as the check (it stops at an unreadable frozen matrix)."""
+    return CHECKS.index(name) <= CHECKS.index(report.step)
+
+
+def _protected(report: AuditReport) -> Check:
+    try:
+        declared = len(read_frozen(report.root / FROZEN_FILE).matrix.protected_files)
+    except FaceoffError:
+        return _made(PROTECTED, count=0, result="not checked", note="no frozen matrix")
+    if declared == 0:
+        note = (
+            "none declared: nothing shows the operator's files were left alone; "
+            "list them in the matrix's protected_files"
+        )
+        return _made(PROTECTED, count=0, result="warning", note=note)
+    try:
+        changed = protected_problems(Receipt.read(report.root / RECEIPT_FILE).protected_files)
+    except FaceoffError:
+        return _made(PROTECTED, count=declared, result="not checked", note="no receipt")
+    if changed:  # the receipt says so truthfully: a warning for the reader, not a finding
+        return _made(PROTECTED, count=declared, result="warning", note="; ".join(changed))
+    return _made(PROTECTED, count=declared, result="ok")
+
+
+def _lines(path: Path) -> int:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return sum(1 for line in handle if line.strip())
+    except OSError:
+        return 0
+
+
+def _bound(path: Path) -> int:
+    """The receipt and every native file it binds."""
+    try:
+        return 1 + len(Receipt.read(path).bound_files)
+    except FaceoffError:
+        return 0

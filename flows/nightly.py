@@ -1,0 +1,73 @@
+"""Dated campaigns: one campaign per night, named by the night's date where it is scheduled.
+
+A deployment with ``dated: true`` names its campaign ``<name>-YYYYMMDD``. The date is the
+run's scheduled start read in the timezone of the deployment's schedule (``30 1 * * *``
+in ``Europe/Berlin`` is the night of the Berlin date): read in UTC instead, 01:30 Berlin
+is the previous UTC day all summer, the two nights around the spring change share one
+date and the autumn change skips one. A run not started by a deployment dates in UTC.
+
+A dated run never reopens a closed campaign: a second run with the same date (a schedule
+that fired twice, a manual run the same night) is refused with a message instead of
+"resuming" a closed campaign and measuring nothing. An open one (a night that was killed)
+is resumed, restoration first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from faceoff.errors import FaceoffError
+from ledger.campaigns import find_campaign
+from ledger.db import open_ledger, resolve_url, session_scope
+
+UTC_ZONE = "UTC"
+CLOSED = ("complete", "closed_partial")
+
+
+def night_of(scheduled: datetime, timezone: str | None) -> date:
+    """The date of ``scheduled`` (an aware time) in ``timezone`` (UTC when None)."""
+    return scheduled.astimezone(ZoneInfo(timezone or UTC_ZONE)).date()
+
+
+def schedule_timezone(timezones: Sequence[str | None]) -> str | None:
+    """The one timezone of a deployment's schedules; None when it has none, or several that
+    disagree (no single night then: the run dates in UTC)."""
+    distinct = {tz or UTC_ZONE for tz in timezones}
+    return distinct.pop() if len(distinct) == 1 else None
+
+
+def deployment_timezone(deployment_id: str | None) -> str | None:
+    """The timezone of the deployment's schedules (None: a run not started by one)."""
+    from prefect.client.orchestration import get_client  # noqa: PLC0415  (needs the Prefect API)
+
+    if deployment_id is None:
+        return None
+    with get_client(sync_client=True) as client:
+        found = client.read_deployment(deployment_id)
+    zones = [getattr(s.schedule, "timezone", None) for s in found.schedules if s.active]
+    return schedule_timezone(zones)
+
+
+def refuse_closed(workdir: Path, campaign: str) -> None:
+    """A dated run stops here when its night's campaign is already closed."""
+    engine = open_ledger(resolve_url(None, workdir))
+    try:
+        with session_scope(engine) as session:
+            row = find_campaign(session, campaign)
+            status = row.status if row is not None else None
+            closed_at = row.closed_at if row is not None else None
+    finally:
+        engine.dispose()
+    if status in CLOSED:
+        when = f" at {closed_at:%Y-%m-%d %H:%M} UTC" if closed_at else ""
+        raise FaceoffError(
+            f"campaign {campaign!r} closed {status.replace('_', ' ')}{when}; a dated run opens "
+            "one campaign per night and never reopens a closed one",
+            where="dated: true",
+            fix="if the schedule fired twice the same night, check its timezone; to rerun "
+            f"cells, `faceoff review {campaign} --decision rerun_cells --cell …` then "
+            "`faceoff run` with its matrix",
+        )

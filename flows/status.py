@@ -1,0 +1,169 @@
+"""``faceoff status``'s facts: what the ledger says of each campaign, and whether its
+incumbent answers now. The terminal table and ``--json`` both show this one model.
+
+``--json`` prints ``StatusReport`` (docs/flows.md, "Output for scripts"). Format history
+of ``StatusReport.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from sqlmodel import Session, col, select
+
+from evidence.layout import FROZEN_FILE
+from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
+from flows.console import status_label
+from flows.health import probe_incumbent
+from flows.opening import RUNNING
+from flows.phase import utc
+from lanes.http import Http
+from lanes.receipt import verify_receipt
+from ledger.campaigns import cell_runs
+from ledger.restoration import find_restoration
+from ledger.tables import CampaignRow, CellRunRow, ReviewRow
+from matrix.freeze import read_frozen
+
+
+class Decision(Spec):
+    decision: str = Field(description="promote | no_promotion | rerun_cells.")
+    reviewer: str = Field(description="Who decided.")
+    note: str = Field(description="Why.")
+    at: datetime = Field(description="When it was recorded (UTC).")
+
+
+class Incumbent(Spec):
+    arm: str = Field(description="The incumbent arm.")
+    url: str = Field(description="Where it listens.")
+    answering: bool = Field(description="GET /v1/models lists its served model now.")
+    detail: str = Field(description="What it serves, or how it failed to answer.")
+
+
+class CellRun(Spec):
+    cell_id: str
+    arm: str
+    attempt: int
+    disposition: str = Field(description="pending | accepted | failed | blocked.")
+    reason_code: str | None
+    reason: str | None
+    interrupted: bool
+
+
+class CampaignStatus(Spec):
+    name: str
+    matrix_id: str
+    status: str = Field(
+        description="open | running | interrupted (running, but no live run holds its lock) "
+        "| complete | closed_partial."
+    )
+    evidence_dir: str
+    started_at: datetime = Field(description="When the campaign was first opened (UTC).")
+    ended_at: datetime | None = Field(description="When it last closed; None while open.")
+    duration_s: float = Field(description="Opening to closing, or to now while not closed.")
+    accepted: int
+    failed: int
+    blocked: int
+    pending: int
+    decision: Decision | None = Field(description="The latest review; None before one.")
+    restoration: str | None = Field(
+        description="required | restoring | restored | failed; None: the incumbent was never "
+        "touched."
+    )
+    receipt: str | None = Field(description="Path of the restoration receipt.")
+    receipt_valid: bool | None = Field(
+        description="The receipt's own hash verifies; None where there is none."
+    )
+    incumbent: Incumbent | None = Field(
+        description="Probed only for one named campaign that is not running."
+    )
+    cell_runs: list[CellRun] | None = Field(description="Every attempt, for one named campaign.")
+
+
+class StatusReport(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Status output format version.")
+    campaigns: list[CampaignStatus]
+
+
+def campaign_status(
+    session: Session,
+    row: CampaignRow,
+    *,
+    running: Collection[str],
+    now: Callable[[], datetime],
+    http: Http | None = None,
+) -> CampaignStatus:
+    """The campaign's facts; with ``http``, its attempts and its incumbent's health too."""
+    restoration = find_restoration(session, row)
+    started, ended = utc(row.created_at), utc(row.closed_at) if row.closed_at else None
+    status = status_label(row, running)
+    return CampaignStatus(
+        name=row.name,
+        matrix_id=row.matrix_id,
+        status=status,
+        evidence_dir=row.evidence_dir,
+        started_at=started,
+        ended_at=ended,
+        duration_s=((ended or now()) - started).total_seconds(),
+        accepted=row.accepted,
+        failed=row.failed,
+        blocked=row.blocked,
+        pending=row.pending,
+        decision=latest_decision(session, row),
+        restoration=restoration.state if restoration else None,
+        receipt=restoration.receipt_path if restoration else None,
+        receipt_valid=_receipt_valid(restoration.receipt_path if restoration else None),
+        incumbent=None if http is None or status == RUNNING else _incumbent(row, http),
+        cell_runs=None if http is None else [_cell_run(r) for r in cell_runs(session, row)],
+    )
+
+
+def latest_decision(session: Session, row: CampaignRow) -> Decision | None:
+    query = (
+        select(ReviewRow)
+        .where(ReviewRow.campaign_id == row.id)
+        .order_by(col(ReviewRow.created_at).desc(), col(ReviewRow.id).desc())
+    )
+    found = session.exec(query).first()
+    if found is None:
+        return None
+    return Decision(
+        decision=found.decision, reviewer=found.reviewer, note=found.note, at=utc(found.created_at)
+    )
+
+
+def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
+    try:
+        arm = read_frozen(Path(row.evidence_dir) / FROZEN_FILE).matrix.incumbent
+    except FaceoffError:
+        return None  # not frozen yet, or the folder is gone: nothing to ask
+    health = probe_incumbent(arm, http)
+    return Incumbent(arm=health.arm, url=health.url, answering=health.answering,
+                     detail=health.detail)  # fmt: skip
+
+
+def _receipt_valid(path: str | None) -> bool | None:
+    if not path:
+        return None
+    try:
+        verify_receipt(Path(path))
+    except FaceoffError:
+        return False
+    return True
+
+
+def _cell_run(run: CellRunRow) -> CellRun:
+    return CellRun(
+        cell_id=run.cell_id,
+        arm=run.arm,
+        attempt=run.attempt,
+        disposition=run.disposition,
+        reason_code=run.reason_code,
+        reason=run.reason,
+        interrupted=run.interrupted,
+    )

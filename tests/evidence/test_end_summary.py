@@ -1,0 +1,61 @@
+"""`faceoff run`'s end summary over a real bundle's comparison: at most 25 lines, cells past
+the room left to RESULT.md, each candidate's verdict counted from its ratio intervals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from evidence.bundle import BundleIndex
+from evidence.comparison import Comparison
+from flows.closing import CampaignResult
+from flows.ending import MAX_LINES, end_summary
+from guards.dispositions import Closure
+
+
+def summary_lines(comparison: Comparison, bundle: Path) -> list[str]:
+    coverage = comparison.coverage
+    closure = Closure(
+        status=coverage.status, planned=coverage.planned, accepted=coverage.accepted,
+        failed=coverage.failed, blocked=coverage.blocked, pending=coverage.pending,
+        sentence=coverage.sentence,
+    )  # fmt: skip
+    result = CampaignResult(comparison.campaign, closure, bundle, card="")
+    console = Console(record=True, width=200)
+    console.print(end_summary(result))
+    return console.export_text().rstrip("\n").splitlines()
+
+
+def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: BundleIndex) -> None:
+    comparison = Comparison.read(built.root / "comparison.json")
+    lines = summary_lines(comparison, built.root)
+    assert lines[0] == f"glm53-sim: {comparison.coverage.sentence}"
+    assert lines[1].startswith("decision: pending human review; record it with `faceoff review")
+    assert lines[2].split() == ["cell", "exl3-r11", "nvfp4-r2", "nvfp4-r2", "vs", "exl3-r11"]
+    for cell in comparison.cells:
+        row = next(line for line in lines if line.startswith(cell.id + " "))
+        if cell.ratios:
+            said = [r.verdict for r in cell.ratios]
+            counts = f"better {said.count('better')}, worse {said.count('worse')}"
+            assert f"{cell.pairs[0].verdict} ({counts}" in row
+        else:
+            assert "not compared: " in row
+    assert lines[-3:] == [
+        "restoration: the incumbent was never touched",
+        f"RESULT.md: {built.root / 'RESULT.md'}",
+        f"report.html: {built.root / 'report.html'}",
+    ]
+
+
+def test_more_cells_than_lines_are_left_to_result_md(built: BundleIndex, tmp_path: Path) -> None:
+    comparison = Comparison.read(built.root / "comparison.json")
+    cells = comparison.cells
+    many = [c.model_copy(update={"id": f"{c.id}-r{n}"}) for n in range(12) for c in cells]
+    bigger = comparison.model_copy(update={"cells": many})
+    bigger.write(tmp_path / "comparison.json")
+    lines = summary_lines(bigger, tmp_path)
+    assert len(lines) <= MAX_LINES, "\n".join(lines)
+    shown = sum(1 for line in lines for c in many if line.startswith(c.id + " "))
+    assert f"… {len(many) - shown} more cells in RESULT.md" in lines
+    assert lines[-1] == f"report.html: {tmp_path / 'report.html'}"

@@ -1,0 +1,67 @@
+"""Plans on a real lane: arm warmups shaped like any probe cell; the prompts' shared prefix."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from flows.planning import plan_cell, plan_warmups
+from simulator.launch import SimServer
+from tests.flows.conftest import cell, sim_arm, write_plan
+from workload.outcome import Phase, RequestRole
+from workload.tokenizer import shared_prefix
+
+
+@pytest.mark.parametrize(
+    ("kind", "shape", "warmups"),
+    [
+        ("head_of_line", {"concurrency": 3, "requests": 5}, 2),
+        ("session_reuse", {"concurrency": 2, "requests": 4}, 3),  # odd: no whole session
+        ("needle", {"concurrency": 1, "requests": 2}, 1),
+    ],
+)
+def test_warmups_of_a_probe_cell_plan_as_independent_requests_on_one_stream(
+    sim: SimServer, tmp_path: Path, kind: str, shape: dict[str, int], warmups: int
+) -> None:
+    probe = cell(id=f"{kind}-400", kind=kind, **shape)
+    plan = plan_warmups(
+        probe,
+        sim_arm(sim, warmups=warmups),
+        base_url=sim.url,
+        seed=3,
+        namespace="flows-tests:arm-warmup",
+    )
+    assert [(r.phase, r.stream, r.role) for r in plan.requests] == [
+        (Phase.WARMUP, 0, RequestRole.SINGLE)
+    ] * warmups
+    assert {r.target_input_tokens for r in plan.requests} == {probe.input_tokens}
+    # The needle keeps its kind: its warmups carry a marker like its scored requests.
+    assert all((r.marker is not None) == (kind == "needle") for r in plan.requests)
+
+
+def test_a_plan_records_the_prefix_every_prompt_shares_on_the_lane(
+    sim: SimServer, tmp_path: Path
+) -> None:
+    plan = write_plan(sim, tmp_path, cell(requests=3))
+    vectors = [tokenize(sim, [m.model_dump() for m in r.messages]) for r in plan.requests]
+    # the template's preamble and the '[' that opens every nonce: the same on each prompt
+    assert plan.shared_prefix_tokens == shared_prefix(vectors) > 0
+    assert len({v[plan.shared_prefix_tokens] for v in vectors}) > 1  # then they part
+    again = plan_cell(
+        cell(requests=3), sim_arm(sim), base_url=sim.url, seed=3, namespace="flows-tests",
+        reference=plan,
+    )  # fmt: skip
+    assert again.shared_prefix_tokens == plan.shared_prefix_tokens
+
+
+def tokenize(sim: SimServer, messages: list[dict[str, str]]) -> list[int]:
+    body = {"model": "sim-tiny", "messages": messages, "add_generation_prompt": True}
+    request = urllib.request.Request(
+        sim.url + "/tokenize", data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return list(json.loads(answer.read())["tokens"])
