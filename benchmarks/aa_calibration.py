@@ -29,13 +29,14 @@ from pathlib import Path
 from evidence.aa import TARGET_RATE
 from evidence.cells import RATIO_METRICS, metric_sample
 from evidence.comparison import Comparison, Ratio
+from evidence.inputs import scored_ok
 from evidence.stats import RatioInterval, Sample, median_ratio
 from flows import ephemeral
 from flows.restore import restore_tools
 from lanes.leftovers import teardown as stop_campaign_lanes
 from matrix.load import load_matrix
 from matrix.model import Cell
-from workload.journal import read_journal
+from workload.journal import JournalScan
 
 REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "matrix" / "examples" / "sim-aa.toml"
@@ -93,7 +94,7 @@ def pair_intervals(
     cell: Cell, journals: list[Path], seed: int, *, blocks: bool
 ) -> list[RatioInterval]:
     """Every metric's ratio of the two arms' journals, block or plain bootstrap."""
-    inc, cand = (read_journal(j).outcomes for j in journals)
+    inc, cand = (scored_ok(JournalScan(j)) for j in journals)
     found = []
     for metric in RATIO_METRICS:
         a, b = metric_sample(cell, inc, metric), metric_sample(cell, cand, metric)

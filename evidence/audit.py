@@ -24,6 +24,7 @@ derived file is required: a missing one is a finding.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
 from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
+from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
@@ -240,12 +242,16 @@ def _attempt(
     folder: CampaignFolder, attempt: AttemptDir, frozen: FrozenMatrix, report: AuditReport
 ) -> None:
     base = attempt.path
+    journal = functools.cache(lambda: read_journal(base / JOURNAL_NAME))  # summary and verdict
     if (base / PLAN_NAME).is_file() and (base / JOURNAL_NAME).is_file():
         report.step = SUMMARIES
         arm, number = attempt.arm, attempt.attempt
         slo = cell_slo(frozen.matrix, attempt.cell_id)
-        _compare(folder, base / SUMMARY_FILE, RequestSummary, report,
-                 lambda: summarize_attempt(base, arm=arm, attempt=number, slo=slo))  # fmt: skip
+
+        def summary() -> RequestSummary:
+            return summarize_attempt(base, arm=arm, attempt=number, slo=slo, journal=journal())
+
+        _compare(folder, base / SUMMARY_FILE, RequestSummary, report, summary)
     record = CellRecord.read(base / CELL_FILE) if (base / CELL_FILE).is_file() else None
     if record is not None and record.window is not None:
         report.step = TELEMETRY
@@ -254,7 +260,8 @@ def _attempt(
                  lambda: summarize_folder(base, window, settings, vllm_aliases()))  # fmt: skip
     if record is not None and (base / VERDICT_FILE).is_file():
         report.step = VERDICTS
-        _compare(folder, base / VERDICT_FILE, Verdict, report, lambda: judge_cell(base, frozen))
+        _compare(folder, base / VERDICT_FILE, Verdict, report,
+                 lambda: judge_cell(base, frozen, journal=journal()))  # fmt: skip
 
 
 def _compare(

@@ -31,8 +31,7 @@ from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.metrics import REQUEST_METRICS, higher_is_better
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.metrics import REQUEST_METRICS, TimedRequest, higher_is_better
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
@@ -241,22 +240,17 @@ def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
     )
 
 
-def metric_values(outcomes: Sequence[RequestOutcome], metric: str) -> tuple[float, ...]:
-    """The metric over scored ok requests, as the summary's distributions take it."""
-    return tuple(v for _, v in _timed_values(outcomes, metric))
-
-
-def _timed_values(outcomes: Sequence[RequestOutcome], metric: str) -> list[tuple[int, float]]:
+def _timed_values(requests: Sequence[TimedRequest], metric: str) -> list[tuple[int, float]]:
     """(send_ns, value) of the metric over scored ok requests."""
     fn = REQUEST_METRICS[metric]
-    scored = (o for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK)
-    timed = ((o.send_ns or 0, fn(o).value) for o in scored)
+    timed = ((r.send_ns or 0, fn(r).value) for r in requests)
     return [(t, v) for t, v in timed if v is not None]
 
 
-def metric_sample(cell: Cell, outcomes: Sequence[RequestOutcome], metric: str) -> Sample:
-    """The metric's values with their blocks: consecutive requests in send order."""
-    timed = _timed_values(outcomes, metric)
+def metric_sample(cell: Cell, requests: Sequence[TimedRequest], metric: str) -> Sample:
+    """The metric's values over scored ok requests (``evidence.inputs.scored_ok``), with
+    their blocks: consecutive requests in send order."""
+    timed = _timed_values(requests, metric)
     blocks = time_blocks([t for t, _ in timed], cell.concurrency)
     return Sample(stratum(cell), tuple(v for _, v in timed), blocks)
 
@@ -276,8 +270,10 @@ def pair_ratios(
     each arm's highest rate within SLO)."""
     if cell.sweep is not None and cell.sweep.rates is None:
         return []
+    # Read here, one pair at a time, so that a campaign's journals are never all in memory.
+    requests = (incumbent.scored_ok(), candidate.scored_ok())
     found = (
-        _ratio(cell, metric, incumbent, candidate, name=name, seed=seed, statistic=statistic)
+        _ratio(cell, metric, requests, name=name, seed=seed, statistic=statistic)
         for metric in metrics
     )
     return [r for r in found if r is not None]
@@ -286,16 +282,15 @@ def pair_ratios(
 def _ratio(
     cell: Cell,
     metric: str,
-    incumbent: AttemptInputs,
-    candidate: AttemptInputs,
+    requests: tuple[Sequence[TimedRequest], Sequence[TimedRequest]],
     *,
     name: str,
     seed: int,
     statistic: RatioStatistic,
 ) -> Ratio | None:
     found = median_ratio(
-        metric_sample(cell, incumbent.outcomes, metric),
-        metric_sample(cell, candidate.outcomes, metric),
+        metric_sample(cell, requests[0], metric),
+        metric_sample(cell, requests[1], metric),
         seed=seed,
         statistic=STATISTICS[statistic],
     )

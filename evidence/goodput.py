@@ -52,19 +52,38 @@ def is_good(outcome: RequestOutcome, slo: Slo) -> bool:
 
 def goodput(outcomes: Sequence[RequestOutcome], slo: Slo) -> Goodput:
     """The cell's goodput over its scored requests (warmups and diagnostics never count)."""
-    scored = [o for o in outcomes if o.phase is Phase.SCORED]
-    good = [o for o in scored if is_good(o, slo)]
-    window = cell_window(scored)
-    window_s = (window[1] - window[0]) / NS_PER_S if window else None
-    tokens = sum(o.usage.completion_tokens for o in good if o.usage is not None)
-    attainment = len(good) / len(scored) if scored else None
-    return Goodput(
-        slo=slo,
-        scored=len(scored),
-        good=len(good),
-        attainment=attainment,
-        within_slo=None if attainment is None else attainment >= slo.attainment,
-        requests_per_s=len(good) / window_s if window_s else None,  # a zero window has no rate
-        output_tps=tokens / window_s if window_s else None,
-        window_s=window_s,
-    )
+    count = GoodputCount(slo)
+    for outcome in outcomes:
+        count.add(outcome)
+    return count.result(cell_window([o for o in outcomes if o.phase is Phase.SCORED]))
+
+
+class GoodputCount:
+    """Goodput counted line by line, so a streamed journal needs no second pass."""
+
+    def __init__(self, slo: Slo) -> None:
+        self.slo = slo
+        self.scored = self.good = self.tokens = 0
+
+    def add(self, outcome: RequestOutcome) -> None:
+        if outcome.phase is not Phase.SCORED:
+            return
+        self.scored += 1
+        if is_good(outcome, self.slo):
+            self.good += 1
+            self.tokens += outcome.usage.completion_tokens if outcome.usage is not None else 0
+
+    def result(self, window: tuple[int, int] | None) -> Goodput:
+        """``window``: the cell window (first scored send, last scored end), in ns."""
+        window_s = (window[1] - window[0]) / NS_PER_S if window else None
+        attainment = self.good / self.scored if self.scored else None
+        return Goodput(
+            slo=self.slo,
+            scored=self.scored,
+            good=self.good,
+            attainment=attainment,
+            within_slo=None if attainment is None else attainment >= self.slo.attainment,
+            requests_per_s=self.good / window_s if window_s else None,  # zero window: no rate
+            output_tps=self.tokens / window_s if window_s else None,
+            window_s=window_s,
+        )

@@ -7,6 +7,7 @@ follow are pure functions of what this module returns.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
 from evidence.posture import PostureView, read_posture
 from evidence.quality import LoadedResult, read_quality
+from evidence.roles import counted
 from evidence.summary import SUMMARY_FILE, RequestSummary
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
@@ -23,9 +25,11 @@ from guards.verdict import RuleResult
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from matrix.freeze import FrozenMatrix, read_frozen
+from matrix.model import LengthRule
 from matrix.plan import PairKey, plan
-from workload.journal import read_journal
-from workload.outcome import RequestOutcome
+from workload.journal import JournalScan, read_journal
+from workload.metrics import Timing
+from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
 
@@ -33,9 +37,17 @@ from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 class AttemptInputs:
     where: AttemptDir
     summary: RequestSummary | None
-    outcomes: tuple[RequestOutcome, ...]
     telemetry: TelemetrySummary | None
     judgement: Judgement
+
+    def scored_ok(self) -> list[Timing]:
+        """The journal's scored ok requests, read now (streamed, not kept: ask once)."""
+        return scored_ok(JournalScan(self.where.path / JOURNAL_NAME))
+
+    def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
+        """The journal's scored requests a statistic counts under the cell's length rule
+        (``evidence.roles.counted``), read now and streamed: only those lines are kept."""
+        return counted(JournalScan(self.where.path / JOURNAL_NAME), length_rule)
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,11 @@ class CampaignInputs:
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
     posture: PostureView | None = None  # the host's posture at the start and the end
+
+
+def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[Timing]:
+    """The timings of the scored ok requests, which the comparison's ratios are taken over."""
+    return [Timing.of(o) for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK]
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:
@@ -124,7 +141,6 @@ def load_attempt(where: AttemptDir) -> AttemptInputs:
     return AttemptInputs(
         where=where,
         summary=RequestSummary.read(summary_path) if summary_path.is_file() else None,
-        outcomes=tuple(read_journal(where.path / JOURNAL_NAME).outcomes),
         telemetry=TelemetrySummary.read(telemetry_path) if telemetry_path.is_file() else None,
         judgement=read_judgement(where),
     )

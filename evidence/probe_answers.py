@@ -28,7 +28,7 @@ from itertools import pairwise
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.inputs import AttemptInputs
 from evidence.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
-from evidence.roles import by_stream, counted
+from evidence.roles import by_stream
 from evidence.stats import Sample, describe, median_ratio, time_blocks
 from matrix.model import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, REQUEST_METRICS
@@ -56,9 +56,7 @@ class Side:
 
 
 def side(arm: str, attempt: AttemptInputs, cell: Cell, journal: str) -> Side:
-    return Side(
-        arm, tuple(counted(attempt.outcomes, cell.length_finishes)), attempt.telemetry, journal
-    )
+    return Side(arm, tuple(attempt.counted(cell.length_finishes)), attempt.telemetry, journal)
 
 
 def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[ProbeAnswer]:

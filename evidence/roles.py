@@ -10,15 +10,22 @@ when the cell's ``length_finishes`` rule includes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from matrix.model import LengthRule
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
 
 
-def counted(outcomes: Sequence[RequestOutcome], length_rule: LengthRule) -> list[RequestOutcome]:
+def counted_statuses(length_rule: LengthRule) -> frozenset[Status]:
+    """The terminal statuses of the scored requests a statistic counts."""
+    if length_rule == "include":
+        return frozenset({Status.OK, Status.LENGTH_LIMIT})
+    return frozenset({Status.OK})
+
+
+def counted(outcomes: Iterable[RequestOutcome], length_rule: LengthRule) -> list[RequestOutcome]:
     """The scored requests a statistic counts, in journal order."""
-    statuses = {Status.OK, Status.LENGTH_LIMIT} if length_rule == "include" else {Status.OK}
+    statuses = counted_statuses(length_rule)
     return [o for o in outcomes if o.phase is Phase.SCORED and o.status in statuses]
 
 

@@ -26,6 +26,7 @@ Format history of ``RequestSummary.schema_version``:
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -34,16 +35,22 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.goodput import Goodput, goodput
+from evidence.goodput import Goodput, GoodputCount
 from evidence.load import LoadSummary, load_summary
-from evidence.roles import by_role, counted, length_limited
+from evidence.roles import counted_statuses
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
 from matrix.model import LengthRule, Matrix, omitted_at
 from matrix.slo import Slo
-from workload.journal import JournalContents, read_journal
-from workload.metrics import REQUEST_METRICS, aggregate_output_throughput, cell_window
-from workload.outcome import Phase, RequestOutcome
+from workload.journal import JournalContents, JournalScan
+from workload.metrics import (
+    REQUEST_METRICS,
+    TimedRequest,
+    Timing,
+    aggregate_output_throughput,
+    cell_window,
+)
+from workload.outcome import Phase, RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -138,57 +145,142 @@ def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -
     return Stats(**asdict(dist), undefined=undefined or {})
 
 
-def metric_stats(outcomes: Sequence[RequestOutcome]) -> dict[str, Stats]:
-    result = {}
-    for name, fn in REQUEST_METRICS.items():
-        values: list[float] = []
-        undefined: Counter[str] = Counter()
-        for outcome in outcomes:
+class _MetricValues:
+    """Each request metric's values (floats only) and undefined reasons, request by request."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, array[float]] = {name: array("d") for name in REQUEST_METRICS}
+        self.undefined: dict[str, Counter[str]] = {name: Counter() for name in REQUEST_METRICS}
+
+    def add(self, outcome: TimedRequest) -> None:
+        for name, fn in REQUEST_METRICS.items():
             measured = fn(outcome)
             if measured.value is None:
-                undefined[measured.reason or "undefined"] += 1
+                self.undefined[name][measured.reason or "undefined"] += 1
             else:
-                values.append(measured.value)
-        result[name] = stats_of(values, dict(sorted(undefined.items())))
-    return result
+                self.values[name].append(measured.value)
+
+    def stats(self) -> dict[str, Stats]:
+        return {
+            name: stats_of(self.values[name], dict(sorted(self.undefined[name].items())))
+            for name in REQUEST_METRICS
+        }
+
+
+def metric_stats(outcomes: Sequence[TimedRequest]) -> dict[str, Stats]:
+    """Each request metric's distribution over these requests."""
+    values = _MetricValues()
+    for outcome in outcomes:
+        values.add(outcome)
+    return values.stats()
+
+
+class _Tally:
+    """One pass over an attempt's journal lines: counts, and floats where a distribution
+    needs every value; no line is kept whole."""
+
+    def __init__(self, plan: RequestPlan, arm: str, attempt: int, slo: Slo | None) -> None:
+        self.plan_hash, self.cell_id, self.arm, self.attempt = (
+            plan.sha256(),
+            plan.cell.id,
+            arm,
+            attempt,
+        )
+        self.length_rule: LengthRule = plan.cell.length_finishes
+        self.counts = counted_statuses(self.length_rule)
+        self.lines = self.ours = self.warmups = self.diagnostics = 0
+        self.refusals = self.contract_violations = self.markers_missed = 0
+        self.length_limited = 0
+        self.indices: set[int] = set()
+        self.statuses: Counter[str] = Counter()
+        self.targets: set[int] = set()
+        self.scored: list[Timing] = []
+        self.input_tokens: array[float] = array("d")
+        self.completion_tokens: array[float] = array("d")
+        self.metrics = _MetricValues()
+        self.roles: dict[RequestRole, _MetricValues] = {}
+        # an open-loop plan's step summary reads whole scored lines: kept only for those
+        self.open_loop: list[RequestOutcome] | None = [] if plan.load is not None else None
+        self.goodput = GoodputCount(slo) if slo is not None else None
+
+    def add(self, o: RequestOutcome) -> None:
+        self.lines += 1
+        if not o.of_attempt(self.cell_id, self.arm, self.attempt, self.plan_hash):
+            return
+        self.ours += 1
+        self.warmups += o.phase is Phase.WARMUP
+        self.diagnostics += o.phase is Phase.DIAGNOSTIC
+        if o.phase is not Phase.SCORED:
+            return
+        if self.goodput is not None:
+            self.goodput.add(o)
+        self.scored.append(Timing.of(o))
+        if self.open_loop is not None:
+            self.open_loop.append(o)
+        self.indices.add(o.index)
+        self.statuses[o.status.value] += 1
+        self.refusals += o.refusal
+        self.contract_violations += o.overran_contract
+        self.markers_missed += o.marker_found is False
+        self.targets.add(o.target_input_tokens)
+        self.length_limited += o.status is Status.LENGTH_LIMIT
+        if o.status in self.counts:
+            if o.usage:
+                self.input_tokens.append(o.usage.prompt_tokens)
+                self.completion_tokens.append(o.usage.completion_tokens)
+            self.metrics.add(o)
+            self.roles.setdefault(o.role, _MetricValues()).add(o)
+
+    def role_stats(self) -> dict[str, dict[str, Stats]]:
+        """The counted requests' metrics role by role, roles in their enum order (as
+        ``evidence.roles.by_role`` groups them); empty when there is one role."""
+        if len(self.roles) < 2:
+            return {}
+        return {role.value: self.roles[role].stats() for role in RequestRole if role in self.roles}
 
 
 def summarize_journal(
-    contents: JournalContents, plan: RequestPlan, *, arm: str, attempt: int, slo: Slo | None
+    contents: JournalContents | JournalScan,
+    plan: RequestPlan,
+    *,
+    arm: str,
+    attempt: int,
+    slo: Slo | None,
 ) -> RequestSummary:
     """The summary of one attempt from its journal lines and the plan that was run, with
-    goodput under ``slo`` (the cell's, as the frozen matrix resolves it)."""
-    plan_hash = plan.sha256()
-    ours = [o for o in contents.outcomes if o.of_attempt(plan.cell.id, arm, attempt, plan_hash)]
-    scored = [o for o in ours if o.phase is Phase.SCORED]
-    rule = plan.cell.length_finishes
-    ok = counted(scored, rule)
+    goodput under ``slo`` (the cell's, as the frozen matrix resolves it).
+
+    A ``JournalScan`` streams: the journal is read once, line by line.
+    """
+    tally = _Tally(plan, arm, attempt, slo)
+    for outcome in contents:
+        tally.add(outcome)
     planned = {r.index for r in plan.phase(Phase.SCORED)}
-    window = cell_window(scored)
-    throughput = aggregate_output_throughput(scored)
+    window = cell_window(tally.scored)
+    throughput = aggregate_output_throughput(tally.scored)
     return RequestSummary(
         cell_id=plan.cell.id,
         arm=arm,
         attempt=attempt,
-        plan_sha256=plan_hash,
+        plan_sha256=tally.plan_hash,
         quantile_method=PERCENTILE_METHOD,
         planned_scored=len(planned),
-        journaled_scored=len({o.index for o in scored}),
-        missing_scored=sorted(planned - {o.index for o in scored}),
-        foreign_lines=len(contents.outcomes) - len(ours),
-        statuses=dict(sorted(Counter(o.status.value for o in scored).items())),
-        warmups=sum(1 for o in ours if o.phase is Phase.WARMUP),
-        diagnostics=sum(1 for o in ours if o.phase is Phase.DIAGNOSTIC),
-        refusals=sum(1 for o in scored if o.refusal),
-        contract_violations=sum(1 for o in scored if o.overran_contract),
-        markers_missed=sum(1 for o in scored if o.marker_found is False),
-        target_input_tokens=sorted({o.target_input_tokens for o in scored}),
-        input_tokens=stats_of([o.usage.prompt_tokens for o in ok if o.usage]),
-        completion_tokens=stats_of([o.usage.completion_tokens for o in ok if o.usage]),
-        metrics=metric_stats(ok),
-        roles={role.value: metric_stats(group) for role, group in by_role(ok).items()},
-        length_limited=length_limited(scored),
-        length_rule=rule,
+        journaled_scored=len(tally.indices),
+        missing_scored=sorted(planned - tally.indices),
+        foreign_lines=tally.lines - tally.ours,
+        statuses=dict(sorted(tally.statuses.items())),
+        warmups=tally.warmups,
+        diagnostics=tally.diagnostics,
+        refusals=tally.refusals,
+        contract_violations=tally.contract_violations,
+        markers_missed=tally.markers_missed,
+        target_input_tokens=sorted(tally.targets),
+        input_tokens=stats_of(tally.input_tokens),
+        completion_tokens=stats_of(tally.completion_tokens),
+        metrics=tally.metrics.stats(),
+        roles=tally.role_stats(),
+        length_limited=tally.length_limited,
+        length_rule=tally.length_rule,
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,
@@ -197,8 +289,8 @@ def summarize_journal(
             bad_lines=contents.bad_lines,
             invalid=contents.invalid,
         ),
-        goodput=goodput(scored, slo) if slo else None,
-        open_loop=load_summary(plan, scored),
+        goodput=tally.goodput.result(window) if tally.goodput else None,
+        open_loop=load_summary(plan, tally.open_loop or []),
     )
 
 
@@ -208,9 +300,17 @@ def cell_slo(matrix: Matrix, cell_id: str) -> Slo | None:
     return matrix.slo_of(cell) if cell else None
 
 
-def summarize_attempt(folder: Path, *, arm: str, attempt: int, slo: Slo | None) -> RequestSummary:
-    """Recompute an attempt's summary from ``journal.jsonl`` and ``requests.json``."""
+def summarize_attempt(
+    folder: Path,
+    *,
+    arm: str,
+    attempt: int,
+    slo: Slo | None,
+    journal: JournalContents | None = None,
+) -> RequestSummary:
+    """Recompute an attempt's summary from ``journal.jsonl`` (streamed, unless ``journal``
+    holds it already) and ``requests.json``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
-    contents = read_journal(folder / JOURNAL_NAME)
-    return summarize_journal(contents, plan, arm=arm, attempt=attempt, slo=slo)
+    lines = journal if journal is not None else JournalScan(folder / JOURNAL_NAME)
+    return summarize_journal(lines, plan, arm=arm, attempt=attempt, slo=slo)

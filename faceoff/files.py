@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -82,19 +83,45 @@ class JsonlContents:
     bad_lines: list[int] = field(default_factory=list)  # 1-based numbers of corrupt lines
 
 
+class JsonlScan:
+    """A JSON-lines file read one line at a time, so that a file of any length streams.
+
+    Iterating yields each parsed record; ``torn_tail`` and ``bad_lines`` are known
+    once it has been iterated. Lines end as text mode reads them (``\\n``, ``\\r\\n``
+    or ``\\r``), exactly as ``read_jsonl`` always split them.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.torn_tail: str | None = None
+        self.bad_lines: list[int] = []
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        self.torn_tail, self.bad_lines = None, []
+        if not self.path.exists():
+            return
+        number = 0
+        with self.path.open("rb") as handle:
+            for raw in handle:  # binary lines end at b"\\n" only; UTF-8 never splits there
+                *lines, tail = _universal(raw.decode("utf-8")).split("\n")
+                for line in lines:
+                    number += 1
+                    if not line.strip():
+                        continue
+                    try:
+                        yield json.loads(line)
+                    except json.JSONDecodeError:
+                        self.bad_lines.append(number)
+                if tail:  # only the file's last chunk lacks its newline
+                    self.torn_tail = tail
+
+
+def _universal(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def read_jsonl(path: Path) -> JsonlContents:
     """Read every complete line; a torn last line is reported, not raised."""
-    contents = JsonlContents()
-    text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
-    lines = text.split("\n")
-    tail = lines.pop()  # "" when the file ends with a newline
-    if tail:
-        contents.torn_tail = tail
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            contents.records.append(json.loads(line))
-        except json.JSONDecodeError:
-            contents.bad_lines.append(number)
-    return contents
+    scan = JsonlScan(path)
+    records = list(scan)
+    return JsonlContents(records=records, torn_tail=scan.torn_tail, bad_lines=scan.bad_lines)

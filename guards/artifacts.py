@@ -88,8 +88,13 @@ class CellArtifacts:
         return next((s for s in self.engine if s.seq == seq), None)
 
 
-def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
-    """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged."""
+def load_cell(
+    folder: Path, table: AliasTable | None = None, *, journal: JournalContents | None = None
+) -> CellArtifacts:
+    """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged.
+
+    ``journal``: its ``journal.jsonl`` when the caller has read it already.
+    """
     folder = Path(folder)
     if not (folder / CELL_FILE).exists():
         raise FaceoffError(
@@ -104,7 +109,7 @@ def load_cell(folder: Path, table: AliasTable | None = None) -> CellArtifacts:
         record=record,
         plan=plan.value,
         plan_error=plan.reason,
-        journal=read_journal(folder / JOURNAL_NAME),
+        journal=journal if journal is not None else read_journal(folder / JOURNAL_NAME),
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
         stalls=samples.stalls,

@@ -24,6 +24,7 @@ from guards.validity import validity
 from guards.verdict import FamilyVerdict, RuleResult, Verdict
 from matrix.freeze import FrozenMatrix
 from matrix.model import Cell
+from workload.journal import JournalContents
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
 
@@ -83,9 +84,15 @@ def _verdict(
     )
 
 
-def judge_cell(folder: Path, frozen: FrozenMatrix, *, table: AliasTable | None = None) -> Verdict:
-    """Read a cell attempt folder's native artifacts and judge them."""
-    return judge(load_cell(folder, table), frozen)
+def judge_cell(
+    folder: Path,
+    frozen: FrozenMatrix,
+    *,
+    table: AliasTable | None = None,
+    journal: JournalContents | None = None,
+) -> Verdict:
+    """Read a cell attempt folder's native artifacts (``journal``: already read) and judge them."""
+    return judge(load_cell(folder, table, journal=journal), frozen)
 
 
 def not_run(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
-from faceoff.files import JsonlAppender, read_jsonl
+from faceoff.files import JsonlAppender, JsonlScan
 from workload.outcome import RequestOutcome
 
 _STOP = object()
@@ -108,18 +108,44 @@ class JournalContents:
     bad_lines: list[int] = field(default_factory=list)  # 1-based lines that are not JSON
     invalid: list[str] = field(default_factory=list)  # JSON lines that are not outcomes
 
+    def __iter__(self) -> Iterator[RequestOutcome]:
+        return iter(self.outcomes)
+
     @property
     def intact(self) -> bool:
         return self.torn_tail is None and not self.bad_lines and not self.invalid
 
 
+class JournalScan:
+    """A journal read one line at a time: readers that reduce it never hold all of it.
+
+    Iterating yields every complete, valid outcome; ``torn_tail``, ``bad_lines`` and
+    ``invalid`` are those of ``read_journal`` once it has been iterated.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._lines = JsonlScan(path)
+        self.invalid: list[str] = []
+
+    @property
+    def torn_tail(self) -> str | None:
+        return self._lines.torn_tail
+
+    @property
+    def bad_lines(self) -> list[int]:
+        return self._lines.bad_lines
+
+    def __iter__(self) -> Iterator[RequestOutcome]:
+        self.invalid = []
+        for number, record in enumerate(self._lines, start=1):
+            try:
+                yield RequestOutcome.model_validate(record)
+            except ValidationError as exc:
+                self.invalid.append(f"record {number}: {first_error(exc)}")
+
+
 def read_journal(path: Path) -> JournalContents:
     """Every complete, valid line of a journal; problems are reported, not raised."""
-    raw = read_jsonl(path)
-    contents = JournalContents(torn_tail=raw.torn_tail, bad_lines=raw.bad_lines)
-    for number, record in enumerate(raw.records, start=1):
-        try:
-            contents.outcomes.append(RequestOutcome.model_validate(record))
-        except ValidationError as exc:
-            contents.invalid.append(f"record {number}: {first_error(exc)}")
-    return contents
+    scan = JournalScan(path)
+    outcomes = list(scan)
+    return JournalContents(outcomes, scan.torn_tail, scan.bad_lines, scan.invalid)

@@ -72,6 +72,35 @@ class TimedRequest(Protocol):
     def end_ns(self) -> int: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Only the fields the metrics read, copied out of a journal line: a reader that keeps
+    these instead of whole lines (chunk offsets, excerpts) holds a long journal in little
+    memory."""
+
+    phase: Phase
+    usage: Usage | None
+    due_ns: int | None
+    send_ns: int | None
+    first_output_ns: int | None
+    first_content_ns: int | None
+    last_token_ns: int | None
+    end_ns: int
+
+    @classmethod
+    def of(cls, r: TimedRequest) -> Timing:
+        return cls(
+            r.phase,
+            r.usage,
+            r.due_ns,
+            r.send_ns,
+            r.first_output_ns,
+            r.first_content_ns,
+            r.last_token_ns,
+            r.end_ns,
+        )
+
+
 @dataclass(frozen=True)
 class Measured:
     """A metric's value, or ``None`` and the reason it is undefined."""

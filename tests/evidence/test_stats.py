@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 
 import pytest
@@ -126,6 +127,44 @@ def test_the_block_bootstrap_sees_stretches_that_the_plain_one_takes_for_indepen
     assert blocked == median_ratio(
         Sample("s", inc_values, inc_blocks), Sample("s", cand_values, cand_blocks), seed=3
     )
+
+
+def _pooled_bootstrap(
+    incumbent: Sample, candidate: Sample, seed: int, resamples: int
+) -> list[float]:
+    """The block bootstrap written out plainly: whole blocks drawn with random.choices, pooled,
+    statistics.median of each side. The vectorised one must give exactly these ratios."""
+    inc, cand = incumbent.grouped(), candidate.grouped()
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        base = statistics.median([v for b in rng.choices(inc, k=len(inc)) for v in b])
+        top = statistics.median([v for b in rng.choices(cand, k=len(cand)) for v in b])
+        if base > 0:
+            ratios.append(top / base)
+    ratios.sort()
+    return ratios
+
+
+@pytest.mark.parametrize("seed", [0, 7, 20261017, -5, 2**40 + 3])
+def test_the_fast_bootstrap_gives_exactly_the_pooled_resamples_intervals(seed: int) -> None:
+    draw = random.Random(seed)
+    for _ in range(6):
+        samples = []
+        for _ in range(2):
+            n = draw.randint(1, 300)
+            values = tuple(
+                draw.choice([0.0, 1.0, round(draw.lognormvariate(0, 1), 2)]) for _ in range(n)
+            )
+            blocks = time_blocks([draw.randint(0, 10**9) for _ in range(n)], draw.randint(1, 8))
+            samples.append(Sample("natural/8192/c4", values, blocks if draw.random() < 0.8 else ()))
+        found = median_ratio(samples[0], samples[1], seed=seed, resamples=300)
+        ratios = _pooled_bootstrap(samples[0], samples[1], seed, 300)
+        if found is None:
+            assert not ratios or statistics.median(samples[0].values) <= 0
+            continue
+        tail = (1.0 - found.confidence) / 2.0
+        assert (found.low, found.high) == (quantile(ratios, tail), quantile(ratios, 1.0 - tail))
 
 
 def test_the_interval_reports_the_resamples_it_rests_on() -> None:

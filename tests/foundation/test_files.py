@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from faceoff.canonical import canonical_json, content_sha256, file_sha256
 from faceoff.errors import FaceoffError
-from faceoff.files import JsonlAppender, read_jsonl, write_text_atomic
+from faceoff.files import JsonlAppender, JsonlScan, read_jsonl, write_text_atomic
 
 
 def test_atomic_write_refuses_to_overwrite(tmp_path: Path) -> None:
@@ -58,3 +58,16 @@ def test_file_hash_matches_coreutils_across_read_chunks(tmp_path: Path) -> None:
     path.write_bytes(bytes(range(256)) * 20_000)  # several read chunks
     done = subprocess.run(["sha256sum", str(path)], capture_output=True, text=True, check=True)
     assert file_sha256(path) == done.stdout.split()[0]
+
+
+def test_jsonl_scan_streams_the_lines_text_mode_reads(tmp_path: Path) -> None:
+    """Line by line, as read_jsonl reads them: \\n, \\r\\n and \\r end a line; blank lines
+    are skipped but counted; a corrupt line is named by number; the torn tail is kept."""
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b'{"i": 1}\r\n\n{"i": 2}\r{"i": 3}\nnot json\n{"i": "\xc3\xa9"}\n{"i": 4')
+    scan = JsonlScan(path)
+    assert list(scan) == [{"i": 1}, {"i": 2}, {"i": 3}, {"i": "é"}]
+    assert scan.bad_lines == [5] and scan.torn_tail == '{"i": 4'
+    whole = read_jsonl(path)
+    assert (whole.records, whole.bad_lines, whole.torn_tail) == (list(scan), [5], '{"i": 4')
+    assert list(JsonlScan(tmp_path / "absent.jsonl")) == []

@@ -22,7 +22,7 @@ from workload.records import JOURNAL_NAME
 
 def _written(folder: Path, frozen: FrozenMatrix) -> tuple[dict, dict]:
     """summary.json and verdict.json as written into the attempt folder, read back."""
-    summarize_attempt(folder, arm="incumbent", attempt=1).write(folder / SUMMARY_FILE)
+    summarize_attempt(folder, arm="incumbent", attempt=1, slo=None).write(folder / SUMMARY_FILE)
     judge_cell(folder, frozen).write(folder / VERDICT_FILE)
     summary = json.loads((folder / SUMMARY_FILE).read_text())
     verdict = json.loads((folder / VERDICT_FILE).read_text())

@@ -71,7 +71,7 @@ def test_both_arms_send_on_the_same_seeded_schedule_regardless_of_completions(
         # open loop: some request went out while an earlier one was still streaming
         assert any(b.send_ns < a.end_ns for a, b in itertools.pairwise(lines))
         summary = summarize_journal(
-            read_journal(tmp_path / arm / "journal.jsonl"), arm_plan, arm=arm, attempt=2
+            read_journal(tmp_path / arm / "journal.jsonl"), arm_plan, arm=arm, attempt=2, slo=None
         )
         assert summary.open_loop is not None
         lag = summary.open_loop.schedule_lag
@@ -130,7 +130,7 @@ def test_a_bisection_sweep_finds_the_simulator_capacity_within_one_step(
     steps = {o.step: o.rate_rps for o in lines}
     assert steps == {0: 8.0, 1: 40.0, 2: 24.0, 3: 16.0}  # low, high, then the midpoints
     found = summarize_journal(
-        read_journal(tmp_path / "sweep" / "journal.jsonl"), plan, arm="inc", attempt=2
+        read_journal(tmp_path / "sweep" / "journal.jsonl"), plan, arm="inc", attempt=2, slo=None
     ).open_loop
     assert found is not None and found.sweep is not None and found.sweep.ladder_followed
     assert (found.sweep.max_rate_within_slo, found.sweep.breaks_at_rate) == (16.0, 24.0)
