@@ -1,7 +1,7 @@
 """Goodput: the traffic a cell carried within its SLO. Pure.
 
 A scored request is *good* when it succeeded and met every bound of the cell's SLO
-(``matrix.slo.request_meets``, the per-request bounds of ``vllm bench serve
+(``workload.ladder.meets``, the per-request bounds of ``vllm bench serve
 --goodput``). Goodput is the good requests, and their completion tokens, per second
 of the cell window (first scored send to last scored end, the window of the
 aggregate output throughput); attainment is the share of scored requests that were
@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from matrix.slo import Slo, request_meets
-from workload.metrics import NS_PER_S, cell_window, e2e, tpot, ttft
-from workload.outcome import Phase, RequestOutcome, Status
+from matrix.slo import Slo
+from workload.ladder import meets
+from workload.metrics import NS_PER_S, cell_window
+from workload.outcome import Phase, RequestOutcome
 
 METHOD = (
     "goodput = scored requests that succeeded and met every SLO bound (TTFT, TPOT, E2E per "
@@ -43,13 +44,6 @@ class Goodput(Spec):
     window_s: float | None = Field(description="First scored send to last scored end.")
 
 
-def is_good(outcome: RequestOutcome, slo: Slo) -> bool:
-    """The request succeeded and met every bound the SLO declares."""
-    return outcome.status is Status.OK and request_meets(
-        slo, ttft(outcome).value, tpot(outcome).value, e2e(outcome).value
-    )
-
-
 def goodput(outcomes: Sequence[RequestOutcome], slo: Slo) -> Goodput:
     """The cell's goodput over its scored requests (warmups and diagnostics never count)."""
     count = GoodputCount(slo)
@@ -69,7 +63,7 @@ class GoodputCount:
         if outcome.phase is not Phase.SCORED:
             return
         self.scored += 1
-        if is_good(outcome, self.slo):
+        if meets(self.slo, outcome):
             self.good += 1
             self.tokens += outcome.usage.completion_tokens if outcome.usage is not None else 0
 
