@@ -268,8 +268,8 @@ def pair_ratios(
     """Candidate/incumbent ratios of one comparable pair, metric by metric (none for a
     bisection sweep: it offers each arm the rates its own results chose; its comparison is
     each arm's highest rate within SLO)."""
-    if cell.sweep is not None and cell.sweep.rates is None:
-        return []
+    if not metrics or (cell.sweep is not None and cell.sweep.rates is None):
+        return []  # nothing to compare: the journals are not read
     # Read here, one pair at a time, so that a campaign's journals are never all in memory.
     requests = (incumbent.scored_ok(), candidate.scored_ok())
     found = (
