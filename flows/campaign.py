@@ -56,18 +56,21 @@ PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed pa
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def campaign(matrix: str, workdir: str = "runs", dated: bool = False) -> State[CampaignResult]:
+def campaign(
+    matrix: str, workdir: str = "runs", dated: bool = False, aa: bool = False
+) -> State[CampaignResult]:
     """Run, or resume, the campaign of a matrix TOML file.
 
     ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start, dated
     in the timezone of the deployment's schedule, so that a nightly deployment opens one
     campaign per night; a closed one is never reopened (``flows.nightly``). The ledger is
     ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
-    stores in its database (a PostgreSQL URL carries a password).
+    stores in its database (a PostgreSQL URL carries a password). ``aa``: run the matrix's
+    A/A twin, the incumbent's recipe on every arm, as campaign ``<name>-aa`` (``matrix.aa``).
     """
     zone = deployment_timezone(deployment.id) if dated else None
     when = night_of(flow_run.scheduled_start_time, zone) if dated else None
-    frozen = frozen_of(Path(matrix), dated=when)
+    frozen = frozen_of(Path(matrix), dated=when, aa=aa)
     if dated:
         refuse_closed(Path(workdir), frozen.matrix.campaign.name)
     tools = restore_tools(os.environ)

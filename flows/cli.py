@@ -28,6 +28,14 @@ Workdir = Annotated[
 DbUrl = Annotated[
     str | None, typer.Option("--db", help="SQLAlchemy URL of the ledger (default: SQLite file).")
 ]
+AaTwin = Annotated[
+    bool,
+    typer.Option(
+        "--aa",
+        help="The matrix's A/A twin: the incumbent's recipe on every arm, as campaign "
+        "<name>-aa (docs/guards.md: A/A).",
+    ),
+]
 AsJson = Annotated[
     bool,
     typer.Option("--json", help="Print JSON for scripts (docs/flows.md: output for scripts)."),
@@ -35,12 +43,12 @@ AsJson = Annotated[
 
 
 @app.command()
-def validate(path: MatrixPath, as_json: AsJson = False) -> None:
-    """Validate a matrix and print its plan, where each arm listens, the worst-case duration
-    by its deadlines, and its matrix id."""
+def validate(path: MatrixPath, as_json: AsJson = False, aa: AaTwin = False) -> None:
+    """Validate a matrix (or with --aa its A/A twin) and print its plan, where each arm
+    listens, the worst-case duration by its deadlines, and its matrix id."""
     from flows import commands  # noqa: PLC0415  (see the module docstring)
 
-    commands.validate(path, as_json=as_json)
+    commands.validate(path, as_json=as_json, aa=aa)
 
 
 @app.command("freeze")
@@ -74,12 +82,14 @@ def status(
 
 
 @app.command()
-def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
-    """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
-    restored, 143 terminated (docs/flows.md)."""
+def run(
+    path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None, aa: AaTwin = False
+) -> None:
+    """Run (or resume) the campaign of a matrix (or with --aa its A/A twin). Exit 0
+    complete, 3 closed partial, 4 not restored, 143 terminated (docs/flows.md)."""
     from flows import commands  # noqa: PLC0415
 
-    commands.run(path, workdir, db)
+    commands.run(path, workdir, db, aa=aa)
 
 
 @app.command()

@@ -41,22 +41,32 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
+from matrix.aa import aa_line, aa_twin
 from matrix.freeze import freeze
 from matrix.load import load_matrix
+from matrix.model import Matrix
 from tickets.store import open_tickets
 
 
-def validate(path: Path, *, as_json: bool) -> None:
-    frozen = freeze(load_matrix(path))
+def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
+    frozen = freeze(_matrix(path, aa=aa))
     if as_json:
         typer.echo(plan_output(frozen).model_dump_json(indent=2))
         return
     out = views.make_console()
+    if aa:
+        out.print(aa_line(frozen.matrix), highlight=False)
     out.print(views.plan_table(frozen))
     for arm in frozen.matrix.arm_order():
         out.print(binding_line(arm), highlight=False)
     out.print(worst_case(frozen.matrix).sentence, highlight=False)
     out.print(f"matrix id: {frozen.matrix_id}")
+
+
+def _matrix(path: Path, *, aa: bool) -> Matrix:
+    """The matrix of ``path``, or with ``aa`` its A/A twin."""
+    matrix = load_matrix(path)
+    return aa_twin(matrix, where=path) if aa else matrix
 
 
 def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
@@ -93,8 +103,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def run(path: Path, workdir: Path, db: str | None) -> None:
-    frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
+def run(path: Path, workdir: Path, db: str | None, *, aa: bool = False) -> None:
+    frozen = freeze(_matrix(path, aa=aa))  # a bad matrix fails here, before Prefect starts
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
@@ -113,7 +123,7 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
         ):
             from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
-            result = run_campaign(path, workdir)
+            result = run_campaign(path, workdir, aa=aa)
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None

@@ -36,6 +36,7 @@ from ledger.cells import (
 )
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import RESTORED, find_restoration
+from matrix.aa import aa_twin
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.load import load_matrix
 from matrix.model import Arm, Cell, Matrix
@@ -54,10 +55,13 @@ class Opened:
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
 
 
-def frozen_of(matrix_path: Path, *, dated: date | None = None) -> FrozenMatrix:
+def frozen_of(matrix_path: Path, *, dated: date | None = None, aa: bool = False) -> FrozenMatrix:
     """The frozen matrix; ``dated`` appends ``-YYYYMMDD`` to the campaign name (nightly runs:
-    one campaign per night, and a rerun the same night resumes it)."""
+    one campaign per night, and a rerun the same night resumes it); ``aa``: its A/A twin
+    (``matrix.aa``)."""
     matrix = load_matrix(matrix_path)
+    if aa:
+        matrix = aa_twin(matrix, where=matrix_path)
     if dated is not None:
         matrix = renamed(matrix, f"{matrix.campaign.name}-{dated:%Y%m%d}", where=matrix_path)
     return freeze(matrix)

@@ -31,11 +31,12 @@ EXIT_PARTIAL = 3
 EXIT_NOT_RESTORED = 4
 
 
-def run_campaign(matrix: Path, workdir: Path) -> CampaignResult:
+def run_campaign(matrix: Path, workdir: Path, *, aa: bool = False) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
-    The ledger is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file."""
+    The ledger is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file; ``aa``: the
+    matrix's A/A twin."""
     with sigterm_raises():
-        state = campaign(matrix=str(matrix), workdir=str(workdir), return_state=True)
+        state = campaign(matrix=str(matrix), workdir=str(workdir), aa=aa, return_state=True)
     return result_of(state)
 
 
