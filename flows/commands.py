@@ -33,6 +33,7 @@ from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
+from flows.server_lost import server_lost
 from flows.status import CampaignStatus, StatusReport, campaign_status
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
@@ -146,13 +147,16 @@ def run(path: Path, workdir: Path, db: str | None, *, aa: bool = False) -> None:
                 "restores the incumbent first and runs the interrupted cells again",
             ) from None
         if server is not None and server.losses:
-            raise FaceoffError(
-                f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
-                f"when Prefect could not reach it ({type(error).__name__})",
-                where=str(workdir),
-                fix="run the same `faceoff run` again: it restores the incumbent if needed "
-                "and resumes",
-            ) from None
+            ended = server_lost(
+                server.losses,
+                error,
+                engine=open_ledger(resolve_url(db, workdir)),
+                campaign=frozen.matrix.campaign.name,
+                prefect_home=Path(os.environ["PREFECT_HOME"]),
+                tools=restore_tools(os.environ),
+            )
+            typer.echo(f"error: {ended.message}", err=True)
+            raise SystemExit(ended.exit_status) from None
         raise
     out.print(end_summary(result))
     if server is not None and server.losses:

@@ -8,7 +8,9 @@ every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
 (``PR_SET_PDEATHSIG``, like the load client), and gets
 ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (600 s unless set) to answer:
 a loaded host starts it slowly. A server that does not start is one error, before
-any lane is touched. Before it is stopped, Prefect's log and event workers hand it
+any lane is touched; one that dies mid-run is started again on its port, and one that
+cannot be (its port taken, ``PREFECT_HOME`` gone) is a loss ``flows.server_lost`` reports.
+Before it is stopped, Prefect's log and event workers hand it
 what they still queue (else they retry at exit against no server, for over a minute).
 Its database and log go under the workdir (``PREFECT_HOME``) and neither the server
 nor the client sends analytics. Whatever the operator has set is kept. No Prefect
@@ -68,7 +70,15 @@ def apply_prefect_defaults(
     """Add the defaults to ``environ`` and create ``PREFECT_HOME`` (Prefect does not create
     missing parents)."""
     environ.update(prefect_defaults(environ, workdir, live_view=live_view))
-    Path(environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+    home = Path(environ["PREFECT_HOME"])
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FaceoffError(
+            f"cannot create Prefect's home folder: {exc.strerror}",
+            where=f"PREFECT_HOME={home}",
+            fix="point PREFECT_HOME at a writable folder, or unset it (default <workdir>/.prefect)",
+        ) from None
 
 
 def server_port(avoid: Collection[int]) -> int:
@@ -129,7 +139,10 @@ class RunServer:
                 if self._stopping.is_set():
                     return
                 when = time.strftime("%H:%M:%S")
-                server, problem = _launch(self._environ, self.port)
+                try:
+                    server, problem = _launch(self._environ, self.port)
+                except OSError as exc:  # e.g. PREFECT_HOME removed: no log to write to
+                    problem = _unlaunched(exc)
                 if problem is not None:
                     self.losses.append(
                         f"exited with status {status} at {when} and could not be started "
@@ -200,7 +213,11 @@ def _start(environ: Mapping[str, str], avoid: Collection[int]) -> tuple[Popen, i
     answer in time is not."""
     for _ in range(START_TRIES):
         port = server_port(avoid)
-        server, problem = _launch(environ, port)
+        try:
+            server, problem = _launch(environ, port)
+        except OSError as exc:
+            problem = _unlaunched(exc)
+            break
         if problem is None:
             return server, port
         if server.returncode not in EXITED_AT_ONCE:
@@ -213,9 +230,15 @@ def _start(environ: Mapping[str, str], avoid: Collection[int]) -> tuple[Popen, i
     )
 
 
+def _unlaunched(exc: OSError) -> str:
+    """Why no server process could be started (its log, or the process itself)."""
+    return f"could not be launched ({exc.strerror or exc}: {exc.filename or 'the server'})"
+
+
 def _launch(environ: Mapping[str, str], port: int) -> tuple[Popen, str | None]:
     """A server on ``port`` and None once it answers ``/api/health``; else the ended
-    server and why it did not answer."""
+    server and why it did not answer. OSError when its log cannot be opened or no process
+    can be started."""
     log = Path(environ["PREFECT_HOME"]) / SERVER_LOG
     timeout_s = float(environ.get(STARTUP_TIMEOUT_ENV) or STARTUP_TIMEOUT_S)
     env = {**environ, "PREFECT_UI_ENABLED": "0"}

@@ -4,7 +4,9 @@ Both display what the ledger and the bundle already hold; nothing is computed
 here. Keys are per campaign, so the UI shows each campaign's latest version: the
 campaign flow publishes them when it closes, and ``faceoff review`` publishes them
 again after each recorded decision, so the card in the UI never says "pending human
-review" once a decision is recorded.
+review" once a decision is recorded. When Prefect's API does not answer (its server died
+and could not be started again) the flow publishes nothing and says so: each artifact
+call would retry for about a minute, three times, for copies of what the bundle holds.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from prefect import get_run_logger
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.settings import PREFECT_API_URL
 from sqlalchemy import Engine
 
 from evidence.comparison import Comparison
@@ -20,8 +24,11 @@ from evidence.layout import COMPARISON_FILE, RESULT_FILE
 from flows.closing import CampaignResult
 from flows.console import disposition_label
 from flows.scope import CampaignScope
+from lanes.http import UrllibHttp
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import session_scope
+
+HEALTH_TIMEOUT_S = 30.0  # a loaded host answers slowly; a dead server refuses at once
 
 
 def artifact_key(campaign: str, what: str) -> str:
@@ -46,7 +53,20 @@ def disposition_rows(engine: Engine, campaign: str) -> list[dict[str, str | int]
 
 
 def publish(scope: CampaignScope, result: CampaignResult) -> None:
+    if not api_answers():
+        get_run_logger().warning(
+            "Prefect's API does not answer: the disposition table and the result card are not "
+            "published (the bundle at %s holds both)",
+            result.bundle,
+        )
+        return
     publish_campaign(scope.engine, scope.name, result.bundle)
+
+
+def api_answers() -> bool:
+    """Whether Prefect's API answers its health check (no API URL: Prefect runs its own)."""
+    url = PREFECT_API_URL.value()
+    return not url or UrllibHttp().get(f"{url}/health", timeout=HEALTH_TIMEOUT_S).ok
 
 
 def publish_campaign(engine: Engine, campaign: str, bundle: Path) -> None:

@@ -4,13 +4,16 @@ runs it on one machine.
 The server listens outside 8000-8999 (where vLLM lanes listen) and the arms' ports, dies
 with a `faceoff run` killed by SIGKILL, and never stores the ledger URL: its password stays
 out of `.prefect/prefect.db`. A server that cannot start is one error line, exit 2, and no
-lane started; one killed mid-run is started again on its port and the run completes.
-`faceoff status` shows a killed run's campaign as interrupted, not running.
+lane started; one killed mid-run is started again on its port and the run completes; one
+that cannot be started again ends the run with one error line, the incumbent restored and
+nothing measured lost, and the next `faceoff run` resumes. `faceoff status` shows a killed
+run's campaign as interrupted, not running.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -22,7 +25,13 @@ from pathlib import Path
 import psutil
 import pytest
 
+from evidence.audit import audit_bundle
 from flows.ephemeral import ENGINE_PORTS, SERVER_LOG, server_port
+from flows.unjournaled import unjournaled
+from lanes.http import UrllibHttp
+from lanes.receipt import verify_receipt
+from ledger.campaigns import require_campaign
+from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.load import load_matrix
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
@@ -114,6 +123,46 @@ def test_a_server_killed_mid_run_is_started_again_and_the_run_completes_with_one
 
 
 @pytest.mark.prefect
+def test_a_server_that_cannot_be_started_again_ends_the_run_restored_and_a_later_run_resumes(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Its Prefect home removed under it (a cleanup job, a lost mount), then the server
+    killed mid-cell: the restart cannot even open its log. Was untested: the watcher thread
+    died on that OSError, and the run ended with a traceback (exit 1)."""
+    path, log, home = slow_matrix(tmp_path, "e2e-gone"), tmp_path / "run.log", tmp_path / "p"
+    run = faceoff(["run", str(path), "--workdir", str(workdir)], run_env(home), log)
+    journal = workdir / "e2e-gone" / FIRST / "attempt-1" / "journal.jsonl"
+    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
+    server = server_of(psutil.Process(run.pid))
+    assert server is not None, log.read_text()[-3000:]
+
+    shutil.rmtree(home)
+    server.kill()
+    assert run.wait(900) == 2, log.read_text()[-3000:]
+
+    said = [x for x in log.read_text().splitlines() if x.startswith("error:")]
+    assert len(said) == 1, log.read_text()[-3000:]  # Prefect's own workers log their retries
+    assert "could not be started again: it could not be launched (No such file" in said[0]
+    assert "Campaign e2e-gone: " in said[0] and "run the same `faceoff run` again" in said[0]
+    assert "the result card are not published" in log.read_text()  # not retried for minutes
+    assert "Retries are exhausted" not in log.read_text()
+    campaign_dir = workdir / "e2e-gone"
+    receipt = verify_receipt(campaign_dir / "receipt.json")
+    assert receipt.outcome == "restored" and receipt.receipt_sha256[:12] in said[0]
+    incumbent = load_matrix(path).incumbent
+    assert UrllibHttp().get(f"http://127.0.0.1:{incumbent.port}/health", timeout=10).ok
+
+    home.mkdir()  # the operator makes Prefect's home usable again and runs the same command
+    again = faceoff(["run", str(path), "--workdir", str(workdir)], run_env(home), log)
+    assert again.wait(900) in (0, 3), log.read_text()[-3000:]  # 3: a cell blocked by the load
+    with session_scope(open_ledger(resolve_url(None, workdir))) as session:
+        assert require_campaign(session, "e2e-gone").status in ("complete", "closed_partial")
+    attempts = sorted(campaign_dir.glob("cells/*/*/attempt-*"))
+    assert attempts and all(unjournaled(a)[1] == [] for a in attempts)  # nothing lost
+    assert audit_bundle(campaign_dir).ok
+
+
+@pytest.mark.prefect
 def test_the_ledger_password_never_reaches_prefects_database(
     postgres_url: str, workdir: Path, tmp_path: Path
 ) -> None:
@@ -173,3 +222,23 @@ def test_a_finished_run_hands_its_logs_to_its_server_and_exits_without_retrying(
 
     assert "Error logging to API" not in log.read_text()
     assert time.monotonic() - printed < 30.0  # was 75 s of retries; the exit itself takes ~1 s
+
+
+def test_a_prefect_home_that_cannot_be_created_is_one_error_and_nothing_is_written(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Was: a traceback (FileExistsError), exit 1."""
+    path = write_matrix(
+        tmp_path, matrix("e2e-nohome", [arm("i", "incumbent"), arm("c", "candidate")])
+    )
+    home = tmp_path / "a-file"
+    home.write_text("not a folder\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "flows", "run", str(path), "--workdir", str(workdir)],
+        cwd=REPO, env=run_env(home / "prefect"), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stderr
+    [said] = done.stderr.splitlines()
+    assert said.startswith(f"error: PREFECT_HOME={home / 'prefect'}: cannot create")
+    assert not workdir.exists()

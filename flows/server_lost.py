@@ -1,0 +1,84 @@
+"""The end of a ``faceoff run`` whose Prefect server died and could not be started again.
+
+Nothing the campaign measures or restores goes through Prefect's server: task runs are
+created in the flow's process and their states travel as events, so the cells, the
+restoration and the bundle go on without it. The run stops at the first call that needs
+the server (the flow run's own state, an artifact): Prefect raises there and the flow's
+result is lost. ``faceoff run`` then restores the incumbent itself, as ``faceoff restore``
+does, unless the ledger shows it restored and it answers (a stop before the flow's
+restoration leaves it down), and says in one line where the campaign got to and what to do.
+
+Exit 2; 4 when the incumbent could not be restored (``docs/flows.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from faceoff.errors import FaceoffError
+from flows.lock import CampaignLock
+from flows.restore import RestoreOutcome, restore_incumbent
+from lanes.restoration import RestoreTools
+from ledger.campaigns import find_campaign
+from ledger.db import session_scope
+
+EXIT_STOPPED = 2
+EXIT_NOT_RESTORED = 4
+STATUS_WORDS = {
+    "complete": "closed complete, its bundle sealed",
+    "closed_partial": "closed partial, its bundle sealed",
+}
+
+
+@dataclass(frozen=True)
+class ServerLost:
+    """What ``faceoff run`` says (one line) and its exit status."""
+
+    message: str
+    exit_status: int
+
+
+def server_lost(
+    losses: Sequence[str],
+    error: BaseException,
+    *,
+    engine: Engine,
+    campaign: str,
+    prefect_home: Path,
+    tools: RestoreTools,
+) -> ServerLost:
+    """Restore ``campaign``'s incumbent if it is not back, and the line that says so."""
+    with session_scope(engine) as session:
+        row = find_campaign(session, campaign)
+        where = (row.status, Path(row.evidence_dir)) if row is not None else None
+    head = (
+        f"Prefect's ephemeral server {'; then '.join(losses)}; the run stopped at the first "
+        f"call that needed it ({type(error).__name__})"
+    )
+    fix = (
+        f"make its server startable again (its log: {prefect_home / 'server.log'}), then run "
+        "the same `faceoff run` again: it resumes what is left"
+    )
+    if where is None:
+        return ServerLost(f"{head}, before campaign {campaign} was opened. {fix}", EXIT_STOPPED)
+    status, campaign_dir = where
+    outcome = _restored(engine, campaign, campaign_dir, tools)
+    state = STATUS_WORDS.get(status, "open, its cells left for the next run")
+    message = f"{head}. Campaign {campaign}: {state}; {outcome.message}. {fix[:1].upper()}{fix[1:]}"
+    return ServerLost(message, EXIT_STOPPED if outcome.ok else EXIT_NOT_RESTORED)
+
+
+def _restored(
+    engine: Engine, campaign: str, campaign_dir: Path, tools: RestoreTools
+) -> RestoreOutcome:
+    """The incumbent brought back unless it is (under the campaign's run lock: a second
+    run of the campaign may have started meanwhile)."""
+    try:
+        with CampaignLock(campaign_dir):
+            return restore_incumbent(engine, campaign, tools)
+    except FaceoffError as exc:
+        return RestoreOutcome(campaign, "failed", False, f"restoration: {exc.message}")
