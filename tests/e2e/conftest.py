@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,12 +35,15 @@ def harness_api(prefect_harness: None) -> str:
     return str(url)
 
 
-def faceoff_run(matrix: Path, workdir: Path, api_url: str, *, log: Path) -> subprocess.Popen[bytes]:
-    """`faceoff run` as its own process, against the harness server."""
+def faceoff_run(
+    matrix: Path, workdir: Path, api_url: str, *, log: Path, options: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
+    """`faceoff run` as its own process, against the harness server; ``options`` added."""
     env = {**os.environ, "PREFECT_API_URL": api_url, "COLUMNS": "160"}
+    command = [sys.executable, "-m", "flows", "run", str(matrix), "--workdir", str(workdir)]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "flows", "run", str(matrix), "--workdir", str(workdir)],
+            [*command, *options],
             cwd=REPO,
             env=env,
             stdout=out,
