@@ -2,7 +2,7 @@
 
     make bench NAME=faults                     # every scenario, then the table
     .venv/bin/python -m benchmarks.faults --list
-    .venv/bin/python -m benchmarks.faults --only sigkill_resume --only sigterm
+    .venv/bin/python -m benchmarks.faults --only sigkill_resume,sigterm
 
 Each scenario runs a small simulator campaign (two host-process simulator lanes on the
 ``tiny`` profile, as ``tests/e2e/matrices.py`` builds them; the incumbent's first cell at
@@ -25,6 +25,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -333,15 +334,24 @@ def sigkill_lane_boot(c: Campaign, row: Row) -> None:
 
 def sigkill_warmups(c: Campaign, row: Row) -> None:
     first = c.run()
-    wait_for(lambda: bool(children(first.pid, "workload.run_cell")), "the warmup client")
-    row.exits.append(kill(first))
-    row.exits.append(finish(c.run()))
+    warming = lambda: bool(children(first.pid, "workload.run_cell"))  # noqa: E731
+    kill_when(c, row, first, warming, "the warmup client")
 
 
 def sigkill_between_cells(c: Campaign, row: Row) -> None:
     first = c.run()
     record = c.journal().parent / "cell.json"
-    wait_for(record.exists, "the first cell's record")
+    kill_when(c, row, first, record.exists, "the first cell's record")
+
+
+def kill_when(
+    c: Campaign, row: Row, first: subprocess.Popen[bytes], phase: Callable[[], bool], what: str
+) -> None:
+    """SIGKILL the run once ``phase`` holds, then resume; a run that ended before (a fast
+    host) is said in the note instead of waited on until the suite's deadline."""
+    wait_for(lambda: phase() or first.poll() is not None, what)
+    if first.poll() is not None:
+        row.note = f"the run ended before {what} was seen: no kill"
     row.exits.append(kill(first))
     row.exits.append(finish(c.run()))
 
@@ -384,6 +394,20 @@ def sigkill_prefect_server(c: Campaign, row: Row) -> None:
         server.kill()
     row.exits.append(finish(first, SERVERLESS_WAIT_S))
     row.note = f"{len(servers)} server process(es) killed mid-cell; {said_last(c, 'warning:')}"
+
+
+def prefect_server_lost(c: Campaign, row: Row) -> None:
+    """Mid-cell the run's Prefect home is removed (a cleanup job, a lost mount) and its
+    server killed: the server cannot be started again; then a resume."""
+    first = c.run()
+    wait_for(mid_cell(c, first), "two journal lines")
+    shutil.rmtree(c.workdir / ".prefect", ignore_errors=True)
+    servers = children(first.pid, "uvicorn")
+    for server in servers:
+        server.kill()
+    row.exits.append(finish(first, SERVERLESS_WAIT_S))
+    row.note = f"{len(servers)} server(s) killed, home removed; {said_last(c)}"
+    row.exits.append(finish(c.run()))
 
 
 def engine_fault(c: Campaign, row: Row) -> None:
@@ -538,6 +562,7 @@ SCENARIOS: dict[str, tuple[Callable[[Campaign, Row], None], str, dict[str, Any]]
     "sigkill_client": (sigkill_client, "3", {}),
     "sigkill_lane": (sigkill_lane, "3", {}),
     "sigkill_prefect_server": (sigkill_prefect_server, "0", {}),
+    "prefect_server_lost": (prefect_server_lost, "2 → 0", {}),
     "metrics_500": (engine_fault, "3", METRICS_500),
     "metrics_hang": (engine_fault, "3", METRICS_HANG),
     "metrics_missing_family": (engine_fault, "3", MISSING),
@@ -562,9 +587,11 @@ def run_scenario(root: Path, name: str) -> Row:
         row.wall_s = time.monotonic() - start
         if not row.restored:
             measure(c, row)
-    except Exception as error:  # a broken scenario is a row
+    except Exception as error:  # a broken scenario is a row, with what it got to
         row.wall_s = time.monotonic() - start
         row.note = f"{type(error).__name__}: {error}"[:90]
+        if c.dir.is_dir():
+            measure(c, row)
     finally:
         teardown(c)
     return row
@@ -604,9 +631,27 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines + (["", "notes:", *notes] if notes else []))
 
 
+def scenario_names(text: str) -> list[str]:
+    """``--only``'s value: row names, comma-separated, each one of ``SCENARIOS``."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SCENARIOS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown row(s) {', '.join(unknown) or repr(text)}; --list shows the rows"
+        )
+    return names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", action="append", choices=list(SCENARIOS), default=[])
+    parser.add_argument(
+        "--only",
+        action="append",
+        type=scenario_names,
+        default=[],
+        metavar="ROW[,ROW]",
+        help="run only these rows (repeatable)",
+    )
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--keep", type=Path, help="run under this folder and keep it")
     args = parser.parse_args()
@@ -614,7 +659,7 @@ def main() -> None:
         for name, (_, expected, _) in SCENARIOS.items():
             print(f"  {name:<24} expected exit {expected}")
         return
-    names = args.only or list(SCENARIOS)
+    names = [name for names in args.only for name in names] or list(SCENARIOS)
     with contextlib.ExitStack() as stack:
         root = args.keep or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="faults-")))
         rows = []
