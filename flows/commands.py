@@ -41,6 +41,7 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
+from ledger.hosts import this_host
 from matrix.freeze import freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
@@ -66,23 +67,37 @@ def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
 
-def status(campaign: str | None, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def status(
+    campaign: str | None, workdir: Path, db: str | None, *, all_hosts: bool, as_json: bool
+) -> None:
+    if campaign is not None and all_hosts:
+        raise FaceoffError(
+            "a named campaign is shown whatever its host",
+            where="--all-hosts",
+            fix="drop --all-hosts, or drop the campaign name to list every host's campaigns",
+        )
+    host = None if all_hosts else this_host(os.environ)
     engine = _existing_ledger(db, workdir)
     found: list[CampaignStatus] = []
     if engine is not None or campaign is not None:
         with session_scope(_required(engine, db, workdir)) as session:
-            rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
+            rows = (
+                [require_campaign(session, campaign)]
+                if campaign
+                else list_campaigns(session, host=host)
+            )
             running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
             http = UrllibHttp() if campaign else None  # one campaign: its incumbent is asked
             found = [
                 campaign_status(session, r, running=running, now=_now, http=http) for r in rows
             ]
     if as_json:
-        typer.echo(StatusReport(campaigns=found).model_dump_json(indent=2))
+        typer.echo(StatusReport(all_hosts=all_hosts, campaigns=found).model_dump_json(indent=2))
         return
     out = views.make_console()
     if campaign is None:
-        out.print(views.campaigns_table(found))
+        title = "campaigns of every host" if all_hosts else f"campaigns on {host}"
+        out.print(views.campaigns_table(found, title=title))
         return
     for line in views.campaign_lines(found[0]):
         out.print(line, highlight=False)

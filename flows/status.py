@@ -4,6 +4,7 @@ incumbent answers now. The terminal table and ``--json`` both show this one mode
 ``--json`` prints ``StatusReport`` (docs/flows.md, "Output for scripts"). Format history
 of ``StatusReport.schema_version``:
   1 — first release.
+  2 — ``host`` on each campaign (the host that opened it); ``all_hosts`` on the report.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class CellRun(Spec):
 
 class CampaignStatus(Spec):
     name: str
+    host: str | None = Field(
+        description="The host that opened it; None: opened before hosts were recorded."
+    )
     matrix_id: str
     status: str = Field(
         description="open | running | interrupted (running, but no live run holds its lock) "
@@ -86,7 +90,10 @@ class CampaignStatus(Spec):
 
 
 class StatusReport(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Status output format version.")
+    schema_version: Literal[2] = Field(default=2, description="Status output format version.")
+    all_hosts: bool = Field(
+        description="Every host's campaigns; False: this host's and those with no host."
+    )
     campaigns: list[CampaignStatus]
 
 
@@ -104,6 +111,7 @@ def campaign_status(
     status = status_label(row, running)
     return CampaignStatus(
         name=row.name,
+        host=row.host,
         matrix_id=row.matrix_id,
         status=status,
         evidence_dir=row.evidence_dir,
