@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from ledger.campaigns import open_campaign
+from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.hosts import this_host
+from ledger.tables import RestorationRow, ReviewRow
 from tests.foundation.cli import faceoff
 
 NIGHT = datetime(2026, 11, 30, 23, 30, tzinfo=UTC)
@@ -23,13 +25,29 @@ OPENED = {"before-hosts": None, "night-a": "gpu-a", "night-b": "gpu-b"}
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
+    """Three campaigns; the two nights still running as the ledger says, each with a
+    receipt path that is not on this machine, and night-a reviewed twice."""
     engine = open_ledger(resolve_url(None, tmp_path))
     with session_scope(engine) as session:
         for minutes, (name, host) in enumerate(OPENED.items()):
-            open_campaign(
+            row, _ = open_campaign(
                 session, name=name, matrix_id=name[0] * 64, evidence_dir=tmp_path / name,
                 now=lambda m=minutes: NIGHT + timedelta(minutes=m), host=host,
             )  # fmt: skip
+            if host is None:
+                continue
+            set_campaign_state(session, row, status="running", now=lambda: NIGHT)
+            assert row.id is not None
+            session.add(RestorationRow(
+                campaign_id=row.id, incumbent_arm="inc", state="restored", required_at=NIGHT,
+                receipt_path=str(tmp_path / name / "receipt.json"),
+            ))  # fmt: skip
+            if name == "night-a":
+                for hours, decision in ((2, "promote"), (1, "rerun_cells")):
+                    session.add(ReviewRow(
+                        campaign_id=row.id, reviewer="mira", decision=decision, note="n",
+                        created_at=NIGHT + timedelta(hours=hours), record_sha256="f" * 64,
+                    ))  # fmt: skip
     engine.dispose()
     return tmp_path
 
@@ -51,6 +69,20 @@ def test_status_shows_this_hosts_campaigns_and_every_hosts_with_all_hosts(workdi
     assert every["all_hosts"] is True
     assert [(c["name"], c["host"]) for c in every["campaigns"]] == list(OPENED.items())
     assert [c["name"] for c in shown(workdir, "gpu-c")["campaigns"]] == ["before-hosts"]
+
+
+def test_a_campaign_of_another_host_is_taken_at_the_ledgers_word(workdir: Path) -> None:
+    """Its run lock and its receipt are on its own host's disk, not here."""
+    every = {c["name"]: c for c in shown(workdir, "gpu-a", "--all-hosts")["campaigns"]}
+    assert every["night-a"]["status"] == "interrupted"  # this host's: no live run holds it
+    assert every["night-b"]["status"] == "running"
+    assert every["night-a"]["receipt_valid"] is False  # its receipt belongs here, and is gone
+    assert every["night-b"]["receipt_valid"] is None
+    assert every["before-hosts"]["decision"] is None
+    # the latest review, whatever order the rows were written in
+    assert every["night-a"]["decision"]["decision"] == "promote"
+    (named,) = shown(workdir, "gpu-b", "night-a")["campaigns"]
+    assert named["decision"]["decision"] == "promote" and named["receipt_valid"] is None
 
 
 def test_the_table_names_each_campaigns_host(workdir: Path) -> None:
