@@ -72,24 +72,45 @@ def status(
     ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
+    all_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--all-hosts",
+            help="Every host's campaigns in a shared ledger (default: this host's, "
+            "FACEOFF_HOST or its name).",
+        ),
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Show campaigns (start, duration, counts, decision), or one campaign: its times,
-    decision, restoration, whether its incumbent answers now, and its cell runs."""
+    """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
+    its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
     from flows import commands  # noqa: PLC0415
 
-    commands.status(campaign, workdir, db, as_json=as_json)
+    commands.status(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
 
 
 @app.command()
 def run(
-    path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None, aa: AaTwin = False
+    path: MatrixPath,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    diagnose: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CELL",
+            help="Run no cells: send one request of CELL's prompts to each arm's lane in "
+            "turn (journaled, never scored), with /metrics and the log tail around it, into "
+            "the bundle's diagnostics/; restore the incumbent; print the paired table. "
+            "Exit 0 every request ok, 3 not, 4 not restored.",
+        ),
+    ] = None,
+    aa: AaTwin = False,
 ) -> None:
     """Run (or resume) the campaign of a matrix (or with --aa its A/A twin). Exit 0
     complete, 3 closed partial, 4 not restored, 143 terminated (docs/flows.md)."""
     from flows import commands  # noqa: PLC0415
 
-    commands.run(path, workdir, db, aa=aa)
+    commands.run(path, workdir, db, diagnose, aa=aa)
 
 
 @app.command()

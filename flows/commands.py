@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+from sqlmodel import Session
 
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
@@ -28,13 +31,14 @@ from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
+from flows.diagnostic_run import diagnosed_cell
 from flows.ending import end_summary
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.server_lost import server_lost
-from flows.status import CampaignStatus, StatusReport, campaign_status
+from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -42,6 +46,8 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
+from ledger.hosts import this_host
+from ledger.tables import CampaignRow
 from matrix.aa import aa_line, aa_twin
 from matrix.freeze import freeze
 from matrix.load import load_matrix
@@ -77,35 +83,72 @@ def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
 
-def status(campaign: str | None, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def status(
+    campaign: str | None, workdir: Path, db: str | None, *, all_hosts: bool, as_json: bool
+) -> None:
+    if campaign is not None and all_hosts:
+        raise FaceoffError(
+            "a named campaign is shown whatever its host",
+            where="--all-hosts",
+            fix="drop --all-hosts, or drop the campaign name to list every host's campaigns",
+        )
+    here = this_host(os.environ)
     engine = _existing_ledger(db, workdir)
     found: list[CampaignStatus] = []
     if engine is not None or campaign is not None:
         with session_scope(_required(engine, db, workdir)) as session:
-            rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
-            running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
-            http = UrllibHttp() if campaign else None  # one campaign: its incumbent is asked
-            found = [
-                campaign_status(session, r, running=running, now=_now, http=http) for r in rows
-            ]
+            found = _statuses(session, campaign, host=None if all_hosts else here, here=here)
     if as_json:
-        typer.echo(StatusReport(campaigns=found).model_dump_json(indent=2))
+        typer.echo(StatusReport(all_hosts=all_hosts, campaigns=found).model_dump_json(indent=2))
         return
     out = views.make_console()
     if campaign is None:
-        out.print(views.campaigns_table(found))
+        title = "campaigns of every host" if all_hosts else f"campaigns on {here}"
+        out.print(views.campaigns_table(found, title=title))
         return
     for line in views.campaign_lines(found[0]):
         out.print(line, highlight=False)
     out.print(views.dispositions_table("cell runs", found[0].cell_runs or []))
 
 
+def _statuses(
+    session: Session, campaign: str | None, *, host: str | None, here: str
+) -> list[CampaignStatus]:
+    """The named campaign, with its attempts and its incumbent asked; else the campaigns of
+    ``host`` (None: of every host)."""
+    if campaign is not None:
+        row = require_campaign(session, campaign)
+        running, http = _running([row], here), UrllibHttp()
+        return [campaign_status(session, row, running=running, now=_now, here=here, http=http)]
+    rows = list_campaigns(session, host=host)
+    return campaign_statuses(session, rows, running=_running(rows, here), now=_now, here=here)
+
+
+def _running(rows: Sequence[CampaignRow], here: str) -> set[str]:
+    """Names of the campaigns a live run holds: its lock tells on this host; a campaign of
+    another host, whose folder is on that host's disk, is taken at the ledger's word."""
+    return {
+        r.name
+        for r in rows
+        if (r.host is not None and r.host != here) or run_in_progress(Path(r.evidence_dir))
+    }
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def run(path: Path, workdir: Path, db: str | None, *, aa: bool = False) -> None:
+def run(
+    path: Path, workdir: Path, db: str | None, diagnose: str | None = None, *, aa: bool = False
+) -> None:
     frozen = freeze(_matrix(path, aa=aa))  # a bad matrix fails here, before Prefect starts
+    if diagnose is not None:
+        if aa:
+            raise FaceoffError(
+                "--aa and --diagnose cannot be combined",
+                fix="diagnose the matrix as it is, or run its A/A twin",
+            )
+        diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
@@ -116,15 +159,62 @@ def run(path: Path, workdir: Path, db: str | None, *, aa: bool = False) -> None:
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
-    server: ephemeral.RunServer | None = None
-    try:
-        with (  # the view first: it says what happens while the Prefect server starts
-            live.LiveView(out, resolve_url(db, workdir), frozen),
-            ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
-        ):
-            from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+    servers: list[ephemeral.RunServer] = []  # the run's own Prefect server, once started
+    view = live.LiveView(out, resolve_url(db, workdir), frozen) if diagnose is None else None
+    with (  # the view first: it says what happens while the Prefect server starts
+        _run_stopped(workdir, db, servers, frozen.matrix.campaign.name),
+        view or nullcontext(),
+        ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
+    ):
+        servers += [server] if server is not None else []
+        if diagnose is None:
+            report = _campaign(path, workdir, aa=aa)
+        else:
+            report = _diagnose(path, workdir, diagnose)
+    status = report(out)  # once the view has given way
+    if servers and servers[0].losses:
+        typer.echo(ephemeral.loss_line(servers[0].losses), err=True)
+    raise SystemExit(status)
 
-            result = run_campaign(path, workdir, aa=aa)
+
+Report = Callable[[Console], int]  # prints how a run ended, returns its exit status
+
+
+def _campaign(path: Path, workdir: Path, *, aa: bool) -> Report:
+    from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_campaign(path, workdir, aa=aa)
+
+    def report(out: Console) -> int:
+        out.print(end_summary(result))
+        return exit_status(result)
+
+    return report
+
+
+def _diagnose(path: Path, workdir: Path, cell: str) -> Report:
+    from flows.diagnose import run_diagnose  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_diagnose(path, workdir, cell)
+
+    def report(_: Console) -> int:  # plain lines: a table a script may read, never wrapped
+        for line in result.lines():
+            typer.echo(line)
+        for restoration in result.campaign.restorations:
+            typer.echo(f"restoration: {restoration.message}")
+        typer.echo(f"bundle: {result.campaign.bundle}")
+        return result.exit_status
+
+    return report
+
+
+@contextmanager
+def _run_stopped(
+    workdir: Path, db: str | None, servers: list[ephemeral.RunServer], campaign: str
+) -> Iterator[None]:
+    """How a run that stopped says so: one line and its exit status, never a traceback."""
+    try:
+        yield
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
@@ -146,22 +236,18 @@ def run(path: Path, workdir: Path, db: str | None, *, aa: bool = False) -> None:
                 fix="bring the database back, then run the same `faceoff run` again: it "
                 "restores the incumbent first and runs the interrupted cells again",
             ) from None
-        if server is not None and server.losses:
+        if servers and servers[0].losses:
             ended = server_lost(
-                server.losses,
+                servers[0].losses,
                 error,
                 engine=open_ledger(resolve_url(db, workdir)),
-                campaign=frozen.matrix.campaign.name,
+                campaign=campaign,
                 prefect_home=Path(os.environ["PREFECT_HOME"]),
                 tools=restore_tools(os.environ),
             )
             typer.echo(f"error: {ended.message}", err=True)
             raise SystemExit(ended.exit_status) from None
         raise
-    out.print(end_summary(result))
-    if server is not None and server.losses:
-        typer.echo(ephemeral.loss_line(server.losses), err=True)
-    raise SystemExit(exit_status(result))
 
 
 def disk_full(error: BaseException | None) -> bool:
