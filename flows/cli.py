@@ -243,3 +243,7 @@ def _usage_error(exc: typer.TyperException) -> None:
     command = ctx.command_path if ctx is not None else "faceoff"
     typer.echo(f"Run '{command} --help' for its arguments and options.", err=True)
     raise SystemExit(2) from None
+
+
+if __name__ == "__main__":  # `python -m flows.cli`, as `python -m flows` and `faceoff`
+    main()
