@@ -17,6 +17,7 @@ from evidence.sums import write_sums
 from guards.records import CellRecord
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff
+from tests.foundation.output_schemas import shaped
 
 CELL = "cells/natural-8192-c1/exl3-r11/attempt-1"
 
@@ -47,7 +48,7 @@ def test_a_clean_bundle_passes_audit_as_a_checklist_with_exit_code_zero(
     assert any(line.startswith("  [skip] signatures") for line in lines)
     by_name = faceoff("audit", built.root.name, "--workdir", str(built.root.parent))
     assert by_name.returncode == 0 and by_name.stdout == done.stdout
-    shown = json.loads(faceoff("audit", str(built.root), "--json").stdout)
+    shown = shaped("audit", faceoff("audit", str(built.root), "--json").stdout)
     assert (shown["schema_version"], shown["ok"]) == (1, True)
     checks = {c["id"]: c for c in shown["checks"]}
     assert (checks["verdicts"]["count"], checks["verdicts"]["result"]) == (5, "ok")
@@ -75,7 +76,7 @@ def test_a_changed_journal_line_is_named_by_file_and_field(bundle_copy) -> None:
     done = faceoff("audit", str(root))
     assert done.returncode == 1 and f"{CELL}/summary.json: metrics.e2e_s" in done.stdout
     assert "  [FAIL] request summaries recomputed from journals (" in done.stdout
-    shown = json.loads(faceoff("audit", str(root), "--json").stdout)
+    shown = shaped("audit", faceoff("audit", str(root), "--json").stdout)
     failed = {c["id"]: c["findings"] for c in shown["checks"] if c["result"] == "failed"}
     assert {"hashes", "summaries", "verdicts"} <= set(failed)
     assert failed["summaries"][0]["file"] == f"{CELL}/summary.json"
