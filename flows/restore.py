@@ -40,6 +40,7 @@ from ledger.restoration import (
     close_lane_runs,
     find_restoration,
     finish_attempt,
+    last_restored,
     pending_restorations,
 )
 from ledger.restoration import require_restoration as require_row
@@ -151,9 +152,13 @@ def _bring_back(
 
 
 def restore_pending(engine: Engine, tools: RestoreTools) -> list[RestoreOutcome]:
-    """Restore every campaign whose restoration is still required, oldest first."""
+    """Restore every campaign whose restoration is still required, oldest first; with none,
+    probe the incumbent the last restoration brought back, and restore it again if it no
+    longer answers (bare ``faceoff restore``)."""
     with session_scope(engine) as session:
         names = [c.name for c, _ in pending_restorations(session)]
+        if not names and (last := last_restored(session)) is not None:
+            names = [last.name]
     return [restore_incumbent(engine, name, tools) for name in names]
 
 

@@ -69,6 +69,18 @@ def pending_restorations(session: Session) -> list[tuple[CampaignRow, Restoratio
     return [(c, r) for c, r in session.exec(query)]
 
 
+def last_restored(session: Session) -> CampaignRow | None:
+    """The campaign whose restoration completed last: the incumbent serving now, since each
+    campaign's takeover stopped the one an earlier campaign of the ledger had restored."""
+    query = (
+        select(CampaignRow)
+        .join(RestorationRow, RestorationRow.campaign_id == CampaignRow.id)  # type: ignore[arg-type]
+        .where(RestorationRow.state == RESTORED)
+        .order_by(RestorationRow.completed_at.desc())  # type: ignore[union-attr]
+    )
+    return session.exec(query).first()
+
+
 def begin_attempt(session: Session, row: RestorationRow) -> int:
     row.state = RESTORING
     row.attempts += 1
