@@ -4,6 +4,8 @@ Checks, each reported as findings naming the file and field:
 
 - every file against ``SHA256SUMS`` (changed, missing, or not listed);
 - the frozen matrix's id against its content;
+- a successor's carried-over cells against the hashes it copied them with, the source
+  bundle and both frozen matrices (``evidence.audit_carried``);
 - the receipt's own hash and judged outcome, its bindings to the campaign
   (campaign, matrix id, incumbent arm and image, lane run, protected paths), and
   the native files it binds (lane records, boot logs, journals, samples,
@@ -11,7 +13,8 @@ Checks, each reported as findings naming the file and field:
   with the sha256 the receipt took, and none added since;
 - per attempt, ``summary.json`` recomputed from the journal and plan,
   ``telemetry.json`` recomputed from the sample files over ``cell.json``'s window
-  and settings, and ``verdict.json`` recomputed by the guards;
+  and settings, and ``verdict.json`` recomputed by the guards (a carried-over attempt
+  under the source's frozen matrix, which it was judged under);
 - the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
   rebuilt from all of it and compared; ``MANIFEST.json``'s campaign, matrix and
   arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
@@ -28,16 +31,18 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from evidence.audit_carried import check_carried
 from evidence.audit_diff import differences
 from evidence.bundle import comparison_of
 from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
+from evidence.carried import CARRIED_FILE
 from evidence.comparison import Comparison, TicketRef
 from evidence.inputs import load_campaign
 from evidence.layout import (
@@ -67,6 +72,8 @@ from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
+Mark = Literal["warning", "not checked"]
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -84,6 +91,7 @@ class Finding:
 # The checks, in the order they run; each finding names the one that found it.
 HASHES = "files match SHA256SUMS"
 FROZEN = "frozen matrix id matches its content"
+CARRIED = "carried-over cells match the source bundle and their content keys"
 RECEIPT = "restoration receipt verifies, binds this campaign and its native files"
 SUMMARIES = "request summaries recomputed from journals"
 TELEMETRY = "telemetry recomputed from sample files"
@@ -92,8 +100,8 @@ REVIEWS = "review chain verifies"
 REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
 MANIFEST = "MANIFEST.json matches the rebuilt comparison"
 TICKETS = "tickets/index.json matches the rebuilt comparison"
-CHECKS = (HASHES, FROZEN, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, REVIEWS, REBUILT, MANIFEST,
-          TICKETS)  # fmt: skip
+CHECKS = (HASHES, FROZEN, CARRIED, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, REVIEWS, REBUILT,
+          MANIFEST, TICKETS)  # fmt: skip
 
 
 @dataclass
@@ -102,6 +110,8 @@ class AuditReport:
     checked: list[str] = field(default_factory=list)  # what was verified, in order
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    marks: dict[str, tuple[Mark, str]] = field(default_factory=dict)  # check -> not ok, why
+    counts: dict[str, int] = field(default_factory=dict)  # check -> what it covered
     step: str = HASHES  # the check running now
 
     def find(self, file: str, key: str, problem: str) -> None:
@@ -121,10 +131,12 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
+    report.step = CARRIED
+    judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
     _receipt(folder, frozen, report, key)
     for attempt in folder.attempts():
-        _attempt(folder, attempt, frozen, report)
+        _attempt(folder, attempt, frozen, report, judged_under)
     _derived(folder, report, key)
     if key is None:
         report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
@@ -152,6 +164,24 @@ def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
         return None
     report.checked.append(folder.frozen.name)
     return frozen
+
+
+def _carried(
+    folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport
+) -> dict[str, FrozenMatrix]:
+    """The carried-over cells' check; returns the frozen matrices, by id, that carried
+    attempts were judged under."""
+    check = check_carried(folder.root, frozen)
+    for file, key, problem in check.problems:
+        report.find(file, key, problem)
+    report.counts[CARRIED] = check.files
+    if check.record is None and not check.problems:
+        report.marks[CARRIED] = ("not checked", "not a successor campaign")
+    elif check.record is not None and not check.source_found:
+        where = check.record.source_bundle
+        note = f"source bundle not found at {where}: copies checked against {CARRIED_FILE} only"
+        report.marks[CARRIED] = ("warning", note)
+    return check.frozen
 
 
 def _receipt(
@@ -239,7 +269,11 @@ def _lane_binding(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, s
 
 
 def _attempt(
-    folder: CampaignFolder, attempt: AttemptDir, frozen: FrozenMatrix, report: AuditReport
+    folder: CampaignFolder,
+    attempt: AttemptDir,
+    frozen: FrozenMatrix,
+    report: AuditReport,
+    judged_under: dict[str, FrozenMatrix],
 ) -> None:
     base = attempt.path
     journal = functools.cache(lambda: read_journal(base / JOURNAL_NAME))  # summary and verdict
@@ -260,8 +294,9 @@ def _attempt(
                  lambda: summarize_folder(base, window, settings, vllm_aliases()))  # fmt: skip
     if record is not None and (base / VERDICT_FILE).is_file():
         report.step = VERDICTS
+        under = judged_under.get(record.matrix_id, frozen)  # a carried attempt: its source's
         _compare(folder, base / VERDICT_FILE, Verdict, report,
-                 lambda: judge_cell(base, frozen, journal=journal()))  # fmt: skip
+                 lambda: judge_cell(base, under, journal=journal()))  # fmt: skip
 
 
 def _compare(

@@ -33,6 +33,9 @@ Format history of ``Comparison.schema_version``:
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
       the p95 ratios a rule judges.
+  7 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
+      its matrix id, each cell's content key and the source attempts) and the cells measured
+      afresh with why (``evidence.carried``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.carried import Carryover
 from evidence.cold_start import ColdStart
 from evidence.goodput import Goodput
 from evidence.posture import PostureView
@@ -397,7 +401,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[6] = Field(default=6, description="Comparison format version.")
+    schema_version: Literal[7] = Field(default=7, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -436,4 +440,8 @@ class Comparison(Artifact):
     goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
     ruling: Ruling | None = Field(
         default=None, description="The declared decision rule's outcome; None without a rule."
+    )
+    carried: Carryover | None = Field(
+        default=None,
+        description="A successor's cells carried over from a closed campaign; None otherwise.",
     )

@@ -197,5 +197,13 @@ def _log_opening(opened: Opened) -> None:
     if first is not None:
         log = logger.info if first.ok else logger.warning
         log("pending restoration first: %s", first.message)
+    if opened.carried is not None:
+        carried = opened.carried
+        logger.info(
+            "carried over %d cell(s) from %s; %d run here",
+            len(carried.cells),
+            carried.source,
+            len(carried.fresh),
+        )
     for attempt in opened.interrupted:
         logger.info("interrupted earlier: %s (its journal is kept and indexed)", attempt)
