@@ -37,7 +37,7 @@ from flows.journal_index import index_journal
 from flows.phase import utc
 from flows.scope import CampaignScope
 from guards.records import CELL_FILE, CellRecord
-from ledger.campaigns import find_campaign, require_campaign
+from ledger.campaigns import CLOSED, find_campaign, require_campaign
 from ledger.cells import carry_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope
 from ledger.tables import CampaignRow, CellRunRow
@@ -46,7 +46,6 @@ from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.model import Cell
 from workload.records import JOURNAL_NAME
 
-CLOSED = ("complete", "closed_partial")
 ACCEPTED = "accepted"
 
 
