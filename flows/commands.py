@@ -21,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
 from evidence.audit_checklist import lines as checklist_lines
+from evidence.carried import CARRIED_FILE
 from evidence.console import card, tickets_table
 from evidence.decision import Decision
 from evidence.review_recording import ReviewRequest
@@ -34,6 +35,7 @@ from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.status import CampaignStatus, StatusReport, campaign_status
+from flows.succession import check_source
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -41,7 +43,7 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
-from matrix.freeze import freeze
+from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
 
@@ -96,6 +98,8 @@ def _now() -> datetime:
 def run(path: Path, workdir: Path, db: str | None) -> None:
     frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
+    if frozen.matrix.campaign.successor_of and not _carried_already(workdir, frozen):
+        check_source(_required(_existing_ledger(db, workdir), db, workdir), frozen)
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
@@ -148,6 +152,11 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     if server is not None and server.losses:
         typer.echo(ephemeral.loss_line(server.losses), err=True)
     raise SystemExit(exit_status(result))
+
+
+def _carried_already(workdir: Path, frozen: FrozenMatrix) -> bool:
+    """A successor resumed after it carried its cells over no longer needs its source."""
+    return (workdir / frozen.matrix.campaign.name / CARRIED_FILE).is_file()
 
 
 def disk_full(error: BaseException | None) -> bool:

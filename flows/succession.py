@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from sqlalchemy import Engine
 from sqlmodel import Session
 
 from evidence.carried import (
@@ -85,6 +86,16 @@ def carry_over(scope: CampaignScope) -> CarriedRecord | None:
         _index(session, scope, latest, record)
     record.write(scope.campaign_dir / CARRIED_FILE)
     return record
+
+
+def check_source(engine: Engine, frozen: FrozenMatrix) -> None:
+    """Before a run starts anything: the source a successor names is closed in this ledger
+    and its bundle is sealed and intact (``faceoff run`` asks this before Prefect starts)."""
+    source = frozen.matrix.campaign.successor_of
+    if source is None:
+        return
+    with session_scope(engine) as session:
+        _sealed(source, Path(_closed_source(session, source).evidence_dir))
 
 
 def _closed_source(session: Session, source: str) -> CampaignRow:

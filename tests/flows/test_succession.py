@@ -1,5 +1,6 @@
 """A successor whose source campaign the ledger does not know, or that is not closed yet, is
-refused before anything is copied (the carried-over run itself: tests/e2e/test_successor.py)."""
+refused before anything is copied, and `faceoff run` refuses it before Prefect starts (the
+carried-over run itself: tests/e2e/test_successor.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, session_scope
 from matrix.freeze import freeze
 from matrix.model import Matrix
+from tests.e2e.matrices import arm, write_matrix
+from tests.e2e.matrices import campaign as e2e_matrix
+from tests.foundation.cli import faceoff
 from tests.foundation.test_cell_content import data
 
 
@@ -67,3 +71,21 @@ def test_a_closed_source_whose_bundle_was_unsealed_is_refused_with_the_way_out(
         carry_over(scope)
     assert "run old's matrix again with faceoff run" in (raised.value.fix or "")
     assert not (tmp_path / "new").exists()
+
+
+def test_faceoff_run_refuses_an_unknown_source_before_prefect_starts(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    with session_scope(open_ledger(f"sqlite:///{workdir / 'faceoff.db'}")) as session:
+        open_campaign(session, name="other", matrix_id="0" * 64, evidence_dir=workdir / "other",
+                      now=now)  # fmt: skip
+    data = e2e_matrix("new", [arm("inc", "incumbent"), arm("cand", "candidate")])
+    data["campaign"]["successor_of"] = "old"
+    done = faceoff("run", str(write_matrix(tmp_path, data)), "--workdir", str(workdir))
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) <= 2 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert lines[0].startswith(
+        "error: campaign.successor_of: successor_of names campaign 'old', which the ledger "
+        "does not know"
+    ), lines
+    assert not (workdir / "new").exists() and not (workdir / ".prefect").exists()
