@@ -35,6 +35,7 @@ from lanes.records import LANE_FILE, LaneRecord
 from lanes.restoration import Attempt, RestoreTools, bring_back, snapshot_before
 from ledger.campaigns import CLOSED, require_campaign
 from ledger.db import session_scope
+from ledger.hosts import this_host
 from ledger.restoration import (
     RESTORED,
     add_lane_run,
@@ -167,11 +168,12 @@ def _bring_back(
 
 def restore_pending(engine: Engine, tools: RestoreTools) -> list[RestoreOutcome]:
     """Restore every campaign whose restoration is still required, oldest first; with none,
-    probe the incumbent the last restoration brought back, and restore it again if it no
-    longer answers (bare ``faceoff restore``)."""
+    probe the incumbent the last restoration on this host brought back, and restore it again
+    if it no longer answers (bare ``faceoff restore``)."""
     with session_scope(engine) as session:
         names = [c.name for c, _ in pending_restorations(session)]
-        if not names and (last := last_restored(session)) is not None:
+        here = this_host(tools.environ)
+        if not names and (last := last_restored(session, here)) is not None:
             names = [last.name]
     return [restore_incumbent(engine, name, tools) for name in names]
 

@@ -7,9 +7,10 @@ any state but ``restored`` means the incumbent may still be down.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from sqlmodel import Session, select
+from sqlalchemy import or_
+from sqlmodel import Session, col, select
 
 from faceoff.ports import Clock
 from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
@@ -23,6 +24,12 @@ FAILED = "failed"
 def find_restoration(session: Session, campaign: CampaignRow) -> RestorationRow | None:
     query = select(RestorationRow).where(RestorationRow.campaign_id == campaign.id)
     return session.exec(query).first()
+
+
+def restorations_of(session: Session, campaign_ids: Sequence[int]) -> dict[int, RestorationRow]:
+    """Campaign id -> its restoration row, for those of the campaigns that have one."""
+    query = select(RestorationRow).where(col(RestorationRow.campaign_id).in_(campaign_ids))
+    return {row.campaign_id: row for row in session.exec(query)}
 
 
 def require_restoration(
@@ -69,13 +76,15 @@ def pending_restorations(session: Session) -> list[tuple[CampaignRow, Restoratio
     return [(c, r) for c, r in session.exec(query)]
 
 
-def last_restored(session: Session) -> CampaignRow | None:
-    """The campaign whose restoration completed last: the incumbent serving now, since each
-    campaign's takeover stopped the one an earlier campaign of the ledger had restored."""
+def last_restored(session: Session, host: str) -> CampaignRow | None:
+    """The campaign of ``host`` (or of a ledger from before hosts were recorded) whose
+    restoration completed last: the incumbent serving there now, since each campaign's
+    takeover stopped the one an earlier campaign had restored."""
     query = (
         select(CampaignRow)
         .join(RestorationRow, RestorationRow.campaign_id == CampaignRow.id)  # type: ignore[arg-type]
         .where(RestorationRow.state == RESTORED)
+        .where(or_(col(CampaignRow.host) == host, col(CampaignRow.host).is_(None)))
         .order_by(RestorationRow.completed_at.desc())  # type: ignore[union-attr]
     )
     return session.exec(query).first()

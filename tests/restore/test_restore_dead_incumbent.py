@@ -49,7 +49,7 @@ def test_a_dead_restored_incumbent_is_reported_and_restored_again(workdir: Path)
     shown = shaped(
         "status", faceoff("status", "dead-inc", "--workdir", str(workdir), "--json").stdout
     )
-    assert shown["schema_version"] == 1
+    assert shown["schema_version"] == 2
     (facts,) = shown["campaigns"]
     assert (facts["restoration"], facts["receipt_valid"]) == ("restored", True)
     assert facts["incumbent"]["answering"] is False and facts["status"] == "open"
