@@ -24,7 +24,7 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from flows import spans
 from flows.arm import ArmRun, lane_death
-from flows.client import ClientExit, waiting_client
+from flows.client import ClientExit, run_client
 from flows.journal_index import index_journal
 from flows.planning import plan_cell
 from flows.scope import CampaignScope
@@ -126,26 +126,25 @@ def _measure(
     before the collectors have their baseline."""
     span = functools.partial(scope.spans.span, cell=attempt.cell.id, arm=attempt.arm)
     collectors = _collectors(scope, run, attempt.folder)
-    with waiting_client(
-        attempt.folder,
-        base_url=run.base_url,
-        deadline_s=attempt.cell.deadline_s,
-        arm=attempt.arm,
-        attempt=attempt.number,
-        python=scope.tools.python,
-    ) as client:
-        try:
-            with span(spans.COLLECTORS_START):
-                collectors.start()
-        except FaceoffError as exc:  # the client exits unstarted: nothing was sent
-            seen.telemetry_error = exc.message
-            return None
-        try:
-            with span(spans.CLIENT):
-                seen.client = client.run()
-        finally:
-            with span(spans.COLLECTORS_STOP):
-                collectors.stop()
+    try:
+        with span(spans.COLLECTORS_START):
+            collectors.start()
+    except FaceoffError as exc:
+        seen.telemetry_error = exc.message
+        return None
+    try:
+        with span(spans.CLIENT):
+            seen.client = run_client(
+                attempt.folder,
+                base_url=run.base_url,
+                deadline_s=attempt.cell.deadline_s,
+                arm=attempt.arm,
+                attempt=attempt.number,
+                python=scope.tools.python,
+            )
+    finally:
+        with span(spans.COLLECTORS_STOP):
+            collectors.stop()
     with span(spans.TELEMETRY):
         window = journal_window(read_journal(attempt.folder / JOURNAL_NAME).outcomes)
         if window is not None:

@@ -2,10 +2,7 @@
 
 The client sends the requests and writes the journal; the orchestrator only
 starts it, waits for it and, when it must, stops it. Its output goes to
-``client.log`` in the attempt folder. A cell's client is started before the
-collectors (``waiting_client``) and loads while they take their baseline; it sends
-nothing until told to (``ClientProcess.run``), and a client never told exits unstarted
-when the orchestrator closes its stdin. The client is started through a small
+``client.log`` in the attempt folder. The client is started through a small
 launcher that asks the kernel to SIGTERM it when the orchestrator dies, so a
 killed ``faceoff run`` never leaves a client sending requests to a lane (the
 client journals its in-flight requests as cancelled and exits).
@@ -13,7 +10,6 @@ client journals its in-flight requests as cancelled and exits).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -25,7 +21,7 @@ from typing import Any
 
 from faceoff.errors import FaceoffError
 from workload.records import CLIENT_LOG, EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
-from workload.run_cell import START_LINE, client_command, read_summary
+from workload.run_cell import client_command, read_summary
 
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0
@@ -54,7 +50,6 @@ class ClientArgs:
     deadline_s: float
     arm: str
     attempt: int
-    wait_start: bool = False  # load, then wait for ``ClientProcess.run`` to send anything
 
     def command(self, python: str) -> list[str]:
         return client_command(
@@ -65,7 +60,6 @@ class ClientArgs:
             attempt=self.attempt,
             cell_deadline_s=self.deadline_s,
             python=python,
-            wait_start=self.wait_start,
         )
 
 
@@ -97,10 +91,7 @@ class ClientProcess:
         try:
             with self.log_path.open("ab") as log, _stops_blocked():
                 self._popen = subprocess.Popen(
-                    command,
-                    stdin=subprocess.PIPE if self.args.wait_start else subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
+                    command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
                 )
         except OSError as exc:
             raise FaceoffError(
@@ -108,24 +99,6 @@ class ClientProcess:
                 where=str(self.args.plan),
                 fix=f"check that {self.python} runs and has faceoff installed",
             ) from exc
-
-    def run(self) -> ClientExit:
-        """Tell a waiting client to start, and wait for it."""
-        popen = self._require()
-        try:
-            assert popen.stdin is not None, "run() is for a client started with wait_start"
-            popen.stdin.write(f"{START_LINE}\n".encode())
-        except OSError:
-            pass  # it is gone already: its exit status says how
-        self._close_stdin()
-        return self.wait()
-
-    def _close_stdin(self) -> None:
-        """End a waiting client's stdin: one never told to start then exits by itself."""
-        stdin = self._require().stdin
-        if stdin is not None and not stdin.closed:
-            with contextlib.suppress(OSError):
-                stdin.close()
 
     def wait(self) -> ClientExit:
         """Wait for the client; past its deadline plus a grace period it is stopped."""
@@ -139,7 +112,6 @@ class ClientProcess:
     def stop(self, reason: str, grace_s: float = STOP_GRACE_S) -> ClientExit:
         """SIGTERM (the client journals what is in flight), SIGKILL after ``grace_s``."""
         popen = self._require()
-        self._close_stdin()
         if popen.poll() is None:
             self._stopped_by = self._stopped_by or reason
             popen.send_signal(signal.SIGTERM)
@@ -170,26 +142,6 @@ def _stops_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-@contextmanager
-def waiting_client(
-    folder: Path, *, base_url: str, deadline_s: float, arm: str, attempt: int, python: str
-) -> Iterator[ClientProcess]:
-    """The client of the plan in ``folder``, started and loading; ``run()`` starts the cell.
-
-    At the end (or on an interruption), a client still running is stopped: one never
-    told to start exits without sending, one running journals what is in flight.
-    """
-    args = ClientArgs(
-        folder / PLAN_NAME, base_url, folder / JOURNAL_NAME, deadline_s, arm, attempt, True
-    )
-    client = ClientProcess(args, folder / CLIENT_LOG, python)
-    client.start()
-    try:
-        yield client
-    finally:
-        client.stop("the campaign run was interrupted")
 
 
 def run_client(

@@ -14,4 +14,3 @@ WARMUP_DIR = "warmup"  # an arm's warmups after each start, under its lane run f
 # Exit statuses of ``python -m workload.run_cell`` (128 + N: stopped by signal N).
 EXIT_BAD_INPUT = 2
 EXIT_DEADLINE = 3
-EXIT_NOT_STARTED = 4  # told to wait for the start line; stdin closed without it: nothing sent

@@ -2,7 +2,6 @@
 
     python -m workload.run_cell --plan requests.json --base-url http://127.0.0.1:PORT \\
         --journal journal.jsonl [--cell-deadline-s S] [--arm NAME] [--attempt N] [--progress]
-        [--wait-start]
 
 It runs in its own process so that sampling and orchestration cannot delay its
 event loop. Request bodies come from the plan file, never from argv. SIGTERM (or
@@ -12,15 +11,9 @@ process exits. On stdout: one JSON line per journaled request with ``--progress`
 run, the process's CPU seconds and the seconds it waited for a CPU, so a starved
 client shows).
 
-With ``--wait-start`` it loads (imports, plan, bodies) and then waits for the line
-``start`` on stdin before it opens the journal and sends: the orchestrator starts it
-while the collectors take their baseline, so the process's start is not added to the
-cell's. Stdin closed without that line: it exits 4, having sent nothing and written
-no journal.
-
 Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
-the cell deadline; 4 not started (``--wait-start``); 128 + N stopped by signal N. In
-every case but 2 and 4, each planned request has exactly one journal line.
+the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
+request has exactly one journal line.
 """
 
 from __future__ import annotations
@@ -36,14 +29,14 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from faceoff.errors import FaceoffError
 from workload.client import RunContext
 from workload.journal import JournalWriter
 from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
-from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE, EXIT_NOT_STARTED
+from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
 from workload.runner import CellRunner, RunReport
 
 # The journal writer thread holds the GIL while it serialises a line; a short switch
@@ -61,24 +54,13 @@ def client_command(
     attempt: int,
     cell_deadline_s: float | None = None,
     python: str = sys.executable,
-    wait_start: bool = False,
 ) -> list[str]:
     """The argv that starts the client process of one cell run (for the flow)."""
     command = [python, "-m", "workload.run_cell", "--plan", str(plan), "--base-url", base_url]
     command += ["--journal", str(journal), "--arm", arm, "--attempt", str(attempt)]
     if cell_deadline_s is not None:
         command += ["--cell-deadline-s", str(cell_deadline_s)]
-    if wait_start:
-        command.append("--wait-start")
     return command
-
-
-START_LINE = "start"  # what --wait-start waits for on stdin
-
-
-def told_to_start(stdin: TextIO) -> bool:
-    """Wait for the start line; False when stdin ends (or says anything else) first."""
-    return stdin.readline().strip() == START_LINE
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -90,9 +72,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--arm", default="unnamed", help="arm name written on every line")
     parser.add_argument("--attempt", type=int, default=1, help="attempt number of the cell run")
     parser.add_argument("--progress", action="store_true", help="a stdout line per outcome")
-    parser.add_argument(
-        "--wait-start", action="store_true", help="load, then wait for 'start' on stdin"
-    )
     return parser.parse_args(argv)
 
 
@@ -191,9 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FaceoffError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if args.wait_start and not told_to_start(sys.stdin):
-        print("not started: stdin closed before the start line; nothing sent", file=sys.stderr)
-        return EXIT_NOT_STARTED
     journal = JournalWriter(args.journal, on_written=print_progress if args.progress else None)
     # Everything loaded so far lives until exit; freezing it spares the run the full
     # collections that otherwise stall the event loop for tens of ms (measured).

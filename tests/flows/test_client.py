@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flows.client import CLIENT_LOG, ClientArgs, ClientProcess, waiting_client
+from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.planning import plan_cell
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
 from workload.journal import read_journal
 from workload.outcome import Phase, Status
-from workload.records import EXIT_NOT_STARTED, JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME
 from workload.run_cell import read_summary
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,25 +142,3 @@ def test_a_retokenized_plan_keeps_the_texts_and_counts_on_the_other_lane(
 def summary_of(folder: Path) -> dict[str, Any]:
     """The client's closing summary in its log, or {} while it has printed none."""
     return read_summary(folder / CLIENT_LOG) or {}
-
-
-def test_a_waiting_client_sends_nothing_until_run_and_exits_unstarted_when_stopped(
-    sim: SimServer, tmp_path: Path
-) -> None:
-    unstarted, started = tmp_path / "unstarted", tmp_path / "started"
-    for folder in (unstarted, started):
-        folder.mkdir()
-        write_plan(sim, folder, cell())
-    with waiting_client(
-        unstarted, base_url=sim.url, deadline_s=60.0, arm="inc", attempt=1, python=sys.executable
-    ) as client:
-        ended = client.stop("the collectors could not start")  # never told to start
-    assert ended.returncode == EXIT_NOT_STARTED
-    assert not (unstarted / JOURNAL_NAME).exists()
-    assert "not started" in (unstarted / CLIENT_LOG).read_text()
-    with waiting_client(
-        started, base_url=sim.url, deadline_s=60.0, arm="inc", attempt=1, python=sys.executable
-    ) as client:
-        ended = client.run()
-    assert (ended.returncode, ended.stopped_by_faceoff) == (0, None)
-    assert len(read_journal(started / JOURNAL_NAME).outcomes) == 4
