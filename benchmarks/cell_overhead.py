@@ -16,7 +16,9 @@ Prefect's task bookkeeping: the task call minus the task's own function), each a
 the median over the cell runs, beside the median client span (the peer: the work
 being orchestrated). Target: ≤ 1 s per cell run. Then the same as one JSON line.
 Lane start and stop, warmups, restoration and the bundle are per campaign, not per
-cell, and are not counted.
+cell, and are not counted. The cells are too short for the guard to accept most of
+them (a window shorter than one engine tick, a reply in one chunk: ``family_missing``);
+the guard runs in full all the same, and the run exits 3.
 """
 
 from __future__ import annotations
