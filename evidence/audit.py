@@ -18,7 +18,9 @@ Checks, each reported as findings naming the file and field:
 - per paired diagnostic run, ``diagnostic.json`` recomputed from its plan, journal and
   scrapes (``evidence.diagnostics``);
 - the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
-  rebuilt from all of it and compared; ``MANIFEST.json``'s campaign, matrix and
+  rebuilt from all of it and compared (the page's text, and the data hash of each
+  figure, ``evidence.figures``; its drawings only with ``redraw``, else ``SHA256SUMS``
+  covers them); ``MANIFEST.json``'s campaign, matrix and
   arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
 - given the operator's signing key, the receipt's and each review's signature.
 
@@ -48,6 +50,7 @@ from evidence.carried import CARRIED_FILE
 from evidence.comparison import Comparison, TicketRef
 from evidence.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
 from evidence.diagnostics import recompute as recompute_diagnostic
+from evidence.figures import Figures, undrawn
 from evidence.inputs import load_campaign
 from evidence.layout import (
     COMPARISON_FILE,
@@ -127,11 +130,14 @@ class AuditReport:
         return not self.findings
 
 
-def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
-    """Every check; ``key``: the operator's signing key, to check signatures with."""
+def audit_bundle(path: Path, *, key: bytes | None = None, redraw: bool = False) -> AuditReport:
+    """Every check; ``key``: the operator's signing key, to check signatures with;
+    ``redraw``: draw report.html's figures again and compare the page byte for byte."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
-    _sums(folder, report, key)
+    # SHA256SUMS and the receipt bind mostly the same files: each is read and hashed once
+    digest_of = functools.cache(file_sha256)
+    _sums(folder, report, key, digest_of)
     report.step = FROZEN
     frozen = _frozen(folder, report)
     if frozen is None:
@@ -139,19 +145,24 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     report.step = CARRIED
     judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
-    _receipt(folder, frozen, report, key)
+    _receipt(folder, frozen, report, key, digest_of)
     for attempt in folder.attempts():
-        _attempt(folder, attempt, frozen, report, judged_under)
+        _attempt(folder, attempt, frozen, report, judged_under=judged_under, digest_of=digest_of)
     _diagnostics(folder, report)
-    _derived(folder, report, key)
+    _derived(folder, report, key, redraw)
     if key is None:
         report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
     return report
 
 
-def _sums(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
+def _sums(
+    folder: CampaignFolder,
+    report: AuditReport,
+    key: bytes | None,
+    digest_of: Callable[[Path], str],
+) -> None:
     try:
-        problems = verify_sums(folder)
+        problems = verify_sums(folder, digest_of)
     except FaceoffError as exc:
         report.find(SUMS_FILE, "", exc.what)
         return
@@ -191,7 +202,11 @@ def _carried(
 
 
 def _receipt(
-    folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport, key: bytes | None
+    folder: CampaignFolder,
+    frozen: FrozenMatrix,
+    report: AuditReport,
+    key: bytes | None,
+    digest_of: Callable[[Path], str],
 ) -> None:
     name = folder.receipt.name
     if not folder.receipt.is_file():
@@ -205,7 +220,7 @@ def _receipt(
     for field_name, problem in receipt_bindings(folder, frozen, receipt):
         report.find(name, field_name, problem)
     _signature(report, key, (name, "signature"), receipt.receipt_sha256, receipt.signature)
-    for file, problem in bound_file_problems(folder, receipt):
+    for file, problem in bound_file_problems(folder, receipt, digest_of):
         report.find(file, "", problem)
     report.checked.append(name)
 
@@ -222,14 +237,16 @@ def _signature(
         report.find(*where, problem)
 
 
-def bound_file_problems(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, str]]:
+def bound_file_problems(
+    folder: CampaignFolder, receipt: Receipt, digest_of: Callable[[Path], str] = file_sha256
+) -> list[tuple[str, str]]:
     """Native files that differ from, are missing from, or were added to the receipt's."""
     problems = []
     for name, digest in receipt.bound_files.items():
         path = folder.root / name
         if not path.is_file():
             problems.append((name, f"missing; {RECEIPT_FILE} bound it (sha256 {digest[:12]}…)"))
-        elif (actual := file_sha256(path)) != digest:
+        elif (actual := digest_of(path)) != digest:
             problems.append(
                 (name, f"sha256 is {actual[:12]}…, {RECEIPT_FILE} bound {digest[:12]}…")
             )
@@ -279,7 +296,9 @@ def _attempt(
     attempt: AttemptDir,
     frozen: FrozenMatrix,
     report: AuditReport,
+    *,
     judged_under: dict[str, FrozenMatrix],
+    digest_of: Callable[[Path], str],
 ) -> None:
     base = attempt.path
     journal = functools.cache(lambda: read_journal(base / JOURNAL_NAME))  # summary and verdict
@@ -301,8 +320,11 @@ def _attempt(
     if record is not None and (base / VERDICT_FILE).is_file():
         report.step = VERDICTS
         under = judged_under.get(record.matrix_id, frozen)  # a carried attempt: its source's
-        _compare(folder, base / VERDICT_FILE, Verdict, report,
-                 lambda: judge_cell(base, under, journal=journal()))  # fmt: skip
+
+        def verdict() -> Verdict:
+            return judge_cell(base, under, journal=journal(), digest_of=digest_of)
+
+        _compare(folder, base / VERDICT_FILE, Verdict, report, verdict)
 
 
 def _diagnostics(folder: CampaignFolder, report: AuditReport) -> None:
@@ -338,7 +360,7 @@ def _compare(
     report.checked.append(name)
 
 
-def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
+def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None, redraw: bool) -> None:
     """The review chain; comparison.json, RESULT.md, report.html rebuilt; manifest, tickets."""
     report.step = REVIEWS
     try:
@@ -362,19 +384,34 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     # The renderer loads matplotlib: only an audit that gets this far pays for it.
     from evidence.report import render_report  # noqa: PLC0415
 
-    _rendered(folder, REPORT_FILE, render_report(fresh, inputs.attempts), report)
+    page = render_report(fresh, inputs.attempts, Figures(draw=redraw))
+    _rendered(folder, REPORT_FILE, page, report, compare=None if redraw else undrawn)
+    if not redraw:
+        report.notes.append(
+            f"{REPORT_FILE}'s figures were checked by the hash of the data each is drawn "
+            "from; their drawings by SHA256SUMS only (faceoff audit --redraw draws them)"
+        )
     report.step = MANIFEST
     _manifest(folder, fresh, report)
     report.step = TICKETS
     _tickets(folder, fresh, report)
 
 
-def _rendered(folder: CampaignFolder, name: str, fresh: str, report: AuditReport) -> None:
+def _rendered(
+    folder: CampaignFolder,
+    name: str,
+    fresh: str,
+    report: AuditReport,
+    compare: Callable[[str], str] | None = None,
+) -> None:
+    """The file against ``fresh``, both seen through ``compare`` when one is given."""
     path = folder.path(name)
     if not path.is_file():
         report.find(name, "", "missing; it can be rebuilt from comparison.json")
         return
-    if path.read_text(encoding="utf-8", errors="replace") != fresh:
+    stored = path.read_text(encoding="utf-8", errors="replace")
+    seen = compare or (lambda text: text)
+    if seen(stored) != seen(fresh):
         problem = (
             "differs from what this faceoff renders from comparison.json (edited, or "
             "written by another faceoff version: MANIFEST.json names it)"

@@ -154,12 +154,18 @@ def audit(
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     as_json: AsJson = False,
+    redraw: Annotated[
+        bool,
+        typer.Option(
+            "--redraw", help="Draw report.html's figures again (slow); else their data is checked."
+        ),
+    ] = False,
 ) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
     with FACEOFF_SIGNING_KEY set), as a checklist."""
     from flows import commands  # noqa: PLC0415
 
-    commands.audit(campaign, workdir, db, as_json=as_json)
+    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw)
 
 
 @app.command()

@@ -285,9 +285,11 @@ def teardown(campaign: str | None, workdir: Path) -> None:
             typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
 
 
-def audit(campaign: str, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def audit(
+    campaign: str, workdir: Path, db: str | None, *, as_json: bool, redraw: bool = False
+) -> None:
     key = signing_key(os.environ)
-    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key)
+    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key, redraw=redraw)
     output = checklist(report, signed=key is not None)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))

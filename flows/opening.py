@@ -27,6 +27,7 @@ from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
 from flows.restore import RestoreOutcome, restore_incumbent
 from flows.scope import CampaignScope
+from flows.spans import span_log
 from flows.succession import carry_over
 from flows.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
@@ -106,7 +107,13 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     scope = CampaignScope(
-        frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)
+        frozen,
+        campaign_dir,
+        Path(workdir),
+        engine,
+        tools,
+        docker_for(frozen, tools),
+        span_log(tools.environ),
     )
     restored = restore_if_pending(scope) if resumed else None
     interrupted = close_interrupted(scope)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -247,3 +248,31 @@ def test_a_missing_sha256sums_is_a_finding(bundle_copy) -> None:  # type: ignore
     assert lines_of(root)[0].startswith("SHA256SUMS: SHA256SUMS is missing")
     done = faceoff("audit", str(root))
     assert done.returncode == 1
+
+
+def test_figures_are_checked_by_their_data_hash_and_drawn_again_only_with_redraw(
+    bundle_copy,  # type: ignore[no-untyped-def]
+) -> None:
+    root = bundle_copy()
+    page = root / "report.html"
+    text = page.read_text()
+    hashes = re.findall(r'data-figure-sha256="([0-9a-f]{64})"', text)
+    assert len(hashes) >= 1 + 2 + 2 * 3 and text.count("<svg") == len(hashes)
+    # a drawing edited together with its SHA256SUMS line: the default audit draws nothing
+    # (its note says so); --redraw draws every figure again and finds it
+    page.write_text(text.replace("<svg", '<svg data-edited="1"', 1))
+    write_sums(CampaignFolder(root))
+    quick = audit_bundle(root)
+    assert quick.ok and any("--redraw" in note for note in quick.notes)
+    redrawn = faceoff("audit", str(root), "--redraw")
+    assert redrawn.returncode == 1
+    assert "report.html: differs from what this faceoff renders" in redrawn.stdout
+    # a figure that claims other data than the native files give is found without drawing
+    page.write_text(text.replace(hashes[-1], "0" * 64))
+    write_sums(CampaignFolder(root))
+    found = lines_of(root)
+    assert any(f.startswith("report.html: differs from what this faceoff renders") for f in found)
+    # and so is text added inside a drawing, outside the svg element
+    page.write_text(text.replace("</svg>", "</svg></div><p>p95 1.0 s</p><div>", 1))
+    write_sums(CampaignFolder(root))
+    assert any(f.startswith("report.html: differs") for f in lines_of(root))
