@@ -13,12 +13,16 @@ Format history of ``schema_version``:
       (left out of a closed-loop plan, whose bytes and hash are unchanged); later in 1
       too, a request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the
       cell declares it a variant (matrix/variants.py), with the shape unchanged; later in
-      1, ``shared_prefix_tokens`` (None in plans written before it).
+      1, ``shared_prefix_tokens`` (None in plans written before it); later in 1, an
+      agentic cell's requests have system, user and assistant messages and roles turn_1 …
+      turn_8, and a needle_search cell's plan has no requests (its client plans each probe).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -28,10 +32,11 @@ from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
 from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
 from matrix.slo import Slo
+from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
-from workload.outcome import Phase, RequestRole
-from workload.prompts import PromptKey, compose, follow_up
+from workload.outcome import Phase, RequestRole, turn_of
+from workload.prompts import Prompt, PromptKey, compose, follow_up
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
@@ -262,6 +267,7 @@ async def retokenize(
     """
     model = model or plan.model
     requests, vectors = [], []
+    max_model_len = plan.max_model_len  # a needle search's plan has no request to count
     for planned in plan.requests:
         request = (
             planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
@@ -272,11 +278,12 @@ async def retokenize(
         tokens = await tokenizer.tokenize(messages, request.template_kwargs())
         requests.append(_rehashed(request, tokens, model))
         vectors.append(tokens.tokens)
+        max_model_len = tokens.max_model_len
     return plan.model_copy(
         update={
             "model": model,
             "tokenizer_fingerprint": await fingerprint(tokenizer),
-            "max_model_len": tokens.max_model_len,
+            "max_model_len": max_model_len,
             "requests": requests,
             "shared_prefix_tokens": _shared(vectors),
         }
@@ -302,7 +309,10 @@ class _Planner:
 
     async def plan(self, slot: Slot) -> PlannedRequest:
         key = PromptKey(self.seed, self.namespace, self.cell.prompt_id, slot.phase, slot.index)
-        if slot.role is RequestRole.TURN_2:
+        agentic = self.cell.agentic if self.cell.kind is WorkloadKind.AGENTIC else None
+        if agentic is not None and (turn_of(slot.role) or 1) > 1:
+            fit, target = await self._tool_turn(slot, key, agentic.tool_result_tokens)
+        elif slot.role is RequestRole.TURN_2:
             fit, target = await self._follow_up(slot, key)
         else:
             fit, target = await self._fit(slot, key), slot.target_tokens
@@ -312,13 +322,37 @@ class _Planner:
 
     async def _fit(self, slot: Slot, key: PromptKey) -> Fit:
         return await fit_filler(
-            lambda n: compose(self.cell, key, slot.role, n),
+            self._composer(slot, key),
             slot.target_tokens,
             self.tokenizer,
             template_kwargs=self.template_kwargs,
             rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
             where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
         )
+
+    def _composer(self, slot: Slot, key: PromptKey) -> Callable[[int], Prompt]:
+        if self.cell.kind is WorkloadKind.AGENTIC:  # its warmups open conversations too
+            return lambda n: opening(key, n)
+        return lambda n: compose(self.cell, key, slot.role, n)
+
+    async def _tool_turn(self, slot: Slot, key: PromptKey, result_tokens: int) -> tuple[Fit, int]:
+        """An agentic turn after the first: the previous turn's context, a tool call and a
+        tool result searched to ``result_tokens``; its target is what that adds up to."""
+        previous = self.fits[(slot.phase, slot.index - 1)].prompt
+        build = partial(tool_turn, previous, key)
+        bare = await self.tokenizer.tokenize(build(0).messages, self.template_kwargs)
+        target = bare.count + result_tokens
+        rate = self.rates.setdefault((self.cell.kind.value, slot.role), Rate())
+        rate.scaffold_tokens = bare.count  # the context so far is this turn's scaffold
+        fit = await fit_filler(
+            build,
+            target,
+            self.tokenizer,
+            template_kwargs=self.template_kwargs,
+            rate=rate,
+            where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
+        )
+        return fit, target
 
     async def _follow_up(self, slot: Slot, key: PromptKey) -> tuple[Fit, int]:
         """Turn 2 and its target: turn 1's target plus what the second turn adds."""
