@@ -32,7 +32,8 @@ Format history of ``Comparison.schema_version``:
       meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
-      the p95 ratios a rule judges.
+      the p95 ratios a rule judges; later in 6, a probe answer's ``unit`` may be ``tokens``
+      (a needle search's longest verified length per arm, ``statistic`` ``verified``).
 """
 
 from __future__ import annotations
