@@ -123,7 +123,15 @@ def per_request(check: RequestCheck, *, needs_decode: bool = False) -> PresenceR
     return rule
 
 
+SEARCH_NOT_THROUGHPUT = (
+    "a needle search sends one probe at a time, each of another length: its probes are no "
+    "throughput samples, by design of the cell"
+)
+
+
 def aggregate_throughput(art: CellArtifacts, _: Thresholds) -> Found:
+    if art.plan is not None and art.plan.cell.search is not None:
+        return Found(Presence.NOT_APPLICABLE, SEARCH_NOT_THROUGHPUT)
     measured = metrics.aggregate_output_throughput(art.scored)
     if measured.value is None:
         return missing(measured.reason or "undefined")

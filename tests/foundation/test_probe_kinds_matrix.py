@@ -63,7 +63,8 @@ LOW_ABOVE_HIGH = "low = 7000 must be below high = 6000"
          "runs its pattern as a closed loop"),
         ('\n[[cells]]\nkind = "needle_search"\ninput_tokens = 6000\nconcurrency = 1\n'
          "requests = 4\n", "", "needs search = { low, high, step, budget }"),
-        (SEARCH.replace("needle_search", "needle"), "", "only a needle_search cell searches"),
+        (SEARCH.replace('"needle_search"', '"needle"\ninput_tokens = 6000\nconcurrency = 1\n'
+                        "requests = 2"), "", "only a needle_search cell searches"),
         (AGENTIC.replace("requests = 6", "requests = 7"), "",
          "requests = 7 is not a whole number of 3-turn conversations"),
         (AGENTIC.replace("concurrency = 1", "concurrency = 2"), "",
@@ -90,9 +91,9 @@ def test_impossible_probe_declarations_name_the_cell_and_field(
 def test_an_agentic_last_turn_must_fit_the_declared_context(tmp_path: Path) -> None:
     text = MINIMAL.replace('served_model = "m"\n', 'served_model = "m"\n[arms.recipe]\n'
                            "max_model_len = 1400\n", 1)  # fmt: skip
-    entry = AGENTIC.replace("requests = 6", "requests = 6\nsampling = { max_tokens = 16 }")
+    text = text.replace("[[cells]]", "[defaults]\nsampling = { max_tokens = 16 }\n\n[[cells]]", 1)
     with pytest.raises(MatrixError, match=r"input_tokens = 1024 \(grown to 1536 by the last"):
-        load_matrix(write(tmp_path, text + entry))
+        load_matrix(write(tmp_path, text + AGENTIC))
 
 
 def test_a_rule_that_would_judge_a_search_by_latency_is_refused(tmp_path: Path) -> None:
