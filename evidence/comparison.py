@@ -33,7 +33,8 @@ Format history of ``Comparison.schema_version``:
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
       the p95 ratios a rule judges; later in 6, a probe answer's ``unit`` may be ``tokens``
-      (a needle search's longest verified length per arm, ``statistic`` ``verified``).
+      (a needle search's longest verified length per arm, ``statistic`` ``verified``), and
+      a needle search's pair ``verdict`` is ``not compared`` (it has no latency ratio).
 """
 
 from __future__ import annotations
@@ -203,7 +204,9 @@ class PairEntry(Spec):
     sentence: str = Field(description="The guard's sentence.")
     verdict: PairVerdict = Field(
         description="Over the pair's ratios: better or worse when every ratio that differs "
-        "says so, mixed when they disagree, no difference when none differs."
+        "says so, mixed when they disagree, no difference when none differs; not compared "
+        "when the pair is not comparable, or is a needle search (no latency ratio: its "
+        "answer pairs the verified lengths)."
     )
 
 

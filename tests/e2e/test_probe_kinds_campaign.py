@@ -84,9 +84,11 @@ def test_the_search_brackets_each_lanes_edge_and_the_card_answers_both_kinds(
 
     entry = next(c for c in comparison["cells"] if c["id"] == SEARCH_CELL)
     (answer,) = entry["answers"]
+    assert entry["pairs"][0]["verdict"] == "not compared"  # no latency ratio to judge
     assert (answer["incumbent_value"], answer["candidate_value"]) == (
         verified["inc"], verified["cand"],
     )  # fmt: skip
+    assert f"- {SEARCH_CELL} (C1), cand: no latency ratio; a needle search pairs" in result.card
     line = next(x for x in lines if x.startswith(f"- {SEARCH_CELL} "))
     assert (
         f"longest verified needle retrieval (verified): inc {fmt.count(verified['inc'])} tokens, "
