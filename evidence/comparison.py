@@ -32,9 +32,12 @@ Format history of ``Comparison.schema_version``:
       meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
-      the p95 ratios a rule judges; later in 6, a probe answer's ``unit`` may be ``tokens``
-      (a needle search's longest verified length per arm, ``statistic`` ``verified``), and
-      a needle search's pair ``verdict`` is ``not compared`` (it has no latency ratio).
+      the p95 ratios a rule judges.
+  7 — ratio intervals are expanded percentile intervals (tails at
+      Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape. Later
+      in 7, a probe answer's ``unit`` may be ``tokens`` (a needle search's longest verified
+      length per arm, ``statistic`` ``verified``), and a needle search's pair ``verdict`` is
+      ``not compared`` (it has no latency ratio).
 """
 
 from __future__ import annotations
@@ -401,7 +404,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[6] = Field(default=6, description="Comparison format version.")
+    schema_version: Literal[7] = Field(default=7, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
