@@ -105,7 +105,8 @@ async def _plan(
         async with aiohttp.ClientSession(timeout=timeout) as session:
             tokenizer = LaneTokenizer(session, base_url, arm.served_model)
             sampling = sampling_for(cell, arm.name)
-            if reference is not None:
+            # a needle search plans no request to retokenize: each lane measures its own
+            if reference is not None and cell.search is None:
                 return await retokenize(
                     reference,
                     tokenizer,

@@ -15,7 +15,8 @@ Format history of ``schema_version``:
       cell declares it a variant (matrix/variants.py), with the shape unchanged; later in
       1, ``shared_prefix_tokens`` (None in plans written before it); later in 1, an
       agentic cell's requests have system, user and assistant messages and roles turn_1 …
-      turn_8, and a needle_search cell's plan has no requests (its client plans each probe).
+      turn_8, and a needle_search cell's plan has no requests (its client plans each probe;
+      its ``shared_prefix_tokens`` is measured on two short probes).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from workload.prompts import Prompt, PromptKey, compose, follow_up
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
+
+PREFIX_PROBE_WORDS = 32  # a short document: only the prompts' common start matters
 
 
 class ChatMessage(Spec):
@@ -232,7 +235,9 @@ async def build_plan(
         options=options,
         requests=requests,
         load=load,
-        shared_prefix_tokens=planner.shared_prefix(),
+        shared_prefix_tokens=(
+            await planner.probe_prefix() if cell.search is not None else planner.shared_prefix()
+        ),
     )
 
 
@@ -364,6 +369,20 @@ class _Planner:
 
     def shared_prefix(self) -> int | None:
         return _shared([fit.tokens.tokens for fit in self.fits.values()])
+
+    async def probe_prefix(self) -> int | None:
+        """What any two probes of a needle search share on this lane (its client plans
+        them; they share the chat template's preamble and the nonce's '['), measured on
+        two short probes keyed as the client keys them."""
+        needle = self.cell.model_copy(update={"kind": WorkloadKind.NEEDLE, "search": None})
+        vectors = []
+        for probe in (0, 1):
+            namespace = f"{self.namespace}:probe-{probe}"
+            key = PromptKey(self.seed, namespace, self.cell.prompt_id, Phase.PROBE, 0)
+            prompt = compose(needle, key, RequestRole.SINGLE, PREFIX_PROBE_WORDS)
+            tokens = await self.tokenizer.tokenize(prompt.messages, self.template_kwargs)
+            vectors.append(tokens.tokens)
+        return _shared(vectors)
 
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len

@@ -50,6 +50,11 @@ def test_the_client_searches_to_the_length_the_lane_fails_beyond(
     })  # fmt: skip
     plan = asyncio.run(http_plan(sim.url, cell))
     assert plan.requests == []  # the client plans each probe from the answer before it
+    # what any two probes share on the lane, as a needle cell's prompts do: the cold-cache
+    # rule allows its whole blocks as hits
+    needle = {"id": "needle", "kind": "needle", "input_tokens": 600, "concurrency": 1}
+    needles = asyncio.run(http_plan(sim.url, Cell.model_validate(needle | {"requests": 2})))
+    assert plan.shared_prefix_tokens == needles.shared_prefix_tokens > 0
     plan.write(tmp_path / "requests.json")
     proc = client(tmp_path / "requests.json", sim.url, tmp_path / "journal.jsonl")
     _, err = proc.communicate(timeout=300)
