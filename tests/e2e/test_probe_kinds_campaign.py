@@ -42,7 +42,8 @@ def probe_matrix(folder: Path) -> Path:
          "search": {"low": LOW, "high": HIGH, "step": STEP, "budget": BUDGET},
          "sampling": {"max_tokens": 64, "reasoning_effort": "low"}},
         {"kind": "agentic", "id": AGENTIC_CELL, "input_tokens": 600, "concurrency": 1,
-         "requests": 2 * TURNS, "deadline_s": 120.0, "sampling": {"max_tokens": 48},
+         "requests": 2 * TURNS, "deadline_s": 120.0,
+         "sampling": {"max_tokens": 48, "ignore_eos": True},  # every turn answers: ok
          "agentic": {"turns": TURNS, "tool_result_tokens": 200}},
     ]  # fmt: skip
     return write_matrix(folder, campaign("probe-kinds", arms, cells=cells))
