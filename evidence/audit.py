@@ -12,6 +12,8 @@ Checks, each reported as findings naming the file and field:
 - per attempt, ``summary.json`` recomputed from the journal and plan,
   ``telemetry.json`` recomputed from the sample files over ``cell.json``'s window
   and settings, and ``verdict.json`` recomputed by the guards;
+- per paired diagnostic run, ``diagnostic.json`` recomputed from its plan, journal and
+  scrapes (``evidence.diagnostics``);
 - the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
   rebuilt from all of it and compared; ``MANIFEST.json``'s campaign, matrix and
   arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
@@ -39,6 +41,8 @@ from evidence.bundle import comparison_of
 from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
 from evidence.comparison import Comparison, TicketRef
+from evidence.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
+from evidence.diagnostics import recompute as recompute_diagnostic
 from evidence.inputs import load_campaign
 from evidence.layout import (
     COMPARISON_FILE,
@@ -88,12 +92,13 @@ RECEIPT = "restoration receipt verifies, binds this campaign and its native file
 SUMMARIES = "request summaries recomputed from journals"
 TELEMETRY = "telemetry recomputed from sample files"
 VERDICTS = "guard verdicts recomputed"
+DIAGNOSTICS = "paired diagnostics recomputed from their native files"
 REVIEWS = "review chain verifies"
 REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
 MANIFEST = "MANIFEST.json matches the rebuilt comparison"
 TICKETS = "tickets/index.json matches the rebuilt comparison"
-CHECKS = (HASHES, FROZEN, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, REVIEWS, REBUILT, MANIFEST,
-          TICKETS)  # fmt: skip
+CHECKS = (HASHES, FROZEN, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, DIAGNOSTICS, REVIEWS, REBUILT,
+          MANIFEST, TICKETS)  # fmt: skip
 
 
 @dataclass
@@ -125,6 +130,7 @@ def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
     _receipt(folder, frozen, report, key)
     for attempt in folder.attempts():
         _attempt(folder, attempt, frozen, report)
+    _diagnostics(folder, report)
     _derived(folder, report, key)
     if key is None:
         report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
@@ -262,6 +268,17 @@ def _attempt(
         report.step = VERDICTS
         _compare(folder, base / VERDICT_FILE, Verdict, report,
                  lambda: judge_cell(base, frozen, journal=journal()))  # fmt: skip
+
+
+def _diagnostics(folder: CampaignFolder, report: AuditReport) -> None:
+    report.step = DIAGNOSTICS
+    for run in run_folders(folder.root):
+        path = run / DIAGNOSTIC_FILE
+
+        def fresh(run: Path = run, path: Path = path) -> Diagnostic:
+            return recompute_diagnostic(run, Diagnostic.read(path))
+
+        _compare(folder, path, Diagnostic, report, fresh)
 
 
 def _compare(

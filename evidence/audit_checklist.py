@@ -15,6 +15,7 @@ from pydantic import Field
 from collectors.summary import TELEMETRY_FILE
 from evidence.audit import (
     CHECKS,
+    DIAGNOSTICS,
     FROZEN,
     HASHES,
     MANIFEST,
@@ -27,6 +28,7 @@ from evidence.audit import (
     VERDICTS,
     AuditReport,
 )
+from evidence.diagnostics import DIAGNOSTIC_FILE
 from evidence.layout import (
     COMPARISON_FILE,
     FROZEN_FILE,
@@ -54,6 +56,7 @@ IDS = {
     SUMMARIES: "summaries",
     TELEMETRY: "telemetry",
     VERDICTS: "verdicts",
+    DIAGNOSTICS: "diagnostics",
     REVIEWS: "reviews",
     REBUILT: "rebuilt",
     MANIFEST: "manifest",
@@ -135,7 +138,8 @@ def _made(
 def _counts(report: AuditReport) -> dict[str, int]:
     root = report.root
     checked = report.checked
-    named = {SUMMARIES: SUMMARY_FILE, TELEMETRY: TELEMETRY_FILE, VERDICTS: VERDICT_FILE}
+    named = {SUMMARIES: SUMMARY_FILE, TELEMETRY: TELEMETRY_FILE, VERDICTS: VERDICT_FILE,
+             DIAGNOSTICS: DIAGNOSTIC_FILE}  # fmt: skip
     counts = {
         name: sum(1 for c in checked if c.endswith(f"/{file}")) for name, file in named.items()
     }

@@ -82,12 +82,26 @@ def status(
 
 
 @app.command()
-def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
+def run(
+    path: MatrixPath,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    diagnose: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CELL",
+            help="Run no cells: send one request of CELL's prompts to each arm's lane in "
+            "turn (journaled, never scored), with /metrics and the log tail around it, into "
+            "the bundle's diagnostics/; restore the incumbent; print the paired table. "
+            "Exit 0 every request ok, 3 not, 4 not restored.",
+        ),
+    ] = None,
+) -> None:
     """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
     restored, 143 terminated (docs/flows.md)."""
     from flows import commands  # noqa: PLC0415
 
-    commands.run(path, workdir, db)
+    commands.run(path, workdir, db, diagnose)
 
 
 @app.command()

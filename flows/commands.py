@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
@@ -29,6 +31,7 @@ from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
+from flows.diagnostic_run import diagnosed_cell
 from flows.ending import end_summary
 from flows.lock import run_in_progress
 from flows.restore import restore_incumbent, restore_pending, restore_tools
@@ -124,8 +127,10 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def run(path: Path, workdir: Path, db: str | None) -> None:
+def run(path: Path, workdir: Path, db: str | None, diagnose: str | None = None) -> None:
     frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
+    if diagnose is not None:
+        diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
@@ -136,15 +141,62 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
-    server: ephemeral.RunServer | None = None
-    try:
-        with (  # the view first: it says what happens while the Prefect server starts
-            live.LiveView(out, resolve_url(db, workdir), frozen),
-            ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
-        ):
-            from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+    servers: list[ephemeral.RunServer] = []  # the run's own Prefect server, once started
+    view = live.LiveView(out, resolve_url(db, workdir), frozen) if diagnose is None else None
+    with (  # the view first: it says what happens while the Prefect server starts
+        _run_stopped(workdir, db, servers),
+        view or nullcontext(),
+        ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
+    ):
+        servers += [server] if server is not None else []
+        if diagnose is None:
+            report = _campaign(path, workdir)
+        else:
+            report = _diagnose(path, workdir, diagnose)
+    status = report(out)  # once the view has given way
+    if servers and servers[0].losses:
+        typer.echo(ephemeral.loss_line(servers[0].losses), err=True)
+    raise SystemExit(status)
 
-            result = run_campaign(path, workdir)
+
+Report = Callable[[Console], int]  # prints how a run ended, returns its exit status
+
+
+def _campaign(path: Path, workdir: Path) -> Report:
+    from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_campaign(path, workdir)
+
+    def report(out: Console) -> int:
+        out.print(end_summary(result))
+        return exit_status(result)
+
+    return report
+
+
+def _diagnose(path: Path, workdir: Path, cell: str) -> Report:
+    from flows.diagnose import run_diagnose  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_diagnose(path, workdir, cell)
+
+    def report(_: Console) -> int:  # plain lines: a table a script may read, never wrapped
+        for line in result.lines():
+            typer.echo(line)
+        for restoration in result.campaign.restorations:
+            typer.echo(f"restoration: {restoration.message}")
+        typer.echo(f"bundle: {result.campaign.bundle}")
+        return result.exit_status
+
+    return report
+
+
+@contextmanager
+def _run_stopped(
+    workdir: Path, db: str | None, servers: list[ephemeral.RunServer]
+) -> Iterator[None]:
+    """How a run that stopped says so: one line and its exit status, never a traceback."""
+    try:
+        yield
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
@@ -166,19 +218,15 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
                 fix="bring the database back, then run the same `faceoff run` again: it "
                 "restores the incumbent first and runs the interrupted cells again",
             ) from None
-        if server is not None and server.losses:
+        if servers and servers[0].losses:
             raise FaceoffError(
-                f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
+                f"Prefect's ephemeral server {'; then '.join(servers[0].losses)}; the run stopped "
                 f"when Prefect could not reach it ({type(error).__name__})",
                 where=str(workdir),
                 fix="run the same `faceoff run` again: it restores the incumbent if needed "
                 "and resumes",
             ) from None
         raise
-    out.print(end_summary(result))
-    if server is not None and server.losses:
-        typer.echo(ephemeral.loss_line(server.losses), err=True)
-    raise SystemExit(exit_status(result))
 
 
 def disk_full(error: BaseException | None) -> bool:

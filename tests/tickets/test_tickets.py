@@ -49,6 +49,20 @@ def test_runs_with_the_same_disposition_and_reason_share_one_ticket() -> None:
     assert ticket_id("c", "failed", "Counter Mismatch!") == "c-failed-counter-mismatch"
 
 
+def test_a_cause_one_request_can_show_names_the_exact_diagnose_command_of_each_cell() -> None:
+    runs = [*RUNS, run("controlled-40960-c1", "nvfp4-r2"), run("controlled-10240-c1", "x")]
+    tickets = cluster(runs, campaign="glm53", matrix_id="m" * 64, now=T0)
+    by_code = {t.reason_code: t for t in tickets}
+    overrun = by_code["contract_overrun"].suggested_next_step
+    assert (
+        "To diagnose: `faceoff run --diagnose controlled-10240-c1 MATRIX`, "
+        "`faceoff run --diagnose controlled-40960-c1 MATRIX` with the campaign's matrix"
+    ) in overrun
+    assert overrun.index("To diagnose:") < overrun.index("To rerun:")
+    assert "--diagnose" not in by_code["stop_policy"].suggested_next_step
+    assert "--diagnose" not in by_code["oom"].suggested_next_step
+
+
 def test_front_matter_round_trips_and_reads_as_plain_key_values() -> None:
     (ticket,) = cluster(RUNS[:1], campaign="glm53", matrix_id="m" * 64, now=T0)
     text = render(ticket, "# body\n\ntext with: colons")
