@@ -53,6 +53,11 @@ def test_a_search_that_misses_beyond_its_edge_is_accepted_and_a_bad_journal_is_n
         run_search(frozen, arm, tmp_path / arm)
     missing = judge_cell(tmp_path / "candidate", frozen)  # garbles beyond 300 tokens
     assert (missing.disposition, missing.reason) == (Disposition.ACCEPTED, Reason.ACCEPTED)
+    # its probes are no decode or throughput samples: a marker may arrive in one chunk
+    families = {f.name: f.presence.value for f in missing.families}
+    assert {families[f] for f in ("decode_rate", "tpot", "aggregate_output_throughput")} == {
+        "not_applicable"
+    }
     rules = {r.code: r for r in missing.rules}
     assert rules[Reason.NEEDLE_MISSED].outcome is Outcome.NOT_APPLICABLE
     terminal = rules[Reason.REQUESTS_NOT_TERMINAL]
