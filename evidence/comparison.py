@@ -34,10 +34,13 @@ Format history of ``Comparison.schema_version``:
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
       the p95 ratios a rule judges.
   7 — ratio intervals are expanded percentile intervals (tails at
-      Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape. Later
-      in 7, a probe answer's ``unit`` may be ``tokens`` (a needle search's longest verified
-      length per arm, ``statistic`` ``verified``), and a needle search's pair ``verdict`` is
-      ``not compared`` (it has no latency ratio).
+      Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
+  8 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
+      its matrix id, each cell's content key and the source attempts) and the cells measured
+      afresh with why (``evidence.carried``). Later in 8, a probe answer's ``unit`` may be
+      ``tokens`` (a needle search's longest verified length per arm, ``statistic``
+      ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
+      latency ratio).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.carried import Carryover
 from evidence.cold_start import ColdStart
 from evidence.goodput import Goodput
 from evidence.posture import PostureView
@@ -404,7 +408,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[7] = Field(default=7, description="Comparison format version.")
+    schema_version: Literal[8] = Field(default=8, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -443,4 +447,8 @@ class Comparison(Artifact):
     goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
     ruling: Ruling | None = Field(
         default=None, description="The declared decision rule's outcome; None without a rule."
+    )
+    carried: Carryover | None = Field(
+        default=None,
+        description="A successor's cells carried over from a closed campaign; None otherwise.",
     )

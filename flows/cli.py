@@ -154,12 +154,18 @@ def audit(
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     as_json: AsJson = False,
+    redraw: Annotated[
+        bool,
+        typer.Option(
+            "--redraw", help="Draw report.html's figures again (slow); else their data is checked."
+        ),
+    ] = False,
 ) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
     with FACEOFF_SIGNING_KEY set), as a checklist."""
     from flows import commands  # noqa: PLC0415
 
-    commands.audit(campaign, workdir, db, as_json=as_json)
+    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw)
 
 
 @app.command()
@@ -265,3 +271,7 @@ def _usage_error(exc: typer.TyperException) -> None:
     command = ctx.command_path if ctx is not None else "faceoff"
     typer.echo(f"Run '{command} --help' for its arguments and options.", err=True)
     raise SystemExit(2) from None
+
+
+if __name__ == "__main__":  # `python -m flows.cli`, as `python -m flows` and `faceoff`
+    main()

@@ -24,6 +24,7 @@ from sqlmodel import Session
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
 from evidence.audit_checklist import lines as checklist_lines
+from evidence.carried import CARRIED_FILE
 from evidence.console import card, tickets_table
 from evidence.decision import Decision
 from evidence.review_recording import ReviewRequest
@@ -38,6 +39,7 @@ from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
+from flows.succession import check_source
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -47,7 +49,7 @@ from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_c
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
 from ledger.hosts import this_host
 from ledger.tables import CampaignRow
-from matrix.freeze import freeze
+from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
 
@@ -132,6 +134,8 @@ def run(path: Path, workdir: Path, db: str | None, diagnose: str | None = None) 
     if diagnose is not None:
         diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
     _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
+    if frozen.matrix.campaign.successor_of and not _carried_already(workdir, frozen):
+        check_source(_required(_existing_ledger(db, workdir), db, workdir), frozen)
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
@@ -229,6 +233,11 @@ def _run_stopped(
         raise
 
 
+def _carried_already(workdir: Path, frozen: FrozenMatrix) -> bool:
+    """A successor resumed after it carried its cells over no longer needs its source."""
+    return (workdir / frozen.matrix.campaign.name / CARRIED_FILE).is_file()
+
+
 def disk_full(error: BaseException | None) -> bool:
     """Whether ``error`` or an error behind it is a full disk (ENOSPC, or SQLite's own)."""
     while error is not None:
@@ -276,9 +285,11 @@ def teardown(campaign: str | None, workdir: Path) -> None:
             typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
 
 
-def audit(campaign: str, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def audit(
+    campaign: str, workdir: Path, db: str | None, *, as_json: bool, redraw: bool = False
+) -> None:
     key = signing_key(os.environ)
-    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key)
+    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key, redraw=redraw)
     output = checklist(report, signed=key is not None)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))

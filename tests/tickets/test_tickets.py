@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from tests.foundation.cli import faceoff
+from tests.foundation.output_schemas import shaped
 from tickets.cluster import DEFAULT_STEP, BadRun, cluster, next_step, ticket_id
 from tickets.model import parse, render
 from tickets.store import INDEX_FILE, TicketIndex, open_tickets, read_tickets, write_tickets
@@ -116,7 +116,7 @@ def test_faceoff_tickets_lists_the_open_ones(tmp_path: Path) -> None:
     assert "a/tickets/a-failed-oom.md" in done.stdout
     assert "b/tickets/" not in done.stdout
     assert "controlled-10240-c1 contract_overrun" in done.stdout  # the reason, whole
-    listed = json.loads(faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
+    listed = shaped("tickets", faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
     assert listed["schema_version"] == 1
     assert [t["path"] for t in listed["tickets"]] == [
         "a/tickets/a-blocked-stop-policy.md",
