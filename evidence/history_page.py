@@ -151,7 +151,7 @@ def _relative(target: Path, folder: Path) -> str:
 
 def _trends(report: HistoryReport) -> list[Trend]:
     grouped: dict[tuple[str, str, str], list[Series]] = defaultdict(list)
-    for s in report.series:
+    for s in sorted(report.series, key=lambda s: s.role != "incumbent"):  # the incumbent first
         grouped[(s.arm, s.cell, s.metric)].append(s)
     return [
         Trend(

@@ -9,16 +9,17 @@ starts at 0 (as in report.html), so night-to-night noise is not drawn as a trend
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, timedelta
 
 import matplotlib
-import matplotlib.dates as mdates
 from matplotlib.axes import Axes
 
 from evidence.history import Series
 from evidence.plots import RC, _figure, _svg
 
 DRIFT_COLOUR = "#cf222e"
+EPOCH = date(1970, 1, 1)  # the x axis counts days from it
+TICKS = 6
 
 
 def trend_plot(series: Sequence[Series], label: str) -> str:
@@ -34,8 +35,7 @@ def trend_plot(series: Sequence[Series], label: str) -> str:
         ax.set_title(
             f"{first.arm} · {first.cell} · {label}: nightly p50 (band: interval), p95 dotted"
         )
-        ax.xaxis.set_major_locator(mdates.AutoDateLocator())
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+        _date_ticks(ax, [night for one in series for night in one.nights])
         ax.legend(fontsize=7, ncols=min(4, len(series)))
         fig.autofmt_xdate()
     return _svg(fig)
@@ -71,4 +71,12 @@ def _host_lines(ax: Axes, one: Series) -> None:
 
 
 def _x(night: date) -> float:
-    return float(mdates.date2num(night))
+    return float((night - EPOCH).days)
+
+
+def _date_ticks(ax: Axes, nights: Sequence[date]) -> None:
+    """About six dated ticks across the nights shown."""
+    first, last = min(nights), max(nights)
+    step = max(1, (last - first).days // TICKS)
+    ticks = [first + timedelta(days=step * k) for k in range((last - first).days // step + 1)]
+    ax.set_xticks([_x(t) for t in ticks], [f"{t:%Y-%m-%d}" for t in ticks])

@@ -30,7 +30,7 @@ from evidence.bundle import BundleIndex
 from evidence.history import HistoryReport, build_history
 from evidence.history_cache import AuditOutcome
 from evidence.layout import COMPARISON_FILE
-from evidence.night import night_of
+from evidence.night_read import night_of
 from flows.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
