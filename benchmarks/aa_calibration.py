@@ -2,6 +2,11 @@
 
     .venv/bin/python -m benchmarks aa_calibration                  # 20 seeds (~15 min)
     .venv/bin/python -m benchmarks aa_calibration --seeds 5 --workdir /tmp/aa
+    .venv/bin/python -m benchmarks aa_calibration --workdir /tmp/aa --rejudge
+
+``--rejudge`` runs nothing: it judges the campaigns an earlier run left in ``--workdir``
+again with this faceoff's statistics (their comparison rebuilt from the native files,
+as ``faceoff audit`` does), so a change of method is measured on the same requests.
 
 Each seed is one whole campaign of ``matrix/examples/sim-aa.toml`` (the incumbent's
 recipe on both arms; the campaign flow runs in this process, under one ephemeral
@@ -27,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evidence.aa import TARGET_RATE
+from evidence.bundle import comparison_of
 from evidence.cells import RATIO_METRICS, metric_sample
 from evidence.comparison import Comparison, Ratio
-from evidence.inputs import scored_ok
+from evidence.inputs import load_campaign, scored_ok
+from evidence.layout import CampaignFolder
 from evidence.stats import RatioInterval, Sample, median_ratio
 from flows import ephemeral
 from flows.restore import restore_tools
@@ -113,8 +120,11 @@ def attempt_journals(bundle: Path, cell_id: str) -> list[Path]:
             for arm in arms]  # fmt: skip
 
 
-def tally_seed(bundle: Path, matrix: Path, seed: int, totals: Totals) -> str:
-    comparison = Comparison.read(bundle / "comparison.json")
+def tally_seed(bundle: Path, matrix: Path, seed: int, totals: Totals, *, rejudge: bool) -> str:
+    if rejudge:
+        comparison = comparison_of(load_campaign(CampaignFolder.at(bundle)))
+    else:
+        comparison = Comparison.read(bundle / "comparison.json")
     cells = {c.id: c for c in load_matrix(matrix).cells}
     seed_tally = Tally()
     for entry in comparison.cells:
@@ -150,19 +160,35 @@ def run_seeds(seeds: list[int], workdir: Path) -> Iterator[tuple[int, Path, Path
             yield seed, bundle, matrix, time.monotonic() - started
 
 
+def earlier_seeds(seeds: list[int], workdir: Path) -> Iterator[tuple[int, Path, Path, float]]:
+    """The campaigns an earlier run left in ``workdir``, judged again (0 s: none is run)."""
+    for seed in seeds:
+        bundle, matrix = workdir / f"sim-aa-{seed}", workdir / f"sim-aa-{seed}.toml"
+        if not (bundle / "comparison.json").is_file() or not matrix.is_file():
+            raise SystemExit(f"--rejudge: {bundle} holds no finished A/A campaign of seed {seed}")
+        yield seed, bundle, matrix, 0.0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="campaigns to run (default 20)")
     parser.add_argument("--first-seed", type=int, default=1, help="seed of the first campaign")
     parser.add_argument("--workdir", type=Path, help="where the campaigns go (default: temp)")
+    parser.add_argument(
+        "--rejudge", action="store_true", help="judge the campaigns left in --workdir again"
+    )
     args = parser.parse_args()
+    if args.rejudge and not args.workdir:
+        parser.error("--rejudge needs the --workdir of an earlier run")
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="faceoff-aa-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     totals = Totals()
     print(f"A/A calibration: {len(seeds)} campaigns of {MATRIX.name} in {workdir}")
-    for seed, bundle, matrix, seconds in run_seeds(seeds, workdir):
-        print(f"seed {seed:>3} ({seconds:.0f} s): {tally_seed(bundle, matrix, seed, totals)}")
+    campaigns = (earlier_seeds if args.rejudge else run_seeds)(seeds, workdir)
+    for seed, bundle, matrix, seconds in campaigns:
+        line = tally_seed(bundle, matrix, seed, totals, rejudge=args.rejudge)
+        print(f"seed {seed:>3} ({seconds:.0f} s): {line}")
     result = {
         "seeds": len(seeds),
         "block bootstrap (the card)": totals.block.line(),

@@ -33,6 +33,8 @@ Format history of ``Comparison.schema_version``:
       candidate, one line per criterion with the interval that decided it; each review gains
       ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
       the p95 ratios a rule judges.
+  7 — ratio intervals are expanded percentile intervals (tails at
+      Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
 """
 
 from __future__ import annotations
@@ -397,7 +399,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[6] = Field(default=6, description="Comparison format version.")
+    schema_version: Literal[7] = Field(default=7, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")

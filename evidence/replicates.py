@@ -16,13 +16,11 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from evidence import student_t
 from evidence.comparison import CellEntry, ReplicatedRatio
 from matrix.model import Cell
 
 CONFIDENCE = 0.95
-# Two-sided 95 % Student t quantiles t(0.975, df) for df = 1 … 19 (K ≤ 20 replicates).
-T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093)  # fmt: skip
 METHOD = (
     "a replicated cell's between-replicate interval is a Student t interval (K − 1 degrees "
     "of freedom) on the logarithms of its K per-replicate candidate/incumbent p50 ratios; "
@@ -51,7 +49,8 @@ def log_t_interval(ratios: Sequence[float]) -> tuple[float, float, float]:
     ratios, on their logarithms."""
     logs = [math.log(r) for r in ratios]
     mean = statistics.fmean(logs)
-    half = T_975[len(logs) - 2] * statistics.stdev(logs) / math.sqrt(len(logs))
+    multiplier = student_t.quantile(CONFIDENCE, len(logs) - 1)
+    half = multiplier * statistics.stdev(logs) / math.sqrt(len(logs))
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 

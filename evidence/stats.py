@@ -13,6 +13,17 @@ the host's and the engine's state of that moment (a busy stretch, a batch they
 ran in), so they are not independent: a sample's values are grouped into blocks
 of consecutive requests in send order (``time_blocks``), and the bootstrap draws
 whole blocks. With one request per block it is the plain bootstrap.
+
+A percentile bootstrap is too narrow when it rests on few blocks: its spread is the
+sample's own, which understates the truth by a factor √((b − 1)/b), and the normal
+quantile ignores that the spread is itself estimated. So the interval is the *expanded*
+percentile interval (Hesterberg, "What teachers should know about the bootstrap",
+2015): with b the fewer blocks of the two arms, its tails are taken at
+Φ(−√(b/(b − 1))·t(b − 1)) instead of (1 − confidence)/2, t(b − 1) being the two-sided
+Student t multiplier. With 5 blocks a 95 % interval takes the 0.1 % and 99.9 % points
+of the resamples; with hundreds of blocks it is the plain percentile interval. On the
+shipped A/A matrix the plain percentile interval excluded a true ratio of 1 in 8.3 % of
+cases, the expanded one in about 4 % (benchmarks/aa_calibration.py).
 """
 
 from __future__ import annotations
@@ -27,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from evidence import student_t
+
 Floats = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.float32]  # whole numbers of draws or values
 Ints = npt.NDArray[np.int64]
@@ -39,7 +52,10 @@ RATIO_METHOD = (
     "ratio = candidate p50 / incumbent p50 of the same cell; interval: two-sample percentile "
     "block bootstrap of that ratio (each arm's scored requests grouped in send order into "
     "blocks of max(concurrency, ⌈n^⅓⌉) consecutive requests, at most n/5 so there are at least "
-    "5 blocks; whole blocks resampled with replacement), seeded by the campaign seed"
+    "5 blocks; whole blocks resampled with replacement), seeded by the campaign seed; the "
+    "interval is the expanded percentile one: with b the fewer blocks of the two arms, its "
+    "tails are the resamples' Φ(−√(b/(b − 1))·t(b − 1)) points, t(b − 1) the two-sided "
+    "Student t multiplier, so that few blocks widen it"
 )
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -189,7 +205,7 @@ def median_ratio(
     ratios = _bootstrap(inc_blocks, cand_blocks, seed, resamples, statistic)
     if not ratios:
         return None
-    tail = (1.0 - confidence) / 2.0
+    tail = expanded_tail(confidence, min(len(inc_blocks), len(cand_blocks)))
     return RatioInterval(
         ratio=statistic(candidate.values) / base,
         low=quantile(ratios, tail),
@@ -202,6 +218,15 @@ def median_ratio(
         blocks_incumbent=len(inc_blocks),
         blocks_candidate=len(cand_blocks),
     )
+
+
+def expanded_tail(confidence: float, blocks: int) -> float:
+    """The fraction of resamples below the interval (and above it) with ``blocks`` blocks:
+    Φ(−√(b/(b − 1))·t(b − 1)); with one block every resample is inside."""
+    if blocks < 2:
+        return 0.0
+    widened = math.sqrt(blocks / (blocks - 1)) * student_t.quantile(confidence, blocks - 1)
+    return statistics.NormalDist().cdf(-widened)
 
 
 def _bootstrap(
