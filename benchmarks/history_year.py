@@ -5,7 +5,7 @@
 First one small synthetic campaign (``benchmarks.synthetic_campaign``: 2 cells × 2 arms)
 is bundled by ``write_bundle``: its ``comparison.json`` and ``MANIFEST.json`` are the
 template of every night. Then, per host and night, a campaign ``nightly-<host>-<date>``:
-its ledger rows (``open_campaign``, one accepted attempt per cell run, closed
+its ledger rows (``open_campaign`` on that host, one accepted attempt per cell run, closed
 ``complete``) and a minimal bundle folder holding the template's comparison (campaign,
 night and each arm's p50/p95 and ratio intervals set) and manifest (campaign and host
 name set), sealed by ``write_sums``. The figures: each host has its own level (hosts
@@ -109,7 +109,7 @@ def write_year(workdir: Path, db: str | None = None, year: Year = Year()) -> lis
             night_comparison = _night(comparison, host, night, rng)
             _bundle(folder, night_comparison, manifest, host)
             with session_scope(engine) as session:
-                _ledger_rows(session, night_comparison, folder)
+                _ledger_rows(session, night_comparison, folder, host_name(host))
             tampered = (host, night) in TAMPERED
             if tampered:  # an edit after the seal: the hash check finds it
                 (folder / COMPARISON_FILE).write_text("{}\n", encoding="utf-8")
@@ -136,7 +136,7 @@ def _bundle(folder: Path, comparison: Comparison, manifest: Manifest, host: int)
     write_sums(CampaignFolder(folder))
 
 
-def _ledger_rows(session: Session, comparison: Comparison, folder: Path) -> None:
+def _ledger_rows(session: Session, comparison: Comparison, folder: Path, host: str) -> None:
     assert comparison.observed_from is not None
     start = comparison.observed_from
     row, _ = open_campaign(
@@ -145,6 +145,7 @@ def _ledger_rows(session: Session, comparison: Comparison, folder: Path) -> None
         matrix_id=comparison.matrix_id,
         evidence_dir=folder.resolve(),
         now=_clock(start),
+        host=host,
     )
     for n, (cell, arm) in enumerate((c.id, a.arm) for c in comparison.cells for a in c.arms):
         at = start + timedelta(minutes=10 * n)

@@ -10,7 +10,10 @@ is run ``--tests`` times and ``faceoff run matrix/examples/sim-faceoff.toml`` (t
 with its own ephemeral Prefect server, into a fresh workdir, torn down after) ``--demos``
 times, one at a time, while ``--loops`` processes spin on the CPU. Printed: passes of
 each, exit codes, median and worst wall time, and the host's load average before and
-after (the host is shared: other work adds to the loops).
+after (the host is shared: other work adds to the loops). A demo run *completes* when
+the campaign closed (exit 0, or 3: cells the guards did not accept, e.g. ``host_stall``
+on a busy host), the incumbent was restored with a receipt, and ``faceoff audit`` of
+its bundle passes; it *passes* when, besides, every cell was accepted (exit 0).
 """
 
 from __future__ import annotations
@@ -54,13 +57,20 @@ def resume_test(log: Path) -> tuple[int, float]:
     return timed(command, dict(os.environ), log)
 
 
-def demo(log: Path) -> tuple[int, float]:
+CLOSED = (0, 3)  # every cell accepted; or closed with cells the guards did not accept
+
+
+def demo(log: Path) -> tuple[int, float, bool]:
+    """Exit code, wall time, and whether the run completed (closed, restored, audit clean)."""
     with tempfile.TemporaryDirectory(prefix="loaded-demo-") as folder:
         env = operator_env()
-        run = [sys.executable, "-m", "flows", "run", str(DEMO), "--workdir", folder]
-        code, wall = timed(run, env, log)
-        timed([sys.executable, "-m", "flows", "teardown", "--workdir", folder], env, log)
-    return code, wall
+        faceoff = [sys.executable, "-m", "flows"]
+        code, wall = timed([*faceoff, "run", str(DEMO), "--workdir", folder], env, log)
+        bundle = Path(folder) / "sim-faceoff"
+        audited, _ = timed([*faceoff, "audit", str(bundle), "--workdir", folder], env, log)
+        completed = code in CLOSED and (bundle / "receipt.json").is_file() and audited == 0
+        timed([*faceoff, "teardown", "--workdir", folder], env, log)
+    return code, wall, completed
 
 
 def line(name: str, results: list[tuple[int, float]], passing: int) -> str:
@@ -86,6 +96,7 @@ def main() -> None:
     before = os.getloadavg()
     tests: list[tuple[int, float]] = []
     demos: list[tuple[int, float]] = []
+    completed = 0
     loads: list[float] = []  # the 1-minute load average after each run
     with busy_loops(args.loops):
         for n in range(args.tests):
@@ -93,9 +104,12 @@ def main() -> None:
             loads.append(os.getloadavg()[0])
             print(f"resume test {n + 1}: exit {tests[-1][0]} in {tests[-1][1]:.0f} s", flush=True)
         for n in range(args.demos):
-            demos.append(demo(logs / f"demo-{n + 1}.log"))
+            code, wall, closed = demo(logs / f"demo-{n + 1}.log")
+            demos.append((code, wall))
+            completed += closed
             loads.append(os.getloadavg()[0])
-            print(f"demo {n + 1}: exit {demos[-1][0]} in {demos[-1][1]:.0f} s", flush=True)
+            state = "completed" if closed else "DID NOT COMPLETE"
+            print(f"demo {n + 1}: exit {code} in {wall:.0f} s, {state}", flush=True)
     after = os.getloadavg()
     print()
     print(
@@ -107,6 +121,10 @@ def main() -> None:
         print(line("resume test", tests, 0))
     if demos:
         print(line("demo", demos, 0))
+        print(
+            f"demo           {completed} of {len(demos)} completed (closed, incumbent restored "
+            "with a receipt, audit clean)"
+        )
 
 
 if __name__ == "__main__":

@@ -64,13 +64,21 @@ def status(
     ] = None,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
+    all_hosts: Annotated[
+        bool,
+        typer.Option(
+            "--all-hosts",
+            help="Every host's campaigns in a shared ledger (default: this host's, "
+            "FACEOFF_HOST or its name).",
+        ),
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Show campaigns (start, duration, counts, decision), or one campaign: its times,
-    decision, restoration, whether its incumbent answers now, and its cell runs."""
+    """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
+    its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
     from flows import commands  # noqa: PLC0415
 
-    commands.status(campaign, workdir, db, as_json=as_json)
+    commands.status(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
 
 
 @app.command()

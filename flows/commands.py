@@ -17,6 +17,7 @@ import typer
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
+from sqlmodel import Session
 
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
@@ -35,7 +36,7 @@ from flows.output_file import fresh_file
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
-from flows.status import CampaignStatus, StatusReport, campaign_status
+from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -43,6 +44,8 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
 from ledger.db import DB_URL_ENV, resolve_url, session_scope
+from ledger.hosts import this_host
+from ledger.tables import CampaignRow
 from matrix.freeze import freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
@@ -68,27 +71,55 @@ def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
 
-def status(campaign: str | None, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def status(
+    campaign: str | None, workdir: Path, db: str | None, *, all_hosts: bool, as_json: bool
+) -> None:
+    if campaign is not None and all_hosts:
+        raise FaceoffError(
+            "a named campaign is shown whatever its host",
+            where="--all-hosts",
+            fix="drop --all-hosts, or drop the campaign name to list every host's campaigns",
+        )
+    here = this_host(os.environ)
     engine = existing_ledger(db, workdir)
     found: list[CampaignStatus] = []
     if engine is not None or campaign is not None:
         with session_scope(required_ledger(engine, db, workdir)) as session:
-            rows = [require_campaign(session, campaign)] if campaign else list_campaigns(session)
-            running = {r.name for r in rows if run_in_progress(Path(r.evidence_dir))}
-            http = UrllibHttp() if campaign else None  # one campaign: its incumbent is asked
-            found = [
-                campaign_status(session, r, running=running, now=_now, http=http) for r in rows
-            ]
+            found = _statuses(session, campaign, host=None if all_hosts else here, here=here)
     if as_json:
-        typer.echo(StatusReport(campaigns=found).model_dump_json(indent=2))
+        typer.echo(StatusReport(all_hosts=all_hosts, campaigns=found).model_dump_json(indent=2))
         return
     out = views.make_console()
     if campaign is None:
-        out.print(views.campaigns_table(found))
+        title = "campaigns of every host" if all_hosts else f"campaigns on {here}"
+        out.print(views.campaigns_table(found, title=title))
         return
     for line in views.campaign_lines(found[0]):
         out.print(line, highlight=False)
     out.print(views.dispositions_table("cell runs", found[0].cell_runs or []))
+
+
+def _statuses(
+    session: Session, campaign: str | None, *, host: str | None, here: str
+) -> list[CampaignStatus]:
+    """The named campaign, with its attempts and its incumbent asked; else the campaigns of
+    ``host`` (None: of every host)."""
+    if campaign is not None:
+        row = require_campaign(session, campaign)
+        running, http = _running([row], here), UrllibHttp()
+        return [campaign_status(session, row, running=running, now=_now, here=here, http=http)]
+    rows = list_campaigns(session, host=host)
+    return campaign_statuses(session, rows, running=_running(rows, here), now=_now, here=here)
+
+
+def _running(rows: Sequence[CampaignRow], here: str) -> set[str]:
+    """Names of the campaigns a live run holds: its lock tells on this host; a campaign of
+    another host, whose folder is on that host's disk, is taken at the ledger's word."""
+    return {
+        r.name
+        for r in rows
+        if (r.host is not None and r.host != here) or run_in_progress(Path(r.evidence_dir))
+    }
 
 
 def _now() -> datetime:

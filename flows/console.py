@@ -57,15 +57,16 @@ def status_label(row: CampaignRow, running: Collection[str]) -> str:
     return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
 
 
-def campaigns_table(campaigns: Sequence[CampaignStatus]) -> Table:
-    table = Table(title="campaigns")
-    columns = ("name", "matrix", "status", "started", "duration", "accepted", "failed",
+def campaigns_table(campaigns: Sequence[CampaignStatus], *, title: str) -> Table:
+    table = Table(title=title)
+    columns = ("name", "host", "matrix", "status", "started", "duration", "accepted", "failed",
                "blocked", "pending", "decision")  # fmt: skip
     for column in columns:
         table.add_column(column)
     for c in campaigns:
         table.add_row(
             c.name,
+            c.host or "—",
             c.matrix_id[:12],
             c.status,
             f"{c.started_at:%Y-%m-%d %H:%M}Z",
@@ -80,7 +81,8 @@ def campaign_lines(c: CampaignStatus) -> list[str]:
     """One campaign's times, decision, restoration and incumbent, above its attempts."""
     ended = f"{c.ended_at:%Y-%m-%dT%H:%M:%SZ}" if c.ended_at else "not closed"
     lines = [
-        f"{c.name} — {c.status}; matrix {c.matrix_id[:12]}; evidence {c.evidence_dir}",
+        f"{c.name} — {c.status}; matrix {c.matrix_id[:12]}; evidence {c.evidence_dir} "
+        f"on {c.host or 'a host not recorded'}",
         f"started {c.started_at:%Y-%m-%dT%H:%M:%SZ}, ended {ended}, took {clock(c.duration_s)}",
     ]
     if c.decision is not None:

@@ -10,6 +10,7 @@ matrix under the same name is refused.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -35,6 +36,7 @@ from ledger.cells import (
     set_campaign_state,
 )
 from ledger.db import open_ledger, resolve_url, session_scope
+from ledger.hosts import this_host
 from ledger.restoration import RESTORED, find_restoration
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.load import load_matrix
@@ -82,7 +84,8 @@ def campaign_dir_of(workdir: Path, frozen: FrozenMatrix) -> Path:
 
 def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Opened:
     """Open or resume the campaign; on resume, restore first and mark interrupted attempts.
-    The ledger's URL comes from the environment (``FACEOFF_DB_URL``), never a parameter."""
+    The ledger's URL comes from the environment (``FACEOFF_DB_URL``), never a parameter;
+    so does the host's name (``FACEOFF_HOST``, else the machine's)."""
     engine = open_ledger(resolve_url(None, workdir))
     campaign_dir = campaign_dir_of(workdir, frozen)
     with session_scope(engine) as session:
@@ -92,6 +95,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             matrix_id=frozen.matrix_id,
             evidence_dir=campaign_dir,
             now=tools.now,
+            host=this_host(os.environ),
         )
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
         reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it

@@ -4,11 +4,12 @@ incumbent answers now. The terminal table and ``--json`` both show this one mode
 ``--json`` prints ``StatusReport`` (docs/flows.md, "Output for scripts"). Format history
 of ``StatusReport.schema_version``:
   1 — first release.
+  2 — ``host`` on each campaign (the host that opened it); ``all_hosts`` on the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -26,8 +27,8 @@ from flows.phase import utc
 from lanes.http import Http
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs
-from ledger.restoration import find_restoration
-from ledger.tables import CampaignRow, CellRunRow, ReviewRow
+from ledger.restoration import find_restoration, restorations_of
+from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
 from matrix.freeze import read_frozen
 
 
@@ -57,6 +58,9 @@ class CellRun(Spec):
 
 class CampaignStatus(Spec):
     name: str
+    host: str | None = Field(
+        description="The host that opened it; None: opened before hosts were recorded."
+    )
     matrix_id: str
     status: str = Field(
         description="open | running | interrupted (running, but no live run holds its lock) "
@@ -77,7 +81,8 @@ class CampaignStatus(Spec):
     )
     receipt: str | None = Field(description="Path of the restoration receipt.")
     receipt_valid: bool | None = Field(
-        description="The receipt's own hash verifies; None where there is none."
+        description="The receipt's own hash verifies; None where there is none, or where it "
+        "lies on another host's disk (the campaign's host is not this one)."
     )
     incumbent: Incumbent | None = Field(
         description="Probed only for one named campaign that is not running."
@@ -86,7 +91,10 @@ class CampaignStatus(Spec):
 
 
 class StatusReport(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Status output format version.")
+    schema_version: Literal[2] = Field(default=2, description="Status output format version.")
+    all_hosts: bool = Field(
+        description="Every host's campaigns; False: this host's and those with no host."
+    )
     campaigns: list[CampaignStatus]
 
 
@@ -96,16 +104,87 @@ def campaign_status(
     *,
     running: Collection[str],
     now: Callable[[], datetime],
+    here: str,
     http: Http | None = None,
 ) -> CampaignStatus:
-    """The campaign's facts; with ``http``, its attempts and its incumbent's health too."""
-    restoration = find_restoration(session, row)
+    """The campaign's facts, read on host ``here``; with ``http``, its attempts and its
+    incumbent's health too."""
+    restoration, decision = find_restoration(session, row), latest_decision(session, row)
+    facts = _facts(
+        row, restoration=restoration, decision=decision, running=running, now=now, here=here
+    )
+    if http is None:
+        return facts
+    return facts.model_copy(
+        update={
+            "incumbent": None if facts.status == RUNNING else _incumbent(row, http),
+            "cell_runs": [_cell_run(r) for r in cell_runs(session, row)],
+        }
+    )
+
+
+def campaign_statuses(
+    session: Session,
+    rows: Sequence[CampaignRow],
+    *,
+    running: Collection[str],
+    now: Callable[[], datetime],
+    here: str,
+) -> list[CampaignStatus]:
+    """Many campaigns' facts, read on host ``here``, in three queries whatever their
+    number: a ledger that hosts share holds a year of nights from each."""
+    ids = [r.id for r in rows if r.id is not None]
+    restorations = restorations_of(session, ids)
+    decisions = _latest_decisions(session, ids)
+    return [
+        _facts(
+            r,
+            restoration=restorations.get(r.id or 0),
+            decision=decisions.get(r.id or 0),
+            running=running,
+            now=now,
+            here=here,
+        )
+        for r in rows
+    ]
+
+
+def latest_decision(session: Session, row: CampaignRow) -> Decision | None:
+    return _latest_decisions(session, [row.id or 0]).get(row.id or 0)
+
+
+def _latest_decisions(session: Session, ids: Sequence[int]) -> dict[int, Decision]:
+    """Campaign id -> its latest review, for the campaigns that have one."""
+    query = (
+        select(ReviewRow)
+        .where(col(ReviewRow.campaign_id).in_(ids))
+        .order_by(col(ReviewRow.created_at), col(ReviewRow.id))
+    )
+    return {  # in time order: each campaign's last review wins
+        r.campaign_id: Decision(
+            decision=r.decision, reviewer=r.reviewer, note=r.note, at=utc(r.created_at)
+        )
+        for r in session.exec(query)
+    }
+
+
+def _facts(
+    row: CampaignRow,
+    *,
+    restoration: RestorationRow | None,
+    decision: Decision | None,
+    running: Collection[str],
+    now: Callable[[], datetime],
+    here: str,
+) -> CampaignStatus:
     started, ended = utc(row.created_at), utc(row.closed_at) if row.closed_at else None
-    status = status_label(row, running)
+    receipt = restoration.receipt_path if restoration else None
+    elsewhere = row.host is not None and row.host != here  # its files are on its host's disk
     return CampaignStatus(
         name=row.name,
+        host=row.host,
         matrix_id=row.matrix_id,
-        status=status,
+        status=status_label(row, running),
         evidence_dir=row.evidence_dir,
         started_at=started,
         ended_at=ended,
@@ -114,26 +193,12 @@ def campaign_status(
         failed=row.failed,
         blocked=row.blocked,
         pending=row.pending,
-        decision=latest_decision(session, row),
+        decision=decision,
         restoration=restoration.state if restoration else None,
-        receipt=restoration.receipt_path if restoration else None,
-        receipt_valid=_receipt_valid(restoration.receipt_path if restoration else None),
-        incumbent=None if http is None or status == RUNNING else _incumbent(row, http),
-        cell_runs=None if http is None else [_cell_run(r) for r in cell_runs(session, row)],
-    )
-
-
-def latest_decision(session: Session, row: CampaignRow) -> Decision | None:
-    query = (
-        select(ReviewRow)
-        .where(ReviewRow.campaign_id == row.id)
-        .order_by(col(ReviewRow.created_at).desc(), col(ReviewRow.id).desc())
-    )
-    found = session.exec(query).first()
-    if found is None:
-        return None
-    return Decision(
-        decision=found.decision, reviewer=found.reviewer, note=found.note, at=utc(found.created_at)
+        receipt=receipt,
+        receipt_valid=None if elsewhere else _receipt_valid(receipt),
+        incumbent=None,
+        cell_runs=None,
     )
 
 

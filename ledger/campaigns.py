@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, or_, select
 
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
@@ -12,9 +12,16 @@ from ledger.tables import CampaignRow, CellRunRow
 
 
 def open_campaign(
-    session: Session, *, name: str, matrix_id: str, evidence_dir: Path, now: Clock
+    session: Session,
+    *,
+    name: str,
+    matrix_id: str,
+    evidence_dir: Path,
+    now: Clock,
+    host: str | None = None,
 ) -> tuple[CampaignRow, bool]:
-    """Create the campaign, or return the existing one when its matrix id matches.
+    """Create the campaign, opened on ``host``, or return the existing one when its matrix
+    id matches (it keeps the host that opened it, where its evidence folder is).
 
     Returns ``(row, resumed)``. A changed matrix under the same name is refused:
     resuming would mix measurements of two different plans.
@@ -36,6 +43,7 @@ def open_campaign(
         evidence_dir=str(evidence_dir),
         created_at=stamp,
         updated_at=stamp,
+        host=host,
     )
     session.add(row)
     session.flush()
@@ -57,8 +65,12 @@ def require_campaign(session: Session, name: str) -> CampaignRow:
     return row
 
 
-def list_campaigns(session: Session) -> list[CampaignRow]:
-    query = select(CampaignRow).order_by(col(CampaignRow.created_at))
+def list_campaigns(session: Session, *, host: str | None = None) -> list[CampaignRow]:
+    """Every campaign, oldest first; with ``host``, that host's and those opened before hosts
+    were recorded (a ledger from then may be this host's own)."""
+    query = select(CampaignRow).order_by(col(CampaignRow.created_at), col(CampaignRow.id))
+    if host is not None:
+        query = query.where(or_(col(CampaignRow.host) == host, col(CampaignRow.host).is_(None)))
     return list(session.exec(query))
 
 

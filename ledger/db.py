@@ -8,10 +8,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, event
-from sqlmodel import Session, SQLModel, create_engine, select
+from sqlmodel import Session, create_engine
 
-from faceoff.errors import FaceoffError
-from ledger.tables import LEDGER_SCHEMA_VERSION, LedgerMeta
+from ledger.migrate import migrate
 
 DB_URL_ENV = "FACEOFF_DB_URL"
 
@@ -27,14 +26,18 @@ def resolve_url(db: str | None, workdir: Path) -> str:
 
 
 def open_ledger(url: str) -> Engine:
-    """Create the engine, the tables, and check the ledger's format version."""
+    """Create the engine and bring the ledger to this faceoff's revision (``ledger.migrate``):
+    a new ledger is created, an older one upgraded, a newer one refused."""
     if url.startswith("sqlite:///"):
         Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, pool_pre_ping=True)
     if url.startswith("sqlite"):
         event.listen(engine, "connect", _sqlite_pragmas)
-    SQLModel.metadata.create_all(engine)
-    _check_version(engine, url)
+    try:
+        migrate(engine, where=_redact(url))
+    except BaseException:
+        engine.dispose()
+        raise
     return engine
 
 
@@ -44,21 +47,6 @@ def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
-
-
-def _check_version(engine: Engine, url: str) -> None:
-    with Session(engine) as session:
-        meta = session.exec(select(LedgerMeta).where(LedgerMeta.key == "schema_version")).first()
-        if meta is None:
-            session.add(LedgerMeta(key="schema_version", value=str(LEDGER_SCHEMA_VERSION)))
-            session.commit()
-            return
-        if int(meta.value) > LEDGER_SCHEMA_VERSION:
-            raise FaceoffError(
-                f"ledger format {meta.value} is newer than this faceoff ({LEDGER_SCHEMA_VERSION})",
-                where=_redact(url),
-                fix="upgrade faceoff",
-            )
 
 
 def _redact(url: str) -> str:

@@ -7,9 +7,9 @@ any state but ``restored`` means the incumbent may still be down.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from faceoff.ports import Clock
 from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
@@ -23,6 +23,12 @@ FAILED = "failed"
 def find_restoration(session: Session, campaign: CampaignRow) -> RestorationRow | None:
     query = select(RestorationRow).where(RestorationRow.campaign_id == campaign.id)
     return session.exec(query).first()
+
+
+def restorations_of(session: Session, campaign_ids: Sequence[int]) -> dict[int, RestorationRow]:
+    """Campaign id -> its restoration row, for those of the campaigns that have one."""
+    query = select(RestorationRow).where(col(RestorationRow.campaign_id).in_(campaign_ids))
+    return {row.campaign_id: row for row in session.exec(query)}
 
 
 def require_restoration(

@@ -1,14 +1,21 @@
 """Ledger tables. The ledger indexes native artifacts; it never holds the only copy.
 
-Format history (``LEDGER_SCHEMA_VERSION``, stored in ``ledger_meta``):
-  1 — first release.
+The tables are made and changed by the migrations in ``ledger/migrations`` (a change here
+goes with a new revision there; tests/foundation/test_ledger_migrations.py checks that
+the two agree). ``alembic_version`` names the ledger's revision.
+
+Format history (``LEDGER_SCHEMA_VERSION``, stored in ``ledger_meta``, read by faceoff
+from before migrations, which refuses a higher one):
+  1 — first release; revisions 0001 (these tables) and 0002 (``campaign.host``, indexes
+      for status and the reads across campaigns) keep it, as a faceoff from before
+      migrations can still write to both.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import UniqueConstraint
+from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 LEDGER_SCHEMA_VERSION = 1
@@ -22,18 +29,24 @@ class LedgerMeta(SQLModel, table=True):
 
 class CampaignRow(SQLModel, table=True):
     __tablename__ = "campaign"
+    __table_args__ = (Index("ix_campaign_host_created_at", "host", "created_at"),)
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(index=True, unique=True, description="Campaign name from the matrix.")
     matrix_id: str = Field(description="sha256 of the frozen matrix; a resume must match it.")
     status: str = Field(default="open", description="open | running | complete | closed_partial")
     evidence_dir: str = Field(description="Folder of the campaign's native artifacts and bundle.")
-    created_at: datetime
+    created_at: datetime = Field(index=True)
     updated_at: datetime
     closed_at: datetime | None = None
     accepted: int = 0
     failed: int = 0
     blocked: int = 0
     pending: int = 0
+    host: str | None = Field(
+        default=None,
+        description="The host that opened it (ledger.hosts); None: opened before hosts were "
+        "recorded.",
+    )
 
 
 class LaneRunRow(SQLModel, table=True):
@@ -55,17 +68,20 @@ class LaneRunRow(SQLModel, table=True):
 
 class CellRunRow(SQLModel, table=True):
     __tablename__ = "cell_run"
-    __table_args__ = (UniqueConstraint("campaign_id", "cell_id", "arm", "attempt"),)
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "cell_id", "arm", "attempt"),
+        Index("ix_cell_run_cell_id_arm", "cell_id", "arm"),
+    )
     id: int | None = Field(default=None, primary_key=True)
     campaign_id: int = Field(foreign_key="campaign.id", index=True)
     cell_id: str
-    arm: str
+    arm: str = Field(index=True)
     attempt: int = Field(default=1, description="A rerun is a new attempt, never an overwrite.")
     disposition: str = Field(default="pending", description="pending | accepted | failed | blocked")
     reason_code: str | None = None
     reason: str | None = None
     interrupted: bool = Field(default=False, description="The attempt never finished (a kill).")
-    started_at: datetime | None = None
+    started_at: datetime | None = Field(default=None, index=True)
     ended_at: datetime | None = None
     artifacts_dir: str | None = None
     verdict_sha256: str | None = None

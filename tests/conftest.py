@@ -11,8 +11,10 @@ import os
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -84,6 +86,28 @@ def postgres_url() -> str:
     except psycopg.Error as exc:
         missing_service("PostgreSQL", "FACEOFF_REQUIRE_POSTGRES", str(exc))
     return url
+
+
+@pytest.fixture
+def scratch_pg(postgres_url: str) -> Iterator[Callable[[], str]]:
+    """Makes databases of their own on the test server, each dropped afterwards: a ledger
+    test that migrates or fills one never touches the shared test database."""
+    import psycopg
+    from psycopg import sql
+
+    made: list[str] = []
+
+    def database() -> str:
+        name = f"faceoff_scratch_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        made.append(name)
+        return urlunsplit(urlsplit(postgres_url)._replace(path=f"/{name}"))
+
+    yield database
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        for name in made:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture(scope="session")

@@ -53,4 +53,4 @@ def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
     assert worst["total_s"] == sum(worst[k] for k in parts) > 0
     status = faceoff("status", "--workdir", str(tmp_path), "--json")
     assert status.returncode == 0, status.stderr
-    assert json.loads(status.stdout) == {"schema_version": 1, "campaigns": []}
+    assert json.loads(status.stdout) == {"schema_version": 2, "all_hosts": False, "campaigns": []}

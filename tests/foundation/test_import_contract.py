@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.foundation.cli import REPO
 
 LIBRARIES = (
-    *("aiohttp", "docker", "matplotlib", "prefect"),
+    *("aiohttp", "alembic", "docker", "matplotlib", "prefect"),
     *("psutil", "pynvml", "sqlalchemy", "sqlmodel"),
 )
 # Samplers, clients, Docker, the ledger and the flows: what runs a campaign, not what reads one.

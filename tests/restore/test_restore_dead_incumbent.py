@@ -46,7 +46,7 @@ def test_a_dead_restored_incumbent_is_reported_and_restored_again(workdir: Path)
     assert said in status.stdout, status.stdout
     assert "restoration: restored; receipt " in status.stdout
     shown = json.loads(faceoff("status", "dead-inc", "--workdir", str(workdir), "--json").stdout)
-    assert shown["schema_version"] == 1
+    assert shown["schema_version"] == 2
     (facts,) = shown["campaigns"]
     assert (facts["restoration"], facts["receipt_valid"]) == ("restored", True)
     assert facts["incumbent"]["answering"] is False and facts["status"] == "open"

@@ -1,0 +1,112 @@
+"""Bringing a ledger to this faceoff's revision: Alembic migrations, run on every open.
+
+The revisions live in ``ledger/migrations/versions``; the ledger's ``alembic_version``
+names the one it is at. A ledger arrives in one of four ways:
+
+- empty: every revision runs, from the first;
+- made before migrations (``ledger_meta`` but no ``alembic_version``): its tables are
+  exactly revision 0001's, so it is stamped 0001 and upgraded from there, its rows kept;
+- at an older revision: upgraded;
+- at a revision this faceoff does not know, or with a ``ledger_meta`` format above its
+  own: a newer faceoff wrote it, and it is refused untouched.
+
+The check and the upgrade run in one transaction under a lock (a PostgreSQL advisory
+lock, SQLite's write lock), so that hosts and processes opening one ledger at once
+migrate it once: the others wait, then find it at head. A ledger is never downgraded.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, inspect, text
+
+from faceoff.errors import FaceoffError
+from ledger.tables import LEDGER_SCHEMA_VERSION
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+FIRST = "0001"  # the schema of every ledger made before migrations
+HEAD = "head"
+# Any constant does: PostgreSQL scopes advisory locks to the database.
+_LOCK_KEY = 0x66616365
+# Alembic's ``context`` and ``op`` are module-wide: one migration at a time in a process.
+_IN_PROCESS = threading.Lock()
+
+
+@cache
+def revisions() -> ScriptDirectory:
+    return ScriptDirectory(str(MIGRATIONS))
+
+
+def head_revision() -> str:
+    head = revisions().get_current_head()
+    assert head is not None, f"no revisions under {MIGRATIONS}"
+    return head
+
+
+def migrate(engine: Engine, *, where: str, target: str = HEAD) -> None:
+    """Upgrade the ledger to ``target`` (its newest revision unless a test names another)."""
+    if target == HEAD and _at_head(engine, where):
+        return
+    with _IN_PROCESS, engine.connect() as conn:
+        _lock(conn)
+        current = MigrationContext.configure(conn).get_current_revision()
+        _refuse_newer(conn, current, where)
+        config = _config(conn)
+        if current is None and inspect(conn).has_table("ledger_meta"):
+            command.stamp(config, FIRST)  # made before migrations: kept, not created again
+        command.upgrade(config, target)
+        conn.commit()
+
+
+def _at_head(engine: Engine, where: str) -> bool:
+    """Most opens find the ledger at the newest revision: they take no lock (`faceoff status`
+    does not wait for a running campaign's writes) and run no Alembic environment."""
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        _refuse_newer(conn, current, where)
+        return current == head_revision()
+
+
+def _lock(conn: Connection) -> None:
+    """Hold the ledger's migration lock until the transaction ends."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _LOCK_KEY})
+    elif conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _refuse_newer(conn: Connection, current: str | None, where: str) -> None:
+    script = revisions()
+    known = {rev.revision for rev in script.walk_revisions()}
+    if current is not None and current not in known:
+        raise FaceoffError(
+            f"ledger revision {current} is newer than this faceoff "
+            f"(which knows revisions up to {script.get_current_head()})",
+            where=where,
+            fix="upgrade faceoff",
+        )
+    if not inspect(conn).has_table("ledger_meta"):
+        return
+    query = text("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
+    stored = conn.execute(query).scalar()
+    if stored is not None and int(stored) > LEDGER_SCHEMA_VERSION:
+        raise FaceoffError(
+            f"ledger format {stored} is newer than this faceoff ({LEDGER_SCHEMA_VERSION})",
+            where=where,
+            fix="upgrade faceoff",
+        )
+
+
+def _config(conn: Connection) -> Config:
+    """Alembic's configuration, in code: the shipped revisions, run on ``conn``."""
+    config = Config(attributes={"connection": conn})
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("path_separator", "os")
+    return config

@@ -1,0 +1,1 @@
+"""The ledger's Alembic migrations: ``env.py`` and one module per revision in ``versions/``."""

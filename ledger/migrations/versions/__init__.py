@@ -1,0 +1,1 @@
+"""Ledger revisions, oldest first: ``rev_NNNN_*.py``, each naming its ``down_revision``."""
