@@ -229,36 +229,41 @@ def generate(out: Path, shape: Shape) -> Path:
     snapshot_before(frozen, folder, EPOCH)
     clock = SyntheticClock()
     tokenizer = WordTokenizer(max_model_len=327_680)
-    plans: dict[str, RequestPlan] = {}
     rng = random.Random(shape.seed)
-    for arm in frozen.matrix.arm_order():
-        run = _lane_run(frozen, folder, arm, LanePurpose.CAMPAIGN, clock)
-        for cell in frozen.matrix.cells_for(arm):
-            attempt = folder / CELLS_DIR / cell.id / arm.name / attempt_name(1)
-            plan = asyncio.run(_plan(frozen, cell, arm, tokenizer, plans))
-            _attempt(frozen, attempt, arm=arm, lane_run=run, plan=plan, clock=clock, rng=rng)
+    # One loop for every plan: asyncio.run, on Python 3.11, formats the repr of its
+    # finished task when it restores SIGINT, and that repr holds the whole plan (seconds
+    # for a plan of 10K requests).
+    loop = asyncio.new_event_loop()
+    try:
+        for arm in frozen.matrix.arm_order():
+            run = _lane_run(frozen, folder, arm, LanePurpose.CAMPAIGN, clock)
+            for cell in frozen.matrix.cells_for(arm):
+                attempt = folder / CELLS_DIR / cell.id / arm.name / attempt_name(1)
+                plan = loop.run_until_complete(_plan(frozen, folder, cell, arm, tokenizer))
+                _attempt(frozen, attempt, arm=arm, lane_run=run, plan=plan, clock=clock, rng=rng)
+    finally:
+        loop.close()
     _receipt(frozen, folder, clock)
     return folder
 
 
 async def _plan(
-    frozen: FrozenMatrix,
-    cell: Cell,
-    arm: Arm,
-    tokenizer: WordTokenizer,
-    plans: dict[str, RequestPlan],
+    frozen: FrozenMatrix, folder: Path, cell: Cell, arm: Arm, tokenizer: WordTokenizer
 ) -> RequestPlan:
-    if cell.id in plans:  # the candidate gets the incumbent's texts, as the flow does
-        return await retokenize(plans[cell.id], tokenizer, model=arm.served_model)
+    incumbent = frozen.matrix.incumbent.name
+    if arm.name != incumbent:  # the incumbent's texts, read back from its attempt as the
+        # flow does (holding every cell's plan until the candidate's turn would not scale)
+        reference = RequestPlan.read(folder / CELLS_DIR / cell.id / incumbent / attempt_name(1)
+                                     / PLAN_NAME)  # fmt: skip
+        return await retokenize(reference, tokenizer, model=arm.served_model)
     campaign = frozen.matrix.campaign
-    plans[cell.id] = await build_plan(
+    return await build_plan(
         cell,
         seed=campaign.seed,
         namespace=campaign.namespace,
         model=arm.served_model,
         tokenizer=tokenizer,
     )
-    return plans[cell.id]
 
 
 def _lane_run(

@@ -4,6 +4,8 @@ Checks, each reported as findings naming the file and field:
 
 - every file against ``SHA256SUMS`` (changed, missing, or not listed);
 - the frozen matrix's id against its content;
+- a successor's carried-over cells against the hashes it copied them with, the source
+  bundle and both frozen matrices (``evidence.audit_carried``);
 - the receipt's own hash and judged outcome, its bindings to the campaign
   (campaign, matrix id, incumbent arm and image, lane run, protected paths), and
   the native files it binds (lane records, boot logs, journals, samples,
@@ -11,9 +13,14 @@ Checks, each reported as findings naming the file and field:
   with the sha256 the receipt took, and none added since;
 - per attempt, ``summary.json`` recomputed from the journal and plan,
   ``telemetry.json`` recomputed from the sample files over ``cell.json``'s window
-  and settings, and ``verdict.json`` recomputed by the guards;
+  and settings, and ``verdict.json`` recomputed by the guards (a carried-over attempt
+  under the source's frozen matrix, which it was judged under);
+- per paired diagnostic run, ``diagnostic.json`` recomputed from its plan, journal and
+  scrapes (``evidence.diagnostics``);
 - the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
-  rebuilt from all of it and compared; ``MANIFEST.json``'s campaign, matrix and
+  rebuilt from all of it and compared (the page's text, and the data hash of each
+  figure, ``evidence.figures``; its drawings only with ``redraw``, else ``SHA256SUMS``
+  covers them); ``MANIFEST.json``'s campaign, matrix and
   arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
 - given the operator's signing key, the receipt's and each review's signature.
 
@@ -28,17 +35,22 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from evidence.audit_carried import check_carried
 from evidence.audit_diff import differences
 from evidence.bundle import comparison_of
 from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
+from evidence.carried import CARRIED_FILE
 from evidence.comparison import Comparison, TicketRef
+from evidence.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
+from evidence.diagnostics import recompute as recompute_diagnostic
+from evidence.figures import Figures, undrawn
 from evidence.inputs import load_campaign
 from evidence.layout import (
     COMPARISON_FILE,
@@ -67,6 +79,8 @@ from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
+Mark = Literal["warning", "not checked"]
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -84,16 +98,18 @@ class Finding:
 # The checks, in the order they run; each finding names the one that found it.
 HASHES = "files match SHA256SUMS"
 FROZEN = "frozen matrix id matches its content"
+CARRIED = "carried-over cells match the source bundle and their content keys"
 RECEIPT = "restoration receipt verifies, binds this campaign and its native files"
 SUMMARIES = "request summaries recomputed from journals"
 TELEMETRY = "telemetry recomputed from sample files"
 VERDICTS = "guard verdicts recomputed"
+DIAGNOSTICS = "paired diagnostics recomputed from their native files"
 REVIEWS = "review chain verifies"
 REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
 MANIFEST = "MANIFEST.json matches the rebuilt comparison"
 TICKETS = "tickets/index.json matches the rebuilt comparison"
-CHECKS = (HASHES, FROZEN, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, REVIEWS, REBUILT, MANIFEST,
-          TICKETS)  # fmt: skip
+CHECKS = (HASHES, FROZEN, CARRIED, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, DIAGNOSTICS,
+          REVIEWS, REBUILT, MANIFEST, TICKETS)  # fmt: skip
 
 
 @dataclass
@@ -102,6 +118,8 @@ class AuditReport:
     checked: list[str] = field(default_factory=list)  # what was verified, in order
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what was not checked, and why
+    marks: dict[str, tuple[Mark, str]] = field(default_factory=dict)  # check -> not ok, why
+    counts: dict[str, int] = field(default_factory=dict)  # check -> what it covered
     step: str = HASHES  # the check running now
 
     def find(self, file: str, key: str, problem: str) -> None:
@@ -112,28 +130,39 @@ class AuditReport:
         return not self.findings
 
 
-def audit_bundle(path: Path, *, key: bytes | None = None) -> AuditReport:
-    """Every check; ``key``: the operator's signing key, to check signatures with."""
+def audit_bundle(path: Path, *, key: bytes | None = None, redraw: bool = False) -> AuditReport:
+    """Every check; ``key``: the operator's signing key, to check signatures with;
+    ``redraw``: draw report.html's figures again and compare the page byte for byte."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
-    _sums(folder, report, key)
+    # SHA256SUMS and the receipt bind mostly the same files: each is read and hashed once
+    digest_of = functools.cache(file_sha256)
+    _sums(folder, report, key, digest_of)
     report.step = FROZEN
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
+    report.step = CARRIED
+    judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
-    _receipt(folder, frozen, report, key)
+    _receipt(folder, frozen, report, key, digest_of)
     for attempt in folder.attempts():
-        _attempt(folder, attempt, frozen, report)
-    _derived(folder, report, key)
+        _attempt(folder, attempt, frozen, report, judged_under=judged_under, digest_of=digest_of)
+    _diagnostics(folder, report)
+    _derived(folder, report, key, redraw)
     if key is None:
         report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
     return report
 
 
-def _sums(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
+def _sums(
+    folder: CampaignFolder,
+    report: AuditReport,
+    key: bytes | None,
+    digest_of: Callable[[Path], str],
+) -> None:
     try:
-        problems = verify_sums(folder)
+        problems = verify_sums(folder, digest_of)
     except FaceoffError as exc:
         report.find(SUMS_FILE, "", exc.what)
         return
@@ -154,8 +183,30 @@ def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
     return frozen
 
 
+def _carried(
+    folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport
+) -> dict[str, FrozenMatrix]:
+    """The carried-over cells' check; returns the frozen matrices, by id, that carried
+    attempts were judged under."""
+    check = check_carried(folder.root, frozen)
+    for file, key, problem in check.problems:
+        report.find(file, key, problem)
+    report.counts[CARRIED] = check.files
+    if check.record is None and not check.problems:
+        report.marks[CARRIED] = ("not checked", "not a successor campaign")
+    elif check.record is not None and not check.source_found:
+        where = check.record.source_bundle
+        note = f"source bundle not found at {where}: copies checked against {CARRIED_FILE} only"
+        report.marks[CARRIED] = ("warning", note)
+    return check.frozen
+
+
 def _receipt(
-    folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport, key: bytes | None
+    folder: CampaignFolder,
+    frozen: FrozenMatrix,
+    report: AuditReport,
+    key: bytes | None,
+    digest_of: Callable[[Path], str],
 ) -> None:
     name = folder.receipt.name
     if not folder.receipt.is_file():
@@ -169,7 +220,7 @@ def _receipt(
     for field_name, problem in receipt_bindings(folder, frozen, receipt):
         report.find(name, field_name, problem)
     _signature(report, key, (name, "signature"), receipt.receipt_sha256, receipt.signature)
-    for file, problem in bound_file_problems(folder, receipt):
+    for file, problem in bound_file_problems(folder, receipt, digest_of):
         report.find(file, "", problem)
     report.checked.append(name)
 
@@ -186,14 +237,16 @@ def _signature(
         report.find(*where, problem)
 
 
-def bound_file_problems(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, str]]:
+def bound_file_problems(
+    folder: CampaignFolder, receipt: Receipt, digest_of: Callable[[Path], str] = file_sha256
+) -> list[tuple[str, str]]:
     """Native files that differ from, are missing from, or were added to the receipt's."""
     problems = []
     for name, digest in receipt.bound_files.items():
         path = folder.root / name
         if not path.is_file():
             problems.append((name, f"missing; {RECEIPT_FILE} bound it (sha256 {digest[:12]}…)"))
-        elif (actual := file_sha256(path)) != digest:
+        elif (actual := digest_of(path)) != digest:
             problems.append(
                 (name, f"sha256 is {actual[:12]}…, {RECEIPT_FILE} bound {digest[:12]}…")
             )
@@ -239,7 +292,13 @@ def _lane_binding(folder: CampaignFolder, receipt: Receipt) -> list[tuple[str, s
 
 
 def _attempt(
-    folder: CampaignFolder, attempt: AttemptDir, frozen: FrozenMatrix, report: AuditReport
+    folder: CampaignFolder,
+    attempt: AttemptDir,
+    frozen: FrozenMatrix,
+    report: AuditReport,
+    *,
+    judged_under: dict[str, FrozenMatrix],
+    digest_of: Callable[[Path], str],
 ) -> None:
     base = attempt.path
     journal = functools.cache(lambda: read_journal(base / JOURNAL_NAME))  # summary and verdict
@@ -260,8 +319,23 @@ def _attempt(
                  lambda: summarize_folder(base, window, settings, vllm_aliases()))  # fmt: skip
     if record is not None and (base / VERDICT_FILE).is_file():
         report.step = VERDICTS
-        _compare(folder, base / VERDICT_FILE, Verdict, report,
-                 lambda: judge_cell(base, frozen, journal=journal()))  # fmt: skip
+        under = judged_under.get(record.matrix_id, frozen)  # a carried attempt: its source's
+
+        def verdict() -> Verdict:
+            return judge_cell(base, under, journal=journal(), digest_of=digest_of)
+
+        _compare(folder, base / VERDICT_FILE, Verdict, report, verdict)
+
+
+def _diagnostics(folder: CampaignFolder, report: AuditReport) -> None:
+    report.step = DIAGNOSTICS
+    for run in run_folders(folder.root):
+        path = run / DIAGNOSTIC_FILE
+
+        def fresh(run: Path = run, path: Path = path) -> Diagnostic:
+            return recompute_diagnostic(run, Diagnostic.read(path))
+
+        _compare(folder, path, Diagnostic, report, fresh)
 
 
 def _compare(
@@ -286,7 +360,7 @@ def _compare(
     report.checked.append(name)
 
 
-def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> None:
+def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None, redraw: bool) -> None:
     """The review chain; comparison.json, RESULT.md, report.html rebuilt; manifest, tickets."""
     report.step = REVIEWS
     try:
@@ -310,19 +384,34 @@ def _derived(folder: CampaignFolder, report: AuditReport, key: bytes | None) -> 
     # The renderer loads matplotlib: only an audit that gets this far pays for it.
     from evidence.report import render_report  # noqa: PLC0415
 
-    _rendered(folder, REPORT_FILE, render_report(fresh, inputs.attempts), report)
+    page = render_report(fresh, inputs.attempts, Figures(draw=redraw))
+    _rendered(folder, REPORT_FILE, page, report, compare=None if redraw else undrawn)
+    if not redraw:
+        report.notes.append(
+            f"{REPORT_FILE}'s figures were checked by the hash of the data each is drawn "
+            "from; their drawings by SHA256SUMS only (faceoff audit --redraw draws them)"
+        )
     report.step = MANIFEST
     _manifest(folder, fresh, report)
     report.step = TICKETS
     _tickets(folder, fresh, report)
 
 
-def _rendered(folder: CampaignFolder, name: str, fresh: str, report: AuditReport) -> None:
+def _rendered(
+    folder: CampaignFolder,
+    name: str,
+    fresh: str,
+    report: AuditReport,
+    compare: Callable[[str], str] | None = None,
+) -> None:
+    """The file against ``fresh``, both seen through ``compare`` when one is given."""
     path = folder.path(name)
     if not path.is_file():
         report.find(name, "", "missing; it can be rebuilt from comparison.json")
         return
-    if path.read_text(encoding="utf-8", errors="replace") != fresh:
+    stored = path.read_text(encoding="utf-8", errors="replace")
+    seen = compare or (lambda text: text)
+    if seen(stored) != seen(fresh):
         problem = (
             "differs from what this faceoff renders from comparison.json (edited, or "
             "written by another faceoff version: MANIFEST.json names it)"

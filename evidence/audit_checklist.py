@@ -2,7 +2,7 @@
 result, and the findings under it. Output shaping only: ``evidence.audit`` verifies.
 
 ``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
-  1 — first release.
+  1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells).
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from pydantic import Field
 
 from collectors.summary import TELEMETRY_FILE
 from evidence.audit import (
+    CARRIED,
     CHECKS,
+    DIAGNOSTICS,
     FROZEN,
     HASHES,
     MANIFEST,
@@ -27,6 +29,7 @@ from evidence.audit import (
     VERDICTS,
     AuditReport,
 )
+from evidence.diagnostics import DIAGNOSTIC_FILE
 from evidence.layout import (
     COMPARISON_FILE,
     FROZEN_FILE,
@@ -50,10 +53,12 @@ Result = Literal["ok", "failed", "warning", "not checked"]
 IDS = {
     HASHES: "hashes",
     FROZEN: "frozen_matrix",
+    CARRIED: "carried",
     RECEIPT: "receipt",
     SUMMARIES: "summaries",
     TELEMETRY: "telemetry",
     VERDICTS: "verdicts",
+    DIAGNOSTICS: "diagnostics",
     REVIEWS: "reviews",
     REBUILT: "rebuilt",
     MANIFEST: "manifest",
@@ -118,7 +123,12 @@ def _check(report: AuditReport, name: str, count: int) -> Check:
         for f in report.findings
         if f.check == name
     ]
-    return _made(name, count=count, result="failed" if found else "ok", findings=found)
+    if found:
+        return _made(name, count=count, result="failed", findings=found)
+    if name in report.marks:  # a check that could not say ok: it warns, or did not apply
+        mark, note = report.marks[name]
+        return _made(name, count=count, result=mark, note=note)
+    return _made(name, count=count, result="ok")
 
 
 def _made(
@@ -135,13 +145,15 @@ def _made(
 def _counts(report: AuditReport) -> dict[str, int]:
     root = report.root
     checked = report.checked
-    named = {SUMMARIES: SUMMARY_FILE, TELEMETRY: TELEMETRY_FILE, VERDICTS: VERDICT_FILE}
+    named = {SUMMARIES: SUMMARY_FILE, TELEMETRY: TELEMETRY_FILE, VERDICTS: VERDICT_FILE,
+             DIAGNOSTICS: DIAGNOSTIC_FILE}  # fmt: skip
     counts = {
         name: sum(1 for c in checked if c.endswith(f"/{file}")) for name, file in named.items()
     }
     counts[REBUILT] = sum(1 for c in checked if c in (COMPARISON_FILE, RESULT_FILE, REPORT_FILE))
     counts[HASHES] = _lines(root / SUMS_FILE)
     counts[REVIEWS] = _lines(root / REVIEWS_FILE)
+    counts |= report.counts
     counts[RECEIPT] = _bound(root / RECEIPT_FILE)
     for name in CHECKS:
         counts.setdefault(name, 1 if _ran(report, name) else 0)

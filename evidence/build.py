@@ -85,6 +85,7 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         replicated=replicated,
         goodput_method=GOODPUT_METHOD,
         ruling=_ruling(matrix, cells, replicated),
+        carried=inputs.carried.view() if inputs.carried else None,
     )
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evidence import card_posture, card_probes, card_quality
 from evidence import card_tables as tables
+from evidence.card_carried import carried_lead, carried_section
 from evidence.card_recipe_diff import recipe_diffs
 from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef, Ruling
 from evidence.format import join_words
@@ -59,6 +60,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         "## Host posture\n\n" + card_posture.posture(c, sources),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
+        *([carried_section(c.carried)] if c.carried else []),
         "## Failures and their evidence\n\n" + _failures(c),
         "## Restoration\n\n" + _restoration(c),
         "## Caveats\n\n" + "\n".join(f"- {x.text}" for x in c.caveats),
@@ -70,6 +72,7 @@ def card_parts(comparison: Comparison) -> CardParts:
             *([_ruling(c.ruling)] if c.ruling else []),
             _decision(c),
             _scope(c),
+            *([carried_lead(c.carried)] if c.carried else []),
             *([c.aa.sentence] if c.aa else []),
         ],
         verdicts="## Verdict per cell\n\n" + verdicts(c),

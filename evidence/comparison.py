@@ -35,6 +35,9 @@ Format history of ``Comparison.schema_version``:
       the p95 ratios a rule judges.
   7 — ratio intervals are expanded percentile intervals (tails at
       Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
+  8 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
+      its matrix id, each cell's content key and the source attempts) and the cells measured
+      afresh with why (``evidence.carried``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.bootfacts import BootFacts
+from evidence.carried import Carryover
 from evidence.cold_start import ColdStart
 from evidence.goodput import Goodput
 from evidence.posture import PostureView
@@ -399,7 +403,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[7] = Field(default=7, description="Comparison format version.")
+    schema_version: Literal[8] = Field(default=8, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -438,4 +442,8 @@ class Comparison(Artifact):
     goodput_method: str = Field(default="", description="How goodput and attainment are computed.")
     ruling: Ruling | None = Field(
         default=None, description="The declared decision rule's outcome; None without a rule."
+    )
+    carried: Carryover | None = Field(
+        default=None,
+        description="A successor's cells carried over from a closed campaign; None otherwise.",
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.bootfacts import BootFacts, boot_facts
+from evidence.carried import CarriedRecord, read_carried
 from evidence.judgement import Judgement, read_judgement
 from evidence.layout import AttemptDir, CampaignFolder
 from evidence.posture import PostureView, read_posture
@@ -86,6 +87,7 @@ class CampaignInputs:
     pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
     posture: PostureView | None = None  # the host's posture at the start and the end
+    carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
 
 
 def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[Timing]:
@@ -109,6 +111,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
         quality=read_quality(folder.root, frozen.matrix.quality),
         posture=read_posture(folder.root),
+        carried=read_carried(folder.root),
     )
 
 

@@ -7,7 +7,8 @@ and last the appendix (definitions and numbered sources). The text is the card's
 (``card_parts``, converted from its Markdown), so the page and RESULT.md can never
 disagree; every bundle file is a link relative to the bundle's root. The plots
 are drawn from comparison.json, the cell attempts' sample files and, for a sweep,
-its attempts' summaries.
+its attempts' summaries; each is named by the sha256 of that data (``evidence.figures``),
+so the audit can check the page without drawing them again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from evidence import plots
 from evidence.card import card_parts, decision_words, standing_review
 from evidence.card_tables import RATIO_LABELS
 from evidence.comparison import Comparison
+from evidence.figures import DRAWN, Figures
 from evidence.format import ratio as ratio_text
 from evidence.inputs import AttemptInputs
 from evidence.load import LoadSummary
@@ -56,7 +58,12 @@ class VerdictRow:
     n: str
 
 
-def render_report(comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]) -> str:
+def render_report(
+    comparison: Comparison,
+    attempts: Mapping[tuple[str, str], AttemptInputs],
+    figures: Figures = DRAWN,
+) -> str:
+    """The page; ``figures``: drawn (the default), or only named by their data's hash."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -74,13 +81,13 @@ def render_report(comparison: Comparison, attempts: Mapping[tuple[str, str], Att
         f"{comparison.coverage.accepted} of {comparison.coverage.planned} cell runs accepted",
         lead=html.render("\n\n".join(parts.lead)),
         verdicts=verdict_rows(comparison),
-        forest=plots.forest_plot(forest) if forest else None,
+        forest=figures(plots.forest_plot, forest, element_id="forest") if forest else None,
         body=[html.render(section) for section in parts.body],
         appendix=html.render("\n\n".join(parts.appendix)),
-        ttft_plot=plots.percentile_bars(comparison, "ttft_s", "visible TTFT (s)"),
-        decode_plot=plots.percentile_bars(comparison, "decode_tps", "decode (tok/s)"),
-        cells=[_cell_plots(cell.id, comparison, attempts) for cell in comparison.cells],
-        sweeps=_sweeps(comparison, attempts),
+        ttft_plot=figures(plots.percentile_bars, comparison, "ttft_s", "visible TTFT (s)"),
+        decode_plot=figures(plots.percentile_bars, comparison, "decode_tps", "decode (tok/s)"),
+        cells=[_cell_plots(cell.id, comparison, attempts, figures) for cell in comparison.cells],
+        sweeps=_sweeps(comparison, attempts, figures),
     )
 
 
@@ -177,7 +184,7 @@ def _markdown() -> MarkdownIt:
 
 
 def _sweeps(
-    comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]
+    comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs], figures: Figures
 ) -> list[dict[str, str]]:
     """Per sweep cell: the rate-latency plot and each arm's highest rate within SLO."""
     shown = []
@@ -192,7 +199,7 @@ def _sweeps(
             shown.append(
                 {
                     "id": cell.id,
-                    "plot": plots.rate_latency(cell.id, arms),
+                    "plot": figures(plots.rate_latency, cell.id, arms),
                     "result": "; ".join(_within(name, load) for name, load in arms),
                 }
             )
@@ -208,7 +215,10 @@ def _within(arm: str, load: LoadSummary) -> str:
 
 
 def _cell_plots(
-    cell_id: str, comparison: Comparison, attempts: Mapping[tuple[str, str], AttemptInputs]
+    cell_id: str,
+    comparison: Comparison,
+    attempts: Mapping[tuple[str, str], AttemptInputs],
+    figures: Figures,
 ) -> dict[str, str]:
     series = []
     for arm in comparison.arms:
@@ -219,6 +229,6 @@ def _cell_plots(
         series.append(plots.CellSeries(arm.name, samples.engine, samples.gpu, samples.host))
     return {
         "id": cell_id,
-        "engine": plots.engine_timeline(cell_id, series),
-        "memory": plots.memory_timeline(cell_id, series),
+        "engine": figures(plots.engine_timeline, cell_id, series),
+        "memory": figures(plots.memory_timeline, cell_id, series),
     }

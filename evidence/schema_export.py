@@ -1,8 +1,11 @@
-"""The JSON Schema of comparison.json, shipped as ``evidence/schemas/comparison.schema.json``.
+"""JSON Schemas shipped under ``evidence/schemas/``: comparison.json's
+(``comparison.schema.json``) and, through ``flows.output_schemas``, the ``--json`` output of
+``status``, ``audit``, ``validate`` and ``tickets``.
 
-Regenerate after changing the model (a test fails until the shipped file matches):
+Regenerate after changing a model (a test fails until the shipped files match):
 
     python -m evidence.schema_export
+    python -m flows.output_schemas
 """
 
 from __future__ import annotations
@@ -11,20 +14,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from evidence.comparison import Comparison
 from faceoff.files import write_text_atomic
 
-SCHEMA_PATH = Path(__file__).with_name("schemas") / "comparison.schema.json"
+SCHEMAS_DIR = Path(__file__).with_name("schemas")
+SCHEMA_PATH = SCHEMAS_DIR / "comparison.schema.json"
 
 
-def comparison_schema() -> dict[str, Any]:
-    schema = Comparison.model_json_schema()
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 
 
+def model_schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model_schema(model), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def schema_text() -> str:
-    return json.dumps(comparison_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return model_schema_text(Comparison)
 
 
 if __name__ == "__main__":

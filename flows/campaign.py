@@ -18,6 +18,7 @@ pending one a resume runs first, or the one after the cells). Its data is the
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
 from faceoff.errors import FaceoffError
+from flows import spans
 from flows.arm import ArmRun, judged_warmups, lane_death
 from flows.closing import CampaignResult
 from flows.handoff import check_incumbent_port
@@ -125,18 +127,24 @@ def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
     run: ArmRun | None = None
     try:
         for cell in cells:
-            blocked = policy_block(scope, cell, arm.name)
+            span = functools.partial(scope.spans.span, cell=cell.id, arm=arm.name)
+            with span(spans.POLICY):
+                blocked = policy_block(scope, cell, arm.name)
             if blocked is not None:
                 _log_result(block_task(scope, cell, arm.name, blocked))
                 continue
-            if run is None or _died(scope, run):
+            with span(spans.LANE_CHECK):
+                died = run is not None and _died(scope, run)
+            if run is None or died:
                 if run is not None:
                     stop_task(scope, run)
                 run = bring_up(scope, arm, cell)
             if run.warmups_failed is not None:
                 _log_result(block_task(scope, cell, arm.name, run.warmups_failed))
                 continue
-            _log_result(cell_run(scope, run, cell))
+            with span(spans.CELL_TASK):
+                result = cell_run(scope, run, cell)
+            _log_result(result)
     finally:
         if run is not None:
             stop_task(scope, run)
@@ -197,5 +205,13 @@ def _log_opening(opened: Opened) -> None:
     if first is not None:
         log = logger.info if first.ok else logger.warning
         log("pending restoration first: %s", first.message)
+    if opened.carried is not None:
+        carried = opened.carried
+        logger.info(
+            "carried over %d cell(s) from %s; %d run here",
+            len(carried.cells),
+            carried.source,
+            len(carried.fresh),
+        )
     for attempt in opened.interrupted:
         logger.info("interrupted earlier: %s (its journal is kept and indexed)", attempt)

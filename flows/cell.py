@@ -10,6 +10,7 @@ never became usable still gets an attempt, judged blocked from its record.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from flows import spans
 from flows.arm import ArmRun, lane_death
 from flows.client import ClientExit, run_client
 from flows.journal_index import index_journal
@@ -86,13 +88,16 @@ def run_attempt(
 ) -> CellRecord:
     """Run the attempt if its lane is usable, and write ``cell.json`` either way."""
     seen = Observed(started_at=scope.now())
+    span = functools.partial(scope.spans.span, cell=attempt.cell.id, arm=attempt.arm)
     window = None
     if run.usable:
-        plan = _plan(scope, run, attempt.cell, reference)
-        plan.write(attempt.folder / PLAN_NAME)
+        with span(spans.PLAN):
+            plan = _plan(scope, run, attempt.cell, reference)
+            plan.write(attempt.folder / PLAN_NAME)
         window = _measure(scope, run, attempt, seen)
-    record = cell_record(scope, run, attempt, seen, window)
-    record.write(attempt.folder / CELL_FILE)
+    with span(spans.RECORD):
+        record = cell_record(scope, run, attempt, seen, window)
+        record.write(attempt.folder / CELL_FILE)
     return record
 
 
@@ -114,27 +119,36 @@ def _plan(
 def _measure(
     scope: CampaignScope, run: ArmRun, attempt: Attempt, seen: Observed
 ) -> CellWindow | None:
-    """Collectors around the client process; the drain sample is taken at stop."""
+    """Collectors around the client process; the drain sample is taken at stop.
+
+    The client process starts first and loads while the collectors start (a Python
+    start each: the pair costs the longer of the two, not the sum); it sends nothing
+    before the collectors have their baseline."""
+    span = functools.partial(scope.spans.span, cell=attempt.cell.id, arm=attempt.arm)
     collectors = _collectors(scope, run, attempt.folder)
     try:
-        collectors.start()
+        with span(spans.COLLECTORS_START):
+            collectors.start()
     except FaceoffError as exc:
         seen.telemetry_error = exc.message
         return None
     try:
-        seen.client = run_client(
-            attempt.folder,
-            base_url=run.base_url,
-            deadline_s=attempt.cell.deadline_s,
-            arm=attempt.arm,
-            attempt=attempt.number,
-            python=scope.tools.python,
-        )
+        with span(spans.CLIENT):
+            seen.client = run_client(
+                attempt.folder,
+                base_url=run.base_url,
+                deadline_s=attempt.cell.deadline_s,
+                arm=attempt.arm,
+                attempt=attempt.number,
+                python=scope.tools.python,
+            )
     finally:
-        collectors.stop()
-    window = journal_window(read_journal(attempt.folder / JOURNAL_NAME).outcomes)
-    if window is not None:
-        collectors.summarize(window)
+        with span(spans.COLLECTORS_STOP):
+            collectors.stop()
+    with span(spans.TELEMETRY):
+        window = journal_window(read_journal(attempt.folder / JOURNAL_NAME).outcomes)
+        if window is not None:
+            collectors.summarize(window)
     return window
 
 

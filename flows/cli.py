@@ -82,12 +82,26 @@ def status(
 
 
 @app.command()
-def run(path: MatrixPath, workdir: Workdir = Path("runs"), db: DbUrl = None) -> None:
+def run(
+    path: MatrixPath,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    diagnose: Annotated[
+        str | None,
+        typer.Option(
+            metavar="CELL",
+            help="Run no cells: send one request of CELL's prompts to each arm's lane in "
+            "turn (journaled, never scored), with /metrics and the log tail around it, into "
+            "the bundle's diagnostics/; restore the incumbent; print the paired table. "
+            "Exit 0 every request ok, 3 not, 4 not restored.",
+        ),
+    ] = None,
+) -> None:
     """Run (or resume) the campaign of a matrix. Exit 0 complete, 3 closed partial, 4 not
     restored, 143 terminated (docs/flows.md)."""
     from flows import commands  # noqa: PLC0415
 
-    commands.run(path, workdir, db)
+    commands.run(path, workdir, db, diagnose)
 
 
 @app.command()
@@ -140,12 +154,18 @@ def audit(
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     as_json: AsJson = False,
+    redraw: Annotated[
+        bool,
+        typer.Option(
+            "--redraw", help="Draw report.html's figures again (slow); else their data is checked."
+        ),
+    ] = False,
 ) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
     with FACEOFF_SIGNING_KEY set), as a checklist."""
     from flows import commands  # noqa: PLC0415
 
-    commands.audit(campaign, workdir, db, as_json=as_json)
+    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw)
 
 
 @app.command()
@@ -271,3 +291,7 @@ def _usage_error(exc: typer.TyperException) -> None:
     command = ctx.command_path if ctx is not None else "faceoff"
     typer.echo(f"Run '{command} --help' for its arguments and options.", err=True)
     raise SystemExit(2) from None
+
+
+if __name__ == "__main__":  # `python -m flows.cli`, as `python -m flows` and `faceoff`
+    main()

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
@@ -22,6 +24,7 @@ from sqlmodel import Session
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
 from evidence.audit_checklist import lines as checklist_lines
+from evidence.carried import CARRIED_FILE
 from evidence.console import card, tickets_table
 from evidence.decision import Decision
 from evidence.review_recording import ReviewRequest
@@ -29,6 +32,7 @@ from faceoff.errors import FaceoffError
 from faceoff.signing import signing_key
 from flows import console as views
 from flows import ephemeral, live, signals
+from flows.diagnostic_run import diagnosed_cell
 from flows.ending import end_summary
 from flows.ledger_open import existing_ledger, ledger_url, required_ledger
 from flows.lock import run_in_progress
@@ -37,6 +41,7 @@ from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
+from flows.succession import check_source
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
@@ -46,7 +51,7 @@ from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_c
 from ledger.db import DB_URL_ENV, resolve_url, session_scope
 from ledger.hosts import this_host
 from ledger.tables import CampaignRow
-from matrix.freeze import freeze
+from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
 from tickets.store import open_tickets
 
@@ -126,9 +131,13 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def run(path: Path, workdir: Path, db: str | None) -> None:
+def run(path: Path, workdir: Path, db: str | None, diagnose: str | None = None) -> None:
     frozen = freeze(load_matrix(path))  # a bad matrix fails here, before Prefect starts
+    if diagnose is not None:
+        diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
     ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
+    if frozen.matrix.campaign.successor_of and not _carried_already(workdir, frozen):
+        check_source(required_ledger(existing_ledger(db, workdir), db, workdir), frozen)
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
@@ -138,15 +147,62 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
-    server: ephemeral.RunServer | None = None
-    try:
-        with (  # the view first: it says what happens while the Prefect server starts
-            live.LiveView(out, resolve_url(db, workdir), frozen),
-            ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
-        ):
-            from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+    servers: list[ephemeral.RunServer] = []  # the run's own Prefect server, once started
+    view = live.LiveView(out, resolve_url(db, workdir), frozen) if diagnose is None else None
+    with (  # the view first: it says what happens while the Prefect server starts
+        _run_stopped(workdir, db, servers),
+        view or nullcontext(),
+        ephemeral.ephemeral_server(os.environ, avoid=ports) as server,
+    ):
+        servers += [server] if server is not None else []
+        if diagnose is None:
+            report = _campaign(path, workdir)
+        else:
+            report = _diagnose(path, workdir, diagnose)
+    status = report(out)  # once the view has given way
+    if servers and servers[0].losses:
+        typer.echo(ephemeral.loss_line(servers[0].losses), err=True)
+    raise SystemExit(status)
 
-            result = run_campaign(path, workdir)
+
+Report = Callable[[Console], int]  # prints how a run ended, returns its exit status
+
+
+def _campaign(path: Path, workdir: Path) -> Report:
+    from flows.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_campaign(path, workdir)
+
+    def report(out: Console) -> int:
+        out.print(end_summary(result))
+        return exit_status(result)
+
+    return report
+
+
+def _diagnose(path: Path, workdir: Path, cell: str) -> Report:
+    from flows.diagnose import run_diagnose  # noqa: PLC0415  (Prefect reads env at import)
+
+    result = run_diagnose(path, workdir, cell)
+
+    def report(_: Console) -> int:  # plain lines: a table a script may read, never wrapped
+        for line in result.lines():
+            typer.echo(line)
+        for restoration in result.campaign.restorations:
+            typer.echo(f"restoration: {restoration.message}")
+        typer.echo(f"bundle: {result.campaign.bundle}")
+        return result.exit_status
+
+    return report
+
+
+@contextmanager
+def _run_stopped(
+    workdir: Path, db: str | None, servers: list[ephemeral.RunServer]
+) -> Iterator[None]:
+    """How a run that stopped says so: one line and its exit status, never a traceback."""
+    try:
+        yield
     except signals.Terminated:
         typer.echo(signals.TERMINATED_MESSAGE, err=True)
         raise SystemExit(signals.EXIT_TERMINATED) from None
@@ -168,19 +224,20 @@ def run(path: Path, workdir: Path, db: str | None) -> None:
                 fix="bring the database back, then run the same `faceoff run` again: it "
                 "restores the incumbent first and runs the interrupted cells again",
             ) from None
-        if server is not None and server.losses:
+        if servers and servers[0].losses:
             raise FaceoffError(
-                f"Prefect's ephemeral server {'; then '.join(server.losses)}; the run stopped "
+                f"Prefect's ephemeral server {'; then '.join(servers[0].losses)}; the run stopped "
                 f"when Prefect could not reach it ({type(error).__name__})",
                 where=str(workdir),
                 fix="run the same `faceoff run` again: it restores the incumbent if needed "
                 "and resumes",
             ) from None
         raise
-    out.print(end_summary(result))
-    if server is not None and server.losses:
-        typer.echo(ephemeral.loss_line(server.losses), err=True)
-    raise SystemExit(exit_status(result))
+
+
+def _carried_already(workdir: Path, frozen: FrozenMatrix) -> bool:
+    """A successor resumed after it carried its cells over no longer needs its source."""
+    return (workdir / frozen.matrix.campaign.name / CARRIED_FILE).is_file()
 
 
 def disk_full(error: BaseException | None) -> bool:
@@ -230,9 +287,11 @@ def teardown(campaign: str | None, workdir: Path) -> None:
             typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
 
 
-def audit(campaign: str, workdir: Path, db: str | None, *, as_json: bool) -> None:
+def audit(
+    campaign: str, workdir: Path, db: str | None, *, as_json: bool, redraw: bool = False
+) -> None:
     key = signing_key(os.environ)
-    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key)
+    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key, redraw=redraw)
     output = checklist(report, signed=key is not None)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))

@@ -20,11 +20,10 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from faceoff.errors import FaceoffError
-from ledger.campaigns import find_campaign
+from ledger.campaigns import CLOSED, find_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 
 UTC_ZONE = "UTC"
-CLOSED = ("complete", "closed_partial")
 
 
 def night_of(scheduled: datetime, timezone: str | None) -> date:

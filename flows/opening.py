@@ -5,7 +5,8 @@ pending restoration runs first (a killed run may have left the incumbent down),
 attempts a killed run left pending are marked interrupted (their journals
 indexed, their folders kept), and the walk continues from the first cell run
 without a terminal disposition (or named by a ``rerun_cells`` review). A changed
-matrix under the same name is refused.
+matrix under the same name is refused. A successor (``successor_of``) carries over its
+source's unchanged accepted cells when it first opens (``flows.succession``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from evidence.bundle import reopen_bundle
+from evidence.carried import CarriedRecord
 from evidence.layout import FROZEN_FILE
 from evidence.posture import START_FILE, collect_posture, write_posture
 from faceoff.artifact import first_error
@@ -25,6 +27,8 @@ from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
 from flows.restore import RestoreOutcome, restore_incumbent
 from flows.scope import CampaignScope
+from flows.spans import span_log
+from flows.succession import carry_over
 from flows.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
 from ledger.campaigns import open_campaign, require_campaign
@@ -54,6 +58,7 @@ class Opened:
     resumed: bool
     restored_first: RestoreOutcome | None = None  # the pending restoration a resume ran
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
+    carried: CarriedRecord | None = None  # a successor's cells carried over from its source
 
 
 def frozen_of(matrix_path: Path, *, dated: date | None = None) -> FrozenMatrix:
@@ -102,12 +107,19 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     scope = CampaignScope(
-        frozen, campaign_dir, Path(workdir), engine, tools, docker_for(frozen, tools)
+        frozen,
+        campaign_dir,
+        Path(workdir),
+        engine,
+        tools,
+        docker_for(frozen, tools),
+        span_log(tools.environ),
     )
     restored = restore_if_pending(scope) if resumed else None
     interrupted = close_interrupted(scope)
+    carried = carry_over(scope)
     set_status(scope, RUNNING)
-    return Opened(scope, resumed, restored, interrupted)
+    return Opened(scope, resumed, restored, interrupted, carried)
 
 
 def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:

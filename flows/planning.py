@@ -67,6 +67,33 @@ def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: s
     )
 
 
+def plan_diagnostic(
+    cell: Cell,
+    arm: Arm,
+    *,
+    base_url: str,
+    seed: int,
+    namespace: str,
+    reference: RequestPlan | None,
+) -> RequestPlan:
+    """One request of ``cell``'s prompts in the diagnostic phase (journaled, never scored),
+    shaped as one independent request like a warmup; ``reference``: another arm's, which
+    this lane retokenizes, so both arms send the same text."""
+    options = PlanOptions(scored_phase=Phase.DIAGNOSTIC)
+    shaped = warmup_shape(cell, 1)
+    return asyncio.run(
+        _plan(
+            shaped,
+            arm,
+            base_url=base_url,
+            seed=seed,
+            namespace=namespace,
+            reference=reference,
+            options=options,
+        )
+    )
+
+
 def warmup_shape(cell: Cell, warmups: int) -> Cell:
     """``cell`` as ``warmups`` independent requests on one stream, validated.
 

@@ -6,7 +6,8 @@ incumbent (hashing the protected files first), and ``restore_incumbent`` in its
 ledger row says whether the incumbent may still be down, the frozen matrix says
 what to bring back. A restored campaign whose incumbent answers is left alone and says
 so; one whose receipt is valid but whose incumbent no longer answers is restored again,
-with a new receipt (the old one is kept as ``receipt.superseded-N.json``).
+with a new receipt (the old one is kept as ``receipt.superseded-N.json``). A closed
+campaign's bundle is sealed again around the new receipt.
 """
 
 from __future__ import annotations
@@ -22,17 +23,19 @@ import docker.errors
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from evidence.bundle import reopen_bundle
-from evidence.layout import FROZEN_FILE
+from evidence.bundle import refresh_views, reopen_bundle
+from evidence.layout import FROZEN_FILE, SUMS_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient
+from faceoff.signing import signing_key
 from flows.health import probe_incumbent
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
 from lanes.restoration import Attempt, RestoreTools, bring_back, snapshot_before
-from ledger.campaigns import require_campaign
+from ledger.campaigns import CLOSED, require_campaign
 from ledger.db import session_scope
+from ledger.hosts import this_host
 from ledger.restoration import (
     RESTORED,
     add_lane_run,
@@ -40,6 +43,7 @@ from ledger.restoration import (
     close_lane_runs,
     find_restoration,
     finish_attempt,
+    last_restored,
     pending_restorations,
 )
 from ledger.restoration import require_restoration as require_row
@@ -114,6 +118,7 @@ def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> Res
         if restoration is None:
             return _not_required(campaign)
         campaign_dir, matrix_id = Path(row.evidence_dir), row.matrix_id
+        closed = row.status in CLOSED
         done = restoration.state == RESTORED
         already = _already_restored(campaign, restoration) if done else None
     down = None
@@ -126,7 +131,18 @@ def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> Res
         attempt = begin_attempt(session, _restoration(session, require_campaign(session, campaign)))
     outcome = _bring_back(engine, campaign, campaign_dir=campaign_dir, matrix_id=matrix_id,
                           attempt=attempt, tools=tools)  # fmt: skip
+    if closed:
+        _reseal(campaign_dir, tools)
     return outcome if down is None else replace(outcome, details=[down, *outcome.details])
+
+
+def _reseal(campaign_dir: Path, tools: RestoreTools) -> None:
+    """A closed campaign's bundle, unsealed for its new receipt, sealed again with its views
+    rebuilt around that receipt, so that it still audits. One that no longer verified was
+    left sealed as it was (``reopen_bundle(refuse=False)``) and is not rewritten."""
+    folder = CampaignFolder.at(campaign_dir)
+    if not folder.path(SUMS_FILE).is_file():
+        refresh_views(folder, signing_key(tools.environ))
 
 
 def _bring_back(
@@ -151,9 +167,14 @@ def _bring_back(
 
 
 def restore_pending(engine: Engine, tools: RestoreTools) -> list[RestoreOutcome]:
-    """Restore every campaign whose restoration is still required, oldest first."""
+    """Restore every campaign whose restoration is still required, oldest first; with none,
+    probe the incumbent the last restoration on this host brought back, and restore it again
+    if it no longer answers (bare ``faceoff restore``)."""
     with session_scope(engine) as session:
         names = [c.name for c, _ in pending_restorations(session)]
+        here = this_host(tools.environ)
+        if not names and (last := last_restored(session, here)) is not None:
+            names = [last.name]
     return [restore_incumbent(engine, name, tools) for name in names]
 
 

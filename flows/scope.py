@@ -2,12 +2,13 @@
 
 Built once at the start of a run and passed down; nothing here is global. The
 tools are the ones restoration uses (operator environment, wall clock, HTTP,
-Docker-client factory, the Python that runs simulator lanes and the client).
+Docker-client factory, the Python that runs simulator lanes and the client), and
+the span log that times each cell run when the environment asks for it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sqlalchemy import Engine
 
 from evidence.layout import ATTEMPT, CELLS_DIR, attempt_name
 from faceoff.ports import DockerClient
+from flows.spans import SpanLog
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
 
@@ -27,6 +29,7 @@ class CampaignScope:
     engine: Engine
     tools: RestoreTools
     docker: DockerClient | None  # None when no arm is a docker lane
+    spans: SpanLog = field(default_factory=SpanLog)  # times cell runs when asked (flows.spans)
 
     @property
     def name(self) -> str:

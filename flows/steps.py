@@ -8,10 +8,12 @@ with its journal indexed, and the interruption goes on; a resume re-attempts it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from flows import spans
 from flows.arm import ArmRun
 from flows.cell import Attempt, Observed, begin, cell_record, finish, run_attempt
 from flows.journal_index import index_journal
@@ -45,18 +47,24 @@ class CellResult:
 
 def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
     """One attempt on the arm's lane; the guard judges it and the verdict is filed."""
-    attempt = begin(scope, cell, run.arm.name)
-    setup_error = None
-    try:
-        run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
-    except FaceoffError as exc:  # e.g. the plan could not be built; the record says what ran
-        setup_error = exc.message
-        _record_without_run(scope, run, attempt, setup_error)
-    except BaseException:
-        interrupt(scope, attempt)
-        raise
-    result = _file(scope, attempt, judge_cell(attempt.folder, scope.frozen))
-    return replace(result, setup_error=setup_error)
+    span = functools.partial(scope.spans.span, cell=cell.id, arm=run.arm.name)
+    with span(spans.RUN_CELL):
+        with span(spans.BEGIN):
+            attempt = begin(scope, cell, run.arm.name)
+        setup_error = None
+        try:
+            run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
+        except FaceoffError as exc:  # e.g. the plan could not be built; the record says what ran
+            setup_error = exc.message
+            _record_without_run(scope, run, attempt, setup_error)
+        except BaseException:
+            interrupt(scope, attempt)
+            raise
+        with span(spans.GUARD):
+            verdict = judge_cell(attempt.folder, scope.frozen)
+        with span(spans.FILE):
+            result = _file(scope, attempt, verdict)
+        return replace(result, setup_error=setup_error)
 
 
 def block_cell(scope: CampaignScope, cell: Cell, arm: str, decision: Decision) -> CellResult:

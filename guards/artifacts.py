@@ -10,7 +10,7 @@ is hashed into ``inputs``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -89,7 +89,11 @@ class CellArtifacts:
 
 
 def load_cell(
-    folder: Path, table: AliasTable | None = None, *, journal: JournalContents | None = None
+    folder: Path,
+    table: AliasTable | None = None,
+    *,
+    journal: JournalContents | None = None,
+    digest_of: Callable[[Path], str] = file_sha256,
 ) -> CellArtifacts:
     """Read one cell attempt folder; a missing ``cell.json`` is an error, the rest is judged.
 
@@ -114,7 +118,7 @@ def load_cell(
         engine=[s for s in samples.engine if s.ok],
         stalls=samples.stalls,
         inputs={
-            name: file_sha256(folder / name) for name in NATIVE_FILES if (folder / name).exists()
+            name: digest_of(folder / name) for name in NATIVE_FILES if (folder / name).exists()
         },
     )
 

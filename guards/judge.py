@@ -12,9 +12,11 @@ is the flow's job:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from collectors.aliases import AliasTable
+from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from guards.artifacts import CellArtifacts, load_cell
 from guards.dispositions import Decision, decide, prerequisite
@@ -90,9 +92,12 @@ def judge_cell(
     *,
     table: AliasTable | None = None,
     journal: JournalContents | None = None,
+    digest_of: Callable[[Path], str] = file_sha256,
 ) -> Verdict:
-    """Read a cell attempt folder's native artifacts (``journal``: already read) and judge them."""
-    return judge(load_cell(folder, table, journal=journal), frozen)
+    """Read a cell attempt folder's native artifacts (``journal``: already read) and judge them.
+
+    ``digest_of``: a file's sha256, for the verdict's inputs (the audit's hashes each once)."""
+    return judge(load_cell(folder, table, journal=journal, digest_of=digest_of), frozen)
 
 
 def not_run(

@@ -10,6 +10,8 @@ from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
 from ledger.tables import CampaignRow, CellRunRow
 
+CLOSED = ("complete", "closed_partial")  # a campaign's statuses once it closed
+
 
 def open_campaign(
     session: Session,

@@ -89,6 +89,39 @@ def begin_attempt(
     return row
 
 
+def carry_attempt(
+    session: Session, campaign: CampaignRow, source: CellRunRow, *, note: str, artifacts_dir: str
+) -> CellRunRow:
+    """A successor's row for an attempt of another campaign it carried over: the source's
+    number, disposition, times and verdict hash, ``note`` appended to its reason. Idempotent:
+    a row already there for that attempt is returned as it is."""
+    assert campaign.id is not None
+    query = select(CellRunRow).where(
+        CellRunRow.campaign_id == campaign.id,
+        CellRunRow.cell_id == source.cell_id,
+        CellRunRow.arm == source.arm,
+        CellRunRow.attempt == source.attempt,
+    )
+    row = session.exec(query).first()
+    if row is None:
+        row = CellRunRow(
+            campaign_id=campaign.id,
+            cell_id=source.cell_id,
+            arm=source.arm,
+            attempt=source.attempt,
+            disposition=source.disposition,
+            reason_code=source.reason_code,
+            reason=f"{source.reason} ({note})" if source.reason else note,
+            started_at=source.started_at,
+            ended_at=source.ended_at,
+            artifacts_dir=artifacts_dir,
+            verdict_sha256=source.verdict_sha256,
+        )
+        session.add(row)
+        session.flush()
+    return row
+
+
 def finish_attempt(
     session: Session,
     row: CellRunRow,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from sqlalchemy import or_
 from sqlmodel import Session, col, select
 
 from faceoff.ports import Clock
@@ -73,6 +74,20 @@ def pending_restorations(session: Session) -> list[tuple[CampaignRow, Restoratio
         .order_by(RestorationRow.required_at)  # type: ignore[arg-type]
     )
     return [(c, r) for c, r in session.exec(query)]
+
+
+def last_restored(session: Session, host: str) -> CampaignRow | None:
+    """The campaign of ``host`` (or of a ledger from before hosts were recorded) whose
+    restoration completed last: the incumbent serving there now, since each campaign's
+    takeover stopped the one an earlier campaign had restored."""
+    query = (
+        select(CampaignRow)
+        .join(RestorationRow, RestorationRow.campaign_id == CampaignRow.id)  # type: ignore[arg-type]
+        .where(RestorationRow.state == RESTORED)
+        .where(or_(col(CampaignRow.host) == host, col(CampaignRow.host).is_(None)))
+        .order_by(RestorationRow.completed_at.desc())  # type: ignore[union-attr]
+    )
+    return session.exec(query).first()
 
 
 def begin_attempt(session: Session, row: RestorationRow) -> int:

@@ -584,10 +584,26 @@ class CampaignSpec(Spec):
         exclude_if=omitted_at(None),
         description="Service-level objectives of every cell that declares none (goodput).",
     )
+    successor_of: str | None = Field(
+        default=None,
+        pattern=SLUG,
+        exclude_if=omitted_at(None),
+        description="A closed campaign of the same ledger whose accepted cells this one reuses "
+        "where their frozen content is unchanged (matrix/cell_content.py); the rest run.",
+    )
 
     @property
     def namespace(self) -> str:
         return self.prompt_namespace or self.name
+
+    @model_validator(mode="after")
+    def _not_its_own_successor(self) -> CampaignSpec:
+        if self.successor_of == self.name:
+            raise ValueError(
+                f"successor_of names the campaign itself ({self.name!r}); name the closed "
+                "campaign whose cells it reuses, or rename this one"
+            )
+        return self
 
 
 STALL_THRESHOLD_MS = 20.0

@@ -124,6 +124,8 @@ class Api:
         self._require_ready()
         body = require_object(await read_json(request))
         self._check_model(body.get("model"))
+        if self.faults.spec.tokenize_delay_s:
+            await asyncio.sleep(self.faults.spec.tokenize_delay_s)
         tokens = parse_tokenize(body, self.tokenizer)
         strs = self.tokenizer.token_strs(tokens) if body.get("return_token_strs") else None
         return json_response(

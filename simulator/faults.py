@@ -9,6 +9,8 @@ Each fault is something a client (or a lane, or a collector) can observe:
 - ``metrics_delay_s``, ``metrics_status``, ``missing_families``, ``metrics_garbage``: a
   slow, failing, incomplete or unparsable ``/metrics`` (200 with bytes that are not
   Prometheus text);
+- ``tokenize_delay_s``: every ``/tokenize`` answers that many (real) seconds late, as a
+  lane across a network or a busy tokenizer does (plan building counts its round trips);
 - ``error_rate`` (drawn from ``seed``): requests answered with ``error_status``;
 - ``refuse_above_tokens``: a 400 for prompts longer than that;
 - ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens;

@@ -108,6 +108,7 @@ class FaultSpec:
     oom_after_requests: int = 0  # like crash, but the process is SIGKILLed (137)
     hang_after_requests: int = 0  # request N+1 freezes the engine and every endpoint
     metrics_delay_s: float = 0.0  # real seconds, not scaled: scrapes are measured in real time
+    tokenize_delay_s: float = 0.0  # real seconds before /tokenize answers (a remote lane)
     metrics_status: int = 200  # e.g. 500 for a failing /metrics
     metrics_garbage: bool = False  # /metrics answers 200 with bytes that are not Prometheus text
     missing_families: tuple[str, ...] = ()

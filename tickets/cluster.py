@@ -44,6 +44,11 @@ NEXT_STEPS = {
     "warm_cache": "Prefix-cache hits in a cold cell: check nonces in requests.json and "
     f"whether the lane was restarted between arms; {RERUN}",
 }
+# Causes one request can show: its output, its error, what the engine counted for it.
+DIAGNOSABLE = frozenset(
+    {"contract_overrun", "needle_missed", "error_rate", "refusals", "counter_mismatch",
+     "input_off_target", "warm_cache"}
+)  # fmt: skip
 DEFAULT_STEP = (
     "Read the evidence files listed here, fix the cause, and rerun the affected cells "
     "(record the decision with `faceoff review <campaign> --decision rerun_cells`)."
@@ -80,6 +85,17 @@ def rerun_commands(campaign: str, runs: Sequence[str]) -> str:
     )
 
 
+def diagnose_commands(runs: Sequence[BadRun]) -> str:
+    """The exact commands that send one request of each of the cluster's cells to every arm."""
+    cells = dict.fromkeys(r.cell for r in runs)
+    commands = ", ".join(f"`faceoff run --diagnose {cell} MATRIX`" for cell in cells)
+    return (
+        f"To diagnose: {commands} with the campaign's matrix (one request per arm, journaled, "
+        "never scored, with /metrics before and after and the lane's log tail: diagnostics/ "
+        "in the bundle and a paired table)."
+    )
+
+
 def ticket_id(campaign: str, disposition: str, reason_code: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", f"{disposition}-{reason_code}".lower()).strip("-")
     return f"{campaign}-{slug}"
@@ -107,8 +123,12 @@ def cluster(
             reason=members[0].reason,
             cells=[r.run for r in members],
             evidence=sorted({path for r in members for path in r.evidence}),
-            suggested_next_step=(
-                f"{next_step(code)} {rerun_commands(campaign, [r.run for r in members])}"
+            suggested_next_step=" ".join(
+                [
+                    next_step(code),
+                    *([diagnose_commands(members)] if code in DIAGNOSABLE else []),
+                    rerun_commands(campaign, [r.run for r in members]),
+                ]
             ),
             created_at=now,
         )

@@ -3,11 +3,16 @@
 Token count grows (almost) linearly with filler words, so a secant search lands
 within a few tokens in two or three round trips; the rate learned on one request
 starts the next one, so most requests of a cell need one or two. That matters at
-the capacity edge, where each round trip carries ~1.5 MB of text.
+the capacity edge, where each round trip carries ~1.5 MB of text and the lane
+tokenizes ~300K tokens: before the first long prompt of a cell, the rate is
+measured on two small prompts sent together (no document, and a short one), so the
+first long guess lands within about 1 % and one correction finishes it, instead of
+a guess from a default rate that may be off by half (and overshoot the context).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +22,10 @@ from workload.prompts import Prompt
 from workload.tokenizer import TokenCount, Tokenizer
 
 MAX_ROUND_TRIPS = 8
+# A target this many words past the scaffold (at the rate in hand) is long enough that
+# measuring the rate first on small prompts saves a long round trip; the probe's length.
+CALIBRATE_ABOVE_WORDS = 16_384
+CALIBRATION_WORDS = 2_048
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,7 @@ class Rate:
 
     tokens_per_word: float = 1.4
     scaffold_tokens: float = 80.0
+    measured: bool = False  # learned on this lane's tokenizer, not the defaults
 
     def words_for(self, target: int) -> int:
         return max(0, round((target - self.scaffold_tokens) / self.tokens_per_word))
@@ -41,6 +51,10 @@ class Rate:
             self.tokens_per_word = slope
         if fit.filler_words > 0:
             self.scaffold_tokens = fit.tokens.count - self.tokens_per_word * fit.filler_words
+            self.measured = True
+
+    def needs_calibration(self, target: int) -> bool:
+        return not self.measured and self.words_for(target) > CALIBRATE_ABOVE_WORDS
 
 
 def precision(target: int) -> int:
@@ -58,6 +72,8 @@ async def fit_filler(
     where: str,
 ) -> Fit:
     """The filler length whose prompt tokenizes closest to ``target``."""
+    if rate.needs_calibration(target):
+        await calibrate(build, tokenizer, template_kwargs=template_kwargs, rate=rate)
     tried: dict[int, Fit] = {}
     words, slope = rate.words_for(target), None
     previous: Fit | None = None
@@ -77,6 +93,26 @@ async def fit_filler(
     _check_reachable(best, target, where)
     rate.learn(best, slope)
     return best
+
+
+async def calibrate(
+    build: Callable[[int], Prompt],
+    tokenizer: Tokenizer,
+    *,
+    template_kwargs: dict[str, Any] | None,
+    rate: Rate,
+) -> None:
+    """Measure the scaffold (no document) and tokens per word (a short document) on the
+    lane's tokenizer, both asked at once: two small round trips in the time of one."""
+    empty, short = build(0), build(CALIBRATION_WORDS)
+    scaffold, probe = await asyncio.gather(
+        tokenizer.tokenize(empty.messages, template_kwargs),
+        tokenizer.tokenize(short.messages, template_kwargs),
+    )
+    slope = (probe.count - scaffold.count) / CALIBRATION_WORDS
+    if slope > 0:  # else the search starts from the defaults, as before; asked once either way
+        rate.tokens_per_word, rate.scaffold_tokens = slope, float(scaffold.count)
+    rate.measured = True
 
 
 def _slope(a: Fit | None, b: Fit) -> float | None:

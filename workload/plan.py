@@ -18,6 +18,7 @@ Format history of ``schema_version``:
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -35,6 +36,8 @@ from workload.prompts import PromptKey, compose, follow_up
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
+
+RETOKENIZE_IN_FLIGHT = 4  # /tokenize calls a retokenize keeps open at once
 
 
 class ChatMessage(Spec):
@@ -213,7 +216,10 @@ async def build_plan(
         hol_delay_ms=options.hol_delay_ms,
     )
     planner = _Planner(cell, seed, namespace, model, tokenizer, sampling or cell.sampling)
-    requests = [await planner.plan(slot) for slot in slots]
+    # the fingerprint's small round trip is asked while the search runs
+    requests, tokenizer_fingerprint = await asyncio.gather(
+        planner.plan_all(slots), fingerprint(tokenizer)
+    )
     load = open_load(cell, slo)
     if load is not None:
         requests = _scheduled(requests, load, step_arrivals(load, seed, namespace, cell.prompt_id))
@@ -222,7 +228,7 @@ async def build_plan(
         seed=seed,
         namespace=namespace,
         model=model,
-        tokenizer_fingerprint=await fingerprint(tokenizer),
+        tokenizer_fingerprint=tokenizer_fingerprint,
         max_model_len=planner.max_model_len,
         options=options,
         requests=requests,
@@ -261,24 +267,33 @@ async def retokenize(
     sent (and tokenized) instead of the reference plan's; None keeps the reference's.
     """
     model = model or plan.model
-    requests, vectors = [], []
-    for planned in plan.requests:
-        request = (
-            planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
-            if sampling is not None
-            else planned
-        )
-        messages = [m.model_dump() for m in request.messages]
-        tokens = await tokenizer.tokenize(messages, request.template_kwargs())
-        requests.append(_rehashed(request, tokens, model))
-        vectors.append(tokens.tokens)
+    texts = [
+        planned.model_copy(update={"reasoning_effort": sampling.reasoning_effort})
+        if sampling is not None
+        else planned
+        for planned in plan.requests
+    ]
+    # every text is known: the round trips overlap, a few at a time (a lane's /tokenize
+    # is one server; a request queued behind many others would wait out its timeout)
+    in_flight = asyncio.Semaphore(RETOKENIZE_IN_FLIGHT)
+
+    async def count(request: PlannedRequest) -> TokenCount:
+        async with in_flight:
+            messages = [m.model_dump() for m in request.messages]
+            return await tokenizer.tokenize(messages, request.template_kwargs())
+
+    fingerprinted, counts = await asyncio.gather(
+        fingerprint(tokenizer), asyncio.gather(*(count(r) for r in texts))
+    )
     return plan.model_copy(
         update={
             "model": model,
-            "tokenizer_fingerprint": await fingerprint(tokenizer),
-            "max_model_len": tokens.max_model_len,
-            "requests": requests,
-            "shared_prefix_tokens": _shared(vectors),
+            "tokenizer_fingerprint": fingerprinted,
+            "max_model_len": counts[-1].max_model_len,
+            "requests": [
+                _rehashed(r, tokens, model) for r, tokens in zip(texts, counts, strict=True)
+            ],
+            "shared_prefix_tokens": _shared([tokens.tokens for tokens in counts]),
         }
     )
 
@@ -299,6 +314,10 @@ class _Planner:
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
         self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
+
+    async def plan_all(self, slots: list[Slot]) -> list[PlannedRequest]:
+        """In order: a request learns from the ones before it (rate, turn 1)."""
+        return [await self.plan(slot) for slot in slots]
 
     async def plan(self, slot: Slot) -> PlannedRequest:
         key = PromptKey(self.seed, self.namespace, self.cell.prompt_id, slot.phase, slot.index)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from evidence.sums import write_sums
 from guards.records import CellRecord
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff
+from tests.foundation.output_schemas import shaped
 
 CELL = "cells/natural-8192-c1/exl3-r11/attempt-1"
 
@@ -47,7 +49,7 @@ def test_a_clean_bundle_passes_audit_as_a_checklist_with_exit_code_zero(
     assert any(line.startswith("  [skip] signatures") for line in lines)
     by_name = faceoff("audit", built.root.name, "--workdir", str(built.root.parent))
     assert by_name.returncode == 0 and by_name.stdout == done.stdout
-    shown = json.loads(faceoff("audit", str(built.root), "--json").stdout)
+    shown = shaped("audit", faceoff("audit", str(built.root), "--json").stdout)
     assert (shown["schema_version"], shown["ok"]) == (1, True)
     checks = {c["id"]: c for c in shown["checks"]}
     assert (checks["verdicts"]["count"], checks["verdicts"]["result"]) == (5, "ok")
@@ -75,7 +77,7 @@ def test_a_changed_journal_line_is_named_by_file_and_field(bundle_copy) -> None:
     done = faceoff("audit", str(root))
     assert done.returncode == 1 and f"{CELL}/summary.json: metrics.e2e_s" in done.stdout
     assert "  [FAIL] request summaries recomputed from journals (" in done.stdout
-    shown = json.loads(faceoff("audit", str(root), "--json").stdout)
+    shown = shaped("audit", faceoff("audit", str(root), "--json").stdout)
     failed = {c["id"]: c["findings"] for c in shown["checks"] if c["result"] == "failed"}
     assert {"hashes", "summaries", "verdicts"} <= set(failed)
     assert failed["summaries"][0]["file"] == f"{CELL}/summary.json"
@@ -246,3 +248,31 @@ def test_a_missing_sha256sums_is_a_finding(bundle_copy) -> None:  # type: ignore
     assert lines_of(root)[0].startswith("SHA256SUMS: SHA256SUMS is missing")
     done = faceoff("audit", str(root))
     assert done.returncode == 1
+
+
+def test_figures_are_checked_by_their_data_hash_and_drawn_again_only_with_redraw(
+    bundle_copy,  # type: ignore[no-untyped-def]
+) -> None:
+    root = bundle_copy()
+    page = root / "report.html"
+    text = page.read_text()
+    hashes = re.findall(r'data-figure-sha256="([0-9a-f]{64})"', text)
+    assert len(hashes) >= 1 + 2 + 2 * 3 and text.count("<svg") == len(hashes)
+    # a drawing edited together with its SHA256SUMS line: the default audit draws nothing
+    # (its note says so); --redraw draws every figure again and finds it
+    page.write_text(text.replace("<svg", '<svg data-edited="1"', 1))
+    write_sums(CampaignFolder(root))
+    quick = audit_bundle(root)
+    assert quick.ok and any("--redraw" in note for note in quick.notes)
+    redrawn = faceoff("audit", str(root), "--redraw")
+    assert redrawn.returncode == 1
+    assert "report.html: differs from what this faceoff renders" in redrawn.stdout
+    # a figure that claims other data than the native files give is found without drawing
+    page.write_text(text.replace(hashes[-1], "0" * 64))
+    write_sums(CampaignFolder(root))
+    found = lines_of(root)
+    assert any(f.startswith("report.html: differs from what this faceoff renders") for f in found)
+    # and so is text added inside a drawing, outside the svg element
+    page.write_text(text.replace("</svg>", "</svg></div><p>p95 1.0 s</p><div>", 1))
+    write_sums(CampaignFolder(root))
+    assert any(f.startswith("report.html: differs") for f in lines_of(root))

@@ -44,3 +44,26 @@ def test_the_command_line_answers_without_loading_a_campaigns_machinery(
     heavy = sorted({m.split(".")[0] for m in loaded} & set(HEAVY))
     assert heavy == [], f"faceoff {' '.join(args)} imported {heavy}"
     assert "flows.commands" not in loaded
+
+
+def test_importtime_of_help_lists_no_heavy_module() -> None:
+    """`python -X importtime -m flows.cli --help`: the interpreter's own list of every module
+    it imported, read from stderr (one `import time: … | module` line each)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "flows.cli", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "Usage" in done.stdout and "validate" in done.stdout, done.stdout
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    assert "flows.cli" in imported or "typer" in imported, done.stderr[-2000:]
+    heavy = sorted({name.split(".")[0] for name in imported} & set(HEAVY))
+    assert heavy == [], f"-X importtime -m flows.cli --help imported {heavy}"
+    assert "flows.commands" not in imported

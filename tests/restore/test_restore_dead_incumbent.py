@@ -3,7 +3,6 @@ brings it back again with a new receipt instead of saying "already restored"."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
@@ -11,7 +10,9 @@ from pathlib import Path
 from flows.restore import require_restoration, restore_incumbent, restore_tools
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
+from matrix.model import Arm
 from tests.foundation.cli import faceoff
+from tests.foundation.output_schemas import shaped
 from tests.lanes import helpers
 from tests.lanes.helpers import gone, now, wait_for
 from tests.restore.campaign import matrix, open_test_campaign
@@ -45,7 +46,9 @@ def test_a_dead_restored_incumbent_is_reported_and_restored_again(workdir: Path)
     said = f"incumbent inc at {incumbent.base_url}: receipt valid, not answering (no answer"
     assert said in status.stdout, status.stdout
     assert "restoration: restored; receipt " in status.stdout
-    shown = json.loads(faceoff("status", "dead-inc", "--workdir", str(workdir), "--json").stdout)
+    shown = shaped(
+        "status", faceoff("status", "dead-inc", "--workdir", str(workdir), "--json").stdout
+    )
     assert shown["schema_version"] == 2
     (facts,) = shown["campaigns"]
     assert (facts["restoration"], facts["receipt_valid"]) == ("restored", True)
@@ -72,3 +75,28 @@ def test_a_dead_restored_incumbent_is_reported_and_restored_again(workdir: Path)
     header = next(line for line in listed.splitlines() if "name" in line)
     assert all(word in header for word in ("started", "duration", "decision")), listed
     assert "dead-inc" in listed
+
+    bare_restore_after_another_death(workdir, campaign_dir, incumbent)
+
+
+def bare_restore_after_another_death(workdir: Path, campaign_dir: Path, incumbent: Arm) -> None:
+    """Bare `faceoff restore`: nothing is pending, so the incumbent the last restoration
+    brought back is probed, found down and restored again, then found answering."""
+    pid = verify_receipt(campaign_dir / "receipt.json").pid
+    assert pid is not None
+    os.killpg(pid, signal.SIGKILL)
+    wait_for(lambda: gone(pid), "the restored incumbent to die again")
+    bare = faceoff("restore", "--workdir", str(workdir))
+    assert bare.returncode == 0, bare.stdout + bare.stderr
+    assert "receipt valid, incumbent not answering (no answer" in bare.stdout
+    assert "campaign dead-inc: incumbent restored; receipt " in bare.stdout
+    third = verify_receipt(campaign_dir / "receipt.json")
+    assert third.pid is not None and not gone(third.pid)
+    assert third.lane_run == "lanes/inc/restore-003"
+    assert (campaign_dir / "receipt.superseded-2.json").is_file()
+    left = faceoff("restore", "--workdir", str(workdir))
+    assert left.returncode == 0, left.stdout + left.stderr
+    assert "campaign dead-inc: already restored at " in left.stdout
+    assert f"answering (serves {incumbent.served_model})" in left.stdout
+    assert verify_receipt(campaign_dir / "receipt.json") == third
+    os.killpg(third.pid, signal.SIGKILL)  # the test's own incumbent, not left serving

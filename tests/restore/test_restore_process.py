@@ -123,7 +123,9 @@ def test_the_incumbent_comes_back_once_with_a_receipt(workdir: Path, proxy: Rout
     assert (campaign_dir / "receipt.json").read_bytes() == written
     assert not (campaign_dir / "lanes" / "inc" / "restore-002").exists()
     assert is_same_process(pid, restored.pid_started_at)  # still serving
-    assert restore_pending(engine, tools()) == []
+    [probed] = restore_pending(engine, tools())  # nothing pending: the last one is probed
+    assert (probed.state, probed.changed) == ("already_restored", False)
+    assert probed.details[0].endswith(f"answering (serves {incumbent.served_model})")
 
 
 def test_a_failed_restoration_stays_open_and_is_retried(workdir: Path) -> None:

@@ -40,6 +40,7 @@ async def clean(faulty: SimServer, session):
         session,
         error_rate=0.0,
         metrics_delay_s=0.0,
+        tokenize_delay_s=0.0,
         metrics_status=200,
         missing_families=[],
         refuse_above_tokens=0,
@@ -98,6 +99,16 @@ async def test_slow_failing_and_incomplete_metrics(clean: SimServer, session) ->
     names = {f.name for f in text_string_to_metric_families(text)}
     assert "vllm:request_prefill_time_seconds" not in names
     assert "vllm:request_queue_time_seconds" in names
+
+
+async def test_slow_tokenize_answers_late_with_the_same_tokens(clean: SimServer, session) -> None:
+    body = {"model": "sim-tiny", "messages": [{"role": "user", "content": "a slow lane"}]}
+    _, prompt = await post(session, clean.url + "/tokenize", body)
+    await set_faults(clean, session, tokenize_delay_s=0.4)
+    started = time.perf_counter()
+    status, slow = await post(session, clean.url + "/tokenize", body)
+    assert time.perf_counter() - started >= 0.4
+    assert status == 200 and slow["tokens"] == prompt["tokens"]
 
 
 async def test_queue_limit_answers_429(session) -> None:

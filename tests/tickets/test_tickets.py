@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from tests.foundation.cli import faceoff
+from tests.foundation.output_schemas import shaped
 from tickets.cluster import DEFAULT_STEP, BadRun, cluster, next_step, ticket_id
 from tickets.model import parse, render
 from tickets.store import INDEX_FILE, TicketIndex, open_tickets, read_tickets, write_tickets
@@ -47,6 +47,20 @@ def test_runs_with_the_same_disposition_and_reason_share_one_ticket() -> None:
     )
     assert next_step("never_heard_of") == DEFAULT_STEP
     assert ticket_id("c", "failed", "Counter Mismatch!") == "c-failed-counter-mismatch"
+
+
+def test_a_cause_one_request_can_show_names_the_exact_diagnose_command_of_each_cell() -> None:
+    runs = [*RUNS, run("controlled-40960-c1", "nvfp4-r2"), run("controlled-10240-c1", "x")]
+    tickets = cluster(runs, campaign="glm53", matrix_id="m" * 64, now=T0)
+    by_code = {t.reason_code: t for t in tickets}
+    overrun = by_code["contract_overrun"].suggested_next_step
+    assert (
+        "To diagnose: `faceoff run --diagnose controlled-10240-c1 MATRIX`, "
+        "`faceoff run --diagnose controlled-40960-c1 MATRIX` with the campaign's matrix"
+    ) in overrun
+    assert overrun.index("To diagnose:") < overrun.index("To rerun:")
+    assert "--diagnose" not in by_code["stop_policy"].suggested_next_step
+    assert "--diagnose" not in by_code["oom"].suggested_next_step
 
 
 def test_front_matter_round_trips_and_reads_as_plain_key_values() -> None:
@@ -102,7 +116,7 @@ def test_faceoff_tickets_lists_the_open_ones(tmp_path: Path) -> None:
     assert "a/tickets/a-failed-oom.md" in done.stdout
     assert "b/tickets/" not in done.stdout
     assert "controlled-10240-c1 contract_overrun" in done.stdout  # the reason, whole
-    listed = json.loads(faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
+    listed = shaped("tickets", faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
     assert listed["schema_version"] == 1
     assert [t["path"] for t in listed["tickets"]] == [
         "a/tickets/a-blocked-stop-policy.md",

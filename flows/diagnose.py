@@ -1,0 +1,148 @@
+"""``faceoff run --diagnose CELL MATRIX``: paired one-request diagnostics, as a Prefect flow.
+
+    freeze → open (or resume: restore first, mark interrupted) → port check →
+    "restoration required" → take over → for each arm that runs the cell, incumbent
+    first: lane up, identity, warmups, one diagnostic request with /metrics around it
+    (``flows.diagnostic_run``), lane down → finally restore the incumbent (receipt) →
+    close (the bundle: the diagnostics hashed in SHA256SUMS, recomputed by the audit).
+
+No cell run is attempted and no disposition changes; a later ``faceoff run`` goes on
+with whatever the campaign has left. The final state is ``Completed`` when every arm's
+request ended ok and the incumbent is restored, else ``Failed``; its data is the
+``DiagnoseResult`` either way.
+
+Import this module only after ``ephemeral.prefect_defaults`` is applied: Prefect reads
+its settings when it is imported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.client.schemas.objects import State
+from prefect.states import Completed, Failed
+
+from evidence.diagnostic_table import paired_lines
+from evidence.diagnostics import Diagnostic
+from flows.campaign import bring_up
+from flows.closing import CampaignResult
+from flows.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
+from flows.handoff import check_incumbent_port
+from flows.lock import CampaignLock
+from flows.opening import OPEN, campaign_dir_of, frozen_of, set_status
+from flows.restore import RestoreOutcome, restore_tools
+from flows.runner import EXIT_NOT_RESTORED
+from flows.scope import CampaignScope
+from flows.signals import sigterm_raises
+from flows.tasks import (
+    SIDE_EFFECTS,
+    cell_timeout,
+    close_task,
+    handoff_task,
+    open_task,
+    require_task,
+    restore_task,
+    stop_task,
+)
+from matrix.model import Arm, Cell
+from workload.plan import RequestPlan
+
+FLOW_NAME = "faceoff-diagnose"
+EXIT_OK = 0  # every arm's request ended ok; the incumbent is restored
+EXIT_NOT_OK = 3  # some arm's request did not run or did not end ok; incumbent restored
+
+request_task = task(
+    name="diagnostic request", task_run_name="diagnose {cell.id} on {run.arm.name}", **SIDE_EFFECTS
+)(diagnose_run)
+
+
+@dataclass(frozen=True)
+class DiagnoseResult:
+    campaign: CampaignResult  # the closure and the bundle, as the run left them
+    cell_id: str
+    incumbent: str
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.diagnostics) and all(d.status == "ok" for d in self.diagnostics)
+
+    def lines(self) -> list[str]:
+        return paired_lines(self.cell_id, self.diagnostics, self.incumbent)
+
+    @property
+    def exit_status(self) -> int:
+        if not self.campaign.restored:
+            return EXIT_NOT_RESTORED
+        return EXIT_OK if self.ok else EXIT_NOT_OK
+
+
+@flow(name=FLOW_NAME, persist_result=False, log_prints=False)
+def diagnose(matrix: str, cell: str, workdir: str = "runs") -> State[DiagnoseResult]:
+    """Paired one-request diagnostics of ``cell`` on every arm that runs it."""
+    frozen = frozen_of(Path(matrix))
+    target = diagnosed_cell(frozen, cell)
+    tools = restore_tools(os.environ)
+    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+        opened = open_task(frozen, workdir=Path(workdir), tools=tools)
+        try:
+            found, restoration = diagnose_arms(opened.scope, target)
+        except BaseException:
+            set_status(opened.scope, OPEN)
+            raise
+        done = [r for r in (opened.restored_first, restoration) if r is not None]
+        closed = close_task(opened.scope, done)
+        result = DiagnoseResult(closed, target.id, frozen.matrix.incumbent.name, tuple(found))
+        said = f"{target.id}: " + ", ".join(f"{d.arm} {d.status}" for d in found)
+        if result.exit_status == EXIT_OK:
+            return Completed(data=result, message=said)
+        return Failed(data=result, message=said)
+
+
+def diagnose_arms(scope: CampaignScope, cell: Cell) -> tuple[list[Diagnostic], RestoreOutcome]:
+    """Each arm that runs the cell in turn, incumbent first; restoration in ``finally``."""
+    check_incumbent_port(scope)
+    require_task(scope)
+    found: list[Diagnostic] = []
+    try:
+        handoff_task(scope)
+        reference: RequestPlan | None = None
+        for arm in scope.frozen.matrix.arm_order():
+            if cell in scope.frozen.matrix.cells_for(arm):
+                diagnostic, folder = diagnose_on(scope, arm, cell, reference)
+                found.append(diagnostic)
+                reference = reference or reference_of(folder)
+    finally:
+        outcome = restore_task(scope)
+    return found, outcome
+
+
+def diagnose_on(
+    scope: CampaignScope, arm: Arm, cell: Cell, reference: RequestPlan | None
+) -> tuple[Diagnostic, Path]:
+    """A fresh lane of the arm (as a cell gets), the diagnostic on it, the lane down."""
+    run = bring_up(scope, arm, cell)
+    try:
+        timed = request_task.with_options(timeout_seconds=cell_timeout(cell))
+        return timed(scope, run, cell, reference)
+    finally:
+        stop_task(scope, run)
+
+
+def run_diagnose(matrix: Path, workdir: Path, cell: str) -> DiagnoseResult:
+    """The flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
+    with sigterm_raises():
+        state = diagnose(matrix=str(matrix), cell=cell, workdir=str(workdir), return_state=True)
+    return result_of(state)
+
+
+def result_of(state: State[Any]) -> DiagnoseResult:
+    data = state.result(raise_on_failure=False)
+    if isinstance(data, DiagnoseResult):
+        return data
+    state.result()  # raises the run's own error
+    raise TypeError(f"the diagnose flow run ended {state.name} without a result")
