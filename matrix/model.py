@@ -63,6 +63,7 @@ SIMULATOR_FAULTS = frozenset(
         "refuse_above_tokens",
         "contract_overrun",
         "needle_miss_above_tokens",
+        "tokenize_delay_s",
         "seed",
     }
 )
