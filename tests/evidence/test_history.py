@@ -30,7 +30,8 @@ from evidence.bundle import BundleIndex
 from evidence.history import HistoryReport, build_history
 from evidence.history_cache import AuditOutcome
 from evidence.layout import COMPARISON_FILE
-from evidence.night_read import night_of
+from evidence.night_read import NightSource, night_of, read_source
+from faceoff.errors import FaceoffError
 from flows.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
@@ -246,7 +247,7 @@ def test_chromium_shows_the_drift_first_every_link_resolves_and_nothing_overflow
 
 
 def test_an_arms_interval_is_its_half_of_the_pairs_ratio_interval(built: BundleIndex) -> None:
-    night = night_of(built.comparison, host="gpu-a", fallback=date(2026, 1, 1))
+    night = night_of(NightSource.of(built.comparison), host="gpu-a", fallback=date(2026, 1, 1))
     cell = next(c for c in built.comparison.cells if c.ratios)
     ratio = next(r for r in cell.ratios if r.metric == "ttft_s")
     share = 1 / math.sqrt(2)
@@ -265,3 +266,31 @@ def test_an_arms_interval_is_its_half_of_the_pairs_ratio_interval(built: BundleI
     assert failed and not failed & {(m.cell, m.arm) for m in night.metrics}
     started = built.comparison.observed_from
     assert night.host == "gpu-a" and started is not None and night.night == started.date()
+
+
+def test_a_night_of_an_older_comparison_format_is_read_the_same(
+    built: BundleIndex, tmp_path: Path
+) -> None:
+    current = built.comparison.model_dump(mode="json")
+    older = json.loads(json.dumps(current))
+    older["schema_version"] = 5  # before tail_ratios, goodput, ruling, carried cells
+    for key in ("ruling", "goodput_method", "carried"):
+        older.pop(key, None)
+    for cell in older["cells"]:
+        cell.pop("tail_ratios", None)
+        for arm in cell["arms"]:
+            arm.pop("goodput", None)
+    path = tmp_path / "comparison.json"
+    path.write_text(json.dumps(older), encoding="utf-8")
+    fallback = date(2026, 1, 1)
+    then = night_of(read_source(path), host="gpu-a", fallback=fallback)
+    now = night_of(NightSource.of(built.comparison), host="gpu-a", fallback=fallback)
+    assert then.metrics and [m.p50_interval for m in then.metrics] == [
+        m.p50_interval for m in now.metrics
+    ]
+    assert [(m.cell, m.arm, m.metric, m.p50, m.p95) for m in then.metrics] == [
+        (m.cell, m.arm, m.metric, m.p50, m.p95) for m in now.metrics
+    ]
+    path.write_text(json.dumps({"schema_version": 5, "campaign": "x"}), encoding="utf-8")
+    with pytest.raises(FaceoffError, match="not a readable comparison"):
+        read_source(path)
