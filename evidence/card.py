@@ -54,7 +54,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         "## Quality evidence\n\n" + card_quality.quality(c, sources),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
         *([_replicated(c)] if c.replicated else []),
-        "## What each probe answers\n\n" + card_probes.probes(c, sources),
+        f"## {PROBES}\n\n" + card_probes.probes(c, sources),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
@@ -142,6 +142,7 @@ def _scope(c: Comparison) -> str:
     )
 
 
+PROBES = "What each probe answers"
 VERDICT_NOTE = (
     "For the candidate against the incumbent, cell by cell: better or worse where a ratio's "
     "interval excludes 1, read in each metric's direction (rates are better higher, times "
@@ -161,6 +162,8 @@ def _verdict_line(cell: CellEntry, pair: PairEntry) -> str:
     head = f"- {cell.id} (C{cell.concurrency}), {pair.candidate}"
     if not pair.comparable:
         return f"{head}: not compared ({pair.sentence.rstrip('.')})."
+    if pair.verdict == "not compared":
+        return f"{head}: no latency ratio; a needle search pairs its verified lengths ({PROBES})."
     ratios = [r for r in cell.ratios if r.candidate == pair.candidate]
     said = [
         f"{verdict} on {join_words([_ratio_words(r) for r in found], 'and')}"

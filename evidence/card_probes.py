@@ -54,6 +54,8 @@ def figure(unit: Unit, value: float | None) -> str:
         return fmt.seconds(value)
     if unit == "share":
         return fmt.percent(value)
+    if unit == "tokens":
+        return f"{fmt.count(value)} tokens"
     return f"{fmt.rate(value)} tok/s"
 
 

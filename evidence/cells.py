@@ -103,8 +103,8 @@ def cell_entry(
                 sentence=p.sentence,
                 verdict=(
                     pair_verdict([r for r in ratios if r.candidate == p.candidate])
-                    if p.comparable
-                    else "not compared"
+                    if p.comparable and cell.search is None
+                    else "not compared"  # a search has no latency ratio: its answer pairs it
                 ),
             )
             for p in pairs

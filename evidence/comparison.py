@@ -37,7 +37,10 @@ Format history of ``Comparison.schema_version``:
       Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
   8 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
       its matrix id, each cell's content key and the source attempts) and the cells measured
-      afresh with why (``evidence.carried``).
+      afresh with why (``evidence.carried``). Later in 8, a probe answer's ``unit`` may be
+      ``tokens`` (a needle search's longest verified length per arm, ``statistic``
+      ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
+      latency ratio).
 """
 
 from __future__ import annotations
@@ -208,7 +211,9 @@ class PairEntry(Spec):
     sentence: str = Field(description="The guard's sentence.")
     verdict: PairVerdict = Field(
         description="Over the pair's ratios: better or worse when every ratio that differs "
-        "says so, mixed when they disagree, no difference when none differs."
+        "says so, mixed when they disagree, no difference when none differs; not compared "
+        "when the pair is not comparable, or is a needle search (no latency ratio: its "
+        "answer pairs the verified lengths)."
     )
 
 

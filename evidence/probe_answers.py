@@ -12,7 +12,11 @@
   of a short request already sent when it landed (``workload.layout``);
 - session_reuse: turn-2 TTFT p50 (turn 1's beside it; back to back, or returning after
   another session's turn 1) and the prefix-cache hit ratio from the engine's exact counter
-  deltas over the cell.
+  deltas over the cell;
+- needle_search: the longest input each arm recalled the marker at (the search's verified
+  length, in the lane's tokens, from the attempt summary);
+- agentic: the TTFT p50 of each turn of the conversations, one answer per turn, as tool
+  results grow the context.
 
 A figure over requests gets the paired ratio of medians with its block-bootstrap
 interval (``evidence.stats``); a figure of the whole cell (an aggregate, a share, a
@@ -27,12 +31,13 @@ from itertools import pairwise
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.inputs import AttemptInputs
+from evidence.needle_search import SearchSummary
 from evidence.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.roles import by_stream
 from evidence.stats import Sample, describe, median_ratio, time_blocks
 from matrix.model import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, REQUEST_METRICS
-from workload.outcome import RequestOutcome, RequestRole
+from workload.outcome import RequestOutcome, RequestRole, turn_role
 from workload.records import JOURNAL_NAME
 
 TURN_2_LABELS = {
@@ -53,10 +58,14 @@ class Side:
     requests: tuple[RequestOutcome, ...]
     telemetry: TelemetrySummary | None
     journal: str  # the journal, relative to the bundle
+    search: SearchSummary | None = None  # a needle search's probes and bounds
 
 
 def side(arm: str, attempt: AttemptInputs, cell: Cell, journal: str) -> Side:
-    return Side(arm, tuple(attempt.counted(cell.length_finishes)), attempt.telemetry, journal)
+    summary = attempt.summary
+    search = summary.needle_search if summary is not None else None
+    requests = tuple(attempt.counted(cell.length_finishes))
+    return Side(arm, requests, attempt.telemetry, journal, search)
 
 
 def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[ProbeAnswer]:
@@ -86,7 +95,29 @@ def answers(cell: Cell, incumbent: Side, candidate: Side, *, seed: int) -> list[
                         role=RequestRole.TURN_2),
             pair.counters("prefix_hit_ratio", "prefix-cache hit ratio over the cell"),
         ]  # fmt: skip
-    return []
+    return _search_or_turns(pair, cell)
+
+
+def _search_or_turns(pair: _Pair, cell: Cell) -> list[ProbeAnswer]:
+    """A needle search's verified length; an agentic cell's TTFT turn by turn."""
+    if cell.kind is WorkloadKind.NEEDLE_SEARCH:
+        return [pair.search("needle_search", "longest verified needle retrieval")]
+    shape = cell.agentic if cell.kind is WorkloadKind.AGENTIC else None
+    if shape is None:
+        return []
+    return [
+        pair.metric(f"agentic_turn{k}_ttft", agentic_label(k, shape.tool_result_tokens), "ttft_s",
+                    role=turn_role(k), beside=False)
+        for k in range(1, shape.turns + 1)
+    ]  # fmt: skip
+
+
+def agentic_label(turn: int, tool_result_tokens: int) -> str:
+    if turn == 1:
+        return "agentic turn 1 TTFT (system prompt, tool schema and task)"
+    return (
+        f"agentic turn {turn} TTFT (after {turn - 1} tool result(s) of {tool_result_tokens} tokens)"
+    )
 
 
 def stream_latencies(cell: Cell, sides: Sequence[Side]) -> list[StreamLatency]:
@@ -188,18 +219,19 @@ class _Pair:
         *,
         role: RequestRole | None = None,
         keep: Keep | None = None,
+        beside: bool = True,
     ) -> ProbeAnswer:
         """p50 of a request metric over the role's requests (those ``keep`` keeps), the
-        ratio with its interval."""
+        ratio with its interval; ``beside``: the other roles' p50s with it."""
         value = _metric(metric)
         inc, cand = (self._sample(s, value, role, keep) for s in (self.incumbent, self.candidate))
-        beside = [
+        others = [
             RoleFigure(role=r.value, incumbent=_p50(self._sample(self.incumbent, value, r)),
                        candidate=_p50(self._sample(self.candidate, value, r)))
-            for r in self._roles() if role is not None and r is not role
+            for r in self._roles() if beside and role is not None and r is not role
         ]  # fmt: skip
         unit: Unit = "tok/s" if metric.endswith("_tps") else "s"
-        return self._paired(_Question(question, label, "p50", unit, role), inc, cand, _p50, beside)
+        return self._paired(_Question(question, label, "p50", unit, role), inc, cand, _p50, others)
 
     def values(
         self,
@@ -224,6 +256,18 @@ class _Pair:
         inc, cand = figure(self.incumbent.requests), figure(self.candidate.requests)
         asked = _Question(question, label, "over the cell", unit)
         return self._one_figure(asked, inc, cand, self._journals)
+
+    def search(self, question: str, label: str) -> ProbeAnswer:
+        """Each arm's verified length: one figure per arm, the probes it rests on counted."""
+        inc, cand = self.incumbent.search, self.candidate.search
+        answer = self._one_figure(
+            _Question(question, label, "verified", "tokens"),
+            _verified(inc),
+            _verified(cand),
+            self._journals,
+        )
+        counts = {"n_incumbent": _probes(inc), "n_candidate": _probes(cand)}
+        return answer.model_copy(update=counts)
 
     def counters(self, question: str, label: str) -> ProbeAnswer:
         """A ratio of the engine's counter deltas over the cell, per arm."""
@@ -288,6 +332,14 @@ class _Pair:
         ]
         blocks = time_blocks([t for t, _ in timed], self.cell.concurrency)
         return Sample(self._stratum, tuple(v for _, v in timed), blocks)
+
+
+def _verified(search: SearchSummary | None) -> float | None:
+    return None if search is None or search.verified_tokens is None else search.verified_tokens
+
+
+def _probes(search: SearchSummary | None) -> int:
+    return 0 if search is None else len(search.probes)
 
 
 def _max(sample: Sample) -> float | None:

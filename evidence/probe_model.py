@@ -15,7 +15,7 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 
-Unit = Literal["s", "tok/s", "share"]
+Unit = Literal["s", "tok/s", "share", "tokens"]
 
 
 class RoleFigure(Spec):
@@ -31,7 +31,9 @@ class ProbeAnswer(Spec):
     label: str = Field(description="The question in words.")
     candidate: str = Field(description="Candidate arm of the pair.")
     role: str | None = Field(description="Request role the answer is taken over; None: all.")
-    statistic: str = Field(description="p50, max, aggregate, recalled or over the cell.")
+    statistic: str = Field(
+        description="p50, max, aggregate, recalled, verified (a needle search) or over the cell."
+    )
     unit: Unit = Field(description="Unit of the figures.")
     incumbent_value: float | None = Field(description="The incumbent's figure.")
     candidate_value: float | None = Field(description="The candidate's figure.")

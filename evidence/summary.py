@@ -21,7 +21,9 @@ Format history of ``RequestSummary.schema_version``:
       the statistics count them (the cell's ``length_finishes``). Version 1 files read
       with no roles, no length-limited count and the rule ``exclude``.
   3 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without
-      one (and in files of versions 1 and 2).
+      one (and in files of versions 1 and 2); later in 3, ``needle_search`` for a
+      needle_search cell (``evidence.needle_search``: its probes, the longest verified and
+      the shortest failed length), absent from every other cell's summary.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pydantic import Field
 
 from evidence.goodput import Goodput, GoodputCount
 from evidence.load import LoadSummary, load_summary
+from evidence.needle_search import SearchSummary, search_summary
 from evidence.roles import counted_statuses
 from evidence.stats import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
@@ -134,6 +137,11 @@ class RequestSummary(Artifact):
         description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
         "highest rate within SLO.",
     )
+    needle_search: SearchSummary | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="needle_search: its probes (no latency samples) and the lengths they bound.",
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -202,6 +210,7 @@ class _Tally:
         # an open-loop plan's step summary reads whole scored lines: kept only for those
         self.open_loop: list[RequestOutcome] | None = [] if plan.load is not None else None
         self.goodput = GoodputCount(slo) if slo is not None else None
+        self.probes: list[RequestOutcome] = []  # a needle search's: a few lines, kept whole
 
     def add(self, o: RequestOutcome) -> None:
         self.lines += 1
@@ -210,6 +219,8 @@ class _Tally:
         self.ours += 1
         self.warmups += o.phase is Phase.WARMUP
         self.diagnostics += o.phase is Phase.DIAGNOSTIC
+        if o.phase is Phase.PROBE:
+            self.probes.append(o)
         if o.phase is not Phase.SCORED:
             return
         if self.goodput is not None:
@@ -291,6 +302,7 @@ def summarize_journal(
         ),
         goodput=tally.goodput.result(window) if tally.goodput else None,
         open_loop=load_summary(plan, tally.open_loop or []),
+        needle_search=search_summary(tally.probes) if plan.cell.search is not None else None,
     )
 
 

@@ -223,6 +223,26 @@ def tickets(workdir: Workdir = Path("runs"), as_json: AsJson = False) -> None:
 
 
 @app.command()
+def history(
+    *,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    arm: Annotated[str | None, typer.Option(help="Only this arm.")] = None,
+    cell: Annotated[str | None, typer.Option(help="Only this cell.")] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Only campaigns started on or after YYYY-MM-DD.")
+    ] = None,
+    as_json: AsJson = False,
+    html: Annotated[Path | None, typer.Option(help="Also write the history page here.")] = None,
+) -> None:
+    """Per arm and cell, each night's p50/p95 of the headline metrics with intervals, across
+    hosts; audit failures left out of the trends; drift flagged and ticketed."""
+    from flows.history import history as show  # noqa: PLC0415  (not flows.commands: its imports)
+
+    show(workdir, db, arm=arm, cell=cell, since=since, as_json=as_json, html=html)
+
+
+@app.command()
 def sim(
     *,
     profile: Annotated[str, typer.Option(help="Bundled profile name or a profile TOML.")] = "tiny",

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DatabaseError, OperationalError
+from sqlalchemy.exc import OperationalError
 from sqlmodel import Session
 
 from evidence.audit import audit_bundle
@@ -34,7 +34,9 @@ from flows import console as views
 from flows import ephemeral, live, signals
 from flows.diagnostic_run import diagnosed_cell
 from flows.ending import end_summary
+from flows.ledger_open import existing_ledger, ledger_url, required_ledger
 from flows.lock import run_in_progress
+from flows.output_file import fresh_file
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
@@ -47,7 +49,7 @@ from lanes.deadlines import worst_case
 from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
-from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
+from ledger.db import DB_URL_ENV, resolve_url, session_scope
 from ledger.hosts import this_host
 from ledger.tables import CampaignRow
 from matrix.aa import aa_line, aa_twin
@@ -80,7 +82,7 @@ def _matrix(path: Path, *, aa: bool) -> Matrix:
 
 def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     frozen = freeze(load_matrix(path))
-    _fresh_file(output)
+    fresh_file(output)
     frozen.write(output, replace=replace)
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
 
@@ -95,10 +97,10 @@ def status(
             fix="drop --all-hosts, or drop the campaign name to list every host's campaigns",
         )
     here = this_host(os.environ)
-    engine = _existing_ledger(db, workdir)
+    engine = existing_ledger(db, workdir)
     found: list[CampaignStatus] = []
     if engine is not None or campaign is not None:
-        with session_scope(_required(engine, db, workdir)) as session:
+        with session_scope(required_ledger(engine, db, workdir)) as session:
             found = _statuses(session, campaign, host=None if all_hosts else here, here=here)
     if as_json:
         typer.echo(StatusReport(all_hosts=all_hosts, campaigns=found).model_dump_json(indent=2))
@@ -151,9 +153,9 @@ def run(
                 fix="diagnose the matrix as it is, or run its A/A twin",
             )
         diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
-    _ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
+    ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     if frozen.matrix.campaign.successor_of and not _carried_already(workdir, frozen):
-        check_source(_required(_existing_ledger(db, workdir), db, workdir), frozen)
+        check_source(required_ledger(existing_ledger(db, workdir), db, workdir), frozen)
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
@@ -281,12 +283,12 @@ def ledger_lost(error: BaseException | None) -> str | None:
 
 
 def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
-    engine = _existing_ledger(db, workdir)
+    engine = existing_ledger(db, workdir)
     tools = restore_tools(os.environ)
     if campaign is None:
         outcomes = restore_pending(engine, tools) if engine is not None else []
     else:
-        outcomes = [restore_incumbent(_required(engine, db, workdir), campaign, tools)]
+        outcomes = [restore_incumbent(required_ledger(engine, db, workdir), campaign, tools)]
     if not outcomes:
         typer.echo("no campaign needs restoration; nothing changed")
     for outcome in outcomes:
@@ -327,7 +329,7 @@ def bundle_folder(campaign: str, workdir: Path, db: str | None) -> Path:
     for folder in (Path(campaign), workdir / campaign):
         if folder.is_dir():
             return folder
-    engine = _existing_ledger(db, workdir) if workdir.is_dir() or db else None
+    engine = existing_ledger(db, workdir) if workdir.is_dir() or db else None
     if engine is not None:
         with session_scope(engine) as session:
             row = find_campaign(session, campaign)
@@ -352,7 +354,7 @@ def review(
     force_reason: str | None,
 ) -> None:
     _review_flags(decision, note, cells, force_reason)
-    engine = _required(_existing_ledger(db, workdir), db, workdir)
+    engine = required_ledger(existing_ledger(db, workdir), db, workdir)
     if decision is None:  # only shown: the dispositions and the card
         out = views.make_console()
         with session_scope(engine) as session:
@@ -420,60 +422,3 @@ def tickets(workdir: Path, *, as_json: bool) -> None:
         typer.echo(tickets_output(found).model_dump_json(indent=2))
         return
     views.make_console().print(tickets_table(found))
-
-
-def _fresh_file(path: Path) -> None:
-    """An output file goes into a folder that exists: a typo in its path is not made real."""
-    if path.is_dir():
-        raise FaceoffError("is a folder", where=str(path), fix="pass the path of the file to write")
-    if not path.parent.is_dir():
-        raise FaceoffError(
-            "no such folder", where=str(path.parent), fix="create it or correct the path"
-        )
-
-
-def _ledger_url(db: str | None, workdir: Path) -> str:
-    """The ledger URL, refused here when no ledger could ever open at it."""
-    url = resolve_url(db, workdir)
-    try:
-        create_engine(url).dispose()  # parses the URL and loads its driver; connects nowhere
-    except (ArgumentError, ImportError) as exc:
-        raise FaceoffError(
-            f"not a database URL the ledger can use ({exc})",
-            where="--db" if db else DB_URL_ENV,
-            fix="pass sqlite:///PATH/faceoff.db or postgresql://USER@HOST:PORT/DB",
-        ) from None
-    return url
-
-
-def _existing_ledger(db: str | None, workdir: Path) -> Engine | None:
-    """The ledger, or None where the workdir has none yet. Commands that read or restore never
-    create a workdir or a ledger, so a typo in --workdir stays visible instead of becoming one."""
-    url = _ledger_url(db, workdir)
-    database = make_url(url).database
-    if url.startswith("sqlite") and database and database != ":memory:":
-        folder = Path(database).parent
-        if not folder.is_dir():
-            raise FaceoffError(
-                "no such folder", where=str(folder), fix="pass the --workdir a campaign ran with"
-            )
-        if not Path(database).exists():
-            return None
-    try:
-        return open_ledger(url)
-    except DatabaseError as exc:  # unreachable server, or a file that is no database
-        raise FaceoffError(
-            f"cannot open the ledger: {str(exc.orig).splitlines()[0]}",
-            where="--db" if db else str(Path(workdir) / "faceoff.db"),
-            fix="check that the URL names a faceoff ledger and that its server runs",
-        ) from None
-
-
-def _required(engine: Engine | None, db: str | None, workdir: Path) -> Engine:
-    if engine is None:
-        raise FaceoffError(
-            "no ledger yet, so no campaign",
-            where="--db" if db else str(Path(workdir) / "faceoff.db"),
-            fix="pass the --workdir (or --db) a campaign ran with",
-        )
-    return engine

@@ -23,10 +23,12 @@ from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 TOKENIZE_TIMEOUT_S = 60.0
-# Kinds whose request pattern (several streams, sessions of two turns) warmups do not have.
+# Kinds whose request pattern (several streams, conversations, a search) warmups do not have.
 PATTERNLESS = {
     WorkloadKind.HEAD_OF_LINE: WorkloadKind.NATURAL,
     WorkloadKind.SESSION_REUSE: WorkloadKind.NATURAL,
+    WorkloadKind.AGENTIC: WorkloadKind.NATURAL,
+    WorkloadKind.NEEDLE_SEARCH: WorkloadKind.NEEDLE,
 }
 
 
@@ -100,12 +102,16 @@ def warmup_shape(cell: Cell, warmups: int) -> Cell:
     Warmups have no head-of-line or session pattern, so a kind whose pattern needs
     several streams or whole sessions warms up as natural requests of its input and
     sampling; a copy that kept the kind would fail that kind's shape checks. They are
-    closed loop whatever the cell's arrival: a warmup has no schedule to keep.
+    closed loop whatever the cell's arrival: a warmup has no schedule to keep. A needle
+    search warms up as needles of its low end, the length it expects to recall.
     """
     kind = PATTERNLESS.get(cell.kind, cell.kind)
     fields = cell.model_dump()
     fields |= {"kind": kind, "requests": warmups, "warmups": 0, "concurrency": 1}
     fields |= {"arrival": Arrival.CLOSED, "rate": None, "sweep": None}
+    fields |= {"search": None, "agentic": None}
+    if cell.search is not None:
+        fields["input_tokens"] = cell.search.low
     fields.pop("arms", None)
     return Cell.model_validate(fields)
 
@@ -126,7 +132,8 @@ async def _plan(
         async with aiohttp.ClientSession(timeout=timeout) as session:
             tokenizer = LaneTokenizer(session, base_url, arm.served_model)
             sampling = sampling_for(cell, arm.name)
-            if reference is not None:
+            # a needle search plans no request to retokenize: each lane measures its own
+            if reference is not None and cell.search is None:
                 return await retokenize(
                     reference,
                     tokenizer,

@@ -70,7 +70,7 @@ class AttemptProgress:
         if self.total is None:
             self.total = _planned(self.folder, self.phase)
         for outcome in map(_outcome, self._journal.new_records()):
-            if outcome is not None and outcome.phase is self.phase:
+            if outcome is not None and _counts(outcome.phase, self.phase):
                 self.done += 1
                 if (value := ttft(outcome).value) is not None:
                     self._ttfts.append(value)
@@ -92,9 +92,18 @@ class AttemptProgress:
 
 def _planned(folder: Path, phase: Phase) -> int | None:
     try:
-        return len(RequestPlan.read(folder / PLAN_NAME).phase(phase))
+        plan = RequestPlan.read(folder / PLAN_NAME)
     except FaceoffError:
         return None  # not planned yet
+    if phase is Phase.SCORED and plan.cell.search is not None:
+        return plan.cell.search.budget  # a needle search's probes, at most
+    return len(plan.phase(phase))
+
+
+def _counts(line: Phase, followed: Phase) -> bool:
+    """Whether a journal line counts toward the followed phase (a search's probes stand for
+    its scored requests)."""
+    return line is followed or (followed is Phase.SCORED and line is Phase.PROBE)
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

@@ -29,6 +29,8 @@ from workload.outcome import Phase, RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
+# A cell has scored requests or, a needle search, probes; never both.
+JUDGED_PHASES = frozenset({Phase.SCORED, Phase.PROBE})
 NATIVE_FILES = (
     CELL_FILE,
     PLAN_NAME,
@@ -59,8 +61,9 @@ class CellArtifacts:
 
     @property
     def scored(self) -> list[RequestOutcome]:
-        """Scored lines of this attempt's plan (foreign lines are the terminal rule's business)."""
-        return [o for o in self.own_lines if o.phase is Phase.SCORED]
+        """Scored lines of this attempt's plan, or a needle search's probes: the requests
+        the cell is judged by (foreign lines are the terminal rule's business)."""
+        return [o for o in self.own_lines if o.phase in JUDGED_PHASES]
 
     @property
     def scored_ok(self) -> list[RequestOutcome]:

@@ -99,13 +99,33 @@ NO_DECODE_BY_DESIGN = (
 )
 
 
-def per_request(check: RequestCheck, *, needs_decode: bool = False) -> PresenceRule:
-    """Present when the metric is defined for every scored ok request it applies to."""
+SEARCH_NO_DECODE = (
+    "a needle search's probes answer with a marker of a few tokens, which may arrive in one "
+    "chunk: they are no decode samples, by design of the cell"
+)
+SEARCH_NOT_THROUGHPUT = (
+    "a needle search sends one probe at a time, each of another length: its probes are no "
+    "throughput samples, by design of the cell"
+)
+
+
+def _searches(art: CellArtifacts) -> bool:
+    """Whether the attempt is a needle search's (its plan says so)."""
+    return art.plan is not None and art.plan.cell.search is not None
+
+
+def per_request(
+    check: RequestCheck, *, needs_decode: bool = False, decode_sample: bool = False
+) -> PresenceRule:
+    """Present when the metric is defined for every scored ok request it applies to;
+    ``decode_sample``: a decode metric, which a needle search's probes do not sample."""
 
     def rule(art: CellArtifacts, _: Thresholds) -> Found:
         ok = art.scored_ok
         if needs_decode and art.scored and not any(_asks_for_decode(r) for r in art.scored):
             return Found(Presence.NOT_APPLICABLE, NO_DECODE_BY_DESIGN)
+        if decode_sample and _searches(art):
+            return Found(Presence.NOT_APPLICABLE, SEARCH_NO_DECODE)
         if not ok:
             return missing(f"no scored request ended ok (0 of {len(art.scored)})", requests=0)
         judged = [r for r in ok if _asks_for_decode(r)] if needs_decode else ok
@@ -124,6 +144,8 @@ def per_request(check: RequestCheck, *, needs_decode: bool = False) -> PresenceR
 
 
 def aggregate_throughput(art: CellArtifacts, _: Thresholds) -> Found:
+    if _searches(art):
+        return Found(Presence.NOT_APPLICABLE, SEARCH_NOT_THROUGHPUT)
     measured = metrics.aggregate_output_throughput(art.scored)
     if measured.value is None:
         return missing(measured.reason or "undefined")
@@ -281,9 +303,9 @@ _RULES: Mapping[str, PresenceRule] = {
     "ttfo": per_request(metrics.ttfo),
     "ttft": per_request(metrics.ttft, needs_decode=True),
     "effective_prefill": per_request(metrics.effective_prefill),
-    "decode_rate": per_request(metrics.decode, needs_decode=True),
+    "decode_rate": per_request(metrics.decode, needs_decode=True, decode_sample=True),
     "e2e": per_request(metrics.e2e),
-    "tpot": per_request(metrics.tpot, needs_decode=True),
+    "tpot": per_request(metrics.tpot, needs_decode=True, decode_sample=True),
     "aggregate_output_throughput": aggregate_throughput,
     "engine_prefill_time": histogram("request_prefill_time_seconds", needs_sum=True),
     "engine_queue_time": histogram("request_queue_time_seconds", needs_sum=False),

@@ -9,7 +9,9 @@ open-loop cell's plans must also hold the same load (arrival, rate or ladder, SL
 and give every request the same step and arrival time: the same offered schedule.
 Sampling parameters must be equal request by request, except the fields the cell
 declares as variants, which are listed as differing by design (``pair_sampling``).
-Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule).
+Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule). A needle
+search plans no request: both arms must search the same declared range, and each arm's
+probes follow its own answers.
 """
 
 from __future__ import annotations
@@ -79,6 +81,16 @@ def pair_integrity(incumbent: RequestPlan, candidate: RequestPlan) -> RuleResult
     }
     if problems:
         return failed(code, f"the pair's plans differ: {'; '.join(problems)}", **evidence)
+    search = incumbent.cell.search
+    if search is not None:
+        return passed(
+            code,
+            f"both arms search the same range ({search.low}–{search.high} tokens, step "
+            f"{search.step}, {search.budget} probes at most) with seed {incumbent.seed} and "
+            f"namespace {incumbent.namespace!r}; each probes the lengths its own answers "
+            "lead to, and the verified lengths are what is paired",
+            **evidence,
+        )
     design = f"; by design: {', '.join(sampling.by_design)}" if sampling.by_design else ""
     rendered = len(sampling.vectors_by_design)
     vectors = (

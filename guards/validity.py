@@ -122,10 +122,12 @@ def _journal_problems(art: CellArtifacts) -> list[str]:
     return problems
 
 
-def requests_terminal(art: CellArtifacts, _: Cell, __: Thresholds) -> RuleResult:
+def requests_terminal(art: CellArtifacts, cell: Cell, __: Thresholds) -> RuleResult:
     code = Reason.REQUESTS_NOT_TERMINAL
     if art.plan is None:
         return not_evaluated(code, f"no request plan to count against: {art.plan_error}")
+    if cell.search is not None:
+        return _probes_terminal(art, cell.search.budget)
     lines = Counter((o.phase, o.index) for o in art.own_lines)
     planned = [(r.phase, r.index) for r in art.plan.requests]
     missing = [key for key in planned if lines[key] == 0]
@@ -151,6 +153,36 @@ def requests_terminal(art: CellArtifacts, _: Cell, __: Thresholds) -> RuleResult
         return passed(code, f"each of the {len(planned)} planned requests has one line", **evidence)
     head = f"the journal has {evidence['journaled_scored']} of {len(scored)} scored request lines"
     return failed(code, f"{head}: {'; '.join(problems)}", **evidence)
+
+
+def _probes_terminal(art: CellArtifacts, budget: int) -> RuleResult:
+    """A needle search plans its probes as it goes: each has one line, numbered from 0
+    without a gap, within the budget, and the client ended the search itself (or at the
+    deadline, which the deadline rule judges)."""
+    code = Reason.REQUESTS_NOT_TERMINAL
+    lines = Counter((o.phase, o.index) for o in art.own_lines)
+    probes = sorted(index for phase, index in lines if phase is Phase.PROBE)
+    problems = _journal_problems(art)
+    gaps = sorted(set(range(len(probes))) - set(probes))
+    if gaps:
+        problems.insert(0, f"probes numbered with gaps (missing {gaps[:MAX_LISTED]})")
+    doubled = [key for key, count in lines.items() if count > 1]
+    if doubled:
+        problems.append(f"two or more lines for {_keys(sorted(doubled))}")
+    others = sorted(key for key in lines if key[0] is not Phase.PROBE)
+    if others:
+        problems.append(f"lines for unplanned {_keys(others)}")
+    if len(probes) > budget:
+        problems.append(f"{len(probes)} probes, beyond the budget of {budget}")
+    exit_code = art.record.client_exit_code
+    if exit_code not in {0, EXIT_DEADLINE, None}:
+        problems.append(f"the client ended with exit {exit_code} before the search was done")
+    torn = art.journal.torn_tail is not None
+    evidence = {"probes": len(probes), "budget": budget, "torn_tail": torn}
+    if problems:
+        return failed(code, f"the search journaled {len(probes)} probes: {'; '.join(problems)}",
+                      **evidence)  # fmt: skip
+    return passed(code, f"each of the {len(probes)} probes of the search has one line", **evidence)
 
 
 def _keys(keys: list[tuple[Phase, int]]) -> str:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 from faceoff.errors import FaceoffError
 from matrix.engines import WILDCARD_HOSTS
 from matrix.model import SLUG, Arm, Matrix
+from matrix.search import search_defaults
 
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
@@ -167,7 +168,8 @@ def expand(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
             cells.append(entry)
             origins.append(Origin(index, f"cells[{index}]"))
             continue
-        for cell in _expand_entry(_deep_defaults(defaults, entry), f"cells[{index}]"):
+        filled = _deep_defaults(defaults, search_defaults(entry))
+        for cell in _expand_entry(filled, f"cells[{index}]"):
             cells.append(cell)
             origins.append(Origin(index, f"cells[{index}] (id={cell.get('id')!r})"))
         if len(cells) > MAX_CELLS:

@@ -16,11 +16,13 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
+from matrix.agentic import Agentic, check_agentic, last_turn_tokens
 from matrix.arrival import MAX_RATE, Arrival, Sweep
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Rule
+from matrix.search import NeedleSearch, check_search
 from matrix.slo import Slo
 from matrix.variants import check_variants
 
@@ -61,6 +63,7 @@ SIMULATOR_FAULTS = frozenset(
         "refuse_above_tokens",
         "contract_overrun",
         "needle_miss_above_tokens",
+        "tokenize_delay_s",
         "seed",
     }
 )
@@ -97,6 +100,8 @@ class WorkloadKind(StrEnum):
     NEEDLE = "needle"
     HEAD_OF_LINE = "head_of_line"
     SESSION_REUSE = "session_reuse"
+    NEEDLE_SEARCH = "needle_search"
+    AGENTIC = "agentic"
 
 
 # Whether requests that stopped at max_tokens unasked enter a cell's statistics.
@@ -464,6 +469,16 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="Set by replicates = K: which of the K windows this cell is.",
     )
+    search: NeedleSearch | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="needle_search: the input range bisected, its resolution and probe budget.",
+    )
+    agentic: Agentic | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="agentic: turns of each conversation and tokens of each tool result.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -475,6 +490,8 @@ class Cell(Spec):
                 "a closed loop needs at least one request per stream"
             )
         _check_shape(self)
+        check_search(self)
+        check_agentic(self)
         _check_arrival(self)
         return self
 
@@ -505,8 +522,14 @@ class Cell(Spec):
 
     @property
     def cold(self) -> bool:
-        """Whether the prefix cache must stay cold (session reuse is warm by design)."""
-        return self.kind is not WorkloadKind.SESSION_REUSE
+        """Whether the prefix cache must stay cold (a conversation's later turns find its
+        earlier ones cached: session reuse and agentic cells are warm by design)."""
+        return self.kind not in WARM_BY_DESIGN
+
+    @property
+    def peak_input_tokens(self) -> int:
+        """The largest nominal input of the cell: an agentic cell's last turn."""
+        return last_turn_tokens(self) or self.input_tokens
 
 
 def _check_shape(cell: Cell) -> None:
@@ -527,8 +550,16 @@ def _check_shape(cell: Cell) -> None:
         )
 
 
-# Kinds whose requests depend on each other's timing: their pattern is a closed loop.
-CLOSED_ONLY = frozenset({WorkloadKind.HEAD_OF_LINE, WorkloadKind.SESSION_REUSE})
+# Kinds whose requests depend on each other's timing or answers: a closed loop.
+CLOSED_ONLY = frozenset(
+    {
+        WorkloadKind.HEAD_OF_LINE,
+        WorkloadKind.SESSION_REUSE,
+        WorkloadKind.NEEDLE_SEARCH,
+        WorkloadKind.AGENTIC,
+    }
+)
+WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
 
 def _check_arrival(cell: Cell) -> None:
@@ -795,11 +826,16 @@ def _fits_context(matrix: Matrix) -> None:
         for cell in matrix.cells_for(arm):
             # a prefill probe asks for one token (workload/plan.py)
             output = 1 if cell.kind is WorkloadKind.PREFILL_PROBE else cell.sampling.max_tokens
-            if cell.input_tokens + output > limit:
+            if cell.peak_input_tokens + output > limit:
+                grown = (
+                    f" (grown to {cell.peak_input_tokens} by the last turn)"
+                    if cell.peak_input_tokens != cell.input_tokens
+                    else ""
+                )
                 raise ValueError(
-                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens} plus max_tokens = "
-                    f"{output} exceed arm {arm.name!r}'s recipe.max_model_len = {limit}, so the "
-                    "engine would refuse every request; lower input_tokens or "
+                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens}{grown} plus "
+                    f"max_tokens = {output} exceed arm {arm.name!r}'s recipe.max_model_len = "
+                    f"{limit}, so the engine would refuse every request; lower input_tokens or "
                     "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
                 )
 
@@ -810,6 +846,19 @@ def _rule_fits(matrix: Matrix, rule: Rule) -> None:
     # a replicated cell may be named by the id it was written under (its prompt_id)
     names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
     rule.check_against(names, [k.value for k in WorkloadKind])
+    for criterion in rule.criteria:
+        searches = [
+            cell.id
+            for cell in matrix.cells
+            if cell.kind is WorkloadKind.NEEDLE_SEARCH
+            and rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
+        ]
+        if searches:
+            raise ValueError(
+                f"rule criterion on {criterion.metric} judges the needle_search cell(s) "
+                f"{', '.join(searches)}, which have no latency samples; give the criterion "
+                "(or the rule) kinds = [...] or cells = [...] without them"
+            )
     for criterion in (c for c in rule.criteria if c.on_goodput):
         judged = [
             cell

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
 
@@ -21,6 +21,7 @@ from faceoff.errors import FaceoffError
 
 FENCE = "---"
 LIST_FIELDS = ("cells", "evidence")
+T = TypeVar("T", bound=Spec)
 
 
 class Ticket(Spec):
@@ -38,7 +39,8 @@ class Ticket(Spec):
     created_at: datetime = Field(description="When the ticket was written (UTC).")
 
 
-def render(ticket: Ticket, body: str) -> str:
+def render(ticket: Spec, body: str) -> str:
+    """Front matter of any ticket model (a cell cluster's, a drift's), then the body."""
     lines = [FENCE]
     for key, value in ticket.model_dump(mode="json").items():
         if key in LIST_FIELDS:
@@ -51,6 +53,11 @@ def render(ticket: Ticket, body: str) -> str:
 
 def parse(text: str, where: str) -> tuple[Ticket, str]:
     """The ticket and its Markdown body; a malformed file is an error naming it."""
+    return parse_as(Ticket, text, where)
+
+
+def parse_as(model: type[T], text: str, where: str) -> tuple[T, str]:
+    """A ticket of ``model`` and its Markdown body."""
     head, body = _split(text, where)
     fields: dict[str, Any] = {}
     current: str | None = None
@@ -62,7 +69,7 @@ def parse(text: str, where: str) -> tuple[Ticket, str]:
             key, _, value = line.partition(":")
             current = key.strip()
             fields[current] = json.loads(value) if value.strip() else []
-        return Ticket.model_validate(fields), body
+        return model.model_validate(fields), body
     except (json.JSONDecodeError, ValidationError) as exc:
         what = first_error(exc) if isinstance(exc, ValidationError) else str(exc)
         raise FaceoffError(

@@ -14,7 +14,11 @@ stream in the same order. Two kinds shape the layout:
 - session_reuse: requests come in sessions of two turns; a session's turns run
   back to back on one stream, so turn 2 follows turn 1 and finds its prefix cached;
   with ``session_order = "after_another"`` two sessions of a stream interleave (A1, B1,
-  A2, B2), so each turn 2 returns to its session after another session's turn 1.
+  A2, B2), so each turn 2 returns to its session after another session's turn 1;
+- agentic: conversations of ``agentic.turns`` requests, one after another on stream 0
+  (C1), each turn's role naming its turn (turn_1 … turn_8);
+- needle_search: no request is planned; the client decides each probe's length from
+  the answer before it (``workload.needle_search``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 
 from faceoff.errors import FaceoffError
 from matrix.model import Cell, WorkloadKind
-from workload.outcome import Phase, RequestRole
+from workload.outcome import Phase, RequestRole, turn_role
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,10 @@ def layout(
         return warmups + _head_of_line(cell, scored_phase, short_input_tokens, hol_delay_ms)
     if cell.kind is WorkloadKind.SESSION_REUSE:
         return warmups + _sessions(cell, scored_phase)
+    if cell.kind is WorkloadKind.AGENTIC:
+        return warmups + _conversations(cell, scored_phase)
+    if cell.kind is WorkloadKind.NEEDLE_SEARCH:
+        return warmups
     return warmups + _round_robin(cell, scored_phase, cell.scored_requests, cell.concurrency)
 
 
@@ -101,3 +109,12 @@ def _sessions(cell: Cell, phase: Phase) -> list[Slot]:
             order = 4 * (round_ // 2) + 2 * turn + round_ % 2
         slots.append(Slot(phase, i, stream, order, 0, role, cell.input_tokens))
     return slots
+
+
+def _conversations(cell: Cell, phase: Phase) -> list[Slot]:
+    # matrix.Cell guarantees C1 and whole conversations for this kind.
+    turns = cell.agentic.turns if cell.agentic else 1
+    return [
+        Slot(phase, i, 0, i, 0, turn_role(i % turns + 1), cell.input_tokens)
+        for i in range(cell.requests)
+    ]

@@ -8,6 +8,8 @@ Format history of ``schema_version``:
       now ``queued_ns``); ``schedule_delay_ns`` = send − due. Lines of version 1 still
       read (both new fields None). Later in 2, an open-loop request's line carries its
       ``step`` and ``rate_rps`` (absent from closed-loop lines and from lines written before).
+      Later in 2, ``phase`` may be ``probe`` (a needle search's probe) and ``role``
+      ``turn_3`` … ``turn_8`` (an agentic conversation's later turns).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Phase(StrEnum):
     WARMUP = "warmup"  # journaled, never scored
     SCORED = "scored"
     DIAGNOSTIC = "diagnostic"  # journaled, never scored
+    PROBE = "probe"  # a needle search's probe: judged by what it recalled, never a sample
 
 
 class Status(StrEnum):
@@ -41,8 +44,25 @@ class RequestRole(StrEnum):
     SINGLE = "single"  # an independent request
     LONG_PREFILL = "long_prefill"  # head_of_line: the long cold prefill in front
     SHORT = "short"  # head_of_line: a short request behind it
-    TURN_1 = "turn_1"  # session_reuse: opens the session
-    TURN_2 = "turn_2"  # session_reuse: repeats turn 1's prefix
+    TURN_1 = "turn_1"  # session_reuse, agentic: opens the conversation
+    TURN_2 = "turn_2"  # session_reuse: repeats turn 1's prefix; agentic: after a tool result
+    TURN_3 = "turn_3"  # agentic: the context grown by one more tool result, and so on
+    TURN_4 = "turn_4"
+    TURN_5 = "turn_5"
+    TURN_6 = "turn_6"
+    TURN_7 = "turn_7"
+    TURN_8 = "turn_8"
+
+
+def turn_role(turn: int) -> RequestRole:
+    """The role of a conversation's ``turn``-th request (from 1)."""
+    return RequestRole(f"turn_{turn}")
+
+
+def turn_of(role: RequestRole) -> int | None:
+    """Which turn of its conversation a request is; None for a role outside one."""
+    head, _, number = role.value.partition("_")
+    return int(number) if head == "turn" else None
 
 
 class Usage(Spec):

@@ -13,13 +13,18 @@ Format history of ``schema_version``:
       (left out of a closed-loop plan, whose bytes and hash are unchanged); later in 1
       too, a request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the
       cell declares it a variant (matrix/variants.py), with the shape unchanged; later in
-      1, ``shared_prefix_tokens`` (None in plans written before it).
+      1, ``shared_prefix_tokens`` (None in plans written before it); later in 1, an
+      agentic cell's requests have system, user and assistant messages and roles turn_1 …
+      turn_8, and a needle_search cell's plan has no requests (its client plans each probe;
+      its ``shared_prefix_tokens`` is measured on two short probes).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import Field
@@ -29,14 +34,16 @@ from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
 from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
 from matrix.slo import Slo
+from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
-from workload.outcome import Phase, RequestRole
-from workload.prompts import PromptKey, compose, follow_up
+from workload.outcome import Phase, RequestRole, turn_of
+from workload.prompts import Prompt, PromptKey, compose, follow_up
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
 
+PREFIX_PROBE_WORDS = 32  # a short document: only the prompts' common start matters
 RETOKENIZE_IN_FLIGHT = 4  # /tokenize calls a retokenize keeps open at once
 
 
@@ -233,7 +240,9 @@ async def build_plan(
         options=options,
         requests=requests,
         load=load,
-        shared_prefix_tokens=planner.shared_prefix(),
+        shared_prefix_tokens=(
+            await planner.probe_prefix() if cell.search is not None else planner.shared_prefix()
+        ),
     )
 
 
@@ -289,7 +298,8 @@ async def retokenize(
         update={
             "model": model,
             "tokenizer_fingerprint": fingerprinted,
-            "max_model_len": counts[-1].max_model_len,
+            # a plan without requests (a needle search's) keeps its own
+            "max_model_len": counts[-1].max_model_len if counts else plan.max_model_len,
             "requests": [
                 _rehashed(r, tokens, model) for r, tokens in zip(texts, counts, strict=True)
             ],
@@ -321,7 +331,10 @@ class _Planner:
 
     async def plan(self, slot: Slot) -> PlannedRequest:
         key = PromptKey(self.seed, self.namespace, self.cell.prompt_id, slot.phase, slot.index)
-        if slot.role is RequestRole.TURN_2:
+        agentic = self.cell.agentic if self.cell.kind is WorkloadKind.AGENTIC else None
+        if agentic is not None and (turn_of(slot.role) or 1) > 1:
+            fit, target = await self._tool_turn(slot, key, agentic.tool_result_tokens)
+        elif slot.role is RequestRole.TURN_2:
             fit, target = await self._follow_up(slot, key)
         else:
             fit, target = await self._fit(slot, key), slot.target_tokens
@@ -331,13 +344,37 @@ class _Planner:
 
     async def _fit(self, slot: Slot, key: PromptKey) -> Fit:
         return await fit_filler(
-            lambda n: compose(self.cell, key, slot.role, n),
+            self._composer(slot, key),
             slot.target_tokens,
             self.tokenizer,
             template_kwargs=self.template_kwargs,
             rate=self.rates.setdefault((self.cell.kind.value, slot.role), Rate()),
             where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
         )
+
+    def _composer(self, slot: Slot, key: PromptKey) -> Callable[[int], Prompt]:
+        if self.cell.kind is WorkloadKind.AGENTIC:  # its warmups open conversations too
+            return lambda n: opening(key, n)
+        return lambda n: compose(self.cell, key, slot.role, n)
+
+    async def _tool_turn(self, slot: Slot, key: PromptKey, result_tokens: int) -> tuple[Fit, int]:
+        """An agentic turn after the first: the previous turn's context, a tool call and a
+        tool result searched to ``result_tokens``; its target is what that adds up to."""
+        previous = self.fits[(slot.phase, slot.index - 1)].prompt
+        build = partial(tool_turn, previous, key)
+        bare = await self.tokenizer.tokenize(build(0).messages, self.template_kwargs)
+        target = bare.count + result_tokens
+        rate = self.rates.setdefault((self.cell.kind.value, slot.role), Rate())
+        rate.scaffold_tokens = bare.count  # the context so far is this turn's scaffold
+        fit = await fit_filler(
+            build,
+            target,
+            self.tokenizer,
+            template_kwargs=self.template_kwargs,
+            rate=rate,
+            where=f"cell {self.cell.id} {slot.phase.value} request {slot.index}",
+        )
+        return fit, target
 
     async def _follow_up(self, slot: Slot, key: PromptKey) -> tuple[Fit, int]:
         """Turn 2 and its target: turn 1's target plus what the second turn adds."""
@@ -349,6 +386,20 @@ class _Planner:
 
     def shared_prefix(self) -> int | None:
         return _shared([fit.tokens.tokens for fit in self.fits.values()])
+
+    async def probe_prefix(self) -> int | None:
+        """What any two probes of a needle search share on this lane (its client plans
+        them; they share the chat template's preamble and the nonce's '['), measured on
+        two short probes keyed as the client keys them."""
+        needle = self.cell.model_copy(update={"kind": WorkloadKind.NEEDLE, "search": None})
+        vectors = []
+        for probe in (0, 1):
+            namespace = f"{self.namespace}:probe-{probe}"
+            key = PromptKey(self.seed, namespace, self.cell.prompt_id, Phase.PROBE, 0)
+            prompt = compose(needle, key, RequestRole.SINGLE, PREFIX_PROBE_WORDS)
+            tokens = await self.tokenizer.tokenize(prompt.messages, self.template_kwargs)
+            vectors.append(tokens.tokens)
+        return _shared(vectors)
 
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len

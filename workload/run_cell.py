@@ -13,7 +13,8 @@ client shows).
 
 Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
 the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
-request has exactly one journal line.
+request has exactly one journal line. A needle_search plan has no planned request:
+the client runs the search (``workload.needle_search``) and journals each probe.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 from faceoff.errors import FaceoffError
 from workload.client import RunContext
 from workload.journal import JournalWriter
+from workload.needle_search import SearchRunner
 from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
 from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
@@ -105,7 +107,17 @@ def signal_reason(signum: int) -> str:
     return f"{signal.Signals(signum).name} received"
 
 
-async def run(runner: CellRunner, journal: JournalWriter, deadline_s: float) -> RunReport:
+def runner_for(plan: RequestPlan, args: argparse.Namespace) -> CellRunner | SearchRunner:
+    """The plan's requests, or for a needle search the probes its answers lead to."""
+    context = context_for(plan, args)
+    if plan.cell.search is not None:
+        return SearchRunner(plan, args.base_url, context, time.perf_counter_ns)
+    return CellRunner(plan, args.base_url, context, time.perf_counter_ns)
+
+
+async def run(
+    runner: CellRunner | SearchRunner, journal: JournalWriter, deadline_s: float
+) -> RunReport:
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, runner.stop.stop, signal_reason(signum))
@@ -166,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
     try:
         plan = RequestPlan.read(args.plan)
-        runner = CellRunner(plan, args.base_url, context_for(plan, args), time.perf_counter_ns)
+        runner = runner_for(plan, args)
     except FaceoffError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -98,6 +98,7 @@ class CellRunner:
         self.report = RunReport()
         self.stop = Stop()
         self.journal: JournalWriter | None = None
+        self.last: RequestOutcome | None = None  # the latest line journaled
 
     async def run(self, journal: JournalWriter, cell_deadline_s: float) -> RunReport:
         """Send every planned request, unless stopped; journal one line per request."""
@@ -228,6 +229,7 @@ class CellRunner:
         assert self.journal is not None, "run() sets the journal"
         self.journal.submit(outcome)
         self.report.statuses[outcome.status.value] += 1
+        self.last = outcome
         return outcome
 
 

@@ -103,6 +103,15 @@ def recall(requests: list[RequestOutcome]) -> float | None:
     return sum(bool(o.marker_found) for o in requests) / len(requests)
 
 
+def verified_length(bundle: Path, cell: str, arm: str) -> int | None:
+    """The longest probe input the lane counted whose marker came back verbatim."""
+    attempts = sorted((bundle / "cells" / cell / arm).glob("attempt-*"))
+    lines = read_journal(attempts[-1] / "journal.jsonl").outcomes
+    assert lines and all(o.phase is Phase.PROBE for o in lines)
+    found = [o.input_tokens for o in lines if o.status is Status.OK and o.marker_found]
+    return max(found, default=None)
+
+
 def long_prefill(requests: list[RequestOutcome]) -> RequestOutcome:
     long = next(o for o in requests if o.role.value == "long_prefill")
     assert long.send_ns is not None and long.first_output_ns is not None
@@ -138,7 +147,12 @@ EXPECTED: dict[str, tuple[str, Callable[[list[RequestOutcome]], float | None], s
     "aggregate_prefill": ("prefill-probe-16384-c3", aggregate_prefill, "tok/s"),
     "decode": ("decode-structured-2048-c1", median_of(decode), "tok/s"),
     "needle_recall": ("needle-16384-c1", recall, "share"),
+    **{
+        f"agentic_turn{k}_ttft": ("agentic-4096-c1", median_of(ttft, f"turn_{k}"), "s")
+        for k in range(1, 5)
+    },
 }
+SEARCH = "needle-search-131072-c1"
 
 
 def written(unit: str, value: float | None) -> str:
@@ -146,6 +160,8 @@ def written(unit: str, value: float | None) -> str:
         return fmt.seconds(value)
     if unit == "share":
         return fmt.percent(value)
+    if unit == "tokens":
+        return f"{fmt.count(value)} tokens"
     return f"{fmt.rate(value)} tok/s"
 
 
@@ -157,12 +173,12 @@ def test_every_probe_cell_answers_its_question_on_the_card(
     assert result.restored, result.closure.sentence
     audit = audit_bundle(result.bundle)  # every answer, band and posture recomputes
     assert audit.ok, audit.findings
-    assert result.closure.sentence.startswith("complete: 16 accepted"), result.closure.sentence
+    assert result.closure.sentence.startswith("complete: 20 accepted"), result.closure.sentence
     comparison = json.loads((result.bundle / "comparison.json").read_text())
     section = result.card.split("## What each probe answers", 1)[1].split("\n## ", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("- ")]
     asked = {a["question"] for cell in comparison["cells"] for a in cell["answers"]}
-    assert set(EXPECTED) | {"prefix_hit_ratio"} <= asked
+    assert set(EXPECTED) | {"prefix_hit_ratio", "needle_search"} <= asked
     for question, (cell, figure, unit) in EXPECTED.items():
         inc = figure(scored(result.bundle, cell, INCUMBENT))
         cand = figure(scored(result.bundle, cell, CANDIDATE))
@@ -171,6 +187,15 @@ def test_every_probe_cell_answers_its_question_on_the_card(
         assert f"{INCUMBENT} {written(unit, inc)}, {CANDIDATE} {written(unit, cand)}" in line
         if inc and cand is not None:
             assert f"ratio {cand / inc:.2f}×" in line, line
+    # The needle search: each arm's longest verified length, one line (the candidate's
+    # profile recalls up to 98,276 tokens, the incumbent's beyond the search's high end).
+    inc, cand = (verified_length(result.bundle, SEARCH, a) for a in (INCUMBENT, CANDIDATE))
+    assert inc is not None and cand is not None and cand <= 98_276 < inc, (inc, cand)
+    searched = _line(lines, SEARCH, "longest verified needle retrieval")
+    assert (
+        f"{INCUMBENT} {written('tokens', inc)}, {CANDIDATE} {written('tokens', cand)}; "
+        f"ratio {cand / inc:.2f}×" in searched
+    ), searched
     # Over requests, the ratio carries its interval; a cell's one figure says it has none.
     returning = _line(lines, "session-return-16384-c1", "returning after another session")
     inc, cand = (median_of(ttft, "turn_2")(scored(result.bundle, "session-return-16384-c1", a))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,10 +22,12 @@ from workload.tokenizer import shared_prefix
         ("head_of_line", {"concurrency": 3, "requests": 5}, 2),
         ("session_reuse", {"concurrency": 2, "requests": 4}, 3),  # odd: no whole session
         ("needle", {"concurrency": 1, "requests": 2}, 1),
+        ("agentic", {"requests": 4, "agentic": {"turns": 2, "tool_result_tokens": 64}}, 2),
+        ("needle_search", {"search": {"low": 200, "high": 400, "step": 50, "budget": 4}}, 1),
     ],
 )
 def test_warmups_of_a_probe_cell_plan_as_independent_requests_on_one_stream(
-    sim: SimServer, tmp_path: Path, kind: str, shape: dict[str, int], warmups: int
+    sim: SimServer, tmp_path: Path, kind: str, shape: dict[str, Any], warmups: int
 ) -> None:
     probe = cell(id=f"{kind}-400", kind=kind, **shape)
     plan = plan_warmups(
@@ -37,9 +40,12 @@ def test_warmups_of_a_probe_cell_plan_as_independent_requests_on_one_stream(
     assert [(r.phase, r.stream, r.role) for r in plan.requests] == [
         (Phase.WARMUP, 0, RequestRole.SINGLE)
     ] * warmups
-    assert {r.target_input_tokens for r in plan.requests} == {probe.input_tokens}
-    # The needle keeps its kind: its warmups carry a marker like its scored requests.
-    assert all((r.marker is not None) == (kind == "needle") for r in plan.requests)
+    # A needle search warms up at its low end, the length it expects to recall.
+    target = probe.search.low if probe.search else probe.input_tokens
+    assert {r.target_input_tokens for r in plan.requests} == {target}
+    # A needle keeps its kind: its warmups carry a marker like its scored requests (probes).
+    needles = ("needle", "needle_search")
+    assert all((r.marker is not None) == (kind in needles) for r in plan.requests)
 
 
 def test_a_plan_records_the_prefix_every_prompt_shares_on_the_lane(

@@ -63,6 +63,8 @@ CONTRACT: Mapping[str, Rule] = {
             "evidence.host": ("psutil", "pynvml"),  # collects the host facts of MANIFEST.json
             "evidence.plots": ("matplotlib",),  # rendering
             "evidence.report": ("matplotlib",),  # rendering, through evidence.plots
+            "evidence.trend_plots": ("matplotlib",),  # history.html's plots
+            "evidence.history_page": ("matplotlib",),  # rendering, through evidence.trend_plots
         },
     ),
     "flows": Rule(EVERY_LAYER),  # the orchestrator: everything but the simulator

@@ -11,17 +11,26 @@ from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
 from matrix.model import Cell, WorkloadKind
+from workload.agentic import opening
 from workload.layout import layout
 from workload.outcome import Phase, RequestRole
 from workload.prompts import PromptKey, compose, follow_up
 from workload.text import prose, records, split_at_depth
 
+# What the kinds with a declared shape need besides the common fields.
+SHAPES: dict[WorkloadKind, dict[str, Any]] = {
+    WorkloadKind.CONTROLLED: {"output_words": 128},
+    WorkloadKind.NEEDLE_SEARCH: {
+        "concurrency": 1,
+        "search": {"low": 500, "high": 2000, "step": 100, "budget": 4},
+    },
+    WorkloadKind.AGENTIC: {"concurrency": 1, "agentic": {"turns": 2, "tool_result_tokens": 100}},
+}
+
 
 def cell(kind: WorkloadKind = WorkloadKind.NATURAL, **fields: Any) -> Cell:
     base: dict[str, Any] = {"id": "c", "kind": kind, "input_tokens": 2000}
-    base |= {"concurrency": 2, "requests": 4}
-    if kind is WorkloadKind.CONTROLLED:
-        base["output_words"] = 128
+    base |= {"concurrency": 2, "requests": 4} | SHAPES.get(kind, {})
     return Cell(**(base | fields))
 
 
@@ -31,6 +40,8 @@ def key(index: int = 0, phase: Phase = Phase.SCORED, **fields: Any) -> PromptKey
 
 
 def user_text(kind: WorkloadKind, role: RequestRole = RequestRole.SINGLE) -> str:
+    if kind is WorkloadKind.AGENTIC:  # its own text: a system prompt with a tool, a task
+        return opening(key(), 300).messages[-1]["content"]
     return compose(cell(kind), key(), role, 300).messages[-1]["content"]
 
 

@@ -1,0 +1,144 @@
+"""What the history remembers of each bundle: its audit outcome and its night, valid only
+while the bundle stays as it was.
+
+An audit recomputes every summary, verdict and view of a bundle: far too slow to repeat
+for a year of nights on every ``faceoff history``. So each bundle's outcome is kept in
+``<workdir>/.history/cache.json`` under the bundle's *state*: the sha256 of the faceoff
+version, the signing key's fingerprint (an audit with the key checks signatures), the
+bytes of ``SHA256SUMS``, and the path, size and modification time of every file in the
+bundle. A recorded review or a rebuild rewrites ``SHA256SUMS``; an edit, an added or a
+deleted file changes a size, a time or the list, so the state changes, the entry is
+stale and the bundle is audited again. Keying by the ``SHA256SUMS`` hash alone would
+not do: a file edited after the seal leaves ``SHA256SUMS`` as it was and would keep a
+passing outcome. What the state cannot see is an edit that restores the file's size and
+modification time by hand; ``faceoff audit`` itself is the check for that.
+
+The cache is rebuilt from the bundles at any time: a missing, unreadable or older cache
+file is an empty one.
+
+Format history of ``HistoryCache.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from evidence.layout import SUMS_FILE
+from evidence.night import Night
+from faceoff import __version__
+from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
+from faceoff.files import write_text_atomic
+
+CACHE_FILE = Path(".history") / "cache.json"
+KEY_LABEL = b"faceoff audit cache"
+
+
+class AuditOutcome(Spec):
+    ok: bool = Field(description="The audit found nothing.")
+    failed: list[str] = Field(description="What the failed checks verify, in the audit's order.")
+    first: str | None = Field(description="The first finding (file: field: problem), if any.")
+
+
+class CacheEntry(Spec):
+    state: str = Field(description="sha256 of the bundle's state when this was recorded.")
+    audit: AuditOutcome | None = Field(description="The audit's outcome on that state.")
+    night: Night | None = Field(description="The night read from the bundle; None if unreadable.")
+    host: str | None = Field(
+        default=None, description="The bundle's host (MANIFEST.json), also when its night is not."
+    )
+    problem: str | None = Field(description="Why the night could not be read, when it could not.")
+
+
+class HistoryCache(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="History cache format version.")
+    entries: dict[str, CacheEntry] = Field(description="Bundle folder (absolute) -> its entry.")
+
+
+Auditor = Callable[[Path], AuditOutcome]
+
+
+def key_fingerprint(key: bytes | None) -> str:
+    """Tells keys apart without writing anything the key could be recovered from."""
+    return hmac.new(key, KEY_LABEL, hashlib.sha256).hexdigest()[:16] if key else "unsigned"
+
+
+def bundle_state(bundle: Path, key: bytes | None) -> str:
+    digest = hashlib.sha256(f"{__version__}\n{key_fingerprint(key)}\n".encode())
+    sums = Path(bundle) / SUMS_FILE
+    digest.update(hashlib.sha256(sums.read_bytes()).digest() if sums.is_file() else b"-")
+    root = str(bundle)
+    for path, size, mtime_ns in sorted(_files(root)):
+        rel = path[len(root) + 1 :]
+        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _files(folder: str) -> Iterator[tuple[str, int, int]]:
+    """(path, size, modification time) of every file under the folder; plain os entries,
+    not Path objects: a year of bundles is thousands of them."""
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            yield from _files(entry.path)
+        else:
+            stat = entry.stat(follow_symlinks=False)
+            yield entry.path, stat.st_size, stat.st_mtime_ns
+
+
+def load_cache(path: Path) -> HistoryCache:
+    try:
+        return HistoryCache.read(path)
+    except (FaceoffError, ValidationError, OSError):  # rebuilt from the bundles
+        return HistoryCache(entries={})
+
+
+def save_cache(path: Path, cache: HistoryCache) -> None:
+    """Compact JSON: a year of nights from several hosts is read on every run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, cache.model_dump_json() + "\n", replace=True)
+
+
+def refresh(
+    bundle: Path, cached: CacheEntry | None, *, state: str, auditor: Auditor, fallback: date
+) -> CacheEntry:
+    """The bundle's entry for its current state: the cached one while the state holds,
+    else audited and read again (the audit outcome alone is kept where only it was
+    recorded)."""
+    current = cached if cached is not None and cached.state == state else None
+    if current is not None and current.audit is not None and (current.night or current.problem):
+        return current
+    audit = current.audit if current is not None and current.audit else auditor(bundle)
+    from evidence.night_read import read_night  # noqa: PLC0415  (a cache hit reads no comparison)
+
+    try:
+        night = read_night(bundle, fallback)
+        return CacheEntry(state=state, audit=audit, night=night, problem=None, host=night.host)
+    except FaceoffError as exc:
+        return CacheEntry(
+            state=state, audit=audit, night=None, problem=exc.message, host=_host(bundle)
+        )
+
+
+def _host(bundle: Path) -> str | None:
+    from evidence.night_read import read_host  # noqa: PLC0415  (as in refresh)
+
+    try:
+        return read_host(bundle)
+    except FaceoffError:
+        return None
+
+
+def audit_entry(bundle: Path, outcome: AuditOutcome, key: bytes | None) -> tuple[str, CacheEntry]:
+    """The cache entry recording ``outcome`` for the bundle as it is now (a nightly run's
+    own audit, or a generated night's planted one), under the bundle's key in the cache."""
+    entry = CacheEntry(state=bundle_state(bundle, key), audit=outcome, night=None, problem=None)
+    return str(Path(bundle).resolve()), entry

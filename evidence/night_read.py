@@ -1,0 +1,169 @@
+"""Reading a night from a bundle: ``comparison.json`` and ``MANIFEST.json`` (the I/O edge
+and its pure part, ``night_of``). Apart from the ``Night`` model so that a history
+answered from its cache never loads the comparison's models.
+
+An arm's percentile interval: ``comparison.json`` holds block-bootstrap intervals of the
+candidate/incumbent ratio, not of one arm's percentile. Where a cell's pair is
+comparable, each arm's share of the ratio's uncertainty is taken as half its variance
+on the log scale (the two arms ran the same plan, with the same requests and blocks,
+on one host): the arm's interval is its percentile times the ratio interval's lower and
+upper factors (low/ratio, high/ratio) to the power 1/√2. p50 intervals come from the
+cell's p50 ratios, p95 intervals from its ``tail_ratios`` where a rule asked for them;
+an arm without a comparable pair has no interval that night.
+
+A year of nights spans several formats of ``comparison.json``: a night is read through
+``NightSource``, the few fields a night needs, which every format since the first
+holds (``tail_ratios`` since 6), so a format change does not drop the nights before it
+from the trends.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evidence.bundle_manifest import Manifest
+from evidence.cells import RATIO_METRICS
+from evidence.layout import COMPARISON_FILE, MANIFEST_FILE
+from evidence.night import Interval, Night, NightMetric, Role
+from faceoff.errors import FaceoffError
+
+if TYPE_CHECKING:
+    from evidence.comparison import Comparison
+
+
+class _Part(BaseModel):
+    """Only the fields a night reads; whatever else a format holds is passed over."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class SourceStats(_Part):
+    n: int
+    p50: float | None
+    p95: float | None
+
+
+class SourceArmCell(_Part):
+    arm: str
+    disposition: str
+    metrics: dict[str, SourceStats]
+
+
+class SourceRatio(_Part):
+    metric: str
+    candidate: str
+    ratio: float
+    low: float
+    high: float
+
+
+class SourceCell(_Part):
+    id: str
+    arms: list[SourceArmCell]
+    ratios: list[SourceRatio]
+    tail_ratios: list[SourceRatio] = []
+
+
+class SourceArm(_Part):
+    name: str
+    role: Role
+
+
+class SourceCoverage(_Part):
+    status: str
+
+
+class NightSource(_Part):
+    """What a night needs of a ``comparison.json`` of any format."""
+
+    schema_version: int
+    campaign: str
+    observed_from: datetime | None
+    coverage: SourceCoverage
+    arms: list[SourceArm]
+    cells: list[SourceCell]
+
+    @classmethod
+    def of(cls, comparison: Comparison) -> NightSource:
+        return cls.model_validate(comparison.model_dump(mode="json"))
+
+
+ARM_SHARE = 1 / math.sqrt(2)  # one arm's part of the ratio's log-scale spread
+
+
+def read_night(bundle: Path, fallback: date) -> Night:
+    """The night of a bundle folder (I/O edge); ``fallback`` dates a campaign that never
+    observed anything."""
+    host = read_host(bundle)
+    return night_of(read_source(Path(bundle) / COMPARISON_FILE), host=host, fallback=fallback)
+
+
+def read_source(path: Path) -> NightSource:
+    """The night's fields of a ``comparison.json`` of any format."""
+    try:
+        return NightSource.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, ValidationError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else None
+        why = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
+        raise FaceoffError(f"{path}: not a readable comparison ({why})") from exc
+
+
+def read_host(bundle: Path) -> str:
+    """The host a bundle was written on: the ledger does not record it."""
+    return Manifest.read(Path(bundle) / MANIFEST_FILE).host.hostname
+
+
+def night_of(comparison: NightSource, *, host: str, fallback: date) -> Night:
+    roles = {arm.name: arm.role for arm in comparison.arms}
+    started = comparison.observed_from
+    return Night(
+        campaign=comparison.campaign,
+        host=host,
+        night=started.date() if started else fallback,
+        coverage=comparison.coverage.status,
+        metrics=[m for cell in comparison.cells for m in _cell_metrics(cell, roles)],
+    )
+
+
+def _cell_metrics(cell: SourceCell, roles: dict[str, Role]) -> list[NightMetric]:
+    found = []
+    for entry in cell.arms:
+        if entry.disposition == "accepted":
+            found += [_metric(cell, entry, roles[entry.arm], metric) for metric in RATIO_METRICS]
+    return [m for m in found if m is not None]
+
+
+def _metric(cell: SourceCell, entry: SourceArmCell, role: Role, metric: str) -> NightMetric | None:
+    stats = entry.metrics.get(metric)
+    if stats is None or stats.p50 is None or stats.p95 is None:
+        return None
+    return NightMetric(
+        cell=cell.id,
+        arm=entry.arm,
+        role=role,
+        metric=metric,
+        n=stats.n,
+        p50=stats.p50,
+        p95=stats.p95,
+        p50_interval=_interval(stats.p50, _ratio(cell.ratios, metric, entry.arm, role)),
+        p95_interval=_interval(stats.p95, _ratio(cell.tail_ratios, metric, entry.arm, role)),
+    )
+
+
+def _ratio(ratios: list[SourceRatio], metric: str, arm: str, role: Role) -> SourceRatio | None:
+    """A candidate's own pair's ratio; for the incumbent, its first candidate's."""
+    mine = [r for r in ratios if r.metric == metric and (role == "incumbent" or r.candidate == arm)]
+    return mine[0] if mine else None
+
+
+def _interval(value: float, ratio: SourceRatio | None) -> Interval | None:
+    if ratio is None or ratio.ratio <= 0 or ratio.low <= 0:
+        return None
+    low, high = (ratio.low / ratio.ratio) ** ARM_SHARE, (ratio.high / ratio.ratio) ** ARM_SHARE
+    return Interval(low=value * low, high=value * high)

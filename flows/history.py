@@ -1,0 +1,191 @@
+"""``faceoff history``: the ledger's closed campaigns, each bundle's audit and night from
+the history cache (audited and read again only where the bundle changed), the series and
+their drift, the drift tickets, and the views: a table, ``--json``, ``--html``.
+
+It imports only what a cached history needs: the audit, the comparison's models and the
+page's plots load when a bundle changed or ``--html`` asks for the page."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy import Engine
+
+from evidence.drift_tickets import drift_tickets
+from evidence.history import HistoryReport, Source, build_history
+from evidence.history_cache import (
+    CACHE_FILE,
+    Auditor,
+    AuditOutcome,
+    HistoryCache,
+    bundle_state,
+    load_cache,
+    refresh,
+    save_cache,
+)
+from faceoff.errors import FaceoffError
+from faceoff.files import write_text_atomic
+from faceoff.ports import Clock
+from faceoff.signing import signing_key
+from flows.ledger_open import existing_ledger, required_ledger
+from flows.output_file import fresh_file
+from ledger.db import session_scope
+from ledger.history import closed_campaigns
+from tickets.drift import DriftTicket, write_drift_tickets
+
+
+def real_auditor(key: bytes | None) -> Auditor:
+    def audit(bundle: Path) -> AuditOutcome:
+        from evidence.audit import audit_bundle  # noqa: PLC0415  (only on a cache miss)
+
+        report = audit_bundle(bundle, key=key)
+        failed = list(dict.fromkeys(f.check for f in report.findings))
+        first = report.findings[0].line if report.findings else None
+        return AuditOutcome(ok=report.ok, failed=failed, first=first)
+
+    return audit
+
+
+def history(
+    workdir: Path,
+    db: str | None,
+    *,
+    arm: str | None,
+    cell: str | None,
+    since: str | None,
+    as_json: bool,
+    html: Path | None,
+) -> None:
+    since_date = parse_since(since)
+    if html is not None:
+        fresh_file(html)
+    engine = required_ledger(existing_ledger(db, workdir), db, workdir)
+    key = signing_key(os.environ)
+    found = sources(engine, workdir, since=since_date, key=key, auditor=real_auditor(key))
+    report = build(found, arm=arm, cell=cell, since=since_date)
+    tickets = tickets_for(report, found, workdir, lambda: datetime.now(UTC))
+    if html is not None:
+        write_page(report, html, tickets)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    out = Console(highlight=False)
+    for line in night_lines(report):
+        out.print(line)
+    out.print(history_table(report))
+    for _, path in tickets:
+        out.print(f"drift ticket: {path}")
+    if html is not None:
+        out.print(f"page: {html}")
+
+
+def write_page(
+    report: HistoryReport, html: Path, tickets: Sequence[tuple[DriftTicket, Path]]
+) -> None:
+    from evidence.history_page import render_history  # noqa: PLC0415  (matplotlib)
+
+    keyed = {(t.host, t.arm, t.cell, t.metric, t.night): path for t, path in tickets}
+    write_text_atomic(html, render_history(report, page=html, tickets=keyed), replace=True)
+
+
+def parse_since(text: str | None) -> date | None:
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise FaceoffError(
+            f"{text!r} is not a date", where="--since", fix="pass it as YYYY-MM-DD"
+        ) from None
+
+
+def sources(
+    engine: Engine, workdir: Path, *, since: date | None, key: bytes | None, auditor: Auditor
+) -> list[Source]:
+    """Every closed campaign with its bundle's entry, refreshed where the bundle changed;
+    the cache is saved when anything was."""
+    cache = load_cache(workdir / CACHE_FILE)
+    entries = dict(cache.entries)
+    with session_scope(engine) as session:
+        rows = [
+            (r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(session, since)
+        ]
+    found, changed = [], False
+    for name, started, bundle in rows:
+        if not bundle.is_dir():
+            found.append(Source(name, started, str(bundle), None))
+            continue
+        folder = str(bundle.resolve())
+        state = bundle_state(bundle, key)
+        entry = refresh(
+            bundle, entries.get(folder), state=state, auditor=auditor, fallback=started.date()
+        )
+        changed |= entry is not entries.get(folder)
+        entries[folder] = entry
+        found.append(Source(name, started, str(bundle), entry))
+    if changed:
+        save_cache(workdir / CACHE_FILE, HistoryCache(entries=entries))
+    return found
+
+
+def check_filters(found: Sequence[Source], arm: str | None, cell: str | None) -> None:
+    """An --arm or --cell no night has is a typo, not an empty history."""
+    metrics = [m for s in found if s.entry and s.entry.night for m in s.entry.night.metrics]
+    for flag, wanted, known in (
+        ("--arm", arm, {m.arm for m in metrics}),
+        ("--cell", cell, {m.cell for m in metrics}),
+    ):
+        if wanted is not None and wanted not in known:
+            raise FaceoffError(
+                f"no night has {wanted!r} (known: {', '.join(sorted(known)) or 'none'})",
+                where=flag,
+                fix=f"pass one of the known names, or drop {flag}",
+            )
+
+
+def tickets_for(
+    report: HistoryReport, found: Sequence[Source], workdir: Path, now: Clock
+) -> list[tuple[DriftTicket, Path]]:
+    bundles = {s.campaign: s.bundle for s in found}
+    made = drift_tickets(report, bundles=bundles, now=now)
+    return list(zip(made, write_drift_tickets(workdir, made), strict=True))
+
+
+def build(
+    found: Sequence[Source], *, arm: str | None, cell: str | None, since: date | None
+) -> HistoryReport:
+    check_filters(found, arm, cell)
+    return build_history(found, arm=arm, cell=cell, since=since)
+
+
+def history_table(report: HistoryReport) -> Table:
+    table = Table(
+        title="history: incumbent and candidate nightly p50 per host", title_justify="left"
+    )
+    for column in ("arm", "cell", "host", "metric", "nights", "last p50 [interval]", "drift"):
+        table.add_column(column)
+    for s in report.series:
+        low, high = s.p50_low[-1], s.p50_high[-1]
+        interval = f" [{low:.4g}, {high:.4g}]" if low is not None and high is not None else ""
+        shown = f"{s.p50[-1]:.4g}{interval}"
+        drift = "; ".join(f"{d.night:%Y-%m-%d} {d.relative:+.1%}" for d in s.drift)
+        table.add_row(s.arm, s.cell, s.host, s.metric, str(len(s.p50)), shown, drift or "—")
+    return table
+
+
+def night_lines(report: HistoryReport) -> list[str]:
+    hosts = {n.host for n in report.nights if n.host}
+    used = sum(n.in_trends for n in report.nights)
+    lines = [f"{len(report.nights)} closed campaigns from {len(hosts)} hosts, {used} in the trends"]
+    lines += [
+        f"left out: {n.campaign} ({n.night:%Y-%m-%d}): {n.problem}"
+        for n in report.nights
+        if not n.in_trends
+    ]
+    return lines
