@@ -49,7 +49,7 @@ from lanes.deadlines import worst_case
 from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
 from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
-from ledger.db import DB_URL_ENV, resolve_url, session_scope
+from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
 from ledger.hosts import this_host
 from ledger.tables import CampaignRow
 from matrix.aa import aa_line, aa_twin
