@@ -28,15 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import psycopg
-
 from benchmarks.history_year import Year, write_year
+from tests.scratch_db import scratch_database
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 1.0
@@ -81,18 +77,6 @@ def measure(workdir: Path, db: str | None, rounds: int) -> dict[str, Run]:
     return found
 
 
-@contextmanager
-def own_database(server: str) -> Iterator[str]:
-    name = f"faceoff_history_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(server, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
-
-
 def print_rows(ledger: str, found: dict[str, Run]) -> None:
     floor = found["version"]
     for name in ("history_first", "history", "history_json", "status", "version", "history_html"):
@@ -121,7 +105,7 @@ def main() -> None:
               f"{time.perf_counter() - start:.1f} s")  # fmt: skip
         results["sqlite"] = measure(Path(tmp) / "sqlite", None, args.rounds)
         if args.pg_url:
-            with own_database(args.pg_url) as url:
+            with scratch_database(args.pg_url, "faceoff_history_bench") as url:
                 write_year(Path(tmp) / "postgresql", url, year)
                 results["postgresql"] = measure(Path(tmp) / "postgresql", url, args.rounds)
         else:

@@ -19,16 +19,11 @@ import argparse
 import os
 import statistics
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
-from psycopg import sql
 from sqlalchemy import Engine, insert, text
 from sqlmodel import Session, col, select
 
@@ -36,6 +31,7 @@ from flows.status import campaign_statuses
 from ledger.campaigns import list_campaigns
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
+from tests.scratch_db import scratch_database
 
 FIRST_NIGHT = datetime(2025, 12, 1, 0, 30, tzinfo=UTC)
 ARMS = ("exl3-r11", "nvfp4-r2")
@@ -45,18 +41,6 @@ REVISION_0002_INDEXES = (
 )  # fmt: skip
 TARGET_S = 1.0
 CHUNK = 5000
-
-
-@contextmanager
-def scratch_database(server: str) -> Iterator[str]:
-    name = f"faceoff_bench_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield urlunsplit(urlsplit(server)._replace(path=f"/{name}"))
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def host_name(index: int) -> str:
@@ -156,7 +140,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.pg:
         parser.error("name the PostgreSQL server: --pg URL or FACEOFF_TEST_PG_URL")
-    with scratch_database(args.pg) as url:
+    with scratch_database(args.pg, "faceoff_bench") as url:
         engine = open_ledger(resolve_url(url, Path()))
         start = time.perf_counter()
         campaigns, runs = fill(engine, nights=args.nights, hosts=args.hosts, cells=args.cells)

@@ -11,10 +11,9 @@ import os
 import socket
 import subprocess
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -92,22 +91,10 @@ def postgres_url() -> str:
 def scratch_pg(postgres_url: str) -> Iterator[Callable[[], str]]:
     """Makes databases of their own on the test server, each dropped afterwards: a ledger
     test that migrates or fills one never touches the shared test database."""
-    import psycopg
-    from psycopg import sql
+    from tests.scratch_db import scratch_database
 
-    made: list[str] = []
-
-    def database() -> str:
-        name = f"faceoff_scratch_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(postgres_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        made.append(name)
-        return urlunsplit(urlsplit(postgres_url)._replace(path=f"/{name}"))
-
-    yield database
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        for name in made:
-            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    with ExitStack() as made:
+        yield lambda: made.enter_context(scratch_database(postgres_url))
 
 
 @pytest.fixture(scope="session")

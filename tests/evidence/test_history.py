@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
-import psycopg
 import pytest
 
 from benchmarks.history_year import (
@@ -182,16 +180,9 @@ def test_a_bundle_edited_after_its_audit_is_audited_again_and_left_out(
 
 
 @pytest.fixture
-def pg_url(postgres_url: str) -> Iterator[str]:
+def pg_url(scratch_pg: Callable[[], str]) -> str:
     """A database of this test's own inside the test server, dropped afterwards."""
-    name = f"faceoff_history_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield postgres_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with psycopg.connect(postgres_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    return scratch_pg()
 
 
 @pytest.mark.postgres
