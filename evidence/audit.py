@@ -329,7 +329,10 @@ def _attempt(
 
 def _diagnostics(folder: CampaignFolder, report: AuditReport) -> None:
     report.step = DIAGNOSTICS
-    for run in run_folders(folder.root):
+    runs = run_folders(folder.root)
+    if not runs:
+        report.marks[DIAGNOSTICS] = ("not checked", "no paired diagnostics were run")
+    for run in runs:
         path = run / DIAGNOSTIC_FILE
 
         def fresh(run: Path = run, path: Path = path) -> Diagnostic:
