@@ -143,11 +143,14 @@ def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:
 
 
 def restore_if_pending(scope: CampaignScope) -> RestoreOutcome | None:
-    """A killed run may have left the incumbent down: bring it back before anything else."""
+    """A killed run may have left the incumbent down: bring it back before anything else.
+    The bundle stays unsealed: this run seals it when it closes."""
     with session_scope(scope.engine) as session:
         restoration = find_restoration(session, require_campaign(session, scope.name))
         pending = restoration is not None and restoration.state != RESTORED
-    return restore_incumbent(scope.engine, scope.name, scope.tools) if pending else None
+    if not pending:
+        return None
+    return restore_incumbent(scope.engine, scope.name, scope.tools, reseal=False)
 
 
 def close_interrupted(scope: CampaignScope) -> list[str]:

@@ -109,9 +109,15 @@ def require_restoration(
         return restoration
 
 
-def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> RestoreOutcome:
+def restore_incumbent(
+    engine: Engine, campaign: str, tools: RestoreTools, *, reseal: bool = True
+) -> RestoreOutcome:
     """Bring the campaign's incumbent back unless its restoration is complete and the
-    incumbent answers: a valid receipt of an incumbent that died since is restored again."""
+    incumbent answers: a valid receipt of an incumbent that died since is restored again.
+
+    A closed campaign's bundle is sealed again around the new receipt, unless ``reseal``
+    is False: a run resuming the campaign seals it itself when it closes, after what it
+    adds, and a seal in between would refuse those additions."""
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
         restoration = find_restoration(session, row)
@@ -131,7 +137,7 @@ def restore_incumbent(engine: Engine, campaign: str, tools: RestoreTools) -> Res
         attempt = begin_attempt(session, _restoration(session, require_campaign(session, campaign)))
     outcome = _bring_back(engine, campaign, campaign_dir=campaign_dir, matrix_id=matrix_id,
                           attempt=attempt, tools=tools)  # fmt: skip
-    if closed:
+    if closed and reseal:
         _reseal(campaign_dir, tools)
     return outcome if down is None else replace(outcome, details=[down, *outcome.details])
 
