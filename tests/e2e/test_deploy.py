@@ -74,7 +74,8 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     ]
     assert deployment.parameter_openapi_schema is not None
     # No ledger URL among the parameters: Prefect stores them, a password included.
-    assert set(deployment.parameter_openapi_schema["properties"]) == {"matrix", "workdir", "dated"}
+    parameters = set(deployment.parameter_openapi_schema["properties"])
+    assert parameters == {"matrix", "workdir", "dated", "aa"}
 
 
 def test_compose_runs_the_server_on_the_postgresql_that_also_holds_the_ledger() -> None:
