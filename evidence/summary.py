@@ -250,7 +250,9 @@ class _Tally:
                 self.completion_tokens.append(o.usage.completion_tokens)
             measured = measure(o)
             self.metrics.record(measured)
-            self.roles.setdefault(o.role, _MetricValues()).record(measured)
+            if o.role not in self.roles:  # not setdefault: its default would be built every time
+                self.roles[o.role] = _MetricValues()
+            self.roles[o.role].record(measured)
 
     def role_stats(self) -> dict[str, dict[str, Stats]]:
         """The counted requests' metrics role by role, roles in their enum order (as
