@@ -214,8 +214,8 @@ class RequestPlan(Artifact):
         return _HASHED.get(id(self), lambda: (self, super(RequestPlan, self).sha256()))[1]
 
 
-_READ: Recent[RequestPlan] = Recent(4)
-_HASHED: Recent[tuple[RequestPlan, str]] = Recent(4)  # the plan is held: its id is not reused
+_READ: Recent[RequestPlan] = Recent(2)  # a cell's two arms: a plan is tens of MB at scale
+_HASHED: Recent[tuple[RequestPlan, str]] = Recent(2)  # the plan is held: its id is not reused
 
 
 async def build_plan(
