@@ -84,9 +84,9 @@ def status(
 ) -> None:
     """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
     its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
-    from flows import commands  # noqa: PLC0415
+    from flows.status_command import status as show  # noqa: PLC0415  (not flows.commands)
 
-    commands.status(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
+    show(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
 
 
 @app.command()

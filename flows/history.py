@@ -14,7 +14,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from sqlalchemy import Engine
 
 from evidence.drift_tickets import drift_tickets
@@ -35,6 +34,7 @@ from faceoff.ports import Clock
 from faceoff.signing import signing_key
 from flows.ledger_open import existing_ledger, required_ledger
 from flows.output_file import fresh_file
+from flows.plain_table import PlainTable
 from ledger.db import session_scope
 from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
@@ -164,12 +164,12 @@ def build(
     return build_history(found, arm=arm, cell=cell, since=since)
 
 
-def history_table(report: HistoryReport) -> Table:
-    table = Table(
-        title="history: incumbent and candidate nightly p50 per host", title_justify="left"
+def history_table(report: HistoryReport) -> PlainTable:
+    table = PlainTable(
+        "history: incumbent and candidate nightly p50 per host",
+        ("arm", "cell", "host", "metric", "nights", "last p50 [interval]", "drift"),
+        title_justify="left",
     )
-    for column in ("arm", "cell", "host", "metric", "nights", "last p50 [interval]", "drift"):
-        table.add_column(column)
     for s in report.series:
         low, high = s.p50_low[-1], s.p50_high[-1]
         interval = f" [{low:.4g}, {high:.4g}]" if low is not None and high is not None else ""
