@@ -3,12 +3,12 @@ fraction of the time.
 
 rich lays out every cell of every row, about a millisecond a row on a slow host, and
 ``faceoff status --all-hosts`` lists a year of nights from each host of a shared ledger.
-Where no cell holds markup or an emoji code and every row fits the console on one line,
-rich's layout is known without it: each column as wide as its widest cell, each row one
-line. Then rich lays out the title, the header and one row of the widest cells (the
-same column widths), and every row is written in that row's place as one line of the
-same box. Otherwise rich lays out the whole table. ``tests/foundation/test_plain_table.py``
-holds the two to the same output.
+Cells are plain text, shown as they are (never read as markup). Where every row fits the
+console on one line, rich's layout is known without it: each column as wide as its
+widest cell, each row one line. Then rich lays out the title, the header and one row of
+the widest cells (the same column widths), and every row is written in that row's place
+as one line of the same box. Otherwise rich lays out the whole table.
+``tests/flows/test_plain_table.py`` holds the two to the same output.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 PADDING = 1  # rich's default cell padding, left and right
 
 
 class PlainTable:
-    """Rows of plain strings under a title and column headers (rich's defaults)."""
+    """Rows of plain text under a title and column headers (rich's defaults otherwise)."""
 
     def __init__(
         self, title: str, columns: Sequence[str], *, title_justify: JustifyMethod = "center"
@@ -41,13 +42,13 @@ class PlainTable:
         """The same table as rich's own (with ``rows``: those rows instead)."""
         table = Table(title=self.title, title_justify=self.title_justify)
         for column in self.columns:
-            table.add_column(column)
+            table.add_column(Text(column))
         for row in self.rows if rows is None else rows:
-            table.add_row(*row)
+            table.add_row(*map(Text, row))
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        widths = self._widths(console)
+        widths = self._widths()
         if widths is None or _table_width(widths) > options.max_width or not self.rows:
             yield self.rich_table()
             return
@@ -65,10 +66,10 @@ class PlainTable:
     def _columns(self) -> Iterator[tuple[str, ...]]:
         return zip(self.columns, *self.rows, strict=True)
 
-    def _widths(self, console: Console) -> list[int] | None:
-        """Each column's width, or None where a cell is not shown as its plain text."""
+    def _widths(self) -> list[int] | None:
+        """Each column's width, or None where a cell is not one line of printable text."""
         for column in self._columns():
-            if not all(_plain(console, cell) for cell in column):
+            if not all(cell.isprintable() for cell in column):
                 return None
         return [max(map(cell_len, column)) for column in self._columns()]
 
@@ -97,16 +98,6 @@ class PlainTable:
             else:  # an unstyled border: the row is one segment
                 yield Segment(left + divider.join(cells) + right)
             yield Segment.line()
-
-
-def _plain(console: Console, cell: str) -> bool:
-    """rich shows the cell as its own text, on one line: no markup, no emoji code."""
-    if not cell.isprintable():
-        return False
-    if "[" not in cell and ":" not in cell:
-        return True
-    shown = console.render_str(cell, highlight=False)
-    return shown.plain == cell and not shown.spans
 
 
 def _table_width(widths: Sequence[int]) -> int:

@@ -1,6 +1,7 @@
-"""``PlainTable`` prints exactly what rich's ``Table`` prints for the same rows: plain and
-on a colour terminal, ASCII-only, with wide characters, markup-like and emoji-like cells,
-and on a console too narrow for the rows (where rich lays it out itself)."""
+"""``PlainTable`` prints exactly what rich's ``Table`` prints for the same rows as text:
+plain and on a colour terminal, ASCII-only, with wide characters, markup-like and
+emoji-like cells (shown as they are), and on a console too narrow for the rows (where
+rich lays it out itself)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def plain_table(rows: list[tuple[str, ...]], **kwargs: object) -> PlainTable:
     [
         ROWS,
         ROWS[:1],
-        [*ROWS, ("[bold]loud[/bold]", "h", "s", "d", "x")],  # markup: rich's own layout
-        [*ROWS, ("a :smile: b", "h", "s", "d", "x")],  # an emoji code: rich's own layout
+        [*ROWS, ("[bold]loud[/bold]", "h", "s", "d", "x")],
+        [*ROWS, ("a :smile: b", "h", "s", "d", "x")],
         [*ROWS, ("two\nlines", "h", "s", "d", "x")],
     ],
 )
@@ -58,6 +59,12 @@ def test_it_prints_what_richs_table_prints(
 ) -> None:
     table = plain_table(rows, title_justify=justify)
     assert shown(table, **console) == shown(table.rich_table(), **console)
+
+
+def test_a_cell_is_shown_as_it_is_never_as_markup() -> None:
+    table = plain_table([("[bold]loud[/bold]", "a :smile: b", "s", "d", "x")])
+    assert "[bold]loud[/bold]" in shown(table, width=160)
+    assert "a :smile: b" in shown(table, width=160)
 
 
 def test_no_rows_print_the_header_as_rich_does() -> None:
