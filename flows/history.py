@@ -35,7 +35,6 @@ from faceoff.signing import signing_key
 from flows.ledger_open import existing_ledger, required_ledger
 from flows.output_file import fresh_file
 from flows.plain_table import PlainTable
-from ledger.db import session_scope
 from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
 
@@ -112,10 +111,8 @@ def sources(
     the cache is saved when anything was."""
     cache = load_cache(workdir / CACHE_FILE)
     entries = dict(cache.entries)
-    with session_scope(engine) as session:
-        rows = [
-            (r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(session, since)
-        ]
+    with engine.connect() as conn:
+        rows = [(r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(conn, since)]
     found, changed = [], False
     for name, started, bundle in rows:
         if not bundle.is_dir():
@@ -136,10 +133,10 @@ def sources(
 
 def check_filters(found: Sequence[Source], arm: str | None, cell: str | None) -> None:
     """An --arm or --cell no night has is a typo, not an empty history."""
-    metrics = [m for s in found if s.entry and s.entry.night for m in s.entry.night.metrics]
+    nights = [s.entry.night for s in found if s.entry and s.entry.night]
     for flag, wanted, known in (
-        ("--arm", arm, {m.arm for m in metrics}),
-        ("--cell", cell, {m.cell for m in metrics}),
+        ("--arm", arm, {a for night in nights for a in night.arm}),
+        ("--cell", cell, {c for night in nights for c in night.cell}),
     ):
         if wanted is not None and wanted not in known:
             raise FaceoffError(

@@ -6,11 +6,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, event
-from sqlmodel import Session, create_engine
+from sqlalchemy import Engine, create_engine, event
 
 from ledger.migrate import migrate
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 DB_URL_ENV = "FACEOFF_DB_URL"
 
@@ -59,6 +62,9 @@ def _redact(url: str) -> str:
 @contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
+    # Here, not at the top: a read that needs no ORM (``ledger.history``) loads none of it.
+    from sqlmodel import Session  # noqa: PLC0415
+
     with Session(engine, expire_on_commit=False) as session:
         try:
             yield session

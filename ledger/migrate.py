@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy import Connection, Engine, inspect, text
 
 from faceoff.errors import FaceoffError
-from ledger.tables import LEDGER_SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -38,6 +37,7 @@ HEAD = "head"
 # without loading Alembic (a fifth of a second of `faceoff status`); a test holds it to
 # Alembic's own head.
 HEAD_REVISION = "0002"
+LEDGER_SCHEMA_VERSION = 1  # the ledger's format (its history: ledger/tables.py)
 # Any constant does: PostgreSQL scopes advisory locks to the database.
 _LOCK_KEY = 0x66616365
 # Alembic's ``context`` and ``op`` are module-wide: one migration at a time in a process.
