@@ -114,8 +114,10 @@ class Night(Artifact):
         ]
 
 
-COLUMNS = ("cell", "arm", "role", "metric", "n", "p50", "p95")
-COLUMNS += ("p50_low", "p50_high", "p95_low", "p95_high")
+COLUMNS = (
+    *("cell", "arm", "role", "metric", "n", "p50", "p95"),
+    *("p50_low", "p50_high", "p95_low", "p95_high"),
+)
 
 
 def _interval(low: float | None, high: float | None) -> Interval | None:
