@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Protocol
 from rich.console import Console
 from rich.table import Table
 
-from flows.eta import clock
+from flows.durations import clock
 from flows.plain_table import PlainTable
 from ledger.campaigns import RUNNING
 from ledger.tables import CampaignRow
-from matrix.plan import plan
 
 if TYPE_CHECKING:  # flows.status imports status_label from here
     from flows.status import CampaignStatus
@@ -20,6 +19,8 @@ if TYPE_CHECKING:  # flows.status imports status_label from here
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:
+    from matrix.plan import plan  # noqa: PLC0415  (the campaign list needs no matrix)
+
     the_plan = plan(frozen.matrix)
     table = Table(title=f"{frozen.matrix.campaign.name} — matrix {frozen.matrix_id}")
     for column in ("arm", "role", "lane", "image", "cells", "scored requests", "warmups"):

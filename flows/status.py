@@ -20,9 +20,9 @@ from sqlmodel import Session, col, select
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from flows.console import status_label
-from flows.phase import utc
 from lanes.http import Http
 from ledger.campaigns import RUNNING, cell_runs
+from ledger.db import utc
 from ledger.restoration import find_restoration, restorations_of
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
 
