@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 from evidence.aa import METHOD as AA_METHOD
@@ -30,25 +30,18 @@ from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
 
-def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) -> Comparison:
+def build_comparison(
+    inputs: CampaignInputs,
+    *,
+    reviews: Sequence[ReviewRef],
+    cells: Sequence[CellEntry] | None = None,
+) -> Comparison:
+    """``cells``: the entries ``cell_entries`` yields, when the caller built them already."""
     matrix = inputs.frozen.matrix
     order = matrix.arm_order()
     arms = [arm_entry(arm, inputs.lanes.get(arm.name, [])) for arm in order]
     the_plan = plan(matrix)
-    pairs = pair_view(the_plan.pairs, _dispositions(inputs), inputs.pairs)
-    cells = [
-        cell_entry(
-            cell,
-            [p.arm for p in the_plan.arms if cell in p.cells],
-            inputs.attempts,
-            history=inputs.history,
-            pairs=[p for p in pairs if p.cell_id == cell.id],
-            seed=matrix.campaign.seed,
-            root=inputs.folder.root,
-            tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
-        )
-        for cell in matrix.cells
-    ]
+    cells = list(cell_entries(inputs)) if cells is None else list(cells)
     covered = coverage(the_plan, cells)
     replicated = replicated_ratios(matrix.cells, cells)
     failed = failures(cells, matrix.campaign.name)
@@ -87,6 +80,27 @@ def build_comparison(inputs: CampaignInputs, *, reviews: Sequence[ReviewRef]) ->
         ruling=_ruling(matrix, cells, replicated),
         carried=inputs.carried.view() if inputs.carried else None,
     )
+
+
+def cell_entries(inputs: CampaignInputs) -> Iterator[CellEntry]:
+    """Each cell's entry, in the matrix's order, built when asked: the audit checks a
+    cell's attempts and then asks for its entry, so that the cell's journals and plans are
+    read once for both (``faceoff.recent`` keeps the last few)."""
+    matrix = inputs.frozen.matrix
+    the_plan = plan(matrix)
+    dispositions = _dispositions(inputs)
+    for cell in matrix.cells:
+        ours = [p for p in the_plan.pairs if p.cell_id == cell.id]
+        yield cell_entry(
+            cell,
+            [p.arm for p in the_plan.arms if cell in p.cells],
+            inputs.attempts,
+            history=inputs.history,
+            pairs=pair_view(ours, dispositions, inputs.pairs),
+            seed=matrix.campaign.seed,
+            root=inputs.folder.root,
+            tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
+        )
 
 
 def _ruling(

@@ -14,13 +14,14 @@ the change). A resumed campaign run reopens its bundle first (``reopen_bundle``)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from evidence.build import build_comparison
 from evidence.bundle_manifest import manifest
 from evidence.card import render_card
-from evidence.comparison import Comparison
+from evidence.comparison import CellEntry, Comparison
 from evidence.coverage import bad_runs
 from evidence.host_facts import HostFacts, SourceFacts
 from evidence.inputs import CampaignInputs, load_campaign
@@ -69,10 +70,11 @@ def write_summaries(folder: CampaignFolder) -> list[Path]:
     return written
 
 
-def comparison_of(inputs: CampaignInputs) -> Comparison:
-    """The comparison the folder implies, reviews included (what audit recomputes)."""
+def comparison_of(inputs: CampaignInputs, cells: Sequence[CellEntry] | None = None) -> Comparison:
+    """The comparison the folder implies, reviews included (what audit recomputes);
+    ``cells``: its cell entries, when the caller built them already."""
     reviews = [r.ref() for r in read_reviews(inputs.folder.root)]
-    return build_comparison(inputs, reviews=reviews)
+    return build_comparison(inputs, reviews=reviews, cells=cells)
 
 
 def write_bundle(

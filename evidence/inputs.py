@@ -7,7 +7,7 @@ follow are pure functions of what this module returns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecor
 from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.model import LengthRule
 from matrix.plan import PairKey, plan
-from workload.journal import JournalScan, read_journal
+from workload.journal import read_journal
 from workload.metrics import Timing
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
@@ -42,13 +42,14 @@ class AttemptInputs:
     judgement: Judgement
 
     def scored_ok(self) -> list[Timing]:
-        """The journal's scored ok requests, read now (streamed, not kept: ask once)."""
-        return scored_ok(JournalScan(self.where.path / JOURNAL_NAME))
+        """The journal's scored ok requests (``read_journal``: a cell's two journals are
+        kept while its entry asks for them again)."""
+        return scored_ok(read_journal(self.where.path / JOURNAL_NAME))
 
     def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
         """The journal's scored requests a statistic counts under the cell's length rule
-        (``evidence.roles.counted``), read now and streamed: only those lines are kept."""
-        return counted(JournalScan(self.where.path / JOURNAL_NAME), length_rule)
+        (``evidence.roles.counted``)."""
+        return counted(read_journal(self.where.path / JOURNAL_NAME), length_rule)
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ class CampaignInputs:
     history: dict[tuple[str, str], list[PastAttempt]]  # (cell, arm) -> every attempt, oldest first
     lanes: dict[str, list[LaneInputs]]  # arm -> its lane runs, in order
     receipt: ReceiptInputs
-    pairs: dict[PairKey, RuleResult]  # pair integrity where both arms' plans exist
+    pairs: Mapping[PairKey, RuleResult]  # pair integrity where both arms' plans exist
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
     posture: PostureView | None = None  # the host's posture at the start and the end
     carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
@@ -108,7 +109,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
             for arm in frozen.matrix.arm_order()
         },
         receipt=load_receipt(folder),
-        pairs=load_pairs(plan(frozen.matrix).pairs, attempts),
+        pairs=PairChecks(plan(frozen.matrix).pairs, attempts),
         quality=read_quality(folder.root, frozen.matrix.quality),
         posture=read_posture(folder.root),
         carried=read_carried(folder.root),
@@ -124,18 +125,34 @@ def load_history(folder: CampaignFolder) -> dict[tuple[str, str], list[PastAttem
     return found
 
 
-def load_pairs(
-    pairs: tuple[PairKey, ...], attempts: dict[tuple[str, str], AttemptInputs]
-) -> dict[PairKey, RuleResult]:
-    found = {}
-    for pair in pairs:
-        incumbent = attempts.get((pair.cell_id, pair.incumbent))
-        candidate = attempts.get((pair.cell_id, pair.candidate))
-        if incumbent is None or candidate is None:
-            continue
-        if all((a.where.path / PLAN_NAME).is_file() for a in (incumbent, candidate)):
-            found[pair] = judge_pair(incumbent.where.path, candidate.where.path)
-    return found
+class PairChecks(Mapping[PairKey, RuleResult]):
+    """Each pair's integrity (``guards.judge.judge_pair``) where both arms' plans exist,
+    judged when first asked: the comparison asks one cell at a time, while that cell's
+    plans are the ones last read (``faceoff.recent``)."""
+
+    def __init__(
+        self, pairs: tuple[PairKey, ...], attempts: dict[tuple[str, str], AttemptInputs]
+    ) -> None:
+        self._folders: dict[PairKey, tuple[Path, Path]] = {}
+        for pair in pairs:
+            incumbent = attempts.get((pair.cell_id, pair.incumbent))
+            candidate = attempts.get((pair.cell_id, pair.candidate))
+            if incumbent is None or candidate is None:
+                continue
+            if all((a.where.path / PLAN_NAME).is_file() for a in (incumbent, candidate)):
+                self._folders[pair] = (incumbent.where.path, candidate.where.path)
+        self._judged: dict[PairKey, RuleResult] = {}
+
+    def __getitem__(self, pair: PairKey) -> RuleResult:
+        if pair not in self._judged:
+            self._judged[pair] = judge_pair(*self._folders[pair])
+        return self._judged[pair]
+
+    def __iter__(self) -> Iterator[PairKey]:
+        return iter(self._folders)
+
+    def __len__(self) -> int:
+        return len(self._folders)
 
 
 def load_attempt(where: AttemptDir) -> AttemptInputs:

@@ -48,6 +48,7 @@ from matrix.slo import Slo
 from workload.journal import JournalContents, JournalScan
 from workload.metrics import (
     REQUEST_METRICS,
+    Measured,
     TimedRequest,
     Timing,
     aggregate_output_throughput,
@@ -161,18 +162,26 @@ class _MetricValues:
         self.undefined: dict[str, Counter[str]] = {name: Counter() for name in REQUEST_METRICS}
 
     def add(self, outcome: TimedRequest) -> None:
-        for name, fn in REQUEST_METRICS.items():
-            measured = fn(outcome)
-            if measured.value is None:
-                self.undefined[name][measured.reason or "undefined"] += 1
+        self.record(measure(outcome))
+
+    def record(self, measured: Sequence[tuple[str, Measured]]) -> None:
+        """Values already measured (``measure``): a request counted in its role too is
+        measured once."""
+        for name, found in measured:
+            if found.value is None:
+                self.undefined[name][found.reason or "undefined"] += 1
             else:
-                self.values[name].append(measured.value)
+                self.values[name].append(found.value)
 
     def stats(self) -> dict[str, Stats]:
         return {
             name: stats_of(self.values[name], dict(sorted(self.undefined[name].items())))
             for name in REQUEST_METRICS
         }
+
+
+def measure(outcome: TimedRequest) -> list[tuple[str, Measured]]:
+    return [(name, fn(outcome)) for name, fn in REQUEST_METRICS.items()]
 
 
 def metric_stats(outcomes: Sequence[TimedRequest]) -> dict[str, Stats]:
@@ -239,8 +248,11 @@ class _Tally:
             if o.usage:
                 self.input_tokens.append(o.usage.prompt_tokens)
                 self.completion_tokens.append(o.usage.completion_tokens)
-            self.metrics.add(o)
-            self.roles.setdefault(o.role, _MetricValues()).add(o)
+            measured = measure(o)
+            self.metrics.record(measured)
+            if o.role not in self.roles:  # not setdefault: its default would be built every time
+                self.roles[o.role] = _MetricValues()
+            self.roles[o.role].record(measured)
 
     def role_stats(self) -> dict[str, dict[str, Stats]]:
         """The counted requests' metrics role by role, roles in their enum order (as

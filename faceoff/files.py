@@ -97,6 +97,16 @@ class JsonlScan:
         self.bad_lines: list[int] = []
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        for number, line in self.texts():
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                self.bad_lines.append(number)
+
+    def texts(self) -> Iterator[tuple[int, str]]:
+        """Each complete, non-blank line with its 1-based number, not parsed: a reader that
+        validates JSON straight into a model parses each line once. A line it finds is not
+        JSON belongs in ``bad_lines``."""
         self.torn_tail, self.bad_lines = None, []
         if not self.path.exists():
             return
@@ -106,12 +116,8 @@ class JsonlScan:
                 *lines, tail = _universal(raw.decode("utf-8")).split("\n")
                 for line in lines:
                     number += 1
-                    if not line.strip():
-                        continue
-                    try:
-                        yield json.loads(line)
-                    except json.JSONDecodeError:
-                        self.bad_lines.append(number)
+                    if line.strip():
+                        yield number, line
                 if tail:  # only the file's last chunk lacks its newline
                     self.torn_tail = tail
 

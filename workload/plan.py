@@ -25,13 +25,15 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_json, sha256_hex
 from faceoff.errors import FaceoffError
+from faceoff.recent import Recent, identity
 from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
@@ -196,6 +198,24 @@ class RequestPlan(Artifact):
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:
         return [r for r in self.requests if r.phase is phase]
+
+    @classmethod
+    def read(cls, path: Path) -> Self:
+        """As every artifact is read; the last few plans read are kept (``faceoff.recent``)."""
+        key = identity(path)
+        if key is None:
+            return super().read(path)
+        found = _READ.get((cls, key), lambda: super(RequestPlan, cls).read(path))
+        assert isinstance(found, cls)
+        return found
+
+    def sha256(self) -> str:
+        """The content hash, kept for the last few plans hashed (by object: the plan held)."""
+        return _HASHED.get(id(self), lambda: (self, super(RequestPlan, self).sha256()))[1]
+
+
+_READ: Recent[RequestPlan] = Recent(4)
+_HASHED: Recent[tuple[RequestPlan, str]] = Recent(4)  # the plan is held: its id is not reused
 
 
 async def build_plan(

@@ -91,3 +91,20 @@ def test_a_failing_progress_callback_never_stops_the_journal(tmp_path: Path) -> 
             writer.submit(outcome)
     assert len(read_journal(path).outcomes) == 3
     assert isinstance(writer.callback_error, BrokenPipeError)
+
+
+def test_a_journal_read_again_after_it_grew_or_was_replaced_is_read_afresh(tmp_path: Path) -> None:
+    """read_journal keeps the last journals read (faceoff.recent): a line appended since,
+    or the file replaced by another of the same size, is seen, never the kept copy."""
+    path = tmp_path / "journal.jsonl"
+    first = outcomes(2)
+    path.write_text("".join(o.model_dump_json() + "\n" for o in first))
+    assert [o.index for o in read_journal(path).outcomes] == [0, 1]
+    assert read_journal(path) is read_journal(path)  # unchanged: the kept reading
+    with path.open("a") as handle:
+        handle.write(first[0].model_copy(update={"index": 7}).model_dump_json() + "\n")
+    assert [o.index for o in read_journal(path).outcomes] == [0, 1, 7]
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text(path.read_text().replace('"index":7', '"index":8'))
+    swapped.replace(path)  # same size, a new inode: as an atomic rewrite leaves it
+    assert [o.index for o in read_journal(path).outcomes] == [0, 1, 8]

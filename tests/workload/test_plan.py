@@ -257,3 +257,19 @@ async def test_plan_artifact_round_trips_through_its_file(tmp_path: Path) -> Non
     assert all(r.marker and r.marker in r.messages[0].content for r in plan.requests)
     with pytest.raises(FaceoffError, match="refusing to overwrite"):
         plan.write(path)
+
+
+async def test_a_plan_file_replaced_since_it_was_read_is_read_and_hashed_afresh(
+    tmp_path: Path,
+) -> None:
+    """RequestPlan.read and sha256 keep the last few plans (faceoff.recent): a plan written
+    over the file since is what the next read returns, with its own hash."""
+    first = await plan_for(cell())
+    path = first.write(tmp_path / "requests.json")
+    assert RequestPlan.read(path) is RequestPlan.read(path)
+    assert RequestPlan.read(path).sha256() == first.sha256() == first.sha256()
+    second = first.model_copy(update={"seed": first.seed + 1})
+    second.write(path, replace=True)
+    again = RequestPlan.read(path)
+    assert again.seed == first.seed + 1
+    assert again.sha256() == second.sha256() != first.sha256()
