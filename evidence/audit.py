@@ -43,7 +43,7 @@ from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from evidence.audit_carried import check_carried
 from evidence.audit_diff import differences
-from evidence.build import cell_entries
+from evidence.build import cell_entries, cells_with_attempts
 from evidence.bundle import comparison_of
 from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
@@ -311,9 +311,6 @@ def _cells(
     """Cell by cell: its attempts checked, then its comparison entry rebuilt, while the
     cell's journals and plans are the ones last read (``faceoff.recent``): each is read
     once for both, which at a million requests is most of the audit."""
-    by_cell: dict[str, list[AttemptDir]] = {}
-    for attempt in folder.attempts():
-        by_cell.setdefault(attempt.cell_id, []).append(attempt)
     inputs, entries, problem = None, None, None
     try:
         inputs = load_campaign(folder)
@@ -321,11 +318,12 @@ def _cells(
     except FaceoffError as exc:
         problem = exc.message
     built: list[CellEntry] = []
-    for cell_id in [c.id for c in frozen.matrix.cells] + sorted(by_cell):
-        for attempt in by_cell.pop(cell_id, []):
+    cell_ids = [c.id for c in frozen.matrix.cells]
+    for cell_id, attempts in cells_with_attempts(cell_ids, folder.attempts()):
+        for attempt in attempts:
             _attempt(folder, attempt, frozen, report, judged_under=judged_under,
                      digest_of=digest_of)  # fmt: skip
-        if entries is not None and problem is None and len(built) < len(frozen.matrix.cells):
+        if cell_id is not None and entries is not None and problem is None:
             try:
                 built.append(next(entries))
             except FaceoffError as exc:

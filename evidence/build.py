@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 from evidence.aa import METHOD as AA_METHOD
@@ -15,6 +15,7 @@ from evidence.comparison import CellEntry, Comparison, ReplicatedRatio, ReviewRe
 from evidence.coverage import coverage, failures, restoration, ticket_refs
 from evidence.goodput import METHOD as GOODPUT_METHOD
 from evidence.inputs import CampaignInputs
+from evidence.layout import AttemptDir
 from evidence.quality import quality_results
 from evidence.replicates import METHOD as REPLICATE_METHOD
 from evidence.replicates import replicated_ratios
@@ -101,6 +102,21 @@ def cell_entries(inputs: CampaignInputs) -> Iterator[CellEntry]:
             root=inputs.folder.root,
             tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
         )
+
+
+def cells_with_attempts(
+    cell_ids: Sequence[str], attempts: Iterable[AttemptDir]
+) -> Iterator[tuple[str | None, list[AttemptDir]]]:
+    """Each matrix cell in order with its attempt folders, then (under None) the attempts of
+    cells the matrix does not have: the walk of a caller that does something with a cell's
+    attempts and then asks ``cell_entries`` for its entry."""
+    by_cell: dict[str, list[AttemptDir]] = {}
+    for attempt in attempts:
+        by_cell.setdefault(attempt.cell_id, []).append(attempt)
+    for cell_id in cell_ids:
+        yield cell_id, by_cell.pop(cell_id, [])
+    if by_cell:
+        yield None, [a for found in by_cell.values() for a in found]
 
 
 def _ruling(

@@ -15,10 +15,10 @@ the change). A resumed campaign run reopens its bundle first (``reopen_bundle``)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evidence.build import build_comparison
+from evidence.build import build_comparison, cell_entries, cells_with_attempts
 from evidence.bundle_manifest import manifest
 from evidence.card import render_card
 from evidence.comparison import CellEntry, Comparison
@@ -32,6 +32,7 @@ from evidence.layout import (
     RESULT_FILE,
     SEAL_FILE,
     SUMS_FILE,
+    AttemptDir,
     CampaignFolder,
 )
 from evidence.quality import import_quality
@@ -44,6 +45,7 @@ from faceoff.ports import Clock
 from matrix.freeze import read_frozen
 from tickets.cluster import cluster
 from tickets.store import write_tickets
+from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
@@ -56,18 +58,34 @@ class BundleIndex:
     files: dict[str, Path]  # artifact name -> path
 
 
-def write_summaries(folder: CampaignFolder) -> list[Path]:
-    """summary.json of every attempt that has a plan and a journal (recomputed, replaced)."""
-    written = []
-    matrix = read_frozen(folder.frozen).matrix
-    for attempt in folder.attempts():
-        if (attempt.path / PLAN_NAME).is_file() and (attempt.path / JOURNAL_NAME).is_file():
-            slo = cell_slo(matrix, attempt.cell_id)
-            summary = summarize_attempt(
-                attempt.path, arm=attempt.arm, attempt=attempt.attempt, slo=slo
-            )
-            written.append(summary.write(attempt.path / SUMMARY_FILE, replace=True))
-    return written
+def summaries_and_cells(inputs: CampaignInputs) -> list[CellEntry]:
+    """summary.json of every attempt that has a plan and a journal (recomputed, replaced),
+    and the comparison's cell entries, cell by cell: a cell's entry is built right after its
+    summaries, while its journals and plans are the ones kept (``faceoff.recent``), and
+    from those fresh summaries (``inputs`` is updated with them)."""
+    folder, matrix = inputs.folder, inputs.frozen.matrix
+    entries = cell_entries(inputs)
+    built = []
+    for cell_id, attempts in cells_with_attempts([c.id for c in matrix.cells], folder.attempts()):
+        for attempt in attempts:
+            _write_summary(inputs, attempt)
+        if cell_id is not None:
+            built.append(next(entries))
+    return built
+
+
+def _write_summary(inputs: CampaignInputs, attempt: AttemptDir) -> None:
+    if not ((attempt.path / PLAN_NAME).is_file() and (attempt.path / JOURNAL_NAME).is_file()):
+        return
+    slo = cell_slo(inputs.frozen.matrix, attempt.cell_id)
+    journal = read_journal(attempt.path / JOURNAL_NAME)
+    summary = summarize_attempt(
+        attempt.path, arm=attempt.arm, attempt=attempt.attempt, slo=slo, journal=journal
+    )
+    summary.write(attempt.path / SUMMARY_FILE, replace=True)
+    standing = inputs.attempts.get((attempt.cell_id, attempt.arm))
+    if standing is not None and standing.where == attempt:
+        inputs.attempts[(attempt.cell_id, attempt.arm)] = replace(standing, summary=summary)
 
 
 def comparison_of(inputs: CampaignInputs, cells: Sequence[CellEntry] | None = None) -> Comparison:
@@ -88,10 +106,9 @@ def write_bundle(
     """The whole bundle; ``key``: the operator's signing key, to sign SHA256SUMS with."""
     folder = CampaignFolder.at(campaign_dir)
     require_intact(folder, key=key)
-    write_summaries(folder)
     import_quality(folder.root, read_frozen(folder.frozen).matrix.quality)
     inputs = load_campaign(folder)
-    comparison = comparison_of(inputs)
+    comparison = comparison_of(inputs, summaries_and_cells(inputs))
     write_campaign_tickets(folder, comparison, now)
     files = write_views(folder, comparison, inputs)
     files[MANIFEST_FILE] = manifest(
