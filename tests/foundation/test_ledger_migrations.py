@@ -251,4 +251,4 @@ def test_hosts_opening_one_fresh_ledger_at_once_migrate_it_once(
 
 def test_the_named_head_revision_is_alembics_head() -> None:
     """A ledger at ``HEAD_REVISION`` opens without Alembic: a new revision must move it."""
-    assert HEAD_REVISION == head_revision()
+    assert head_revision() == HEAD_REVISION
