@@ -26,7 +26,7 @@ from pydantic import Field
 
 from evidence import drift
 from evidence.history_cache import CacheEntry
-from evidence.night import Night, NightMetric
+from evidence.night import Night
 from faceoff.artifact import Artifact, Spec
 
 AuditState = Literal["ok", "failed", "not audited"]
@@ -102,7 +102,7 @@ class HistoryReport(Artifact):
 
 
 SeriesKey = tuple[str, str, str, str]  # arm, cell, metric, host
-Found = list[tuple[NightMetric, Night]]
+Rows = list[tuple[Night, int]]  # a series' nights, each with its row in the night's columns
 
 
 def build_history(
@@ -110,14 +110,14 @@ def build_history(
 ) -> HistoryReport:
     ordered = sorted(sources, key=lambda s: (s.started, s.campaign))
     rows = [night_row(source) for source in ordered]
-    grouped: dict[SeriesKey, Found] = defaultdict(list)
+    grouped: dict[SeriesKey, Rows] = defaultdict(list)
     for source, row in zip(ordered, rows, strict=True):
         night = source.entry.night if row.in_trends and source.entry else None
         if night is None:
             continue
-        for m in night.metrics:
-            if (arm is None or m.arm == arm) and (cell is None or m.cell == cell):
-                grouped[(m.arm, m.cell, m.metric, night.host)].append((m, night))
+        for i, key in enumerate(zip(night.arm, night.cell, night.metric, strict=True)):
+            if (arm is None or key[0] == arm) and (cell is None or key[1] == cell):
+                grouped[(*key, night.host)].append((night, i))
     series = [_series(key, found) for key, found in sorted(grouped.items())]
     return HistoryReport(arm=arm, cell=cell, since=since, nights=rows, series=series)
 
@@ -153,14 +153,12 @@ def _problem(entry: CacheEntry | None, audit: AuditState) -> str | None:
     return None
 
 
-def _series(key: SeriesKey, found: Found) -> Series:
+def _series(key: SeriesKey, rows: Rows) -> Series:
     arm, cell, metric, host = key
-    metrics = [m for m, _ in found]
-    campaigns, nights = [n.campaign for _, n in found], [n.night for _, n in found]
-    p50 = [m.p50 for m in metrics]
-    p50_low = [m.p50_interval.low if m.p50_interval else None for m in metrics]
-    p50_high = [m.p50_interval.high if m.p50_interval else None for m in metrics]
-    incumbent = all(m.role == "incumbent" for m in metrics)
+    campaigns, nights = [n.campaign for n, _ in rows], [n.night for n, _ in rows]
+    p50 = [n.p50[i] for n, i in rows]
+    p50_low, p50_high = [n.p50_low[i] for n, i in rows], [n.p50_high[i] for n, i in rows]
+    incumbent = all(n.role[i] == "incumbent" for n, i in rows)
     return Series(
         arm=arm,
         role="incumbent" if incumbent else "candidate",
@@ -169,13 +167,13 @@ def _series(key: SeriesKey, found: Found) -> Series:
         metric=metric,
         campaigns=campaigns,
         nights=nights,
-        n=[m.n for m in metrics],
+        n=[n.n[i] for n, i in rows],
         p50=p50,
-        p95=[m.p95 for m in metrics],
+        p95=[n.p95[i] for n, i in rows],
         p50_low=p50_low,
         p50_high=p50_high,
-        p95_low=[m.p95_interval.low if m.p95_interval else None for m in metrics],
-        p95_high=[m.p95_interval.high if m.p95_interval else None for m in metrics],
+        p95_low=[n.p95_low[i] for n, i in rows],
+        p95_high=[n.p95_high[i] for n, i in rows],
         drift=drift_flags(campaigns, nights, p50, _widths(p50_low, p50_high)) if incumbent else [],
     )
 

@@ -4,20 +4,24 @@ while the bundle stays as it was.
 An audit recomputes every summary, verdict and view of a bundle: far too slow to repeat
 for a year of nights on every ``faceoff history``. So each bundle's outcome is kept in
 ``<workdir>/.history/cache.json`` under the bundle's *state*: the sha256 of the faceoff
-version, the signing key's fingerprint (an audit with the key checks signatures), the
-bytes of ``SHA256SUMS``, and the path, size and modification time of every file in the
-bundle. A recorded review or a rebuild rewrites ``SHA256SUMS``; an edit, an added or a
-deleted file changes a size, a time or the list, so the state changes, the entry is
-stale and the bundle is audited again. Keying by the ``SHA256SUMS`` hash alone would
-not do: a file edited after the seal leaves ``SHA256SUMS`` as it was and would keep a
-passing outcome. What the state cannot see is an edit that restores the file's size and
-modification time by hand; ``faceoff audit`` itself is the check for that.
+version, the signing key's fingerprint (an audit with the key checks signatures), and
+the path, size and modification time of every file in the bundle. A recorded review or
+a rebuild rewrites ``SHA256SUMS``; an edit, an added or a deleted file changes a size,
+a time or the list; either way the state changes, the entry is stale and the bundle is
+audited again. Fewer stats would not do: ``SHA256SUMS`` and its seal alone stay as they
+were when a file is edited after the seal, and the old passing outcome would stand
+(``tests/evidence/test_history.py`` edits a bundle so). The files' bytes are not read:
+that is the audit's work. What the state cannot see is an edit that restores the file's
+size and modification time by hand; ``faceoff audit`` itself is the check for that.
 
 The cache is rebuilt from the bundles at any time: a missing, unreadable or older cache
 file is an empty one.
 
 Format history of ``HistoryCache.schema_version``:
   1 — first release.
+  2 — each night's figures as columns (``Night`` 2); the state no longer hashes the bytes
+      of ``SHA256SUMS`` (its size and time are among the files'). A cache of format 1 is
+      read as an empty one and rebuilt.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evidence.layout import SUMS_FILE
 from evidence.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
@@ -60,7 +63,7 @@ class CacheEntry(Spec):
 
 
 class HistoryCache(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="History cache format version.")
+    schema_version: Literal[2] = Field(default=2, description="History cache format version.")
     entries: dict[str, CacheEntry] = Field(description="Bundle folder (absolute) -> its entry.")
 
 
@@ -74,8 +77,6 @@ def key_fingerprint(key: bytes | None) -> str:
 
 def bundle_state(bundle: Path, key: bytes | None) -> str:
     digest = hashlib.sha256(f"{__version__}\n{key_fingerprint(key)}\n".encode())
-    sums = Path(bundle) / SUMS_FILE
-    digest.update(hashlib.sha256(sums.read_bytes()).digest() if sums.is_file() else b"-")
     root = str(bundle)
     for path, size, mtime_ns in sorted(_files(root)):
         rel = path[len(root) + 1 :]

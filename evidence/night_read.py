@@ -122,7 +122,7 @@ def read_host(bundle: Path) -> str:
 def night_of(comparison: NightSource, *, host: str, fallback: date) -> Night:
     roles = {arm.name: arm.role for arm in comparison.arms}
     started = comparison.observed_from
-    return Night(
+    return Night.of(
         campaign=comparison.campaign,
         host=host,
         night=started.date() if started else fallback,

@@ -19,7 +19,6 @@ from rich.console import Console
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
-from sqlmodel import Session
 
 from evidence.audit import audit_bundle
 from evidence.audit_checklist import checklist
@@ -35,23 +34,18 @@ from flows import ephemeral, live, signals
 from flows.diagnostic_run import diagnosed_cell
 from flows.ending import end_summary
 from flows.ledger_open import existing_ledger, ledger_url, required_ledger
-from flows.lock import run_in_progress
 from flows.output_file import fresh_file
 from flows.restore import restore_incumbent, restore_pending, restore_tools
 from flows.review import record_review
 from flows.script_output import plan_output, tickets_output
 from flows.server_lost import server_lost
-from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
 from flows.succession import check_source
 from lanes.commands import binding_line
 from lanes.context import LANES_DIR
 from lanes.deadlines import worst_case
-from lanes.http import UrllibHttp
 from lanes.leftovers import teardown as stop_campaign_lanes
-from ledger.campaigns import cell_runs, find_campaign, list_campaigns, require_campaign
+from ledger.campaigns import cell_runs, find_campaign, require_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
-from ledger.hosts import this_host
-from ledger.tables import CampaignRow
 from matrix.aa import aa_line, aa_twin
 from matrix.freeze import FrozenMatrix, freeze
 from matrix.load import load_matrix
@@ -85,61 +79,6 @@ def freeze_file(path: Path, output: Path, *, replace: bool) -> None:
     fresh_file(output)
     frozen.write(output, replace=replace)
     typer.echo(f"{output}: matrix id {frozen.matrix_id}")
-
-
-def status(
-    campaign: str | None, workdir: Path, db: str | None, *, all_hosts: bool, as_json: bool
-) -> None:
-    if campaign is not None and all_hosts:
-        raise FaceoffError(
-            "a named campaign is shown whatever its host",
-            where="--all-hosts",
-            fix="drop --all-hosts, or drop the campaign name to list every host's campaigns",
-        )
-    here = this_host(os.environ)
-    engine = existing_ledger(db, workdir)
-    found: list[CampaignStatus] = []
-    if engine is not None or campaign is not None:
-        with session_scope(required_ledger(engine, db, workdir)) as session:
-            found = _statuses(session, campaign, host=None if all_hosts else here, here=here)
-    if as_json:
-        typer.echo(StatusReport(all_hosts=all_hosts, campaigns=found).model_dump_json(indent=2))
-        return
-    out = views.make_console()
-    if campaign is None:
-        title = "campaigns of every host" if all_hosts else f"campaigns on {here}"
-        out.print(views.campaigns_table(found, title=title))
-        return
-    for line in views.campaign_lines(found[0]):
-        out.print(line, highlight=False)
-    out.print(views.dispositions_table("cell runs", found[0].cell_runs or []))
-
-
-def _statuses(
-    session: Session, campaign: str | None, *, host: str | None, here: str
-) -> list[CampaignStatus]:
-    """The named campaign, with its attempts and its incumbent asked; else the campaigns of
-    ``host`` (None: of every host)."""
-    if campaign is not None:
-        row = require_campaign(session, campaign)
-        running, http = _running([row], here), UrllibHttp()
-        return [campaign_status(session, row, running=running, now=_now, here=here, http=http)]
-    rows = list_campaigns(session, host=host)
-    return campaign_statuses(session, rows, running=_running(rows, here), now=_now, here=here)
-
-
-def _running(rows: Sequence[CampaignRow], here: str) -> set[str]:
-    """Names of the campaigns a live run holds: its lock tells on this host; a campaign of
-    another host, whose folder is on that host's disk, is taken at the ledger's word."""
-    return {
-        r.name
-        for r in rows
-        if (r.host is not None and r.host != here) or run_in_progress(Path(r.evidence_dir))
-    }
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def run(

@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING, Protocol
 from rich.console import Console
 from rich.table import Table
 
-from flows.eta import clock
-from flows.opening import RUNNING
+from flows.durations import clock
+from flows.plain_table import PlainTable
+from ledger.campaigns import RUNNING
 from ledger.tables import CampaignRow
-from matrix.freeze import FrozenMatrix
-from matrix.plan import plan
 
 if TYPE_CHECKING:  # flows.status imports status_label from here
     from flows.status import CampaignStatus
+    from matrix.freeze import FrozenMatrix
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:
+    from matrix.plan import plan  # noqa: PLC0415  (the campaign list needs no matrix)
+
     the_plan = plan(frozen.matrix)
     table = Table(title=f"{frozen.matrix.campaign.name} — matrix {frozen.matrix_id}")
     for column in ("arm", "role", "lane", "image", "cells", "scored requests", "warmups"):
@@ -57,12 +59,10 @@ def status_label(row: CampaignRow, running: Collection[str]) -> str:
     return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
 
 
-def campaigns_table(campaigns: Sequence[CampaignStatus], *, title: str) -> Table:
-    table = Table(title=title)
+def campaigns_table(campaigns: Sequence[CampaignStatus], *, title: str) -> PlainTable:
     columns = ("name", "host", "matrix", "status", "started", "duration", "accepted", "failed",
                "blocked", "pending", "decision")  # fmt: skip
-    for column in columns:
-        table.add_column(column)
+    table = PlainTable(title, columns)  # a year of nights from every host: rich's table is slow
     for c in campaigns:
         table.add_row(
             c.name,

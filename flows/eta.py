@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from flows.durations import clock
 from lanes.deadlines import smokes_s
 from matrix.model import Matrix
 from matrix.plan import CellRunKey, plan
@@ -65,11 +66,3 @@ def deadline_bound(matrix: Matrix, finished: Collection[CellRunKey]) -> float:
             total += arm.startup_deadline_s + (left[0].deadline_s if arm.warmups else 0.0)
         total += sum(c.deadline_s for c in left)
     return total
-
-
-def clock(seconds: float) -> str:
-    """``1:02:03`` or ``2:03``: a duration as a person reads it on a wall clock."""
-    whole = max(0, round(seconds))
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from sqlalchemy import Engine
 
 from evidence.drift_tickets import drift_tickets
@@ -35,7 +34,7 @@ from faceoff.ports import Clock
 from faceoff.signing import signing_key
 from flows.ledger_open import existing_ledger, required_ledger
 from flows.output_file import fresh_file
-from ledger.db import session_scope
+from flows.plain_table import PlainTable
 from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
 
@@ -112,10 +111,8 @@ def sources(
     the cache is saved when anything was."""
     cache = load_cache(workdir / CACHE_FILE)
     entries = dict(cache.entries)
-    with session_scope(engine) as session:
-        rows = [
-            (r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(session, since)
-        ]
+    with engine.connect() as conn:
+        rows = [(r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(conn, since)]
     found, changed = [], False
     for name, started, bundle in rows:
         if not bundle.is_dir():
@@ -136,10 +133,10 @@ def sources(
 
 def check_filters(found: Sequence[Source], arm: str | None, cell: str | None) -> None:
     """An --arm or --cell no night has is a typo, not an empty history."""
-    metrics = [m for s in found if s.entry and s.entry.night for m in s.entry.night.metrics]
+    nights = [s.entry.night for s in found if s.entry and s.entry.night]
     for flag, wanted, known in (
-        ("--arm", arm, {m.arm for m in metrics}),
-        ("--cell", cell, {m.cell for m in metrics}),
+        ("--arm", arm, {a for night in nights for a in night.arm}),
+        ("--cell", cell, {c for night in nights for c in night.cell}),
     ):
         if wanted is not None and wanted not in known:
             raise FaceoffError(
@@ -164,12 +161,12 @@ def build(
     return build_history(found, arm=arm, cell=cell, since=since)
 
 
-def history_table(report: HistoryReport) -> Table:
-    table = Table(
-        title="history: incumbent and candidate nightly p50 per host", title_justify="left"
+def history_table(report: HistoryReport) -> PlainTable:
+    table = PlainTable(
+        "history: incumbent and candidate nightly p50 per host",
+        ("arm", "cell", "host", "metric", "nights", "last p50 [interval]", "drift"),
+        title_justify="left",
     )
-    for column in ("arm", "cell", "host", "metric", "nights", "last p50 [interval]", "drift"):
-        table.add_column(column)
     for s in report.series:
         low, high = s.p50_low[-1], s.p50_high[-1]
         interval = f" [{low:.4g}, {high:.4g}]" if low is not None and high is not None else ""

@@ -30,12 +30,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from faceoff.errors import FaceoffError
 from flows.console import disposition_label
-from flows.eta import Eta, clock, eta
-from flows.phase import Phase, boot_line, lane_up, restoration_phase, utc
+from flows.durations import clock
+from flows.eta import Eta, eta
+from flows.phase import Phase, boot_line, lane_up, restoration_phase
 from flows.progress import AttemptProgress, Health
 from guards.reasons import Disposition
 from ledger.campaigns import cell_runs, find_campaign
-from ledger.db import session_scope
+from ledger.db import session_scope, utc
 from ledger.restoration import find_restoration
 from ledger.tables import CellRunRow
 from matrix.freeze import FrozenMatrix

@@ -31,7 +31,7 @@ from flows.spans import span_log
 from flows.succession import carry_over
 from flows.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
-from ledger.campaigns import open_campaign, require_campaign
+from ledger.campaigns import RUNNING, open_campaign, require_campaign
 from ledger.cells import (
     TERMINAL,
     latest_attempts,
@@ -49,7 +49,6 @@ from matrix.model import Arm, Cell, Matrix
 from matrix.plan import plan
 from workload.records import JOURNAL_NAME
 
-RUNNING = "running"
 OPEN = "open"  # stopped before it closed; `faceoff run` resumes it
 
 

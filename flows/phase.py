@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from lanes.context import LANES_DIR, live_run_dir
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
+from ledger.db import utc
 from ledger.restoration import RESTORED, RESTORING
 from ledger.tables import RestorationRow
 
@@ -102,11 +103,6 @@ def last_line(path: Path, window: int = 4096) -> str:
         return ""
     lines = [line.strip() for line in tail.splitlines() if line.strip()]
     return lines[-1] if lines else ""
-
-
-def utc(moment: datetime) -> datetime:
-    """A ledger time as an aware UTC time (SQLite gives it back without its zone)."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _lane_state(run_dir: Path) -> str | None:

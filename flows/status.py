@@ -17,19 +17,14 @@ from typing import Literal
 from pydantic import Field
 from sqlmodel import Session, col, select
 
-from evidence.layout import FROZEN_FILE
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from flows.console import status_label
-from flows.health import probe_incumbent
-from flows.opening import RUNNING
-from flows.phase import utc
 from lanes.http import Http
-from lanes.receipt import verify_receipt
-from ledger.campaigns import cell_runs
+from ledger.campaigns import RUNNING, cell_runs
+from ledger.db import utc
 from ledger.restoration import find_restoration, restorations_of
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
-from matrix.freeze import read_frozen
 
 
 class Decision(Spec):
@@ -203,6 +198,11 @@ def _facts(
 
 
 def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
+    # One named campaign's: the list of every campaign loads none of this.
+    from evidence.layout import FROZEN_FILE  # noqa: PLC0415
+    from flows.health import probe_incumbent  # noqa: PLC0415
+    from matrix.freeze import read_frozen  # noqa: PLC0415
+
     try:
         arm = read_frozen(Path(row.evidence_dir) / FROZEN_FILE).matrix.incumbent
     except FaceoffError:
@@ -215,6 +215,8 @@ def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
 def _receipt_valid(path: str | None) -> bool | None:
     if not path:
         return None
+    from lanes.receipt import verify_receipt  # noqa: PLC0415  (only where a receipt exists)
+
     try:
         verify_receipt(Path(path))
     except FaceoffError:

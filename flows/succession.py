@@ -35,12 +35,11 @@ from evidence.sums import read_sums, require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from flows.journal_index import index_journal
-from flows.phase import utc
 from flows.scope import CampaignScope
 from guards.records import CELL_FILE, CellRecord
 from ledger.campaigns import CLOSED, find_campaign, require_campaign
 from ledger.cells import carry_attempt, latest_attempts, rerun_requested
-from ledger.db import session_scope
+from ledger.db import session_scope, utc
 from ledger.tables import CampaignRow, CellRunRow
 from matrix.cell_content import cell_key, changes_sentence, content_changes
 from matrix.freeze import FrozenMatrix, read_frozen

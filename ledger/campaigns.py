@@ -11,6 +11,7 @@ from faceoff.ports import Clock
 from ledger.tables import CampaignRow, CellRunRow
 
 CLOSED = ("complete", "closed_partial")  # a campaign's statuses once it closed
+RUNNING = "running"  # while a run holds it (or held it, until it was killed)
 
 
 def open_campaign(

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, event
-from sqlmodel import Session, create_engine
+from sqlalchemy import Engine, create_engine, event
 
 from ledger.migrate import migrate
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 DB_URL_ENV = "FACEOFF_DB_URL"
 
@@ -41,6 +45,11 @@ def open_ledger(url: str) -> Engine:
     return engine
 
 
+def utc(moment: datetime) -> datetime:
+    """A ledger time as an aware UTC time (SQLite gives it back without its zone)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def _sqlite_pragmas(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
     # WAL lets `faceoff status` read while a campaign writes.
     cursor = dbapi_conn.cursor()
@@ -59,6 +68,9 @@ def _redact(url: str) -> str:
 @contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
     """A session that commits on success and rolls back on error."""
+    # Here, not at the top: a read that needs no ORM (``ledger.history``) loads none of it.
+    from sqlmodel import Session  # noqa: PLC0415
+
     with Session(engine, expire_on_commit=False) as session:
         try:
             yield session

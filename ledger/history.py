@@ -1,17 +1,24 @@
 """The ledger's part of the history: every closed campaign, oldest first, from every host
 that shares the ledger. One query, on the campaign table only; the figures come from each
-campaign's bundle."""
+campaign's bundle. A Core query on the three columns it reads, not the ORM's
+``CampaignRow``: ``faceoff history`` then loads neither the ORM nor sqlmodel, about a
+fifth of a second of its start on a 2-core host."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 from typing import NamedTuple
 
-from sqlmodel import Session, col, select
-
-from ledger.tables import CampaignRow
+from sqlalchemy import Connection, DateTime, String, column, select, table
 
 CLOSED = ("complete", "closed_partial")
+CAMPAIGN = table(  # ledger.tables.CampaignRow's table, the columns read here
+    "campaign",
+    column("name", String),
+    column("status", String),
+    column("created_at", DateTime),
+    column("evidence_dir", String),
+)
 
 
 class ClosedCampaign(NamedTuple):
@@ -20,13 +27,12 @@ class ClosedCampaign(NamedTuple):
     evidence_dir: str
 
 
-def closed_campaigns(session: Session, since: date | None = None) -> list[ClosedCampaign]:
+def closed_campaigns(conn: Connection, since: date | None = None) -> list[ClosedCampaign]:
     """Closed campaigns opened on or after ``since`` (UTC midnight), by opening time; only
     the columns the history reads (a year of nights from several hosts is thousands)."""
-    query = select(CampaignRow.name, CampaignRow.created_at, CampaignRow.evidence_dir).where(
-        col(CampaignRow.status).in_(CLOSED)
-    )
+    c = CAMPAIGN.c
+    query = select(c.name, c.created_at, c.evidence_dir).where(c.status.in_(CLOSED))
     if since is not None:
-        query = query.where(col(CampaignRow.created_at) >= datetime.combine(since, time(), UTC))
-    ordered = query.order_by(col(CampaignRow.created_at), col(CampaignRow.name))
-    return [ClosedCampaign(*row) for row in session.exec(ordered)]
+        query = query.where(c.created_at >= datetime.combine(since, time(), UTC))
+    ordered = query.order_by(c.created_at, c.name)
+    return [ClosedCampaign(*row) for row in conn.execute(ordered)]

@@ -20,19 +20,24 @@ from __future__ import annotations
 import threading
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, inspect, text
 
 from faceoff.errors import FaceoffError
-from ledger.tables import LEDGER_SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 FIRST = "0001"  # the schema of every ledger made before migrations
 HEAD = "head"
+# The newest revision under migrations/versions, named here so that a ledger at it opens
+# without loading Alembic (a fifth of a second of `faceoff status`); a test holds it to
+# Alembic's own head.
+HEAD_REVISION = "0002"
+LEDGER_SCHEMA_VERSION = 1  # the ledger's format (its history: ledger/tables.py)
 # Any constant does: PostgreSQL scopes advisory locks to the database.
 _LOCK_KEY = 0x66616365
 # Alembic's ``context`` and ``op`` are module-wide: one migration at a time in a process.
@@ -41,6 +46,8 @@ _IN_PROCESS = threading.Lock()
 
 @cache
 def revisions() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory  # noqa: PLC0415  (see HEAD_REVISION)
+
     return ScriptDirectory(str(MIGRATIONS))
 
 
@@ -54,10 +61,14 @@ def migrate(engine: Engine, *, where: str, target: str = HEAD) -> None:
     """Upgrade the ledger to ``target`` (its newest revision unless a test names another)."""
     if target == HEAD and _at_head(engine, where):
         return
+    from alembic import command  # noqa: PLC0415  (see HEAD_REVISION)
+    from alembic.runtime.migration import MigrationContext  # noqa: PLC0415
+
     with _IN_PROCESS, engine.connect() as conn:
         _lock(conn)
         current = MigrationContext.configure(conn).get_current_revision()
-        _refuse_newer(conn, current, where)
+        _refuse_unknown(current, where)
+        _refuse_newer_format(conn, where)
         config = _config(conn)
         if current is None and inspect(conn).has_table("ledger_meta"):
             command.stamp(config, FIRST)  # made before migrations: kept, not created again
@@ -67,11 +78,16 @@ def migrate(engine: Engine, *, where: str, target: str = HEAD) -> None:
 
 def _at_head(engine: Engine, where: str) -> bool:
     """Most opens find the ledger at the newest revision: they take no lock (`faceoff status`
-    does not wait for a running campaign's writes) and run no Alembic environment."""
+    does not wait for a running campaign's writes) and load no Alembic. Any other ledger
+    (none yet, older, newer) takes the locked path, which refuses a newer one."""
     with engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_revision()
-        _refuse_newer(conn, current, where)
-        return current == head_revision()
+        if not inspect(conn).has_table("alembic_version"):
+            return False
+        stored = list(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
+        if stored != [HEAD_REVISION]:
+            return False
+        _refuse_newer_format(conn, where)
+        return True
 
 
 def _lock(conn: Connection) -> None:
@@ -82,7 +98,7 @@ def _lock(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
-def _refuse_newer(conn: Connection, current: str | None, where: str) -> None:
+def _refuse_unknown(current: str | None, where: str) -> None:
     script = revisions()
     known = {rev.revision for rev in script.walk_revisions()}
     if current is not None and current not in known:
@@ -92,6 +108,9 @@ def _refuse_newer(conn: Connection, current: str | None, where: str) -> None:
             where=where,
             fix="upgrade faceoff",
         )
+
+
+def _refuse_newer_format(conn: Connection, where: str) -> None:
     if not inspect(conn).has_table("ledger_meta"):
         return
     query = text("SELECT value FROM ledger_meta WHERE key = 'schema_version'")
@@ -106,6 +125,8 @@ def _refuse_newer(conn: Connection, current: str | None, where: str) -> None:
 
 def _config(conn: Connection) -> Config:
     """Alembic's configuration, in code: the shipped revisions, run on ``conn``."""
+    from alembic.config import Config  # noqa: PLC0415  (see HEAD_REVISION)
+
     config = Config(attributes={"connection": conn})
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("path_separator", "os")

@@ -4,8 +4,8 @@ The tables are made and changed by the migrations in ``ledger/migrations`` (a ch
 goes with a new revision there; tests/foundation/test_ledger_migrations.py checks that
 the two agree). ``alembic_version`` names the ledger's revision.
 
-Format history (``LEDGER_SCHEMA_VERSION``, stored in ``ledger_meta``, read by faceoff
-from before migrations, which refuses a higher one):
+Format history (``ledger.migrate.LEDGER_SCHEMA_VERSION``, stored in ``ledger_meta``, read
+by faceoff from before migrations, which refuses a higher one):
   1 — first release; revisions 0001 (these tables) and 0002 (``campaign.host``, indexes
       for status and the reads across campaigns) keep it, as a faceoff from before
       migrations can still write to both.
@@ -17,8 +17,6 @@ from datetime import datetime
 
 from sqlalchemy import Index, UniqueConstraint
 from sqlmodel import Field, SQLModel
-
-LEDGER_SCHEMA_VERSION = 1
 
 
 class LedgerMeta(SQLModel, table=True):

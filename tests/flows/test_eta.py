@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flows.eta import clock, deadline_bound, eta
+from flows.durations import clock
+from flows.eta import deadline_bound, eta
 from matrix.freeze import freeze
 from matrix.load import load_matrix
 from matrix.model import Matrix

@@ -26,7 +26,7 @@ from faceoff.errors import FaceoffError
 from ledger.campaigns import cell_runs, list_campaigns, open_campaign, require_campaign
 from ledger.cells import request_rows
 from ledger.db import open_ledger, resolve_url, session_scope
-from ledger.migrate import FIRST, head_revision, migrate
+from ledger.migrate import FIRST, HEAD_REVISION, head_revision, migrate
 from ledger.restoration import find_restoration
 from ledger.tables import ReviewRow
 
@@ -247,3 +247,8 @@ def test_hosts_opening_one_fresh_ledger_at_once_migrate_it_once(
         meta = conn.execute(text("SELECT count(*) FROM ledger_meta")).scalar()
     assert meta == 1
     engine.dispose()
+
+
+def test_the_named_head_revision_is_alembics_head() -> None:
+    """A ledger at ``HEAD_REVISION`` opens without Alembic: a new revision must move it."""
+    assert head_revision() == HEAD_REVISION
