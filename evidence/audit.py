@@ -43,7 +43,7 @@ from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from evidence.audit_carried import check_carried
 from evidence.audit_diff import differences
-from evidence.build import cell_entries, cells_with_attempts
+from evidence.build import CellEntries, cells_with_attempts
 from evidence.bundle import comparison_of
 from evidence.bundle_manifest import Manifest, manifest
 from evidence.card import render_card
@@ -69,6 +69,7 @@ from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_a
 from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.forked import forked_map, workers
 from faceoff.signing import SIGNING_KEY_ENV, signature_problem
 from guards.judge import judge_cell
 from guards.records import CELL_FILE, CellRecord
@@ -131,9 +132,13 @@ class AuditReport:
         return not self.findings
 
 
-def audit_bundle(path: Path, *, key: bytes | None = None, redraw: bool = False) -> AuditReport:
+def audit_bundle(
+    path: Path, *, key: bytes | None = None, redraw: bool = False, processes: int | None = 1
+) -> AuditReport:
     """Every check; ``key``: the operator's signing key, to check signatures with;
-    ``redraw``: draw report.html's figures again and compare the page byte for byte."""
+    ``redraw``: draw report.html's figures again and compare the page byte for byte;
+    ``processes``: how many may check cells (None: one per usable CPU; ``faceoff.forked``
+    keeps to one while other threads run)."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
     # SHA256SUMS and the receipt bind mostly the same files: each is read and hashed once
@@ -147,7 +152,8 @@ def audit_bundle(path: Path, *, key: bytes | None = None, redraw: bool = False) 
     judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
     _receipt(folder, frozen, report, key, digest_of)
-    cells = _cells(folder, frozen, report, judged_under=judged_under, digest_of=digest_of)
+    cells = _cells(folder, frozen, report, judged_under=judged_under, digest_of=digest_of,
+                   processes=processes)  # fmt: skip
     _diagnostics(folder, report)
     _derived(folder, report, key, redraw, cells)
     if key is None:
@@ -307,28 +313,62 @@ def _cells(
     *,
     judged_under: dict[str, FrozenMatrix],
     digest_of: Callable[[Path], str],
+    processes: int | None,
 ) -> _Rebuilt:
     """Cell by cell: its attempts checked, then its comparison entry rebuilt, while the
     cell's journals and plans are the ones last read (``faceoff.recent``): each is read
-    once for both, which at a million requests is most of the audit."""
+    once for both, which at a million requests is most of the audit. Cells are checked
+    in ``processes`` forked workers (``faceoff.forked``), their findings kept in order."""
     inputs, entries, problem = None, None, None
     try:
         inputs = load_campaign(folder)
-        entries = cell_entries(inputs)
+        entries = CellEntries(inputs)
     except FaceoffError as exc:
         problem = exc.message
+    walk = list(cells_with_attempts([c.id for c in frozen.matrix.cells], folder.attempts()))
+    job = _CellJob(folder, frozen, judged_under, digest_of, entries, walk)
     built: list[CellEntry] = []
-    cell_ids = [c.id for c in frozen.matrix.cells]
-    for cell_id, attempts in cells_with_attempts(cell_ids, folder.attempts()):
-        for attempt in attempts:
-            _attempt(folder, attempt, frozen, report, judged_under=judged_under,
-                     digest_of=digest_of)  # fmt: skip
-        if cell_id is not None and entries is not None and problem is None:
-            try:
-                built.append(next(entries))
-            except FaceoffError as exc:
-                problem = exc.message
+    for done in forked_map(job.check, len(walk), workers(len(walk), processes)):
+        report.findings.extend(done.findings)
+        report.checked.extend(done.checked)
+        problem = problem or done.problem
+        if done.entry is not None:
+            built.append(done.entry)
     return _Rebuilt(inputs, built, problem)
+
+
+@dataclass(frozen=True)
+class _CellChecked:
+    """What checking one cell found (it crosses back from a worker process)."""
+
+    findings: list[Finding]
+    checked: list[str]
+    entry: CellEntry | None
+    problem: str | None  # why its comparison entry could not be rebuilt
+
+
+@dataclass(frozen=True)
+class _CellJob:
+    folder: CampaignFolder
+    frozen: FrozenMatrix
+    judged_under: dict[str, FrozenMatrix]
+    digest_of: Callable[[Path], str]
+    entries: CellEntries | None  # None: the campaign's inputs could not be loaded
+    walk: list[tuple[str | None, list[AttemptDir]]]  # ``cells_with_attempts``
+
+    def check(self, index: int) -> _CellChecked:
+        cell_id, attempts = self.walk[index]
+        report = AuditReport(self.folder.root)
+        for attempt in attempts:
+            _attempt(self.folder, attempt, self.frozen, report, judged_under=self.judged_under,
+                     digest_of=self.digest_of)  # fmt: skip
+        if cell_id is None or self.entries is None:
+            return _CellChecked(report.findings, report.checked, None, None)
+        try:
+            entry = self.entries(next(c for c in self.frozen.matrix.cells if c.id == cell_id))
+        except FaceoffError as exc:
+            return _CellChecked(report.findings, report.checked, None, exc.message)
+        return _CellChecked(report.findings, report.checked, entry, None)
 
 
 def _attempt(

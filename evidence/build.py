@@ -26,7 +26,7 @@ from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition
 from matrix.families import FamilyStatus
-from matrix.model import Matrix
+from matrix.model import Cell, Matrix
 from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
@@ -37,12 +37,12 @@ def build_comparison(
     reviews: Sequence[ReviewRef],
     cells: Sequence[CellEntry] | None = None,
 ) -> Comparison:
-    """``cells``: the entries ``cell_entries`` yields, when the caller built them already."""
+    """``cells``: the entries ``CellEntries`` builds, when the caller built them already."""
     matrix = inputs.frozen.matrix
     order = matrix.arm_order()
     arms = [arm_entry(arm, inputs.lanes.get(arm.name, [])) for arm in order]
     the_plan = plan(matrix)
-    cells = list(cell_entries(inputs)) if cells is None else list(cells)
+    cells = list(CellEntries(inputs)) if cells is None else list(cells)
     covered = coverage(the_plan, cells)
     replicated = replicated_ratios(matrix.cells, cells)
     failed = failures(cells, matrix.campaign.name)
@@ -83,25 +83,34 @@ def build_comparison(
     )
 
 
-def cell_entries(inputs: CampaignInputs) -> Iterator[CellEntry]:
-    """Each cell's entry, in the matrix's order, built when asked: the audit checks a
-    cell's attempts and then asks for its entry, so that the cell's journals and plans are
-    read once for both (``faceoff.recent`` keeps the last few)."""
-    matrix = inputs.frozen.matrix
-    the_plan = plan(matrix)
-    dispositions = _dispositions(inputs)
-    for cell in matrix.cells:
-        ours = [p for p in the_plan.pairs if p.cell_id == cell.id]
-        yield cell_entry(
+class CellEntries:
+    """Each cell's entry, built when asked (``entries(cell)``, or in the matrix's order by
+    iterating): the audit checks a cell's attempts and then asks for its entry, so that the
+    cell's journals and plans are read once for both (``faceoff.recent`` keeps the last
+    few), and cells can be handed to separate processes."""
+
+    def __init__(self, inputs: CampaignInputs) -> None:
+        self.inputs = inputs
+        self.matrix = inputs.frozen.matrix
+        self.plan = plan(self.matrix)
+        self.dispositions = _dispositions(inputs)
+
+    def __call__(self, cell: Cell) -> CellEntry:
+        matrix, inputs = self.matrix, self.inputs
+        ours = [p for p in self.plan.pairs if p.cell_id == cell.id]
+        return cell_entry(
             cell,
-            [p.arm for p in the_plan.arms if cell in p.cells],
+            [p.arm for p in self.plan.arms if cell in p.cells],
             inputs.attempts,
             history=inputs.history,
-            pairs=pair_view(ours, dispositions, inputs.pairs),
+            pairs=pair_view(ours, self.dispositions, inputs.pairs),
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
             tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
         )
+
+    def __iter__(self) -> Iterator[CellEntry]:
+        return (self(cell) for cell in self.matrix.cells)
 
 
 def cells_with_attempts(
@@ -109,7 +118,7 @@ def cells_with_attempts(
 ) -> Iterator[tuple[str | None, list[AttemptDir]]]:
     """Each matrix cell in order with its attempt folders, then (under None) the attempts of
     cells the matrix does not have: the walk of a caller that does something with a cell's
-    attempts and then asks ``cell_entries`` for its entry."""
+    attempts and then asks ``CellEntries`` for its entry."""
     by_cell: dict[str, list[AttemptDir]] = {}
     for attempt in attempts:
         by_cell.setdefault(attempt.cell_id, []).append(attempt)

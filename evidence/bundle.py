@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evidence.build import build_comparison, cell_entries, cells_with_attempts
+from evidence.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.bundle_manifest import manifest
 from evidence.card import render_card
 from evidence.comparison import CellEntry, Comparison
@@ -64,7 +64,7 @@ def summaries_and_cells(inputs: CampaignInputs) -> list[CellEntry]:
     summaries, while its journals and plans are the ones kept (``faceoff.recent``), and
     from those fresh summaries (``inputs`` is updated with them)."""
     folder, matrix = inputs.folder, inputs.frozen.matrix
-    entries = cell_entries(inputs)
+    entries = iter(CellEntries(inputs))
     built = []
     for cell_id, attempts in cells_with_attempts([c.id for c in matrix.cells], folder.attempts()):
         for attempt in attempts:

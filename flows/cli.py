@@ -164,6 +164,7 @@ def audit(
             help="Campaign name (in the workdir or ledger), or a bundle folder.",
         ),
     ],
+    *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     as_json: AsJson = False,
@@ -173,12 +174,20 @@ def audit(
             "--redraw", help="Draw report.html's figures again (slow); else their data is checked."
         ),
     ] = False,
+    processes: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes that check cells (default: one per usable CPU; 1: this one only).",
+        ),
+    ] = None,
 ) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
     with FACEOFF_SIGNING_KEY set), as a checklist."""
     from flows import commands  # noqa: PLC0415
 
-    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw)
+    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes)
 
 
 @app.command()

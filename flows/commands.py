@@ -248,10 +248,18 @@ def teardown(campaign: str | None, workdir: Path) -> None:
 
 
 def audit(
-    campaign: str, workdir: Path, db: str | None, *, as_json: bool, redraw: bool = False
+    campaign: str,
+    workdir: Path,
+    db: str | None,
+    *,
+    as_json: bool,
+    redraw: bool = False,
+    processes: int | None = None,
 ) -> None:
+    """``processes``: how many may check cells; None: one per usable CPU."""
     key = signing_key(os.environ)
-    report = audit_bundle(bundle_folder(campaign, workdir, db), key=key, redraw=redraw)
+    folder = bundle_folder(campaign, workdir, db)
+    report = audit_bundle(folder, key=key, redraw=redraw, processes=processes)
     output = checklist(report, signed=key is not None)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))
