@@ -7,11 +7,8 @@ error answer at once.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +16,7 @@ import typer
 
 from evidence.decision import Decision
 from faceoff import __version__
+from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
 
 app = typer.Typer(add_completion=False, help="LLM serving qualification.")
@@ -87,7 +85,7 @@ def status(
 ) -> None:
     """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
     its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
-    with without_cycle_collection():
+    with cycle_collection_paused():
         from flows.status_command import status as show  # noqa: PLC0415  (not flows.commands)
 
         show(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
@@ -250,7 +248,7 @@ def history(
 ) -> None:
     """Per arm and cell, each night's p50/p95 of the headline metrics with intervals, across
     hosts; audit failures left out of the trends; drift flagged and ticketed."""
-    with without_cycle_collection():
+    with cycle_collection_paused():
         from flows.history import history as show  # noqa: PLC0415  (not flows.commands)
 
         show(workdir, db, arm=arm, cell=cell, since=since, as_json=as_json, html=html)
@@ -290,18 +288,6 @@ def sim(
 def version() -> None:
     """Print faceoff's version."""
     typer.echo(__version__)
-
-
-@contextmanager
-def without_cycle_collection() -> Iterator[None]:
-    """For a command that reads, prints and exits (``status``, ``history``): Python's cycle
-    collector would walk the objects it makes (its imports, a year of nights) again and
-    again while they are made, a tenth of its time, to free nothing before the exit."""
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def main() -> None:
