@@ -68,8 +68,10 @@ from evidence.review_log import read_reviews
 from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.sums import seal_problem, verify_sums
 from faceoff.canonical import file_sha256
+from faceoff.cycles import cycle_collection_paused
+from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
-from faceoff.forked import forked_map, workers
+from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.signing import SIGNING_KEY_ENV, signature_problem
 from guards.judge import judge_cell
 from guards.records import CELL_FILE, CellRecord
@@ -132,6 +134,7 @@ class AuditReport:
         return not self.findings
 
 
+@cycle_collection_paused()
 def audit_bundle(
     path: Path, *, key: bytes | None = None, redraw: bool = False, processes: int | None = 1
 ) -> AuditReport:
@@ -142,7 +145,8 @@ def audit_bundle(
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
     # SHA256SUMS and the receipt bind mostly the same files: each is read and hashed once
-    digest_of = functools.cache(file_sha256)
+    digest_of = FileDigests()
+    digest_of.prefetch(folder.files(), processes or usable_cpus())
     _sums(folder, report, key, digest_of)
     report.step = FROZEN
     frozen = _frozen(folder, report)

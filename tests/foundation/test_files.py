@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from faceoff.canonical import canonical_json, content_sha256, file_sha256
+from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, JsonlScan, read_jsonl, write_text_atomic
 
@@ -71,3 +73,23 @@ def test_jsonl_scan_streams_the_lines_text_mode_reads(tmp_path: Path) -> None:
     whole = read_jsonl(path)
     assert (whole.records, whole.bad_lines, whole.torn_tail) == (list(scan), [5], '{"i": 4')
     assert list(JsonlScan(tmp_path / "absent.jsonl")) == []
+
+
+def test_file_digests_hash_each_file_once_in_threads_and_leave_a_vanished_one_to_the_caller(
+    tmp_path: Path,
+) -> None:
+    paths = []
+    for n in range(6):
+        path = tmp_path / f"f{n}.bin"
+        path.write_bytes(bytes([n]) * (n * 300_000 + 1))
+        paths.append(path)
+    digests = FileDigests()
+    digests.prefetch([*paths, tmp_path / "gone.bin"], threads=3)
+    for path in paths:
+        path.write_bytes(b"changed after the prefetch")  # the digest read is the prefetched one
+    done = subprocess.run(["sha256sum", *map(str, paths)], capture_output=True, text=True)
+    assert [digests(p) for p in paths] != [line.split()[0] for line in done.stdout.splitlines()]
+    for n, path in enumerate(paths):
+        assert digests(path) == hashlib.sha256(bytes([n]) * (n * 300_000 + 1)).hexdigest()
+    with pytest.raises(FileNotFoundError):
+        digests(tmp_path / "gone.bin")
