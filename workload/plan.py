@@ -31,7 +31,7 @@ from typing import Any, Literal, Self
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from faceoff.canonical import canonical_json, sha256_hex
+from faceoff.canonical import canonical_bytes, sha256_hex
 from faceoff.errors import FaceoffError
 from faceoff.recent import Recent, identity
 from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
@@ -161,7 +161,7 @@ class Body:
             body["chat_template_kwargs"] = kwargs
         if self.ignore_eos:
             body["ignore_eos"] = True
-        return canonical_json(body).encode()
+        return canonical_bytes(body)
 
     def hashes(self, tokens: TokenCount, model: str) -> dict[str, Any]:
         """The fields of a planned request that count and hash this body on a lane."""

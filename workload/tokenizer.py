@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from faceoff.canonical import canonical_json, content_sha256, sha256_hex
+from faceoff.canonical import canonical_bytes, content_sha256, sha256_hex
 from faceoff.errors import FaceoffError
 
 if TYPE_CHECKING:  # the caller brings the session; plan readers must not load aiohttp
@@ -76,7 +76,7 @@ class LaneTokenizer:
         }
         if template_kwargs:
             body["chat_template_kwargs"] = template_kwargs
-        data = canonical_json(body).encode()
+        data = canonical_bytes(body)
         key = sha256_hex(data)
         if key not in self._cache:
             self._cache[key] = await self._post(data)
