@@ -31,7 +31,7 @@ from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.metrics import REQUEST_METRICS, TimedRequest, higher_is_better
+from workload.metrics import TimedRequest, higher_is_better, metric_of
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
@@ -242,8 +242,7 @@ def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
 
 def _timed_values(requests: Sequence[TimedRequest], metric: str) -> list[tuple[int, float]]:
     """(send_ns, value) of the metric over scored ok requests."""
-    fn = REQUEST_METRICS[metric]
-    timed = ((r.send_ns or 0, fn(r).value) for r in requests)
+    timed = ((r.send_ns or 0, metric_of(r, metric).value) for r in requests)
     return [(t, v) for t, v in timed if v is not None]
 
 

@@ -29,7 +29,6 @@ from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.model import LengthRule
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
-from workload.metrics import Timing
 from workload.outcome import Phase, RequestOutcome, Status
 from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
 
@@ -41,9 +40,9 @@ class AttemptInputs:
     telemetry: TelemetrySummary | None
     judgement: Judgement
 
-    def scored_ok(self) -> list[Timing]:
+    def scored_ok(self) -> list[RequestOutcome]:
         """The journal's scored ok requests (``read_journal``: a cell's two journals are
-        kept while its entry asks for them again)."""
+        kept while its entry asks for them again, and each line its metrics)."""
         return scored_ok(read_journal(self.where.path / JOURNAL_NAME))
 
     def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
@@ -91,9 +90,9 @@ class CampaignInputs:
     carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
 
 
-def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[Timing]:
-    """The timings of the scored ok requests, which the comparison's ratios are taken over."""
-    return [Timing.of(o) for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK]
+def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[RequestOutcome]:
+    """The scored ok requests, which the comparison's ratios are taken over."""
+    return [o for o in outcomes if o.phase is Phase.SCORED and o.status is Status.OK]
 
 
 def load_campaign(folder: CampaignFolder) -> CampaignInputs:

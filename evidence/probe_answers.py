@@ -36,7 +36,7 @@ from evidence.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.roles import by_stream
 from evidence.stats import Sample, describe, median_ratio, time_blocks
 from matrix.model import Cell, WorkloadKind
-from workload.metrics import NS_PER_S, REQUEST_METRICS
+from workload.metrics import NS_PER_S, metric_of
 from workload.outcome import RequestOutcome, RequestRole, turn_role
 from workload.records import JOURNAL_NAME
 
@@ -187,8 +187,7 @@ def _stall(outcome: RequestOutcome, window: tuple[int, int]) -> float | None:
 
 
 def _metric(name: str) -> Value:
-    fn = REQUEST_METRICS[name]
-    return lambda o: fn(o).value
+    return lambda o: metric_of(o, name).value
 
 
 def _defined(requests: Sequence[RequestOutcome], value: Value) -> list[float]:

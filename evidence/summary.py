@@ -53,6 +53,7 @@ from workload.metrics import (
     Timing,
     aggregate_output_throughput,
     cell_window,
+    metric_of,
 )
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
@@ -181,7 +182,7 @@ class _MetricValues:
 
 
 def measure(outcome: TimedRequest) -> list[tuple[str, Measured]]:
-    return [(name, fn(outcome)) for name, fn in REQUEST_METRICS.items()]
+    return [(name, metric_of(outcome, name)) for name in REQUEST_METRICS]
 
 
 def metric_stats(outcomes: Sequence[TimedRequest]) -> dict[str, Stats]:
@@ -209,7 +210,7 @@ class _Tally:
         self.refusals = self.contract_violations = self.markers_missed = 0
         self.length_limited = 0
         self.indices: set[int] = set()
-        self.statuses: Counter[str] = Counter()
+        self.statuses: Counter[Status] = Counter()
         self.targets: set[int] = set()
         self.scored: list[Timing] = []
         self.input_tokens: array[float] = array("d")
@@ -238,7 +239,7 @@ class _Tally:
         if self.open_loop is not None:
             self.open_loop.append(o)
         self.indices.add(o.index)
-        self.statuses[o.status.value] += 1
+        self.statuses[o.status] += 1
         self.refusals += o.refusal
         self.contract_violations += o.overran_contract
         self.markers_missed += o.marker_found is False
@@ -291,7 +292,7 @@ def summarize_journal(
         journaled_scored=len(tally.indices),
         missing_scored=sorted(planned - tally.indices),
         foreign_lines=tally.lines - tally.ours,
-        statuses=dict(sorted(tally.statuses.items())),
+        statuses={status.value: n for status, n in sorted(tally.statuses.items())},
         warmups=tally.warmups,
         diagnostics=tally.diagnostics,
         refusals=tally.refusals,

@@ -59,13 +59,13 @@ class CellArtifacts:
     def outcomes(self) -> list[RequestOutcome]:
         return self.journal.outcomes
 
-    @property
+    @cached_property  # each of some twenty rules asks: made once
     def scored(self) -> list[RequestOutcome]:
         """Scored lines of this attempt's plan, or a needle search's probes: the requests
         the cell is judged by (foreign lines are the terminal rule's business)."""
         return [o for o in self.own_lines if o.phase in JUDGED_PHASES]
 
-    @property
+    @cached_property
     def scored_ok(self) -> list[RequestOutcome]:
         return [o for o in self.scored if o.status is Status.OK]
 

@@ -89,6 +89,11 @@ def _usage(field_name: str) -> RequestCheck:
     return check
 
 
+def _metric(name: str) -> RequestCheck:
+    """A request metric (``workload.metrics.REQUEST_METRICS``), as the line measured it."""
+    return lambda r: metrics.metric_of(r, name)
+
+
 def _asks_for_decode(r: RequestOutcome) -> bool:
     return r.max_tokens >= 2
 
@@ -300,12 +305,12 @@ def _memory_covered(
 _RULES: Mapping[str, PresenceRule] = {
     "prompt_tokens": per_request(_usage("prompt_tokens")),
     "completion_tokens": per_request(_usage("completion_tokens")),
-    "ttfo": per_request(metrics.ttfo),
-    "ttft": per_request(metrics.ttft, needs_decode=True),
-    "effective_prefill": per_request(metrics.effective_prefill),
-    "decode_rate": per_request(metrics.decode, needs_decode=True, decode_sample=True),
-    "e2e": per_request(metrics.e2e),
-    "tpot": per_request(metrics.tpot, needs_decode=True, decode_sample=True),
+    "ttfo": per_request(_metric("ttfo_s")),
+    "ttft": per_request(_metric("ttft_s"), needs_decode=True),
+    "effective_prefill": per_request(_metric("effective_prefill_tps")),
+    "decode_rate": per_request(_metric("decode_tps"), needs_decode=True, decode_sample=True),
+    "e2e": per_request(_metric("e2e_s")),
+    "tpot": per_request(_metric("tpot_s"), needs_decode=True, decode_sample=True),
     "aggregate_output_throughput": aggregate_throughput,
     "engine_prefill_time": histogram("request_prefill_time_seconds", needs_sum=True),
     "engine_queue_time": histogram("request_queue_time_seconds", needs_sum=False),

@@ -212,6 +212,13 @@ def request_metrics(r: TimedRequest) -> dict[str, Measured]:
     return {name: fn(r) for name, fn in REQUEST_METRICS.items()}
 
 
+def metric_of(r: TimedRequest, name: str) -> Measured:
+    """``REQUEST_METRICS[name](r)``, read from the metrics a journal line keeps of itself
+    (``RequestOutcome.measures``) when it keeps them."""
+    kept: dict[str, Measured] | None = getattr(r, "measures", None)
+    return kept[name] if kept is not None else REQUEST_METRICS[name](r)
+
+
 def cell_window(requests: Iterable[TimedRequest]) -> tuple[int, int] | None:
     """(first send, last end) of the scored requests that were sent, in perf_counter_ns."""
     sent: list[tuple[int, int]] = [

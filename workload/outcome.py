@@ -14,14 +14,19 @@ Format history of ``schema_version``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from matrix.model import omitted_at
+
+if TYPE_CHECKING:
+    from workload.metrics import Measured
 
 
 class Phase(StrEnum):
@@ -174,6 +179,21 @@ class RequestOutcome(Artifact):
     @property
     def scored(self) -> bool:
         return self.phase is Phase.SCORED
+
+    @cached_property
+    def measures(self) -> dict[str, Measured]:
+        """Every request metric of this line (``workload.metrics.metric_of`` reads them), made
+        once: its summary, its guard's families and its cell's ratios each ask."""
+        from workload.metrics import request_metrics  # noqa: PLC0415  (metrics imports this)
+
+        return request_metrics(self)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy, which measures itself from its own fields when asked (pydantic would
+        copy the metrics this line kept)."""
+        copied = super().model_copy(update=update, deep=deep)
+        copied.__dict__.pop("measures", None)
+        return copied
 
     def of_attempt(self, cell_id: str, arm: str, attempt: int, plan_sha256: str | None) -> bool:
         """Written for this cell attempt on this arm, from this plan (any plan when None: the

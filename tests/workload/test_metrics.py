@@ -207,6 +207,16 @@ def test_never_sent_request_has_no_metrics() -> None:
         assert value.reason == "the request was never sent"
 
 
+def test_a_line_keeps_its_metrics_and_a_copy_measures_its_own() -> None:
+    r = replay([(10, chunk("a")), (30, chunk("b", finish_reason="stop")), (31, DONE)])
+    assert metrics.metric_of(r, "ttft_s") == metrics.ttft(r)
+    assert r.measures is r.measures  # made once
+    later = r.model_copy(update={"first_content_ns": r.first_content_ns + 5_000_000})
+    assert metrics.metric_of(later, "ttft_s").value == pytest.approx(metrics.ttft(r).value + 0.005)
+    timing = metrics.Timing.of(r)  # a line's bare timings are measured on each ask
+    assert metrics.metric_of(timing, "e2e_s") == metrics.e2e(r)
+
+
 def test_schedule_delay_is_send_minus_due() -> None:
     r = replay([(10, chunk("a", finish_reason="stop")), (10, DONE)], send_ms=3)
     assert metrics.schedule_delay(r).value == pytest.approx(0.003)
