@@ -113,6 +113,11 @@ class JsonlScan:
         number = 0
         with self.path.open("rb") as handle:
             for raw in handle:  # binary lines end at b"\\n" only; UTF-8 never splits there
+                if b"\r" not in raw and raw.endswith(b"\n"):  # the usual line, taken as it is
+                    number += 1
+                    if not raw.isspace():
+                        yield number, raw[:-1].decode("utf-8")
+                    continue
                 *lines, tail = _universal(raw.decode("utf-8")).split("\n")
                 for line in lines:
                     number += 1
