@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-import matplotlib
 from matplotlib.axes import Axes
 
 from evidence.history import Series
-from evidence.plots import RC, _figure, _svg
+from evidence.plots import _figure, _svg, styled
 
 DRIFT_COLOUR = "#cf222e"
 EPOCH = date(1970, 1, 1)  # the x axis counts days from it
@@ -25,7 +24,7 @@ TICKS = 6
 def trend_plot(series: Sequence[Series], label: str) -> str:
     """The series share arm, cell and metric; they differ by host."""
     fig = _figure(1, width=9.0, height=2.8)
-    with matplotlib.rc_context(RC):
+    with styled():
         ax = fig.add_subplot()
         for one in series:
             _host_lines(ax, one)
