@@ -30,7 +30,7 @@ from evidence import plots
 from evidence.card import card_parts, decision_words, standing_review
 from evidence.card_tables import RATIO_LABELS
 from evidence.comparison import Comparison
-from evidence.figures import DRAWN, Figures
+from evidence.figures import Figures
 from evidence.format import ratio as ratio_text
 from evidence.inputs import AttemptInputs
 from evidence.load import LoadSummary
@@ -61,9 +61,10 @@ class VerdictRow:
 def render_report(
     comparison: Comparison,
     attempts: Mapping[tuple[str, str], AttemptInputs],
-    figures: Figures = DRAWN,
+    figures: Figures | None = None,
 ) -> str:
     """The page; ``figures``: drawn (the default), or only named by their data's hash."""
+    figures = Figures() if figures is None else figures
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -73,7 +74,7 @@ def render_report(
     parts = card_parts(comparison)
     html = _markdown()
     forest = _forest_rows(comparison)
-    return env.get_template("report.html.j2").render(
+    page = env.get_template("report.html.j2").render(
         title=parts.title,
         decision=decision_badge(comparison),
         restoration=restoration_badge(comparison),
@@ -89,6 +90,9 @@ def render_report(
         cells=[_cell_plots(cell.id, comparison, attempts, figures) for cell in comparison.cells],
         sweeps=_sweeps(comparison, attempts, figures),
     )
+    if figures.draw:
+        plots.load()
+    return figures.drawn(page)
 
 
 def decision_badge(c: Comparison) -> Badge:
