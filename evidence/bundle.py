@@ -37,10 +37,12 @@ from evidence.layout import (
 )
 from evidence.quality import import_quality
 from evidence.review_log import read_reviews
-from evidence.summary import SUMMARY_FILE, cell_slo, summarize_attempt
+from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.sums import require_intact, write_sums
+from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.forked import forked_map, workers
 from faceoff.ports import Clock
 from matrix.freeze import read_frozen
 from tickets.cluster import cluster
@@ -58,31 +60,64 @@ class BundleIndex:
     files: dict[str, Path]  # artifact name -> path
 
 
+@cycle_collection_paused()
 def summaries_and_cells(inputs: CampaignInputs) -> list[CellEntry]:
     """summary.json of every attempt that has a plan and a journal (recomputed, replaced),
     and the comparison's cell entries, cell by cell: a cell's entry is built right after its
     summaries, while its journals and plans are the ones kept (``faceoff.recent``), and
-    from those fresh summaries (``inputs`` is updated with them)."""
-    folder, matrix = inputs.folder, inputs.frozen.matrix
-    entries = iter(CellEntries(inputs))
+    from those fresh summaries (``inputs`` is updated with them). Cells are written in
+    forked workers where that is safe (``faceoff.forked``), as the audit checks them."""
+    matrix = inputs.frozen.matrix
+    walk = list(cells_with_attempts([c.id for c in matrix.cells], inputs.folder.attempts()))
+    job = _CellWriter(inputs, CellEntries(inputs), walk)
     built = []
-    for cell_id, attempts in cells_with_attempts([c.id for c in matrix.cells], folder.attempts()):
-        for attempt in attempts:
-            _write_summary(inputs, attempt)
-        if cell_id is not None:
-            built.append(next(entries))
+    for written in forked_map(job.write, len(walk), workers(len(walk))):
+        for summary_of in written.summaries:
+            _stand(inputs, *summary_of)
+        if written.entry is not None:
+            built.append(written.entry)
     return built
 
 
-def _write_summary(inputs: CampaignInputs, attempt: AttemptDir) -> None:
+@dataclass(frozen=True)
+class _CellWritten:
+    """What writing one cell made (it crosses back from a worker process)."""
+
+    summaries: list[tuple[AttemptDir, RequestSummary]]
+    entry: CellEntry | None
+
+
+@dataclass(frozen=True)
+class _CellWriter:
+    inputs: CampaignInputs
+    entries: CellEntries
+    walk: list[tuple[str | None, list[AttemptDir]]]  # ``cells_with_attempts``
+
+    def write(self, index: int) -> _CellWritten:
+        cell_id, attempts = self.walk[index]
+        summaries = [(a, s) for a in attempts if (s := _write_summary(self.inputs, a))]
+        for summary_of in summaries:  # this cell's entry is built from them
+            _stand(self.inputs, *summary_of)
+        if cell_id is None:
+            return _CellWritten(summaries, None)
+        cell = next(c for c in self.inputs.frozen.matrix.cells if c.id == cell_id)
+        return _CellWritten(summaries, self.entries(cell))
+
+
+def _write_summary(inputs: CampaignInputs, attempt: AttemptDir) -> RequestSummary | None:
     if not ((attempt.path / PLAN_NAME).is_file() and (attempt.path / JOURNAL_NAME).is_file()):
-        return
+        return None
     slo = cell_slo(inputs.frozen.matrix, attempt.cell_id)
     journal = read_journal(attempt.path / JOURNAL_NAME)
     summary = summarize_attempt(
         attempt.path, arm=attempt.arm, attempt=attempt.attempt, slo=slo, journal=journal
     )
     summary.write(attempt.path / SUMMARY_FILE, replace=True)
+    return summary
+
+
+def _stand(inputs: CampaignInputs, attempt: AttemptDir, summary: RequestSummary) -> None:
+    """The standing attempt of its cell and arm gets its fresh summary."""
     standing = inputs.attempts.get((attempt.cell_id, attempt.arm))
     if standing is not None and standing.where == attempt:
         inputs.attempts[(attempt.cell_id, attempt.arm)] = replace(standing, summary=summary)
