@@ -369,7 +369,7 @@ class _CellJob:
         if cell_id is None or self.entries is None:
             return _CellChecked(report.findings, report.checked, None, None)
         try:
-            entry = self.entries(next(c for c in self.frozen.matrix.cells if c.id == cell_id))
+            entry = self.entries.of(cell_id)
         except FaceoffError as exc:
             return _CellChecked(report.findings, report.checked, None, exc.message)
         return _CellChecked(report.findings, report.checked, entry, None)

@@ -112,6 +112,10 @@ class CellEntries:
     def __iter__(self) -> Iterator[CellEntry]:
         return (self(cell) for cell in self.matrix.cells)
 
+    def of(self, cell_id: str) -> CellEntry:
+        """The entry of the matrix's cell ``cell_id`` (a walk's ``cells_with_attempts``)."""
+        return self(next(c for c in self.matrix.cells if c.id == cell_id))
+
 
 def cells_with_attempts(
     cell_ids: Sequence[str], attempts: Iterable[AttemptDir]

@@ -100,8 +100,7 @@ class _CellWriter:
             _stand(self.inputs, *summary_of)
         if cell_id is None:
             return _CellWritten(summaries, None)
-        cell = next(c for c in self.inputs.frozen.matrix.cells if c.id == cell_id)
-        return _CellWritten(summaries, self.entries(cell))
+        return _CellWritten(summaries, self.entries.of(cell_id))
 
 
 def _write_summary(inputs: CampaignInputs, attempt: AttemptDir) -> RequestSummary | None:
