@@ -1,4 +1,5 @@
-"""faceoff.forked: tasks in forked workers, in order, only while one thread runs."""
+"""faceoff.forked: tasks in forked workers, in order, one BLAS thread each, only while one
+thread runs."""
 
 from __future__ import annotations
 
@@ -16,14 +17,19 @@ REPO = Path(__file__).resolve().parents[2]
 # whatever lock one of them holds.
 SCRIPT = """
 import json, os, sys
+import numpy  # its BLAS: each worker keeps it to one thread
+from threadpoolctl import threadpool_info
 from faceoff.forked import forked_map, workers
+def blas_threads():
+    return sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
 loaded = {"who": "the parent's memory"}  # read by the workers through the fork, never pickled
 def task(i):
     if i == 5:
         raise ValueError("task 5 fails")
     return [i, os.getpid(), loaded["who"]]
 print(json.dumps({"parent": os.getpid(), "workers": [workers(4, 3), workers(2, 8)],
-                  "done": forked_map(task, 5, 3)}))
+                  "done": forked_map(task, 5, 3), "parent_blas": blas_threads(),
+                  "blas": forked_map(lambda i: blas_threads(), 2, 2)}))
 try:
     forked_map(task, 6, 3)
 except ValueError as exc:
@@ -31,7 +37,7 @@ except ValueError as exc:
 """
 
 
-def test_tasks_run_in_forked_workers_in_order_and_a_failure_is_raised_in_the_parent() -> None:
+def test_forked_workers_run_tasks_in_order_on_one_blas_thread_and_raise_in_the_parent() -> None:
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -43,6 +49,8 @@ def test_tasks_run_in_forked_workers_in_order_and_a_failure_is_raised_in_the_par
     assert first["parent"] not in pids and pids
     assert {who for _, _, who in first["done"]} == {"the parent's memory"}
     assert second == {"raised": "task 5 fails"}
+    assert first["blas"] == [[1], [1]]  # the workers fill the CPUs; BLAS adds no threads
+    assert first["parent_blas"], "numpy's BLAS was not found: the check above proves nothing"
 
 
 def test_work_stays_in_process_while_another_thread_runs() -> None:
