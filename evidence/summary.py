@@ -53,7 +53,7 @@ from workload.metrics import (
     Timing,
     aggregate_output_throughput,
     cell_window,
-    metric_of,
+    measures_of,
 )
 from workload.outcome import Phase, RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
@@ -182,7 +182,7 @@ class _MetricValues:
 
 
 def measure(outcome: TimedRequest) -> list[tuple[str, Measured]]:
-    return [(name, metric_of(outcome, name)) for name in REQUEST_METRICS]
+    return list(measures_of(outcome).items())
 
 
 def metric_stats(outcomes: Sequence[TimedRequest]) -> dict[str, Stats]:

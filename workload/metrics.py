@@ -212,9 +212,16 @@ def request_metrics(r: TimedRequest) -> dict[str, Measured]:
     return {name: fn(r) for name, fn in REQUEST_METRICS.items()}
 
 
+def measures_of(r: TimedRequest) -> dict[str, Measured]:
+    """``request_metrics(r)``, as the journal line keeps them of itself
+    (``RequestOutcome.measures``) when it keeps them."""
+    kept: dict[str, Measured] | None = getattr(r, "measures", None)
+    return kept if kept is not None else request_metrics(r)
+
+
 def metric_of(r: TimedRequest, name: str) -> Measured:
     """``REQUEST_METRICS[name](r)``, read from the metrics a journal line keeps of itself
-    (``RequestOutcome.measures``) when it keeps them."""
+    when it keeps them."""
     kept: dict[str, Measured] | None = getattr(r, "measures", None)
     return kept[name] if kept is not None else REQUEST_METRICS[name](r)
 
