@@ -10,7 +10,6 @@ before it exits; Prefect then shows the run as cancelled.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.conftest import REPO
-from tests.e2e.test_deploy import PREFECT, prefect_cli
+from tests.e2e.test_deploy import PREFECT, prefect_cli, stop_worker
 from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 
 pytestmark = pytest.mark.prefect
@@ -84,8 +83,7 @@ def test_a_prefect_cancellation_mid_cell_restores_the_incumbent_before_exit(
                 "the flow run to be cancelled",
             )
     finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.wait(60)
+        stop_worker(worker)
 
     campaign_dir = workdir / "e2e-cancel"
     receipt = verify_receipt(campaign_dir / "receipt.json")

@@ -7,6 +7,7 @@ import grp
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,17 @@ def prefect_cli(api_url: str, *args: str) -> subprocess.CompletedProcess[str]:
         [PREFECT, "--no-prompt", *args], cwd=REPO, env=env, capture_output=True, text=True,
         timeout=300, check=False,
     )  # fmt: skip
+
+
+def stop_worker(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as a service manager stops a worker; then SIGKILL. Prefect's worker now and
+    then idles on after the SIGINT it forwards itself, and its exit is not under test."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(60)
 
 
 def test_prefect_yaml_is_what_prefect_itself_accepts() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -29,7 +28,7 @@ from flows.campaign import PARTIAL
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
-from tests.e2e.test_deploy import PREFECT, prefect_cli
+from tests.e2e.test_deploy import PREFECT, prefect_cli, stop_worker
 from tests.foundation.cli import faceoff
 from tests.lanes.helpers import kill_recorded_processes
 
@@ -88,12 +87,7 @@ def worker(host: str, api_url: str, ledger_url: str, log: Path) -> Iterator[None
     try:
         yield
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(60)
+        stop_worker(process)
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout_s: float) -> None:
