@@ -7,8 +7,8 @@ forked only while this process runs one thread (the CLI's audit), and runs in-pr
 otherwise (a flow, a test session).
 
 Each worker keeps numpy's BLAS to one thread: the workers already fill the CPUs, and
-OpenBLAS's own threads, one per CPU in every worker, would spin against each other (at a
-million requests the audit's bootstrap spent a fifth of its CPU time so).
+OpenBLAS's own threads, one per CPU in every worker, would spin against each other (13 %
+of the 1 M audit's CPU time, benchmarks/README.md).
 """
 
 from __future__ import annotations
