@@ -2,7 +2,8 @@
 the fix (exit 2), not a traceback's exit 1; once space is freed, the same run resumes,
 names in attempt 1's verdict the journal lines the disk refused, and runs the cell again.
 
-The workdir is a small tmpfs (root only; skipped elsewhere).
+The workdir is a small tmpfs (root only; skipped elsewhere); the Prefect home lies off it, as an
+operator's does, so that the disk is full only once the test fills it.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ def test_a_disk_full_mid_cell_is_one_error_and_a_resume_completes(
     small_disk: Path, tmp_path: Path
 ) -> None:
     path, log = slow_matrix(tmp_path, "e2e-full"), tmp_path / "run.log"
-    env = run_env(small_disk / ".prefect")
+    env = run_env(tmp_path / ".prefect")
     args = ["run", str(path), "--workdir", str(small_disk)]
     try:
         run = faceoff(args, env, log)
         journal = small_disk / "e2e-full" / FIRST / "attempt-1" / "journal.jsonl"
         wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two lines", 300)
         filler = small_disk / "filler"
-        with filler.open("wb") as out, contextlib.suppress(OSError):
+        with contextlib.suppress(OSError), filler.open("wb") as out:
             while True:
                 out.write(b"\0" * 65536)
                 out.flush()
@@ -66,7 +67,7 @@ def test_a_disk_full_mid_cell_is_one_error_and_a_resume_completes(
         assert said.startswith(f"error: {small_disk}: the disk is full"), said
         assert "run the same `faceoff run` again" in said
 
-        filler.unlink()
+        filler.unlink(missing_ok=True)
         assert faceoff(args, env, log).wait(300) == 0, log.read_text()[-3000:]
 
         # Nothing lost: attempt 1's lines the full disk refused are named by its verdict as
