@@ -38,12 +38,23 @@ class Artifact(Spec):
 
     @classmethod
     def read(cls, path: Path) -> Self:
+        return cls.parse(cls.read_bytes(path), path)
+
+    @classmethod
+    def read_bytes(cls, path: Path) -> bytes:
+        """The file's bytes, as ``read`` reads them."""
         try:
-            return cls.model_validate_json(Path(path).read_bytes())
+            return Path(path).read_bytes()
         except FileNotFoundError as exc:
             raise FaceoffError(
                 f"{cls.__name__} file is missing", where=str(path), fix="check the bundle path"
             ) from exc
+
+    @classmethod
+    def parse(cls, raw: bytes, path: Path) -> Self:
+        """The artifact in ``raw``, read from ``path`` (which an error names)."""
+        try:
+            return cls.model_validate_json(raw)
         except ValidationError as exc:
             raise FaceoffError(
                 f"not a valid {cls.__name__}: {first_error(exc)}",

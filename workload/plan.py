@@ -22,6 +22,7 @@ Format history of ``schema_version``:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -201,11 +202,20 @@ class RequestPlan(Artifact):
 
     @classmethod
     def read(cls, path: Path) -> Self:
-        """As every artifact is read; the last few plans read are kept (``faceoff.recent``)."""
+        """As every artifact is read; the last few plans read are kept (``faceoff.recent``),
+        by file and by content: a cell's two arms mostly plan the same bytes, which are then
+        parsed and hashed once (a plan is immutable, so both arms may hold one object)."""
         key = identity(path)
         if key is None:
             return super().read(path)
-        found = _READ.get((cls, key), lambda: super(RequestPlan, cls).read(path))
+        found = _READ.get((cls, key), lambda: cls._by_content(path))
+        assert isinstance(found, cls)
+        return found
+
+    @classmethod
+    def _by_content(cls, path: Path) -> Self:
+        raw = cls.read_bytes(path)
+        found = _PARSED.get((cls, hashlib.sha256(raw).digest()), lambda: cls.parse(raw, path))
         assert isinstance(found, cls)
         return found
 
@@ -215,6 +225,7 @@ class RequestPlan(Artifact):
 
 
 _READ: Recent[RequestPlan] = Recent(2)  # a cell's two arms: a plan is tens of MB at scale
+_PARSED: Recent[RequestPlan] = Recent(2)  # the same plans, by their bytes' sha256
 _HASHED: Recent[tuple[RequestPlan, str]] = Recent(2)  # the plan is held: its id is not reused
 
 
