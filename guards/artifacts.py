@@ -69,6 +69,11 @@ class CellArtifacts:
     def scored_ok(self) -> list[RequestOutcome]:
         return [o for o in self.scored if o.status is Status.OK]
 
+    @cached_property  # the decode families' sample: each of three asks
+    def scored_ok_decoding(self) -> list[RequestOutcome]:
+        """Scored ok requests that ask for two tokens or more, so may have a decode interval."""
+        return [o for o in self.scored_ok if asks_for_decode(o)]
+
     @cached_property
     def own_lines(self) -> list[RequestOutcome]:
         """Journal lines written for this plan, arm and attempt."""
@@ -89,6 +94,10 @@ class CellArtifacts:
     def sample(self, seq: int | None) -> EngineSample | None:
         """The engine sample with this sequence number (the deltas' baseline or final)."""
         return next((s for s in self.engine if s.seq == seq), None)
+
+
+def asks_for_decode(r: RequestOutcome) -> bool:
+    return r.max_tokens >= 2
 
 
 def load_cell(

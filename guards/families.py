@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 from collectors.cadence import FamilyCoverage
 from collectors.summary import EngineSummary, TelemetrySummary
-from guards.artifacts import CellArtifacts
+from guards.artifacts import CellArtifacts, asks_for_decode
 from guards.verdict import Evidence, EvidenceValue, Presence
 from matrix.model import Thresholds
 from workload import metrics
@@ -91,11 +91,7 @@ def _usage(field_name: str) -> RequestCheck:
 
 def _metric(name: str) -> RequestCheck:
     """A request metric (``workload.metrics.REQUEST_METRICS``), as the line measured it."""
-    return lambda r: metrics.metric_of(r, name)
-
-
-def _asks_for_decode(r: RequestOutcome) -> bool:
-    return r.max_tokens >= 2
+    return lambda r: r.measures[name]
 
 
 NO_DECODE_BY_DESIGN = (
@@ -127,13 +123,13 @@ def per_request(
 
     def rule(art: CellArtifacts, _: Thresholds) -> Found:
         ok = art.scored_ok
-        if needs_decode and art.scored and not any(_asks_for_decode(r) for r in art.scored):
+        if needs_decode and art.scored and not any(asks_for_decode(r) for r in art.scored):
             return Found(Presence.NOT_APPLICABLE, NO_DECODE_BY_DESIGN)
         if decode_sample and _searches(art):
             return Found(Presence.NOT_APPLICABLE, SEARCH_NO_DECODE)
         if not ok:
             return missing(f"no scored request ended ok (0 of {len(art.scored)})", requests=0)
-        judged = [r for r in ok if _asks_for_decode(r)] if needs_decode else ok
+        judged = art.scored_ok_decoding if needs_decode else ok
         undefined = [(r.index, m.reason) for r in judged if (m := check(r)).value is None]
         if undefined:
             first_index, first_why = undefined[0]
