@@ -31,7 +31,7 @@ from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.model import Arm, Cell
-from workload.metrics import TimedRequest, higher_is_better, metric_of
+from workload.metrics import TimedRequest, higher_is_better, measures_of
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
@@ -240,18 +240,38 @@ def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
     )
 
 
-def _timed_values(requests: Sequence[TimedRequest], metric: str) -> list[tuple[int, float]]:
-    """(send_ns, value) of the metric over scored ok requests."""
-    timed = ((r.send_ns or 0, metric_of(r, metric).value) for r in requests)
-    return [(t, v) for t, v in timed if v is not None]
+def _timed_values(
+    requests: Sequence[TimedRequest], metrics: Sequence[str]
+) -> dict[str, list[tuple[int, float]]]:
+    """Per metric, (send_ns, value) over scored ok requests where it is defined: one pass
+    over the requests for all the metrics (a cell's two journals hold thousands each)."""
+    timed: dict[str, list[tuple[int, float]]] = {metric: [] for metric in metrics}
+    for r in requests:
+        sent, kept = r.send_ns or 0, measures_of(r)
+        for metric, found in timed.items():
+            value = kept[metric].value
+            if value is not None:
+                found.append((sent, value))
+    return timed
+
+
+def metric_samples(
+    cell: Cell, requests: Sequence[TimedRequest], metrics: Sequence[str]
+) -> dict[str, Sample]:
+    """Each metric's values over scored ok requests (``evidence.inputs.scored_ok``), with
+    their blocks: consecutive requests in send order."""
+    found = _timed_values(requests, metrics).items()
+    return {metric: _sample(cell, timed) for metric, timed in found}
+
+
+def _sample(cell: Cell, timed: list[tuple[int, float]]) -> Sample:
+    blocks = time_blocks([t for t, _ in timed], cell.concurrency)
+    return Sample(stratum(cell), tuple(v for _, v in timed), blocks)
 
 
 def metric_sample(cell: Cell, requests: Sequence[TimedRequest], metric: str) -> Sample:
-    """The metric's values over scored ok requests (``evidence.inputs.scored_ok``), with
-    their blocks: consecutive requests in send order."""
-    timed = _timed_values(requests, metric)
-    blocks = time_blocks([t for t, _ in timed], cell.concurrency)
-    return Sample(stratum(cell), tuple(v for _, v in timed), blocks)
+    """The metric's values over scored ok requests, with their blocks (``metric_samples``)."""
+    return metric_samples(cell, requests, (metric,))[metric]
 
 
 def pair_ratios(
@@ -270,29 +290,24 @@ def pair_ratios(
     if not metrics or (cell.sweep is not None and cell.sweep.rates is None):
         return []  # nothing to compare: the journals are not read
     # Read here, one pair at a time, so that a campaign's journals are never all in memory.
-    requests = (incumbent.scored_ok(), candidate.scored_ok())
-    found = (
-        _ratio(cell, metric, requests, name=name, seed=seed, statistic=statistic)
-        for metric in metrics
+    samples = (
+        metric_samples(cell, incumbent.scored_ok(), metrics),
+        metric_samples(cell, candidate.scored_ok(), metrics),
     )
+    pairs = ((metric, (samples[0][metric], samples[1][metric])) for metric in metrics)
+    found = (_ratio(m, pair, name=name, seed=seed, statistic=statistic) for m, pair in pairs)
     return [r for r in found if r is not None]
 
 
 def _ratio(
-    cell: Cell,
     metric: str,
-    requests: tuple[Sequence[TimedRequest], Sequence[TimedRequest]],
+    samples: tuple[Sample, Sample],
     *,
     name: str,
     seed: int,
     statistic: RatioStatistic,
 ) -> Ratio | None:
-    found = median_ratio(
-        metric_sample(cell, requests[0], metric),
-        metric_sample(cell, requests[1], metric),
-        seed=seed,
-        statistic=STATISTICS[statistic],
-    )
+    found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None
     better = higher_is_better(metric)
