@@ -18,7 +18,7 @@ import pytest
 from evidence.audit import audit_bundle
 from flows.runner import run_campaign
 from lanes.receipt import verify_receipt
-from tests.e2e.matrices import write_matrix
+from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.lanes.helpers import wait_for
 from tests.vllm.engine import (
     MAX_MODEL_LEN,
@@ -45,6 +45,9 @@ def ab_matrix(folder: Path, model: Path) -> Path:
         ],
         "cells": [cell("natural-512-c1", concurrency=1), cell("natural-512-c2", concurrency=2)],
         "families": {"not_applicable": NOT_APPLICABLE},
+        # a loaded CI host stalls a four-request cell past the stall guard (its own tests
+        # judge it): this test is of the real engines' campaign and its sealed bundle
+        "thresholds": LOADED_HOST,
     }
     return write_matrix(folder, data)
 
