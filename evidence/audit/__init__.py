@@ -1,0 +1,1 @@
+"""faceoff audit: re-verifying a bundle from its native artifacts."""

@@ -1,0 +1,1 @@
+"""Writing the bundle in place, and the JSON Schemas it ships."""

@@ -1,0 +1,1 @@
+"""The bundle folder: where its files are, their sums, and the records of what it carries."""

@@ -1,0 +1,1 @@
+"""The nights of a shared ledger together: their series, drift and cache."""

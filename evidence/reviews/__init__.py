@@ -1,0 +1,1 @@
+"""Recorded human decisions on a bundle."""

@@ -1,0 +1,1 @@
+"""Statistics of samples and ratios: pure functions of numbers."""

@@ -1,0 +1,1 @@
+"""Renderers of the comparison: the result card, the HTML pages, terminal views."""

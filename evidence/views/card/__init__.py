@@ -1,0 +1,1 @@
+"""RESULT.md, the result card, and the Markdown it is written in."""

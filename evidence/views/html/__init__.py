@@ -1,0 +1,1 @@
+"""report.html and history.html with their figures: the only matplotlib users."""

@@ -1,0 +1,1 @@
+"""Terminal views of a bundle for the command line."""

@@ -1,0 +1,1 @@
+"""The campaign walk as plain functions: no Prefect, no command line."""

@@ -1,0 +1,1 @@
+"""The faceoff command line: argument parsing, one module per command, and views."""

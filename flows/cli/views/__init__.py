@@ -1,0 +1,1 @@
+"""What the command line shows: tables, the live view, the end summary."""
