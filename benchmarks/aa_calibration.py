@@ -31,18 +31,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidence.aa import TARGET_RATE
-from evidence.bundle import comparison_of
-from evidence.cells import RATIO_METRICS, metric_sample
-from evidence.comparison import Comparison, Ratio
-from evidence.inputs import load_campaign, scored_ok
-from evidence.layout import CampaignFolder
-from evidence.stats import RatioInterval, Sample, median_ratio
-from flows import ephemeral
-from flows.restore import restore_tools
+from evidence.bundle.write import comparison_of
+from evidence.comparison.aa import TARGET_RATE
+from evidence.comparison.cells import RATIO_METRICS, metric_sample
+from evidence.comparison.model import Comparison, Ratio
+from evidence.comparison.read import load_campaign, scored_ok
+from evidence.folder.layout import CampaignFolder
+from evidence.stats.bootstrap import RatioInterval, Sample, median_ratio
+from flows.campaign.restore import restore_tools
+from flows.prefect import server as ephemeral
 from lanes.leftovers import teardown as stop_campaign_lanes
-from matrix.load import load_matrix
-from matrix.model import Cell
+from matrix.cell import Cell
+from matrix.toml_reader import load_matrix
 from workload.journal import JournalScan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,7 +61,9 @@ class Tally:
     def add(self, ratios: list[RatioInterval] | list[Ratio]) -> None:
         if not ratios:
             return
-        wrong = [r for r in ratios if r.low > 1.0 or r.high < 1.0]  # as evidence.aa judges
+        wrong = [
+            r for r in ratios if r.low > 1.0 or r.high < 1.0
+        ]  # as evidence.comparison.aa judges
         self.intervals += len(ratios)
         self.wrong_intervals += len(wrong)
         self.cells += 1
@@ -149,7 +151,7 @@ def run_seeds(seeds: list[int], workdir: Path) -> Iterator[tuple[int, Path, Path
     ports = {arm.port for arm in load_matrix(MATRIX).arms}
     tools = restore_tools(os.environ)
     with ephemeral.ephemeral_server(os.environ, avoid=ports):
-        from flows.runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+        from flows.prefect.runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
         for seed in seeds:
             matrix = seeded_matrix(workdir, seed)

@@ -38,8 +38,8 @@ WRITE = """
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from evidence.bundle import write_bundle
-from evidence.host import PynvmlInventory, collect_host, collect_source
+from evidence.bundle.write import write_bundle
+from collectors.inventory import PynvmlInventory, collect_host, collect_source
 def no_docker():
     raise ConnectionError("not asked in the benchmark")
 host = collect_host(PynvmlInventory(), no_docker)

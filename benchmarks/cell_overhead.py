@@ -6,7 +6,7 @@ A campaign of many tiny cells (natural, C1, two requests of 128 input and 8 outp
 tokens) on two host-process simulator lanes (``tiny`` profile, time scale 20, as
 ``tests/e2e/matrices.py`` builds them) runs as an operator runs it: ``faceoff run`` in
 its own process with its own ephemeral Prefect server, and ``FACEOFF_SPANS`` set, so
-the flow writes the spans of each cell run (``flows.spans``). Per cell run, the
+the flow writes the spans of each cell run (``flows.campaign.spans``). Per cell run, the
 overhead is the flow's stop-policy read, lane check and Prefect task call for the
 cell, minus the client's own span (``cell.json``'s window: first request sent to
 last request ended, as the client journaled them). Printed: the median overhead
@@ -34,7 +34,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from flows import spans
+from flows.campaign import spans
 from guards.records import CELL_FILE, CellRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
 
@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 NAME = "cell-overhead"
 RUN_TIMEOUT_S = 1800.0
 TARGET_S = 1.0
-# The parts of a cell run that are not its requests, as ``flows.spans`` names them;
+# The parts of a cell run that are not its requests, as ``flows.campaign.spans`` names them;
 # the client's start and exit are its process span minus its requests' window.
 CLIENT_START_EXIT = "client start and exit"
 OTHER = "between spans"

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from matrix.model import Cell
+from matrix.cell import Cell
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 from workload.journal import read_journal

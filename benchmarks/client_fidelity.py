@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evidence.stats import quantile
-from matrix.model import Cell
+from evidence.stats.bootstrap import quantile
+from matrix.cell import Cell
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import SimServer, running
 from workload.journal import read_journal

@@ -37,7 +37,7 @@ import aiohttp
 import httpx
 from aiohttp import web
 
-from evidence.stats import quantile
+from evidence.stats.bootstrap import quantile
 from workload.stream import SseFramer, StreamState
 from workload.transport import Arrivals, timed_session
 

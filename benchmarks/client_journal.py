@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence.stats import quantile
+from evidence.stats.bootstrap import quantile
 from faceoff.files import JsonlAppender
 from workload.journal import JournalWriter
 from workload.outcome import RequestOutcome

@@ -37,7 +37,7 @@ import psutil
 
 from collectors.cadence import nearest_rank
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
+from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.sampler import SamplerLoop, Tick
 from collectors.settings import CollectorSettings
@@ -112,7 +112,7 @@ def collect(
 ) -> Phase:
     cell = CellCollectors(
         metrics_url=sim.url + "/metrics",
-        target=LaneTarget(pid=sim.process.pid),
+        target=MemoryTarget(pid=sim.process.pid),
         gpu_ids=[],
         folder=folder,
         settings=settings,

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence.audit import audit_bundle
-from evidence.bundle import write_bundle
-from evidence.host import PynvmlInventory, collect_host, collect_source
+from collectors.inventory import PynvmlInventory, collect_host, collect_source
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import write_bundle
 
 REPO = Path(__file__).resolve().parents[1]
 

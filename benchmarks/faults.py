@@ -39,7 +39,7 @@ from typing import Any
 
 import psutil
 
-from flows.unjournaled import unjournaled
+from flows.campaign.unjournaled import unjournaled
 from guards.reasons import Reason
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from lanes.leftovers import live_process_records

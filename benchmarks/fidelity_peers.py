@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.client_fidelity import Round
-from evidence.stats import quantile
-from matrix.model import Cell
+from evidence.stats.bootstrap import quantile
+from matrix.cell import Cell
 from workload.journal import read_journal
 from workload.plan import PlanOptions, build_plan
 from workload.runner import open_session

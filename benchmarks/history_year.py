@@ -15,7 +15,7 @@ rates down) from night ``DRIFT_NIGHT`` on.
 
 These folders are not whole campaigns (no journals, receipt or views), so a real audit
 would fail every one: the audit outcome of each night is planted in the history cache
-(``evidence.history_cache.audit_entry``) as its nightly run would have recorded it: ok,
+(``evidence.history.cache.audit_entry``) as its nightly run would have recorded it: ok,
 except on the nights of ``TAMPERED``, whose ``comparison.json`` is edited after the seal
 and recorded as failing the hash check.
 """
@@ -32,21 +32,21 @@ from pathlib import Path
 from sqlmodel import Session
 
 from benchmarks.synthetic_campaign import Shape, generate
-from evidence.audit import HASHES
-from evidence.bundle import write_bundle
-from evidence.bundle_manifest import Manifest
-from evidence.cells import ratio_verdict
-from evidence.comparison import ArmCell, CellEntry, Comparison, Ratio
-from evidence.history_cache import (
+from collectors.inventory import PynvmlInventory, collect_host, collect_source
+from evidence.audit.run import HASHES
+from evidence.bundle.write import write_bundle
+from evidence.comparison.cells import ratio_verdict
+from evidence.comparison.manifest import Manifest
+from evidence.comparison.model import ArmCell, CellEntry, Comparison, Ratio
+from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE, CampaignFolder
+from evidence.folder.sums import write_sums
+from evidence.history.cache import (
     CACHE_FILE,
     AuditOutcome,
     HistoryCache,
     audit_entry,
     save_cache,
 )
-from evidence.host import PynvmlInventory, collect_host, collect_source
-from evidence.layout import COMPARISON_FILE, MANIFEST_FILE, CampaignFolder
-from evidence.sums import write_sums
 from faceoff.ports import Clock
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt, set_campaign_state

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import Engine, insert, text
 from sqlmodel import Session, col, select
 
-from flows.status import campaign_statuses
+from flows.cli.status_report import campaign_statuses
 from ledger.campaigns import list_campaigns
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow

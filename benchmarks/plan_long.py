@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from matrix.model import Cell
+from matrix.cell import Cell
 from simulator.launch import running
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import aiohttp
 
-from evidence.stats import quantile
+from evidence.stats.bootstrap import quantile
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 

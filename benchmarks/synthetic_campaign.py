@@ -35,14 +35,14 @@ from collectors.aliases import vllm_aliases
 from collectors.cadence import journal_window
 from collectors.engine import EngineSampler, Scrape
 from collectors.gpu import GpuSampler
-from collectors.host import HostSampler, LaneTarget
+from collectors.host import HostSampler, MemoryTarget
 from collectors.nvml import MemoryInfo, Utilization
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import TELEMETRY_FILE, summarize_folder
-from evidence.layout import CELLS_DIR, FROZEN_FILE, attempt_name
+from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
 from guards.judge import judge_cell
@@ -53,14 +53,16 @@ from lanes.protected import compare, snapshot
 from lanes.receipt import RECEIPT_FILE, CandidateAbsence, Receipt, bound_files
 from lanes.records import LANE_FILE, LaneRecord
 from lanes.restoration import snapshot_before
+from matrix.arm import Arm
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.model import Arm, Cell, Matrix
+from matrix.model import Matrix
 from simulator.metrics import Families
 from simulator.profile import load_profile
 from simulator.tokenizer import render_chat
-from workload.outcome import RequestOutcome, Status, Usage
+from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan, build_plan, retokenize
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Usage
 from workload.tokenizer import TokenCount, vector_sha256
 
 EPOCH = datetime(2026, 11, 1, 2, 0, tzinfo=UTC)  # the night the synthetic campaign ran
@@ -436,7 +438,7 @@ def _samples(
     families = Families(load_profile("tiny"), "glm-5.3-flash")
     engine = EngineSampler(FamiliesSource(families), attempt, vllm_aliases(), clocks=clock.clocks)
     gpu = GpuSampler(StandInNvml(clock), arm.gpu_ids, attempt, clocks=clock.clocks)
-    host = HostSampler(LaneTarget(pid=os.getpid()), attempt, clocks=clock.clocks)
+    host = HostSampler(MemoryTarget(pid=os.getpid()), attempt, clocks=clock.clocks)
     by_end = sorted(outcomes, key=lambda o: o.end_ns)
     start = window.start_ns - settings.engine_period_ns
     ended, every = 0, settings.memory_period_ns // settings.engine_period_ns or 1

@@ -1,6 +1,6 @@
 """The facade the cell flow calls: start the samplers around a cell, stop, summarize.
 
-    collectors = CellCollectors(metrics_url=..., target=LaneTarget(container_id=...),
+    collectors = CellCollectors(metrics_url=..., target=MemoryTarget(container_id=...),
                                 gpu_ids=arm.gpu_ids, folder=attempt_dir, settings=...)
     collectors.start()          # returns once every sampler has its baseline sample
     ... the client process runs the cell ...
@@ -22,7 +22,7 @@ from pydantic import Field
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.gpu import GpuSampler
-from collectors.host import HostSampler, LaneTarget
+from collectors.host import HostSampler, MemoryTarget
 from collectors.nvml import Nvml, PynvmlLibrary
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
@@ -73,7 +73,7 @@ class CellCollectors:
         self,
         *,
         metrics_url: str,
-        target: LaneTarget,
+        target: MemoryTarget,
         gpu_ids: Sequence[int],
         folder: Path,
         settings: CollectorSettings | None = None,
@@ -97,7 +97,7 @@ class CellCollectors:
     def _build(
         self,
         metrics_url: str,
-        target: LaneTarget,
+        target: MemoryTarget,
         gpu_ids: Sequence[int],
         nvml: Nvml | None,
         docker: DockerApi | None,

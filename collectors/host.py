@@ -32,7 +32,7 @@ from faceoff.result import Maybe
 
 
 @dataclass(frozen=True)
-class LaneTarget:
+class MemoryTarget:
     """What the lanes package hands over: a container id, a pid, or both."""
 
     container_id: str | None = None
@@ -104,7 +104,7 @@ def _first(values: dict[str, Any], *keys: str) -> int | None:
 
 
 def lane_reader(
-    target: LaneTarget, docker: DockerApi | None = None, proc: Path = Path("/proc")
+    target: MemoryTarget, docker: DockerApi | None = None, proc: Path = Path("/proc")
 ) -> LaneMemoryReader:
     """The best memory source for the lane; raises LookupError naming what was tried."""
     mounts = read_memory_mounts(proc)
@@ -161,7 +161,7 @@ class HostSampler:
 
     def __init__(
         self,
-        target: LaneTarget,
+        target: MemoryTarget,
         folder: Path,
         *,
         clocks: Clocks,

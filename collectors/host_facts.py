@@ -1,6 +1,6 @@
 """The host facts MANIFEST.json carries: typed records, apart from their collection.
 
-Here, apart from :mod:`evidence.host` (which reads them through psutil, NVML and Docker),
+Here, apart from :mod:`collectors.inventory` (which reads them through psutil, NVML and Docker),
 so that writing and auditing a manifest loads none of those.
 """
 
@@ -22,7 +22,7 @@ class CpuFacts(Spec):
     architecture: str = Field(description="Machine architecture, e.g. x86_64.")
 
 
-class MemoryFacts(Spec):
+class HostMemory(Spec):
     total_bytes: int = Field(description="Host memory total.")
     available_bytes: int = Field(description="Host memory available when the bundle was written.")
 
@@ -64,7 +64,7 @@ class HostFacts(Spec):
     hostname: str = Field(description="Host name.")
     python: str = Field(description="Python version faceoff ran under.")
     cpu: CpuFacts = Field(description="Processor.")
-    memory: MemoryFacts = Field(description="Host memory.")
+    memory: HostMemory = Field(description="Host memory.")
     kernel: KernelFacts = Field(description="Kernel.")
     gpu: GpuFacts = Field(description="GPUs and driver through NVML.")
     docker: DockerFacts = Field(description="Docker Engine.")

@@ -18,14 +18,14 @@ from typing import Any, Protocol
 import psutil
 import pynvml
 
-from evidence.host_facts import (
+from collectors.host_facts import (
     CpuFacts,
     DockerFacts,
     GpuDevice,
     GpuFacts,
     HostFacts,
+    HostMemory,
     KernelFacts,
-    MemoryFacts,
     SourceFacts,
 )
 from faceoff.ports import DockerFactory
@@ -94,9 +94,9 @@ def _cpu_model(cpuinfo: Path) -> str | None:
     return None
 
 
-def collect_memory() -> MemoryFacts:
+def collect_memory() -> HostMemory:
     memory = psutil.virtual_memory()
-    return MemoryFacts(total_bytes=int(memory.total), available_bytes=int(memory.available))
+    return HostMemory(total_bytes=int(memory.total), available_bytes=int(memory.available))
 
 
 def collect_kernel() -> KernelFacts:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
-from matrix.model import STALL_THRESHOLD_MS, Thresholds
+from matrix.thresholds import STALL_THRESHOLD_MS, Thresholds
 
 
 class CollectorSettings(Spec):

@@ -48,7 +48,7 @@ PR_SET_PDEATHSIG = 1
 
 
 @dataclass
-class Watch:
+class StallTotals:
     """The loop's running totals."""
 
     ticks: int = 0
@@ -66,7 +66,7 @@ def watch(
     armed: Callable[[], object] = lambda: None,
     mono_ns: Callable[[], int] = time.perf_counter_ns,
     sleep: Callable[[float], object] = time.sleep,
-) -> Watch:
+) -> StallTotals:
     """Sleep a tick at a time until ``stopping``; every wake-up late by ≥ threshold is a stall.
 
     ``chores(now)`` runs after each look at the clock (reading the client); the
@@ -74,7 +74,7 @@ def watch(
     one tick after they end. ``armed()`` is called once the first tick is due: from
     then on, any time the process is kept from running is seen.
     """
-    totals = Watch()
+    totals = StallTotals()
     due = mono_ns() + tick_ns
     armed()
     while not stopping():

@@ -1,3 +1,3 @@
-from flows.cli import main
+from flows.cli.app import main
 
 main()

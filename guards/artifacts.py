@@ -25,9 +25,9 @@ from faceoff.errors import FaceoffError
 from faceoff.result import Maybe
 from guards.records import CELL_FILE, CellRecord
 from workload.journal import JournalContents, read_journal
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 # A cell has scored requests or, a needle search, probes; never both.
 JUDGED_PHASES = frozenset({Phase.SCORED, Phase.PROBE})

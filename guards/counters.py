@@ -23,7 +23,8 @@ from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from guards.reasons import Reason
 from guards.verdict import RuleResult
-from matrix.model import Cell, Thresholds
+from matrix.cell import Cell
+from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome, Status
 
 FINISHED = ("stop", "length")  # request_success labels of a request that ran to its end

@@ -28,36 +28,37 @@ from faceoff.errors import FaceoffError
 from guards.artifacts import CellArtifacts
 from guards.reasons import Disposition, Reason, disposition_of
 from guards.verdict import FamilyVerdict, Outcome, Presence, RuleResult
-from matrix.model import StopPolicy, WorkloadKind
+from matrix.cell import WorkloadKind
+from matrix.model import StopPolicy
 from matrix.plan import CellRunKey, PairKey
 
 MAX_NAMED = 3
 
 
 @dataclass(frozen=True)
-class Decision:
+class Disposed:
     disposition: Disposition
     reason: Reason
     sentence: str
 
 
-def prerequisite(art: CellArtifacts) -> Decision | None:
+def prerequisite(art: CellArtifacts) -> Disposed | None:
     """A reason the cell could not be run or scored at all, from cell.json and the plan."""
     record = art.record
     blocked = Disposition.BLOCKED
     if not record.lane_ready:
         why = record.lane_ready_reason or "no reason recorded"
-        return Decision(blocked, Reason.LANE_NOT_READY, f"the lane never became ready: {why}")
+        return Disposed(blocked, Reason.LANE_NOT_READY, f"the lane never became ready: {why}")
     if record.identity is None or not record.identity.ok:
         never = "identity was never checked"
         why = (record.identity.reason or "no reason recorded") if record.identity else never
-        return Decision(blocked, Reason.IDENTITY_MISMATCH, f"identity not proven: {why}")
+        return Disposed(blocked, Reason.IDENTITY_MISMATCH, f"identity not proven: {why}")
     if record.setup_error is not None:
-        return Decision(
+        return Disposed(
             blocked, Reason.SETUP_FAILED, f"the cell could not be set up: {record.setup_error}"
         )
     if record.telemetry_error is not None:
-        return Decision(
+        return Disposed(
             blocked,
             Reason.TELEMETRY_UNAVAILABLE,
             f"telemetry unavailable: {record.telemetry_error}",
@@ -65,7 +66,7 @@ def prerequisite(art: CellArtifacts) -> Decision | None:
     return _missing_artifact(art)
 
 
-def _missing_artifact(art: CellArtifacts) -> Decision | None:
+def _missing_artifact(art: CellArtifacts) -> Disposed | None:
     why = None
     if art.plan is None:
         why = f"the request plan is unusable: {art.plan_error}"
@@ -73,10 +74,10 @@ def _missing_artifact(art: CellArtifacts) -> Decision | None:
         why = "cell.json says the client process was never started"
     elif art.record.lane_end is None:
         why = "cell.json does not record the lane's state after the cell (OOM and exit unknown)"
-    return None if why is None else Decision(Disposition.BLOCKED, Reason.ARTIFACTS_MISSING, why)
+    return None if why is None else Disposed(Disposition.BLOCKED, Reason.ARTIFACTS_MISSING, why)
 
 
-def decide(families: Sequence[FamilyVerdict], rules: Sequence[RuleResult]) -> Decision:
+def decide(families: Sequence[FamilyVerdict], rules: Sequence[RuleResult]) -> Disposed:
     """The disposition of a cell that ran, from its families and rules (after prerequisites)."""
     failures = [r for r in rules if r.failed]
     if failures:
@@ -84,14 +85,14 @@ def decide(families: Sequence[FamilyVerdict], rules: Sequence[RuleResult]) -> De
         tail = f" (also failed: {', '.join(also)})" if also else ""
         first = failures[0]
         # host_stall is a rule that blocks: the host, not the lane, made the cell unscorable.
-        return Decision(disposition_of(first.code), first.code, f"{first.detail}{tail}")
+        return Disposed(disposition_of(first.code), first.code, f"{first.detail}{tail}")
     blocking = [f for f in families if f.blocks]
     if blocking:
         named = "; ".join(f"{f.name}: {f.why}" for f in blocking[:MAX_NAMED])
         more = f" and {len(blocking) - MAX_NAMED} more" if len(blocking) > MAX_NAMED else ""
         sentence = f"required famil{'y' if len(blocking) == 1 else 'ies'} missing — {named}{more}"
-        return Decision(Disposition.BLOCKED, Reason.FAMILY_MISSING, sentence)
-    return Decision(Disposition.ACCEPTED, Reason.ACCEPTED, _accepted_sentence(families, rules))
+        return Disposed(Disposition.BLOCKED, Reason.FAMILY_MISSING, sentence)
+    return Disposed(Disposition.ACCEPTED, Reason.ACCEPTED, _accepted_sentence(families, rules))
 
 
 def _accepted_sentence(families: Sequence[FamilyVerdict], rules: Sequence[RuleResult]) -> str:
@@ -127,7 +128,7 @@ class Ran:
 
 def stop_policy_block(
     policy: StopPolicy, earlier: Sequence[Ran], key: CellRunKey, kind: WorkloadKind
-) -> Decision | None:
+) -> Disposed | None:
     """Blocked by an earlier failure under the stop policy, or None to run the cell."""
     if policy is StopPolicy.CONTINUE:
         return None
@@ -137,7 +138,7 @@ def stop_policy_block(
     if not failed:
         return None
     scope = f"{kind.value} cells" if policy is StopPolicy.BLOCK_WORKLOAD else "every later cell"
-    return Decision(
+    return Disposed(
         Disposition.BLOCKED,
         Reason.STOP_POLICY,
         f"{key} not run: {failed[0].key} failed and stop policy {policy.value} blocks {scope}",
@@ -147,13 +148,13 @@ def stop_policy_block(
 # --- campaign closure -------------------------------------------------------------------
 
 
-class CampaignStatus(StrEnum):
+class ClosureStatus(StrEnum):
     COMPLETE = "complete"
     CLOSED_PARTIAL = "closed_partial"
 
 
 class Closure(Spec):
-    status: CampaignStatus = Field(description="complete only if every planned run is accepted.")
+    status: ClosureStatus = Field(description="complete only if every planned run is accepted.")
     planned: int = Field(description="Cell runs in the frozen plan.")
     accepted: int = Field(description="Accepted cell runs.")
     failed: int = Field(description="Failed cell runs.")
@@ -174,8 +175,8 @@ def close_campaign(
         )
     counts = Counter(dispositions.get(k, Disposition.PENDING) for k in planned)
     accepted = counts[Disposition.ACCEPTED]
-    status = CampaignStatus.COMPLETE if accepted == len(planned) else CampaignStatus.CLOSED_PARTIAL
-    words = "complete" if status is CampaignStatus.COMPLETE else "closed partial"
+    status = ClosureStatus.COMPLETE if accepted == len(planned) else ClosureStatus.CLOSED_PARTIAL
+    words = "complete" if status is ClosureStatus.COMPLETE else "closed partial"
     return Closure(
         status=status,
         planned=len(planned),

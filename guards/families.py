@@ -28,7 +28,7 @@ from collectors.cadence import FamilyCoverage
 from collectors.summary import EngineSummary, TelemetrySummary
 from guards.artifacts import CellArtifacts, asks_for_decode
 from guards.verdict import Evidence, EvidenceValue, Presence
-from matrix.model import Thresholds
+from matrix.thresholds import Thresholds
 from workload import metrics
 from workload.metrics import Measured
 from workload.outcome import RequestOutcome

@@ -22,7 +22,8 @@ from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
 from guards.reasons import Reason
 from guards.verdict import Evidence, RuleResult
-from matrix.model import Cell, Thresholds
+from matrix.cell import Cell
+from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome
 
 MAX_LISTED = 10

@@ -19,13 +19,13 @@ from collectors.aliases import AliasTable
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from guards.artifacts import CellArtifacts, load_cell
-from guards.dispositions import Decision, decide, prerequisite
+from guards.dispositions import Disposed, decide, prerequisite
 from guards.metric_guard import check_registry, metric_guard
 from guards.pair import pair_integrity
 from guards.validity import validity
 from guards.verdict import FamilyVerdict, RuleResult, Verdict
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix
-from matrix.model import Cell
 from workload.journal import JournalContents
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
@@ -65,7 +65,7 @@ def judge(art: CellArtifacts, frozen: FrozenMatrix) -> Verdict:
 def _verdict(
     art: CellArtifacts,
     frozen: FrozenMatrix,
-    decision: Decision,
+    decision: Disposed,
     *,
     families: list[FamilyVerdict],
     rules: list[RuleResult],
@@ -101,7 +101,7 @@ def judge_cell(
 
 
 def not_run(
-    frozen: FrozenMatrix, cell_id: str, arm: str, attempt: int, decision: Decision
+    frozen: FrozenMatrix, cell_id: str, arm: str, attempt: int, decision: Disposed
 ) -> Verdict:
     """The verdict of a cell blocked before it ran (stop policy, lane never ready)."""
     return Verdict(

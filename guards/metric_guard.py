@@ -16,7 +16,7 @@ from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES, Found
 from guards.verdict import FamilyVerdict, Presence
 from matrix.families import FamilySpec, FamilyStatus
-from matrix.model import Thresholds
+from matrix.thresholds import Thresholds
 
 
 def check_registry(registry: Sequence[FamilySpec]) -> None:

@@ -12,7 +12,8 @@ from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
 from guards.reasons import Reason
 from guards.verdict import RuleResult
-from matrix.model import Cell, Thresholds, WorkloadKind
+from matrix.cell import Cell, WorkloadKind
+from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome
 
 MAX_LISTED = 10

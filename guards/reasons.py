@@ -125,3 +125,8 @@ def disposition_of(reason: Reason) -> Disposition:
     if reason is Reason.ACCEPTED:
         return Disposition.ACCEPTED
     return Disposition.BLOCKED if reason in BLOCKING else Disposition.FAILED
+
+
+def disposition_label(disposition: str, interrupted: bool) -> str:
+    """A cell run's disposition as every view shows it: a killed attempt says so."""
+    return disposition + (" (interrupted)" if interrupted else "")

@@ -15,7 +15,8 @@ from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
 from guards.reasons import Reason
 from guards.verdict import RuleResult
-from matrix.model import Cell, Thresholds
+from matrix.cell import Cell
+from matrix.thresholds import Thresholds
 from workload.lag import lag_of
 
 CODE = Reason.SCHEDULE_LAG

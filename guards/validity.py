@@ -24,9 +24,10 @@ from guards.reasons import Reason
 from guards.records import LaneAtEnd
 from guards.schedule_lag import schedule_lag
 from guards.verdict import RuleResult
-from matrix.model import Cell, Thresholds
-from workload.outcome import Phase, RequestOutcome, RequestRole, Status
-from workload.records import EXIT_DEADLINE
+from matrix.cell import Cell
+from matrix.thresholds import Thresholds
+from workload.outcome import RequestOutcome, RequestRole, Status
+from workload.records import EXIT_DEADLINE, Phase
 
 Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition, Reason
-from matrix.families import FamilyStatus, Source
+from matrix.families import FamilySource, FamilyStatus
 
 VERDICT_FILE = "verdict.json"
 
@@ -36,7 +36,7 @@ class Presence(StrEnum):
 
 class FamilyVerdict(Spec):
     name: str = Field(description="Registry name of the family.")
-    source: Source = Field(description="The artifact that proves it.")
+    source: FamilySource = Field(description="The artifact that proves it.")
     status: FamilyStatus = Field(description="required | supplemental | not_applicable (frozen).")
     presence: Presence = Field(description="present | missing | not_applicable.")
     why: str | None = Field(description="Why missing or not applicable; None when present.")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
+from matrix.arm import Arm, LaneKind
 from matrix.engines import missing_binding
-from matrix.model import Arm, LaneKind
 
 
 def simulator_args(arm: Arm) -> list[str]:

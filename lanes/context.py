@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from faceoff.ports import Clock
-from matrix.model import Arm
+from matrix.arm import Arm
 
 LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
 LIVE_DIR = ".live"  # <workdir>/.live/<campaign>/lanes/<arm>/<run>/: outside every bundle

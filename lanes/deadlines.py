@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lanes.probes import PROBE_TIMEOUT_S
-from matrix.model import Arm, Matrix
+from matrix.arm import Arm
+from matrix.model import Matrix
 from matrix.plan import plan
 
 HOUR_S = 3600.0

@@ -26,7 +26,7 @@ from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, local_or_pull, parse_pinned
 from lanes.lane import GRACE_S, RecordedLane
 from lanes.records import SIGNAL_EXIT_BASE, InspectRecord, LaneExit, LaneRecord
-from matrix.model import Arm
+from matrix.arm import Arm
 
 STOPPED_STATES = ("exited", "dead")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from faceoff.errors import FaceoffError
-from matrix.model import Arm
+from matrix.arm import Arm
 
 REDACTED = "***"
 # Values shorter than this are not scrubbed from free text: a secret "1" would

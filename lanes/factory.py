@@ -12,7 +12,7 @@ from lanes.docker import DockerLane
 from lanes.environment import host_process_env, resolve_env
 from lanes.lane import Lane
 from lanes.process import ProcessLane
-from matrix.model import Arm, LaneKind
+from matrix.arm import Arm, LaneKind
 
 
 def open_lane(

@@ -13,7 +13,7 @@ that was measured.
 from __future__ import annotations
 
 from lanes.records import ExpectedIdentity, IdentityVerdict, Mismatch, ObservedIdentity
-from matrix.model import Arm
+from matrix.arm import Arm
 
 
 def expected_identity(arm: Arm, baseline: ObservedIdentity | None = None) -> ExpectedIdentity:

@@ -14,7 +14,7 @@ import docker.errors
 
 from faceoff.errors import FaceoffError
 from faceoff.ports import DockerClient, DockerImage
-from matrix.model import DIGEST_REF
+from matrix.arm import DIGEST_REF
 
 DEFAULT_REGISTRY = "docker.io/"
 

@@ -9,7 +9,7 @@ from lanes.commands import binding_args
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.records import LaneExit, LaneRecord, LaneTarget
-from matrix.model import Arm
+from matrix.arm import Arm
 
 GRACE_S = 30.0  # how long a stopped lane gets between SIGTERM and SIGKILL, unless told
 

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from lanes.http import Http, HttpReply
-from matrix.model import Probes
+from matrix.arm import Probes
 
 SMOKE_PROMPT = "Reply with one short sentence confirming that you are online."
 JSON_PROMPT = 'Reply with exactly this JSON object and nothing else: {"status": "ok"}'

@@ -35,7 +35,7 @@ from lanes.environment import LaneEnv
 from lanes.lane import GRACE_S, RecordedLane
 from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
 from lanes.records import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
-from matrix.model import Arm
+from matrix.arm import Arm
 
 
 class ProcessLane(RecordedLane):

@@ -30,7 +30,7 @@ from lanes.context import LANES_DIR
 from lanes.probes import ProbeSummary
 from lanes.protected import ProtectedCheck
 from lanes.router import RouterAction
-from matrix.model import LaneKind
+from matrix.arm import LaneKind
 
 RECEIPT_FILE = "receipt.json"
 # What the campaign wrote before restoration ended; everything else of the bundle

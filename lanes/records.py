@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from matrix.model import LaneKind, Mount
+from matrix.arm import LaneKind, Mount
 
 LANE_FILE = "lane.json"
 INSPECT_FILE = "inspect.json"

@@ -6,7 +6,7 @@ from the frozen matrix, wait for identity readiness, smoke and JSON smoke it,
 readmit it to the router only then, smoke through the router with its token,
 and hash the protected files again. An arm that declares its JSON smoke off gets
 none, direct or routed, and the receipt says why instead. The ledger side lives
-in ``flows.restore``.
+in ``flows.campaign.restore``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from lanes.readiness import Waiting
 from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, bound_files
 from lanes.records import LaneRecord
 from lanes.router import RouterHook
+from matrix.arm import Arm, LaneKind
 from matrix.freeze import FrozenMatrix
-from matrix.model import Arm, LaneKind
 
 PROTECTED_BEFORE_FILE = "protected.before.json"
 LISTENER_TIMEOUT_S = 2.0
@@ -70,7 +70,7 @@ class Scope:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class RestorationAttempt:
     receipt: Receipt
     lane: LaneRecord | None
     removed: list[Leftover]
@@ -92,7 +92,7 @@ def snapshot_before(frozen: FrozenMatrix, campaign_dir: Path, now: datetime) -> 
 
 def bring_back(
     frozen: FrozenMatrix, campaign_dir: Path, *, attempt: int, tools: RestoreTools
-) -> Attempt:
+) -> RestorationAttempt:
     """One restoration attempt; the incumbent lane it starts keeps running afterwards."""
     started_at = tools.now()
     scope = Scope(frozen, Path(campaign_dir), docker_for(frozen, tools), tools)
@@ -137,7 +137,7 @@ def bring_back(
         bound_files=bound_files(scope.campaign_dir),
     )
     key = signing_key(tools.environ)
-    return Attempt(receipt.judged().sealed().signed(key), record, removed)
+    return RestorationAttempt(receipt.judged().sealed().signed(key), record, removed)
 
 
 def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:

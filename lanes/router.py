@@ -20,7 +20,7 @@ from faceoff.ports import Clock
 from lanes.environment import REDACTED
 from lanes.http import Http
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
-from matrix.model import Arm, Router
+from matrix.arm import Arm, Router
 
 COMMAND_TIMEOUT_S = 60.0
 HTTP_TIMEOUT_S = 30.0

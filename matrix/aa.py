@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
-from matrix.load import check_host
-from matrix.model import AA_OWN_FIELDS, Matrix, Role
+from matrix.arm import Role
+from matrix.model import AA_OWN_FIELDS, Matrix
+from matrix.toml_reader import check_host
 
 AA_SUFFIX = "-aa"
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matrix.model import Arm, Cell, Matrix
+from matrix.arm import Arm
+from matrix.cell import Cell
+from matrix.model import Matrix
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A speed comparison says nothing of what the recipe does to the answers. Each entry
 names an evaluator's result file per arm (lm-evaluation-harness JSON, a tool-eval-bench
 summary, a KLD-versus-reference file, all JSON) and the metrics whose candidate value
-may trail the incumbent's by at most a declared tolerance. ``evidence.quality`` copies
+may trail the incumbent's by at most a declared tolerance. ``evidence.comparison.quality`` copies
 the files into the bundle, hashes them and judges each band; a candidate outside a band
 is not promotable, and the card names the metric.
 """

@@ -5,7 +5,7 @@ by is the one written before anything was measured. Each criterion names a metri
 either a *non-inferiority* margin ("candidate TTFT no worse than 5 %") or a
 *superiority* target ("decode at least 10 % better"); the direction that is better
 comes from the metric itself (``workload.metrics.higher_is_better``), never from the
-rule. ``evidence.ruling`` evaluates it against the ratio intervals of the comparison.
+rule. ``evidence.comparison.ruling`` evaluates it against the ratio intervals of the comparison.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from pydantic import Field, model_validator
 from faceoff.artifact import Spec
 
 # Metrics whose candidate/incumbent ratio carries a bootstrap interval (a test keeps these
-# equal to evidence.cells.RATIO_METRICS), and the goodput figures, compared as point ratios.
+# equal to evidence.comparison.cells.RATIO_METRICS), and the goodput figures, compared as
+# point ratios.
 INTERVAL_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 GOODPUT_METRICS = ("goodput_rps", "goodput_tps", "slo_attainment")
 RULE_METRICS = (*INTERVAL_METRICS, *GOODPUT_METRICS)

@@ -9,14 +9,11 @@ bounds are ``step`` tokens apart. Its ``input_tokens`` is the high end and its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
-
-if TYPE_CHECKING:  # matrix.model validates with check_search: no import cycle at run time
-    from matrix.model import Cell
 
 MAX_BUDGET = 64  # probes: a bisection of 64 steps resolves any context to one token
 
@@ -51,28 +48,3 @@ def search_defaults(entry: dict[str, Any]) -> dict[str, Any]:
     filled = {"input_tokens": search.get("high"), "requests": search.get("budget")}
     fixed = {"concurrency": 1, "warmups": 0}
     return {**{k: v for k, v in filled.items() if v is not None}, **fixed, **entry}
-
-
-def check_search(cell: Cell) -> None:
-    """A needle_search cell has a search, and what it repeats agrees with it; else ValueError."""
-    search = cell.search
-    if cell.kind.value != "needle_search":
-        if search is not None:
-            raise ValueError(f"search: only a needle_search cell searches (kind is {cell.kind})")
-        return
-    if search is None:
-        raise ValueError(
-            "a needle_search cell needs search = { low, high, step, budget } (input tokens of "
-            "the two ends, the resolution, the probes at most)"
-        )
-    said = (("input_tokens", cell.input_tokens, "high", search.high),
-            ("requests", cell.requests, "budget", search.budget),
-            ("concurrency", cell.concurrency, "", 1),
-            ("warmups", cell.warmups, "", 0))  # fmt: skip
-    for field, value, source, expected in said:
-        if value != expected:
-            whence = f"search.{source} = {expected}" if source else f"{expected} for a search"
-            raise ValueError(
-                f"{field} = {value} but a needle_search cell's {field} is {whence}; "
-                f"drop {field} from the entry"
-            )

@@ -32,8 +32,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from faceoff.errors import FaceoffError
+from matrix.arm import Arm
 from matrix.engines import WILDCARD_HOSTS
-from matrix.model import SLUG, Arm, Matrix
+from matrix.fields import SLUG
+from matrix.model import Matrix
 from matrix.search import search_defaults
 
 GRID_FIELDS = ("input_tokens", "concurrency")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
-from workload.outcome import Phase, Usage
+from workload.records import Phase, Usage
 
 NS_PER_S = 1_000_000_000
 
@@ -197,7 +197,7 @@ REQUEST_METRICS = {
 HIGHER_IS_BETTER = frozenset(
     {
         *("effective_prefill_tps", "decode_tps", "aggregate_output_tps"),
-        *("goodput_rps", "goodput_tps", "slo_attainment"),  # evidence.goodput's figures
+        *("goodput_rps", "goodput_tps", "slo_attainment"),  # evidence.attempt.goodput's figures
     }
 )
 

@@ -4,7 +4,7 @@ A probe whose marker came back verbatim raises the verified length; a garbled an
 a refusal (an HTTP error: the length is beyond the lane) lowers the failed one; a probe
 that ended otherwise (timeout, broken stream, cancelled) says nothing either way. The
 client's search (``workload.needle_search``) and the attempt summary
-(``evidence.needle_search``) share these, so the summary recomputes what the search saw.
+(``evidence.attempt.needle_search``) share these, so the summary recomputes what the search saw.
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ import asyncio
 
 import aiohttp
 
-from matrix.model import Cell, WorkloadKind
+from matrix.cell import Cell, WorkloadKind
 from workload.client import Clock, RunContext
 from workload.journal import JournalWriter
 from workload.needle_bounds import Probe, next_target
-from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.records import Phase
 from workload.runner import CellRunner, RunReport, Stop
 from workload.tokenizer import LaneTokenizer
 

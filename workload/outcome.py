@@ -18,22 +18,14 @@ from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from faceoff.artifact import Artifact, Spec
-from matrix.model import omitted_at
-
-if TYPE_CHECKING:
-    from workload.metrics import Measured
-
-
-class Phase(StrEnum):
-    WARMUP = "warmup"  # journaled, never scored
-    SCORED = "scored"
-    DIAGNOSTIC = "diagnostic"  # journaled, never scored
-    PROBE = "probe"  # a needle search's probe: judged by what it recalled, never a sample
+from faceoff.artifact import Artifact
+from matrix.fields import omitted_at
+from workload.metrics import Measured, request_metrics
+from workload.records import Phase, Usage
 
 
 class Status(StrEnum):
@@ -68,16 +60,6 @@ def turn_of(role: RequestRole) -> int | None:
     """Which turn of its conversation a request is; None for a role outside one."""
     head, _, number = role.value.partition("_")
     return int(number) if head == "turn" else None
-
-
-class Usage(Spec):
-    prompt_tokens: int = Field(ge=0, description="usage.prompt_tokens from the API.")
-    completion_tokens: int = Field(ge=0, description="usage.completion_tokens from the API.")
-    reasoning_tokens: int | None = Field(
-        default=None,
-        ge=0,
-        description="usage.completion_tokens_details.reasoning_tokens when the server reports it.",
-    )
 
 
 class RequestOutcome(Artifact):
@@ -184,8 +166,6 @@ class RequestOutcome(Artifact):
     def measures(self) -> dict[str, Measured]:
         """Every request metric of this line (``workload.metrics.metric_of`` reads them), made
         once: its summary, its guard's families and its cell's ratios each ask."""
-        from workload.metrics import request_metrics  # noqa: PLC0415  (metrics imports this)
-
         return request_metrics(self)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:

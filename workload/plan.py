@@ -35,13 +35,15 @@ from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import canonical_bytes, sha256_hex
 from faceoff.errors import FaceoffError
 from faceoff.recent import Recent, identity
-from matrix.model import Cell, Sampling, WorkloadKind, omitted_at
+from matrix.cell import Cell, Sampling, WorkloadKind
+from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
-from workload.outcome import Phase, RequestRole, turn_of
+from workload.outcome import RequestRole, turn_of
 from workload.prompts import Prompt, PromptKey, compose, follow_up
+from workload.records import Phase
 from workload.schedule import OpenLoad, open_load, step_arrivals
 from workload.text import derive_int
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix

@@ -25,8 +25,9 @@ from faceoff.errors import FaceoffError
 from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of, timed_exchange
 from workload.journal import JournalWriter
 from workload.ladder import StepResult, next_rate, within_slo
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
+from workload.records import Phase
 from workload.schedule import OpenLoad
 from workload.transport import timed_session
 

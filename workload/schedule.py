@@ -16,7 +16,7 @@ from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
 from matrix.arrival import Arrival, Sweep
-from matrix.model import Cell
+from matrix.cell import Cell
 from matrix.slo import Slo
 from workload.text import rng_for
 

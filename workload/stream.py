@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from workload.outcome import Usage
+from workload.records import Usage
 
 DONE = b"[DONE]"
 

@@ -1,6 +1,6 @@
 """Paired one-request diagnostics: what one request of a cell did on each arm's lane.
 
-``faceoff run --diagnose CELL MATRIX`` (``flows/diagnose.py``) brings each arm's lane up
+``faceoff run --diagnose CELL MATRIX`` (``flows/prefect/diagnose.py``) brings each arm's lane up
 in turn and sends it one request of the cell's prompts in the diagnostic phase
 (journaled, never scored), scraping ``/metrics`` before and after and keeping the tail
 of the lane's log. Each run of an arm lands in ``diagnostics/<cell>/<arm>/run-<n>/``:
@@ -33,9 +33,9 @@ from collectors.summary import read_samples
 from faceoff.artifact import Artifact, Spec
 from workload.journal import read_journal
 from workload.metrics import request_metrics
-from workload.outcome import Phase, RequestOutcome
+from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 DIAGNOSTICS_DIR = "diagnostics"
 DIAGNOSTIC_FILE = "diagnostic.json"

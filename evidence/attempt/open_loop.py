@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import Field
 
-from evidence.stats import quantile
+from evidence.stats.bootstrap import quantile
 from faceoff.artifact import Spec
 from matrix.arrival import Arrival
 from workload.ladder import StepResult, attainment, bracket, next_rate, within_slo

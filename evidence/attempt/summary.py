@@ -3,7 +3,7 @@
 Per-request metrics come from ``workload.metrics`` (the definitions written into
 every bundle); this module only counts and describes them. Statistics are taken
 over the scored requests whose status is ``ok`` (and ``length_limit`` where the
-cell's ``length_finishes`` is ``include``; ``evidence.roles.counted``), pooled and
+cell's ``length_finishes`` is ``include``; ``evidence.attempt.roles.counted``), pooled and
 role by role; every other scored line is counted by status, and a planned request
 without a journal line is named.
 ``faceoff audit`` recomputes the summary from ``journal.jsonl`` and
@@ -13,16 +13,16 @@ Format history of ``RequestSummary.schema_version``:
   1 — first release; later in 1, ``contract_violations`` counts the contract guard's
       breaches (over-runs of requests that ran to their end) instead of every word count
       off the contract, and ``foreign_lines`` counts lines of another attempt too;
-      later in 1, ``open_loop`` (``evidence.load``) for an open-loop cell, absent from a
-      closed-loop cell's summary.
+      later in 1, ``open_loop`` (``evidence.attempt.open_loop``) for an open-loop cell,
+      absent from a closed-loop cell's summary.
   2 — ``roles``: the request metrics role by role (long prefill and short requests,
       turn 1 and turn 2) wherever a cell has more than one role; ``length_limited`` and
       ``length_rule``: scored requests that stopped at max_tokens unasked, and whether
       the statistics count them (the cell's ``length_finishes``). Version 1 files read
       with no roles, no length-limited count and the rule ``exclude``.
-  3 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without
+  3 — ``goodput``: the requests meeting the cell's SLO (``evidence.attempt.goodput``), None without
       one (and in files of versions 1 and 2); later in 3, ``needle_search`` for a
-      needle_search cell (``evidence.needle_search``: its probes, the longest verified and
+      needle_search cell (``evidence.attempt.needle_search``: its probes, the longest verified and
       the shortest failed length), absent from every other cell's summary.
 """
 
@@ -37,13 +37,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.goodput import Goodput, GoodputCount
-from evidence.load import LoadSummary, load_summary
-from evidence.needle_search import SearchSummary, search_summary
-from evidence.roles import counted_statuses
-from evidence.stats import PERCENTILE_METHOD, describe
+from evidence.attempt.goodput import Goodput, GoodputCount
+from evidence.attempt.needle_search import SearchSummary, search_summary
+from evidence.attempt.open_loop import LoadSummary, load_summary
+from evidence.attempt.roles import counted_statuses
+from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from matrix.model import LengthRule, Matrix, omitted_at
+from matrix.cell import LengthRule
+from matrix.fields import omitted_at
+from matrix.model import Matrix
 from matrix.slo import Slo
 from workload.journal import JournalContents, JournalScan
 from workload.metrics import (
@@ -55,9 +57,9 @@ from workload.metrics import (
     cell_window,
     measures_of,
 )
-from workload.outcome import Phase, RequestOutcome, RequestRole, Status
+from workload.outcome import RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 SUMMARY_FILE = "summary.json"
 
@@ -257,7 +259,7 @@ class _Tally:
 
     def role_stats(self) -> dict[str, dict[str, Stats]]:
         """The counted requests' metrics role by role, roles in their enum order (as
-        ``evidence.roles.by_role`` groups them); empty when there is one role."""
+        ``evidence.attempt.roles.by_role`` groups them); empty when there is one role."""
         if len(self.roles) < 2:
             return {}
         return {role.value: self.roles[role].stats() for role in RequestRole if role in self.roles}

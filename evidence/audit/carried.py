@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidence.carried import CARRIED_FILE, CarriedRecord, read_carried
-from evidence.layout import FROZEN_FILE, CampaignFolder
-from evidence.sums import read_sums
+from evidence.folder.carried import CARRIED_FILE, CarriedRecord, read_carried
+from evidence.folder.layout import FROZEN_FILE, CampaignFolder
+from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from matrix.cell_content import cell_key

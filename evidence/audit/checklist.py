@@ -1,5 +1,5 @@
 """``faceoff audit``'s answer as a checklist: each check, how many things it covered, its
-result, and the findings under it. Output shaping only: ``evidence.audit`` verifies.
+result, and the findings under it. Output shaping only: ``evidence.audit.run`` verifies.
 
 ``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
   1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells).
@@ -13,7 +13,9 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.summary import TELEMETRY_FILE
-from evidence.audit import (
+from evidence.attempt.diagnostics import DIAGNOSTIC_FILE
+from evidence.attempt.summary import SUMMARY_FILE
+from evidence.audit.run import (
     CARRIED,
     CHECKS,
     DIAGNOSTICS,
@@ -29,8 +31,7 @@ from evidence.audit import (
     VERDICTS,
     AuditReport,
 )
-from evidence.diagnostics import DIAGNOSTIC_FILE
-from evidence.layout import (
+from evidence.folder.layout import (
     COMPARISON_FILE,
     FROZEN_FILE,
     REPORT_FILE,
@@ -38,7 +39,6 @@ from evidence.layout import (
     REVIEWS_FILE,
     SUMS_FILE,
 )
-from evidence.summary import SUMMARY_FILE
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV

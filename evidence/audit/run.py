@@ -5,7 +5,7 @@ Checks, each reported as findings naming the file and field:
 - every file against ``SHA256SUMS`` (changed, missing, or not listed);
 - the frozen matrix's id against its content;
 - a successor's carried-over cells against the hashes it copied them with, the source
-  bundle and both frozen matrices (``evidence.audit_carried``);
+  bundle and both frozen matrices (``evidence.audit.carried``);
 - the receipt's own hash and judged outcome, its bindings to the campaign
   (campaign, matrix id, incumbent arm and image, lane run, protected paths), and
   the native files it binds (lane records, boot logs, journals, samples,
@@ -16,10 +16,10 @@ Checks, each reported as findings naming the file and field:
   and settings, and ``verdict.json`` recomputed by the guards (a carried-over attempt
   under the source's frozen matrix, which it was judged under);
 - per paired diagnostic run, ``diagnostic.json`` recomputed from its plan, journal and
-  scrapes (``evidence.diagnostics``);
+  scrapes (``evidence.attempt.diagnostics``);
 - the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
   rebuilt from all of it and compared (the page's text, and the data hash of each
-  figure, ``evidence.figures``; its drawings only with ``redraw``, else ``SHA256SUMS``
+  figure, ``evidence.views.html.figures``; its drawings only with ``redraw``, else ``SHA256SUMS``
   covers them); ``MANIFEST.json``'s campaign, matrix and
   arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
 - given the operator's signing key, the receipt's and each review's signature.
@@ -41,19 +41,18 @@ from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
-from evidence.audit_carried import check_carried
-from evidence.audit_diff import differences
-from evidence.build import CellEntries, cells_with_attempts
-from evidence.bundle import comparison_of
-from evidence.bundle_manifest import Manifest, manifest
-from evidence.card import render_card
-from evidence.carried import CARRIED_FILE
-from evidence.comparison import CellEntry, Comparison, TicketRef
-from evidence.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
-from evidence.diagnostics import recompute as recompute_diagnostic
-from evidence.figures import Figures, undrawn
-from evidence.inputs import CampaignInputs, load_campaign
-from evidence.layout import (
+from evidence.attempt.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
+from evidence.attempt.diagnostics import recompute as recompute_diagnostic
+from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.audit.carried import check_carried
+from evidence.audit.diff import differences
+from evidence.bundle.write import comparison_of
+from evidence.comparison.build import CellEntries, cells_with_attempts
+from evidence.comparison.manifest import Manifest, manifest
+from evidence.comparison.model import CellEntry, Comparison, TicketRef
+from evidence.comparison.read import CampaignInputs, load_campaign
+from evidence.folder.carried import CARRIED_FILE
+from evidence.folder.layout import (
     COMPARISON_FILE,
     MANIFEST_FILE,
     REPORT_FILE,
@@ -64,9 +63,10 @@ from evidence.layout import (
     AttemptDir,
     CampaignFolder,
 )
-from evidence.review_log import read_reviews
-from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
-from evidence.sums import seal_problem, verify_sums
+from evidence.folder.sums import seal_problem, verify_sums
+from evidence.reviews.log import read_reviews
+from evidence.views.card.render import render_card
+from evidence.views.html.figures import Figures, undrawn
 from faceoff.canonical import file_sha256
 from faceoff.cycles import cycle_collection_paused
 from faceoff.digests import FileDigests
@@ -474,7 +474,7 @@ def _derived(
     card = render_card(fresh)
     _rendered(folder, RESULT_FILE, card, report)
     # The renderer loads matplotlib: only an audit that gets this far pays for it.
-    from evidence.report import render_report  # noqa: PLC0415
+    from evidence.views.html.report import render_report  # noqa: PLC0415
 
     page = render_report(fresh, inputs.attempts, Figures(draw=redraw))
     _rendered(folder, REPORT_FILE, page, report, compare=None if redraw else undrawn)

@@ -1,11 +1,11 @@
 """JSON Schemas shipped under ``evidence/schemas/``: comparison.json's
-(``comparison.schema.json``) and, through ``flows.output_schemas``, the ``--json`` output of
+(``comparison.schema.json``) and, through ``flows.cli.output_schemas``, the ``--json`` output of
 ``status``, ``audit``, ``validate`` and ``tickets``.
 
 Regenerate after changing a model (a test fails until the shipped files match):
 
-    python -m evidence.schema_export
-    python -m flows.output_schemas
+    python -m evidence.bundle.schema_export
+    python -m flows.cli.output_schemas
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evidence.comparison import Comparison
+from evidence.comparison.model import Comparison
 from faceoff.files import write_text_atomic
 
 SCHEMAS_DIR = Path(__file__).with_name("schemas")

@@ -18,14 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from evidence.build import CellEntries, build_comparison, cells_with_attempts
-from evidence.bundle_manifest import manifest
-from evidence.card import render_card
-from evidence.comparison import CellEntry, Comparison
-from evidence.coverage import bad_runs
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.inputs import CampaignInputs, load_campaign
-from evidence.layout import (
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
+from evidence.comparison.coverage import bad_runs
+from evidence.comparison.manifest import manifest
+from evidence.comparison.model import CellEntry, Comparison
+from evidence.comparison.quality import import_quality
+from evidence.comparison.read import CampaignInputs, load_campaign
+from evidence.folder.layout import (
     COMPARISON_FILE,
     MANIFEST_FILE,
     REPORT_FILE,
@@ -35,10 +36,9 @@ from evidence.layout import (
     AttemptDir,
     CampaignFolder,
 )
-from evidence.quality import import_quality
-from evidence.review_log import read_reviews
-from evidence.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
-from evidence.sums import require_intact, write_sums
+from evidence.folder.sums import require_intact, write_sums
+from evidence.reviews.log import read_reviews
+from evidence.views.card.render import render_card
 from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -194,7 +194,7 @@ def write_views(
     """comparison.json, RESULT.md and report.html, replaced."""
     # The renderer loads matplotlib: imported here so that the audit, which reuses this
     # module's comparison, does not load it at import time.
-    from evidence.report import render_report  # noqa: PLC0415
+    from evidence.views.html.report import render_report  # noqa: PLC0415
 
     card = render_card(comparison)
     return {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.comparison import AACalibration, CellEntry, Ratio
+from evidence.comparison.model import AACalibration, CellEntry, Ratio
 
 TARGET_RATE = 0.05
 METHOD = (

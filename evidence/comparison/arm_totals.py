@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evidence.comparison import ArmCell, ArmTotals, CellEntry
+from evidence.comparison.model import ArmCell, ArmTotals, CellEntry
 from guards.reasons import Disposition
 
 

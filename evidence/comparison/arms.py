@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.cold_start import ColdStart, cold_start
-from evidence.comparison import ArmEntry, ArmIdentity, SimulatorFacts
-from evidence.inputs import LaneInputs
+from evidence.attempt.cold_start import ColdStart, cold_start
+from evidence.comparison.model import ArmEntry, ArmIdentity, SimulatorFacts
+from evidence.comparison.read import LaneInputs
 from lanes.context import LanePurpose
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
-from matrix.model import Arm, Role
+from matrix.arm import Arm, Role
 from workload.records import JOURNAL_NAME, WARMUP_DIR
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from evidence.comparison import AttemptEntry, CellEntry, ReviewRef
-from evidence.inputs import PastAttempt
+from evidence.comparison.model import AttemptEntry, CellEntry, ReviewRef
+from evidence.comparison.read import PastAttempt
 
 
 def attempt_history(past: Sequence[PastAttempt]) -> list[AttemptEntry]:
@@ -21,10 +21,10 @@ def attempt_history(past: Sequence[PastAttempt]) -> list[AttemptEntry]:
     return [
         AttemptEntry(
             attempt=a.where.attempt,
-            disposition=a.judgement.disposition,
-            reason_code=a.judgement.reason_code,
-            reason=a.judgement.reason,
-            started_at=a.judgement.record.started_at if a.judgement.record else None,
+            disposition=a.standing.disposition,
+            reason_code=a.standing.reason_code,
+            reason=a.standing.reason,
+            started_at=a.standing.record.started_at if a.standing.record else None,
             stands=n == len(past) - 1,
         )
         for n, a in enumerate(past)

@@ -5,28 +5,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
-from evidence.aa import METHOD as AA_METHOD
-from evidence.aa import aa_calibration
-from evidence.arms import arm_entry
-from evidence.attempts import with_standing
-from evidence.caveats import caveats
-from evidence.cells import cell_entry
-from evidence.comparison import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
-from evidence.coverage import coverage, failures, restoration, ticket_refs
-from evidence.goodput import METHOD as GOODPUT_METHOD
-from evidence.inputs import CampaignInputs
-from evidence.layout import AttemptDir
-from evidence.quality import quality_results
-from evidence.replicates import METHOD as REPLICATE_METHOD
-from evidence.replicates import replicated_ratios
-from evidence.ruling import Replicates, rule_ruling
-from evidence.stats import PERCENTILE_METHOD, RATIO_METHOD
-from evidence.totals import arm_totals
+from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
+from evidence.comparison.aa import METHOD as AA_METHOD
+from evidence.comparison.aa import aa_calibration
+from evidence.comparison.arm_totals import arm_totals
+from evidence.comparison.arms import arm_entry
+from evidence.comparison.attempts import with_standing
+from evidence.comparison.caveats import caveats
+from evidence.comparison.cells import cell_entry
+from evidence.comparison.coverage import coverage, failures, restoration, ticket_refs
+from evidence.comparison.model import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
+from evidence.comparison.quality import quality_results
+from evidence.comparison.read import CampaignInputs
+from evidence.comparison.replicates import METHOD as REPLICATE_METHOD
+from evidence.comparison.replicates import replicated_ratios
+from evidence.comparison.ruling import Replicates, rule_ruling
+from evidence.folder.layout import AttemptDir
+from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition
+from matrix.cell import Cell
 from matrix.families import FamilyStatus
-from matrix.model import Cell, Matrix
+from matrix.model import Matrix
 from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
@@ -144,9 +145,9 @@ def _ruling(
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:
     return {
-        CellRunKey(cell, arm): Disposition(attempt.judgement.disposition)
+        CellRunKey(cell, arm): Disposition(attempt.standing.disposition)
         for (cell, arm), attempt in inputs.attempts.items()
-        if attempt.judgement.disposition != Disposition.PENDING.value
+        if attempt.standing.disposition != Disposition.PENDING.value
     }
 
 

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evidence.comparison import ArmCell, ArmEntry, Caveat, CellEntry, Coverage, RestorationEntry
-from evidence.format import join_words
+from evidence.comparison.model import (
+    ArmCell,
+    ArmEntry,
+    Caveat,
+    CellEntry,
+    Coverage,
+    RestorationEntry,
+)
+from faceoff.format import join_words
 from guards.reasons import Disposition
 
 RECIPE_FIELDS = {

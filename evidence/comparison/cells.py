@@ -8,9 +8,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence import probe_answers
-from evidence.attempts import attempt_history
-from evidence.comparison import (
+from evidence.attempt.summary import SUMMARY_FILE
+from evidence.comparison import probe_answers
+from evidence.comparison.attempts import attempt_history
+from evidence.comparison.model import (
     ArmCell,
     CellEntry,
     EngineFacts,
@@ -22,15 +23,15 @@ from evidence.comparison import (
     RatioVerdict,
     StallFacts,
 )
-from evidence.inputs import AttemptInputs, PastAttempt
-from evidence.judgement import NOT_RUN
-from evidence.layout import AttemptDir
-from evidence.stats import Sample, Statistic, median_ratio, p95, time_blocks
-from evidence.summary import SUMMARY_FILE
+from evidence.comparison.read import AttemptInputs, PastAttempt
+from evidence.comparison.standing import NOT_RUN
+from evidence.folder.layout import AttemptDir
+from evidence.stats.bootstrap import Sample, Statistic, median_ratio, p95, time_blocks
 from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
-from matrix.model import Arm, Cell
+from matrix.arm import Arm
+from matrix.cell import Cell
 from workload.metrics import TimedRequest, higher_is_better, measures_of
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -130,7 +131,7 @@ def cell_entry(
 
 def _accepted(cell: Cell, arm: Arm, attempts: Mapping[tuple[str, str], AttemptInputs]) -> bool:
     attempt = attempts.get((cell.id, arm.name))
-    return attempt is not None and attempt.judgement.disposition == "accepted"
+    return attempt is not None and attempt.standing.disposition == "accepted"
 
 
 def _side(
@@ -149,16 +150,16 @@ def arm_cell(
     history: Sequence[PastAttempt] = (),
 ) -> ArmCell:
     """The arm's figures in the cell; a cell run without an attempt folder is pending."""
-    judgement = attempt.judgement if attempt else NOT_RUN
+    standing = attempt.standing if attempt else NOT_RUN
     summary = attempt.summary if attempt else None
     telemetry = attempt.telemetry if attempt else None
     return ArmCell(
         arm=arm,
         attempt=attempt.where.attempt if attempt else None,
-        disposition=judgement.disposition,
-        reason_code=judgement.reason_code,
-        reason=judgement.reason,
-        oom=judgement.oom,
+        disposition=standing.disposition,
+        reason_code=standing.reason_code,
+        reason=standing.reason,
+        oom=standing.oom,
         planned=cell.scored_requests,
         statuses=summary.statuses if summary else {},
         refusals=summary.refusals if summary else 0,
@@ -258,7 +259,7 @@ def _timed_values(
 def metric_samples(
     cell: Cell, requests: Sequence[TimedRequest], metrics: Sequence[str]
 ) -> dict[str, Sample]:
-    """Each metric's values over scored ok requests (``evidence.inputs.scored_ok``), with
+    """Each metric's values over scored ok requests (``evidence.comparison.read.scored_ok``), with
     their blocks: consecutive requests in send order."""
     found = _timed_values(requests, metrics).items()
     return {metric: _sample(cell, timed) for metric, timed in found}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from evidence.comparison import (
+from evidence.comparison.model import (
     ArmCell,
     ArmCoverage,
     CampaignStatus,
@@ -15,8 +15,8 @@ from evidence.comparison import (
     RestorationEntry,
     TicketRef,
 )
-from evidence.inputs import ReceiptInputs
-from guards.dispositions import CampaignStatus as GuardStatus
+from evidence.comparison.read import ReceiptInputs
+from guards.dispositions import ClosureStatus as GuardStatus
 from guards.dispositions import close_campaign
 from guards.reasons import Disposition
 from matrix.plan import Plan

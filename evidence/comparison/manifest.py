@@ -3,7 +3,7 @@
 Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
-      (``evidence.posture``); None for a campaign run without the flow.
+      (``collectors.posture``); None for a campaign run without the flow.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.comparison import ArmEntry
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.posture import PostureView
+from collectors.host_facts import HostFacts, SourceFacts
+from collectors.posture import PostureView
+from evidence.comparison.model import ArmEntry
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 

@@ -37,7 +37,7 @@ Format history of ``Comparison.schema_version``:
       Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
   8 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
       its matrix id, each cell's content key and the source attempts) and the cells measured
-      afresh with why (``evidence.carried``). Later in 8, a probe answer's ``unit`` may be
+      afresh with why (``evidence.folder.carried``). Later in 8, a probe answer's ``unit`` may be
       ``tokens`` (a needle search's longest verified length per arm, ``statistic``
       ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
       latency ratio).
@@ -50,22 +50,34 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.bootfacts import BootFacts
-from evidence.carried import Carryover
-from evidence.cold_start import ColdStart
-from evidence.goodput import Goodput
-from evidence.posture import PostureView
-from evidence.probe_model import ProbeAnswer, StreamLatency
-from evidence.quality import QualityResult
-from evidence.summary import Stats
+from collectors.posture import PostureView
+from evidence.attempt.cold_start import ColdStart
+from evidence.attempt.goodput import Goodput
+from evidence.attempt.summary import Stats
+from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
+from evidence.comparison.quality import QualityResult
+from evidence.folder.bootfacts import BootFacts
+from evidence.folder.carried import Carryover
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
-from matrix.model import Recipe, Sampling
+from matrix.arm import Recipe
+from matrix.cell import Sampling
 from matrix.rule import Rule
 
 CampaignStatus = Literal["complete", "closed_partial"]
 RatioVerdict = Literal["better", "worse", "no difference"]
 PairVerdict = Literal["better", "worse", "mixed", "no difference", "not compared"]
+
+
+# How the card, the report and the ruling's sentences name each ratio metric.
+RATIO_LABELS = {
+    "effective_prefill_tps": "effective prefill",
+    "ttfo_s": "TTFO",
+    "ttft_s": "TTFT",
+    "decode_tps": "decode",
+    "e2e_s": "E2E",
+    "tpot_s": "TPOT",
+}
 
 
 class ArmIdentity(Spec):

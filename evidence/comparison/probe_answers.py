@@ -19,7 +19,7 @@
   results grow the context.
 
 A figure over requests gets the paired ratio of medians with its block-bootstrap
-interval (``evidence.stats``); a figure of the whole cell (an aggregate, a share, a
+interval (``evidence.stats.bootstrap``); a figure of the whole cell (an aggregate, a share, a
 counter ratio) is one value per arm, so its ratio has no interval, and says so.
 """
 
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence.inputs import AttemptInputs
-from evidence.needle_search import SearchSummary
-from evidence.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
-from evidence.roles import by_stream
-from evidence.stats import Sample, describe, median_ratio, time_blocks
-from matrix.model import Cell, WorkloadKind
+from evidence.attempt.needle_search import SearchSummary
+from evidence.attempt.roles import by_stream
+from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
+from evidence.comparison.read import AttemptInputs
+from evidence.stats.bootstrap import Sample, describe, median_ratio, time_blocks
+from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
 from workload.outcome import RequestOutcome, RequestRole, turn_role
 from workload.records import JOURNAL_NAME

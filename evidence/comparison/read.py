@@ -11,26 +11,26 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence.bootfacts import BootFacts, boot_facts
-from evidence.carried import CarriedRecord, read_carried
-from evidence.judgement import Judgement, read_judgement
-from evidence.layout import AttemptDir, CampaignFolder
-from evidence.posture import PostureView, read_posture
-from evidence.quality import LoadedResult, read_quality
-from evidence.roles import counted
-from evidence.summary import SUMMARY_FILE, RequestSummary
+from evidence.attempt.roles import counted
+from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
+from evidence.comparison.quality import LoadedResult, read_quality
+from evidence.comparison.standing import Standing, read_standing
+from evidence.folder.bootfacts import BootFacts, boot_facts
+from evidence.folder.carried import CarriedRecord, read_carried
+from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
+from matrix.cell import LengthRule
 from matrix.freeze import FrozenMatrix, read_frozen
-from matrix.model import LengthRule
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
-from workload.outcome import Phase, RequestOutcome, Status
-from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
+from workload.outcome import RequestOutcome, Status
+from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR, Phase
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class AttemptInputs:
     where: AttemptDir
     summary: RequestSummary | None
     telemetry: TelemetrySummary | None
-    judgement: Judgement
+    standing: Standing
 
     def scored_ok(self) -> list[RequestOutcome]:
         """The journal's scored ok requests (``read_journal``: a cell's two journals are
@@ -47,7 +47,7 @@ class AttemptInputs:
 
     def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
         """The journal's scored requests a statistic counts under the cell's length rule
-        (``evidence.roles.counted``)."""
+        (``evidence.attempt.roles.counted``)."""
         return counted(read_journal(self.where.path / JOURNAL_NAME), length_rule)
 
 
@@ -56,7 +56,7 @@ class PastAttempt:
     """Any attempt of a cell run, standing or not: where it is and how it was judged."""
 
     where: AttemptDir
-    judgement: Judgement
+    standing: Standing
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def load_history(folder: CampaignFolder) -> dict[tuple[str, str], list[PastAttem
     found: dict[tuple[str, str], list[PastAttempt]] = {}
     for where in folder.attempts():  # ordered by cell, arm and attempt number
         found.setdefault((where.cell_id, where.arm), []).append(
-            PastAttempt(where, read_judgement(where))
+            PastAttempt(where, read_standing(where))
         )
     return found
 
@@ -161,7 +161,7 @@ def load_attempt(where: AttemptDir) -> AttemptInputs:
         where=where,
         summary=RequestSummary.read(summary_path) if summary_path.is_file() else None,
         telemetry=TelemetrySummary.read(telemetry_path) if telemetry_path.is_file() else None,
-        judgement=read_judgement(where),
+        standing=read_standing(where),
     )
 
 

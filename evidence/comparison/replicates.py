@@ -16,9 +16,9 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from evidence import student_t
-from evidence.comparison import CellEntry, ReplicatedRatio
-from matrix.model import Cell
+from evidence.comparison.model import CellEntry, ReplicatedRatio
+from evidence.stats import student_t
+from matrix.cell import Cell
 
 CONFIDENCE = 0.95
 METHOD = (

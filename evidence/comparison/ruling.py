@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from evidence.card_tables import RATIO_LABELS
-from evidence.comparison import (
+from evidence.comparison.model import (
+    RATIO_LABELS,
     ArmCell,
     CandidateRuling,
     CellEntry,
@@ -29,7 +29,7 @@ from evidence.comparison import (
     RuleOutcome,
     Ruling,
 )
-from evidence.format import join_words
+from faceoff.format import join_words
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 

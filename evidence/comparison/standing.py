@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evidence.layout import AttemptDir
+from evidence.folder.layout import AttemptDir
 from guards.reasons import Disposition
 from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
 
 
 @dataclass(frozen=True)
-class Judgement:
+class Standing:
     disposition: Disposition
     reason_code: str | None
     reason: str | None
@@ -25,19 +25,19 @@ class Judgement:
     record: CellRecord | None
 
 
-NOT_RUN = Judgement(
+NOT_RUN = Standing(
     Disposition.PENDING, None, None, None, None, None
 )  # a planned run with no folder yet
 
 
-def read_judgement(where: AttemptDir) -> Judgement:
+def read_standing(where: AttemptDir) -> Standing:
     verdict_path, record_path = where.path / VERDICT_FILE, where.path / CELL_FILE
     verdict = Verdict.read(verdict_path) if verdict_path.is_file() else None
     record = CellRecord.read(record_path) if record_path.is_file() else None
     oom = record.lane_end.oom if record is not None and record.lane_end is not None else None
     if verdict is None:
-        return Judgement(Disposition.PENDING, None, None, oom, None, record)
-    return Judgement(
+        return Standing(Disposition.PENDING, None, None, oom, None, record)
+    return Standing(
         disposition=verdict.disposition,
         reason_code=verdict.reason.value,
         reason=verdict.sentence,

@@ -1,9 +1,9 @@
 """``carried.json``: the cells a successor campaign carried over from a closed campaign, the
 hashes of what it copied, and why every other cell was measured afresh.
 
-The flow writes it once, when the successor opens (``flows.succession``); the comparison
+The flow writes it once, when the successor opens (``flows.campaign.succession``); the comparison
 shows it (``Carryover``) and the audit verifies it against the source bundle
-(``evidence.audit_carried``).
+(``evidence.audit.carried``).
 
 Format history of ``CarriedRecord.schema_version``:
   1 — first release.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence.layout import SEAL_FILE, SUMS_FILE, CampaignFolder
+from evidence.folder.layout import SEAL_FILE, SUMS_FILE, CampaignFolder
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic

@@ -1,11 +1,11 @@
 """The history across nights (pure): per arm, cell, host and headline metric, each night's
 p50 and p95 with their intervals, and where the incumbent's p50 drifted.
 
-Its input is one ``Source`` per closed campaign of the ledger with the history cache's
-entry for its bundle (``evidence.history_cache``). A night enters the trends only when
+Its input is one ``LedgerNight`` per closed campaign of the ledger with the history cache's
+entry for its bundle (``evidence.history.cache``). A night enters the trends only when
 its bundle passed its audit and its night could be read; every other night is listed
 with the reason it stays out. Series are kept apart per host: hosts differ in hardware,
-so a level that differs between hosts is not a drift. Drift (``evidence.drift``) is
+so a level that differs between hosts is not a drift. Drift (``evidence.stats.drift``) is
 sought on the incumbent's nightly p50 series only: the candidates change from night to
 night by design.
 
@@ -24,9 +24,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence import drift
-from evidence.history_cache import CacheEntry
-from evidence.night import Night
+from evidence.history.cache import CacheEntry
+from evidence.history.night import BoundColumn, CountColumn, Night, P50Column, P95Column
+from evidence.stats import drift
 from faceoff.artifact import Artifact, Spec
 
 AuditState = Literal["ok", "failed", "not audited"]
@@ -41,7 +41,7 @@ DRIFT_METHOD = (
 
 
 @dataclass(frozen=True)
-class Source:
+class LedgerNight:
     """A closed campaign of the ledger, and its bundle's cache entry (None: not found here)."""
 
     campaign: str
@@ -81,13 +81,13 @@ class Series(Spec):
     # on several hosts is tens of thousands of points, too many to make an object of each.
     campaigns: list[str] = Field(description="Campaign of each night.")
     nights: list[date] = Field(description="UTC date of each night.")
-    n: list[int] = Field(description="Requests each night's percentiles rest on.")
-    p50: list[float] = Field(description="Nightly median.")
-    p95: list[float] = Field(description="Nightly 95th percentile.")
-    p50_low: list[float | None] = Field(description="Lower bound of the p50's 95 % interval.")
-    p50_high: list[float | None] = Field(description="Upper bound of the p50's 95 % interval.")
-    p95_low: list[float | None] = Field(description="Lower bound of the p95's interval.")
-    p95_high: list[float | None] = Field(description="Upper bound of the p95's interval.")
+    n: CountColumn
+    p50: P50Column
+    p95: P95Column
+    p50_low: BoundColumn
+    p50_high: BoundColumn
+    p95_low: BoundColumn
+    p95_high: BoundColumn
     drift: list[DriftFlag] = Field(description="Change points of the p50 (incumbent only).")
 
 
@@ -106,7 +106,7 @@ Rows = list[tuple[Night, int]]  # a series' nights, each with its row in the nig
 
 
 def build_history(
-    sources: Sequence[Source], *, arm: str | None, cell: str | None, since: date | None
+    sources: Sequence[LedgerNight], *, arm: str | None, cell: str | None, since: date | None
 ) -> HistoryReport:
     ordered = sorted(sources, key=lambda s: (s.started, s.campaign))
     rows = [night_row(source) for source in ordered]
@@ -122,7 +122,7 @@ def build_history(
     return HistoryReport(arm=arm, cell=cell, since=since, nights=rows, series=series)
 
 
-def night_row(source: Source) -> NightRow:
+def night_row(source: LedgerNight) -> NightRow:
     entry = source.entry
     night = entry.night if entry else None
     audit = entry.audit if entry else None

@@ -36,7 +36,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evidence.night import Night
+from evidence.history.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
@@ -118,7 +118,7 @@ def refresh(
     if current is not None and current.audit is not None and (current.night or current.problem):
         return current
     audit = current.audit if current is not None and current.audit else auditor(bundle)
-    from evidence.night_read import read_night  # noqa: PLC0415  (a cache hit reads no comparison)
+    from evidence.history.night_read import read_night  # noqa: PLC0415  (a cache hit reads no comparison)
 
     try:
         night = read_night(bundle, fallback)
@@ -130,7 +130,7 @@ def refresh(
 
 
 def _host(bundle: Path) -> str | None:
-    from evidence.night_read import read_host  # noqa: PLC0415  (as in refresh)
+    from evidence.history.night_read import read_host  # noqa: PLC0415  (as in refresh)
 
     try:
         return read_host(bundle)

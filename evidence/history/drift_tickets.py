@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from evidence.history import HistoryReport, Series
+from evidence.history.build import HistoryReport, Series
 from faceoff.ports import Clock
 from tickets.drift import DriftTicket
 

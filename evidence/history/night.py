@@ -1,6 +1,6 @@
 """One campaign as a night of the history: its host and each arm's p50/p95 per cell and
 headline metric, with intervals (read from the bundle, and how the intervals are
-derived: ``evidence.night_read``).
+derived: ``evidence.history.night_read``).
 
 Format history of ``Night.schema_version``:
   1 — first release.
@@ -14,13 +14,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Artifact, Spec
 
 Role = Literal["incumbent", "candidate"]
+
+
+# The percentile columns a night's rows and a history series share, one value per row.
+CountColumn = Annotated[list[int], Field(description="Requests the percentiles rest on.")]
+P50Column = Annotated[list[float], Field(description="Median over the scored requests.")]
+P95Column = Annotated[list[float], Field(description="95th percentile.")]
+BoundColumn = Annotated[
+    list[float | None], Field(description="A bound of the percentile's 95 % interval.")
+]
 
 
 class Interval(Spec):
@@ -52,13 +61,13 @@ class Night(Artifact):
     arm: list[str] = Field(description="Arm name of each row.")
     role: list[Role] = Field(description="The arm's role that night.")
     metric: list[str] = Field(description="Headline request metric (workload.metrics).")
-    n: list[int] = Field(description="Requests the percentiles rest on.")
-    p50: list[float] = Field(description="Median of the metric over the cell's scored requests.")
-    p95: list[float] = Field(description="95th percentile.")
-    p50_low: list[float | None] = Field(description="Lower bound of the p50's 95 % interval.")
-    p50_high: list[float | None] = Field(description="Upper bound of the p50's interval.")
-    p95_low: list[float | None] = Field(description="Lower bound of the p95's interval.")
-    p95_high: list[float | None] = Field(description="Upper bound of the p95's interval.")
+    n: CountColumn
+    p50: P50Column
+    p95: P95Column
+    p50_low: BoundColumn
+    p50_high: BoundColumn
+    p95_low: BoundColumn
+    p95_high: BoundColumn
 
     @model_validator(mode="after")
     def _one_row_per_index(self) -> Self:

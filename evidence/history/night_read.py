@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evidence.bundle_manifest import Manifest
-from evidence.cells import RATIO_METRICS
-from evidence.layout import COMPARISON_FILE, MANIFEST_FILE
-from evidence.night import Interval, Night, NightMetric, Role
+from evidence.comparison.cells import RATIO_METRICS
+from evidence.comparison.manifest import Manifest
+from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE
+from evidence.history.night import Interval, Night, NightMetric, Role
 from faceoff.errors import FaceoffError
 
 if TYPE_CHECKING:
-    from evidence.comparison import Comparison
+    from evidence.comparison.model import Comparison
 
 
 class _Part(BaseModel):

@@ -22,15 +22,15 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evidence.comparison import CampaignStatus, ReviewRef
-from evidence.decision import Decision
-from evidence.layout import REVIEWS_FILE
+from evidence.comparison.model import CampaignStatus, ReviewRef
+from evidence.folder.layout import REVIEWS_FILE
+from evidence.reviews.decision import Decision
 from faceoff.artifact import Artifact, first_error
 from faceoff.canonical import content_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
 from faceoff.signing import SIGNING_KEY_ENV, sign
-from matrix.model import omitted_at
+from matrix.fields import omitted_at
 
 GENESIS = "0" * 64
 

@@ -2,11 +2,11 @@
 
 "promote" is refused unless the campaign is complete, both in the ledger (its status
 is passed in) and in the bundle's coverage, or the reviewer gives a reason for forcing
-it. A decision that contradicts the matrix's declared rule (``evidence.ruling``) is
+it. A decision that contradicts the matrix's declared rule (``evidence.comparison.ruling``) is
 refused the same way, and a forced one records which outcome of the rule it overrode. A
 bundle that is not sealed, or no longer matches its SHA256SUMS, is refused before
 anything is written: the rebuilt sums would otherwise launder the change. The review
-command (``flows.review``) records the ledger row and then rebuilds the bundle's views
+command (``flows.cli.review``) records the ledger row and then rebuilds the bundle's views
 and SHA256SUMS, so the card shows the decision and ``faceoff audit`` still passes.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from evidence.comparison import Comparison, Ruling
-from evidence.decision import Decision
-from evidence.layout import COMPARISON_FILE, CampaignFolder
-from evidence.review_log import GENESIS, ReviewRecord, append_review
-from evidence.sums import require_intact
+from evidence.comparison.model import Comparison, Ruling
+from evidence.folder.layout import COMPARISON_FILE, CampaignFolder
+from evidence.folder.sums import require_intact
+from evidence.reviews.decision import Decision
+from evidence.reviews.log import GENESIS, ReviewRecord, append_review
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evidence import student_t
+from evidence.stats import student_t
 
 Floats = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.float32]  # whole numbers of draws or values

@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from flows.client import ClientExit, run_client
-from flows.planning import plan_warmups
-from flows.restore import lane_run_row
-from flows.scope import CampaignScope
-from guards.dispositions import Decision
+from flows.campaign.client import ClientExit, run_client
+from flows.campaign.context import CampaignContext
+from flows.campaign.planning import PlanTarget, plan_warmups
+from flows.campaign.restore import lane_run_row
+from guards.dispositions import Disposed
 from guards.reasons import Disposition, Reason
 from guards.validity import ERROR_STATUSES
 from lanes.bringup import bring_up, read_baseline
@@ -39,7 +39,9 @@ from lanes.restoration import RestoreTools
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope
 from ledger.restoration import add_lane_run, close_lane_runs
-from matrix.model import Arm, Cell
+from matrix.arm import Arm
+from matrix.cell import Cell
+from matrix.model import CampaignSpec
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome
 from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
@@ -61,7 +63,7 @@ class ArmRun:
     ready: bool
     identity_ok: bool
     reason: str | None  # why the cells cannot run, when they cannot
-    warmups_failed: Decision | None = None  # its warmups errored: the cells are blocked
+    warmups_failed: Disposed | None = None  # its warmups errored: the cells are blocked
 
     @property
     def usable(self) -> bool:
@@ -75,45 +77,50 @@ class ArmRun:
     def identity_path(self) -> Path:
         return self.run_dir / IDENTITY_FILE
 
+    def plan_target(self, campaign: CampaignSpec, namespace: str | None = None) -> PlanTarget:
+        """Where plans for this lane are built: under the campaign's prompt namespace, or
+        one of their own (the arm's warmups)."""
+        return PlanTarget(self.arm, self.base_url, campaign.seed, namespace or campaign.namespace)
 
-def start_arm(scope: CampaignScope, arm: Arm) -> ArmRun:
+
+def start_arm(context: CampaignContext, arm: Arm) -> ArmRun:
     """Start the arm's lane and judge readiness and identity (``identity.json``)."""
-    run_dir = next_run_dir(scope.campaign_dir, arm.name, LanePurpose.CAMPAIGN)
-    busy = port_answers(scope, arm)
+    run_dir = next_run_dir(context.campaign_dir, arm.name, LanePurpose.CAMPAIGN)
+    busy = port_answers(context, arm)
     if busy is not None:
         return ArmRun(arm, None, run_dir, False, False, busy)
     ctx = LaneContext(
-        campaign=scope.name,
-        matrix_id=scope.frozen.matrix_id,
+        campaign=context.name,
+        matrix_id=context.frozen.matrix_id,
         purpose=LanePurpose.CAMPAIGN,
         run_dir=run_dir,
-        environ=scope.tools.environ,
-        now=scope.tools.now,
+        environ=context.tools.environ,
+        now=context.tools.now,
     )
-    lane = open_lane(arm, ctx, docker_client=scope.docker, python=scope.tools.python)
-    baseline = read_baseline(scope.campaign_dir, arm.name)
+    lane = open_lane(arm, ctx, docker_client=context.docker, python=context.tools.python)
+    baseline = read_baseline(context.campaign_dir, arm.name)
     try:
-        up = bring_up(lane, scope.tools.http, Waiting(now=scope.tools.now), baseline=baseline)
+        up = bring_up(lane, context.tools.http, Waiting(now=context.tools.now), baseline=baseline)
     except FaceoffError as exc:  # pull, create or start refused: the lane never came up
         started = _started_or_none(lane)
         if started is not None:
-            _record_lane_run(scope, started, ok=False, reason=exc.message)
+            _record_lane_run(context, started, ok=False, reason=exc.message)
         return ArmRun(arm, started, run_dir, False, False, exc.message)
-    _record_lane_run(scope, lane, ok=up.ok, reason=up.reason)
+    _record_lane_run(context, lane, ok=up.ok, reason=up.reason)
     if up.ok:
         lane.watch()
     readiness = up.identity.readiness
     return ArmRun(arm, lane, run_dir, readiness.ready, up.ok, None if up.ok else up.reason)
 
 
-def probe_port(scope: CampaignScope, arm: Arm) -> HttpReply:
+def probe_port(context: CampaignContext, arm: Arm) -> HttpReply:
     """``GET /health`` on the arm's address; ``status`` is None when nothing answers."""
-    return scope.tools.http.get(f"{arm.base_url}/health", timeout=PORT_PROBE_S)
+    return context.tools.http.get(f"{arm.base_url}/health", timeout=PORT_PROBE_S)
 
 
-def port_answers(scope: CampaignScope, arm: Arm) -> str | None:
+def port_answers(context: CampaignContext, arm: Arm) -> str | None:
     """A sentence when something already serves on the arm's port, else None."""
-    reply = probe_port(scope, arm)
+    reply = probe_port(context, arm)
     if reply.status is None:
         return None
     return (
@@ -155,12 +162,12 @@ def _ended_within(lane: Lane, seconds: float) -> LaneExit | None:
     return ended
 
 
-def judged_warmups(scope: CampaignScope, run: ArmRun, client: ClientExit) -> ArmRun:
+def judged_warmups(context: CampaignContext, run: ArmRun, client: ClientExit) -> ArmRun:
     """The run, with its cells blocked when its warmups failed or its lane died in them
     (the next cell's death check then starts a new lane)."""
     outcomes = read_journal(run.run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes
     failure = warmup_failure(outcomes, run.arm.warmups, client)
-    died = lane_death(run, scope.tools)
+    died = lane_death(run, context.tools)
     if failure is None and died is None:
         return run
     words = [failure or f"every one of the {run.arm.warmups} warmup(s) served"]
@@ -170,7 +177,7 @@ def judged_warmups(scope: CampaignScope, run: ArmRun, client: ClientExit) -> Arm
         f"arm {run.arm.name}'s warmups failed on lane run {run.run_dir.name}: {'; '.join(words)}"
     )
     return replace(
-        run, warmups_failed=Decision(Disposition.BLOCKED, Reason.WARMUPS_FAILED, sentence)
+        run, warmups_failed=Disposed(Disposition.BLOCKED, Reason.WARMUPS_FAILED, sentence)
     )
 
 
@@ -196,20 +203,15 @@ def warmup_failure(
     return "; ".join(words)
 
 
-def run_warmups(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | None:
+def run_warmups(context: CampaignContext, run: ArmRun, cell: Cell) -> ClientExit | None:
     """The arm's warmups after its start: journaled under the lane run, never scored."""
     if run.arm.warmups == 0:
         return None
     folder = run.run_dir / WARMUP_DIR
     folder.mkdir(parents=True, exist_ok=False)
-    spec = scope.frozen.matrix.campaign
-    plan = plan_warmups(
-        cell,
-        run.arm,
-        base_url=run.base_url,
-        seed=spec.seed,
-        namespace=f"{spec.namespace}:arm-warmup:{run.arm.name}:{run.run_dir.name}",
-    )
+    spec = context.frozen.matrix.campaign
+    own = f"{spec.namespace}:arm-warmup:{run.arm.name}:{run.run_dir.name}"
+    plan = plan_warmups(cell, run.plan_target(spec, namespace=own))
     plan.write(folder / PLAN_NAME)
     return run_client(
         folder,
@@ -217,25 +219,25 @@ def run_warmups(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | N
         deadline_s=cell.deadline_s,
         arm=run.arm.name,
         attempt=1,
-        python=scope.tools.python,
+        python=context.tools.python,
     )
 
 
-def stop_arm(scope: CampaignScope, run: ArmRun) -> LaneExit | None:
+def stop_arm(context: CampaignContext, run: ArmRun) -> LaneExit | None:
     """Stop and remove the lane; its ledger row gets ``stopped_at``."""
     if run.lane is None:
         return None
     ended = run.lane.stop()
     run.lane.remove()
     record = run.lane.record
-    with session_scope(scope.engine) as session:
-        row = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        row = require_campaign(session, context.name)
         close_lane_runs(
             session,
             row,
             container_ids=[record.container_id] if record.container_id else [],
             pids=[record.pid] if record.pid and not record.container_id else [],
-            now=scope.tools.now,
+            now=context.tools.now,
         )
     return ended
 
@@ -248,10 +250,10 @@ def _started_or_none(lane: Lane) -> Lane | None:
     return lane
 
 
-def _record_lane_run(scope: CampaignScope, lane: Lane, *, ok: bool, reason: str | None) -> None:
+def _record_lane_run(context: CampaignContext, lane: Lane, *, ok: bool, reason: str | None) -> None:
     record = lane.record
-    with session_scope(scope.engine) as session:
-        row = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        row = require_campaign(session, context.name)
         assert row.id is not None
         lane_run = lane_run_row(
             row.id,

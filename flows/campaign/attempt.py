@@ -17,24 +17,24 @@ from pathlib import Path
 
 from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget as CollectorTarget
+from collectors.host import MemoryTarget as CollectorTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from flows import spans
-from flows.arm import ArmRun, lane_death
-from flows.client import ClientExit, run_client
-from flows.journal_index import index_journal
-from flows.planning import plan_cell
-from flows.scope import CampaignScope
+from flows.campaign import spans
+from flows.campaign.arm import ArmRun, lane_death
+from flows.campaign.client import ClientExit, run_client
+from flows.campaign.context import CampaignContext
+from flows.campaign.journal_index import index_journal
+from flows.campaign.planning import plan_cell
 from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from guards.verdict import Verdict
 from ledger.campaigns import require_campaign
 from ledger.cells import begin_attempt, finish_attempt, next_attempt
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
-from matrix.model import Cell
+from matrix.cell import Cell
 from workload.journal import read_journal
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
@@ -61,14 +61,14 @@ class Observed:
     client: ClientExit | None = None
 
 
-def begin(scope: CampaignScope, cell: Cell, arm: str) -> Attempt:
+def begin(context: CampaignContext, cell: Cell, arm: str) -> Attempt:
     """The next attempt number, its folder and its pending ledger row."""
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
         # Folders count too: a ledger that lost a row must not reuse a folder.
-        on_disk = [*scope.attempt_numbers(cell.id, arm), 0][0]
+        on_disk = [*context.attempt_numbers(cell.id, arm), 0][0]
         number = max(next_attempt(session, campaign, cell.id, arm), on_disk + 1)
-        folder = scope.attempt_dir(cell.id, arm, number)
+        folder = context.attempt_dir(cell.id, arm, number)
         folder.mkdir(parents=True, exist_ok=False)
         row = begin_attempt(
             session,
@@ -76,56 +76,49 @@ def begin(scope: CampaignScope, cell: Cell, arm: str) -> Attempt:
             cell_id=cell.id,
             arm=arm,
             attempt=number,
-            artifacts_dir=scope.relative(folder),
-            now=scope.tools.now,
+            artifacts_dir=context.relative(folder),
+            now=context.tools.now,
         )
         assert row.id is not None
         return Attempt(row.id, cell, arm, number, folder)
 
 
 def run_attempt(
-    scope: CampaignScope, run: ArmRun, attempt: Attempt, reference: RequestPlan | None
+    context: CampaignContext, run: ArmRun, attempt: Attempt, reference: RequestPlan | None
 ) -> CellRecord:
     """Run the attempt if its lane is usable, and write ``cell.json`` either way."""
-    seen = Observed(started_at=scope.now())
-    span = functools.partial(scope.spans.span, cell=attempt.cell.id, arm=attempt.arm)
+    seen = Observed(started_at=context.now())
+    span = functools.partial(context.spans.span, cell=attempt.cell.id, arm=attempt.arm)
     window = None
     if run.usable:
         with span(spans.PLAN):
-            plan = _plan(scope, run, attempt.cell, reference)
+            plan = _plan(context, run, attempt.cell, reference)
             plan.write(attempt.folder / PLAN_NAME)
-        window = _measure(scope, run, attempt, seen)
+        window = _measure(context, run, attempt, seen)
     with span(spans.RECORD):
-        record = cell_record(scope, run, attempt, seen, window)
+        record = cell_record(context, run, attempt, seen, window)
         record.write(attempt.folder / CELL_FILE)
     return record
 
 
 def _plan(
-    scope: CampaignScope, run: ArmRun, cell: Cell, reference: RequestPlan | None
+    context: CampaignContext, run: ArmRun, cell: Cell, reference: RequestPlan | None
 ) -> RequestPlan:
-    spec = scope.frozen.matrix.campaign
-    return plan_cell(
-        cell,
-        run.arm,
-        base_url=run.base_url,
-        seed=spec.seed,
-        namespace=spec.namespace,
-        reference=reference,
-        slo=scope.frozen.matrix.slo_of(cell),
-    )
+    matrix = context.frozen.matrix
+    target = run.plan_target(matrix.campaign)
+    return plan_cell(cell, target, reference=reference, slo=matrix.slo_of(cell))
 
 
 def _measure(
-    scope: CampaignScope, run: ArmRun, attempt: Attempt, seen: Observed
+    context: CampaignContext, run: ArmRun, attempt: Attempt, seen: Observed
 ) -> CellWindow | None:
     """Collectors around the client process; the drain sample is taken at stop.
 
     The client process starts first and loads while the collectors start (a Python
     start each: the pair costs the longer of the two, not the sum); it sends nothing
     before the collectors have their baseline."""
-    span = functools.partial(scope.spans.span, cell=attempt.cell.id, arm=attempt.arm)
-    collectors = _collectors(scope, run, attempt.folder)
+    span = functools.partial(context.spans.span, cell=attempt.cell.id, arm=attempt.arm)
+    collectors = _collectors(context, run, attempt.folder)
     try:
         with span(spans.COLLECTORS_START):
             collectors.start()
@@ -140,7 +133,7 @@ def _measure(
                 deadline_s=attempt.cell.deadline_s,
                 arm=attempt.arm,
                 attempt=attempt.number,
-                python=scope.tools.python,
+                python=context.tools.python,
             )
     finally:
         with span(spans.COLLECTORS_STOP):
@@ -152,7 +145,7 @@ def _measure(
     return window
 
 
-def _collectors(scope: CampaignScope, run: ArmRun, folder: Path) -> CellCollectors:
+def _collectors(context: CampaignContext, run: ArmRun, folder: Path) -> CellCollectors:
     assert run.lane is not None
     target = run.lane.target()
     return CellCollectors(
@@ -160,17 +153,17 @@ def _collectors(scope: CampaignScope, run: ArmRun, folder: Path) -> CellCollecto
         target=CollectorTarget(container_id=target.container_id, pid=target.pid),
         gpu_ids=run.arm.gpu_ids,
         folder=folder,
-        settings=collector_settings(scope),
-        docker=None if scope.docker is None else scope.docker.api,
+        settings=collector_settings(context),
+        docker=None if context.docker is None else context.docker.api,
     )
 
 
-def collector_settings(scope: CampaignScope) -> CollectorSettings:
-    return CollectorSettings.from_thresholds(scope.frozen.matrix.thresholds)
+def collector_settings(context: CampaignContext) -> CollectorSettings:
+    return CollectorSettings.from_thresholds(context.frozen.matrix.thresholds)
 
 
 def cell_record(
-    scope: CampaignScope,
+    context: CampaignContext,
     run: ArmRun,
     attempt: Attempt,
     seen: Observed,
@@ -178,45 +171,45 @@ def cell_record(
 ) -> CellRecord:
     client = seen.client
     return CellRecord(
-        campaign=scope.name,
-        matrix_id=scope.frozen.matrix_id,
+        campaign=context.name,
+        matrix_id=context.frozen.matrix_id,
         cell_id=attempt.cell.id,
         arm=attempt.arm,
         attempt=attempt.number,
-        lane_run=scope.relative(run.run_dir),
+        lane_run=context.relative(run.run_dir),
         lane_ready=run.ready,
         lane_ready_reason=None if run.ready else run.reason,
-        identity=_identity_ref(scope, run),
+        identity=_identity_ref(context, run),
         telemetry_error=seen.telemetry_error,
         setup_error=seen.setup_error,
         window=window,
         started_at=seen.started_at,
-        ended_at=scope.now(),
+        ended_at=context.now(),
         deadline_s=attempt.cell.deadline_s,
         deadline_hit=client is not None and client.deadline_hit,
         client_exit_code=None if client is None else client.returncode,
-        lane_end=_lane_end(scope, run),
-        collector_settings=collector_settings(scope),
+        lane_end=_lane_end(context, run),
+        collector_settings=collector_settings(context),
     )
 
 
-def _identity_ref(scope: CampaignScope, run: ArmRun) -> IdentityRef | None:
+def _identity_ref(context: CampaignContext, run: ArmRun) -> IdentityRef | None:
     path = run.identity_path
     if not path.is_file():
         return None
     return IdentityRef(
-        path=scope.relative(path),
+        path=context.relative(path),
         sha256=file_sha256(path),
         ok=run.identity_ok,
         reason=None if run.identity_ok else run.reason,
     )
 
 
-def _lane_end(scope: CampaignScope, run: ArmRun) -> LaneAtEnd | None:
+def _lane_end(context: CampaignContext, run: ArmRun) -> LaneAtEnd | None:
     """The lane after the drain: running and answering /health, or how it died."""
     if run.lane is None:
         return None
-    ended = lane_death(run, scope.tools) if run.usable else run.lane.exit_status()
+    ended = lane_death(run, context.tools) if run.usable else run.lane.exit_status()
     if ended is None:
         return LaneAtEnd(running=True, exit_code=None, oom_killed=None)
     return LaneAtEnd(
@@ -228,9 +221,9 @@ def _lane_end(scope: CampaignScope, run: ArmRun) -> LaneAtEnd | None:
     )
 
 
-def finish(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellRunRow:
+def finish(context: CampaignContext, attempt: Attempt, verdict: Verdict) -> CellRunRow:
     """``verdict.json`` is written by the caller; here the ledger row and the request index."""
-    with session_scope(scope.engine) as session:
+    with session_scope(context.engine) as session:
         row = session.get(CellRunRow, attempt.row_id)
         assert row is not None
         index_journal(session, row, attempt.folder / JOURNAL_NAME)
@@ -241,5 +234,5 @@ def finish(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellRunR
             reason_code=verdict.reason.value,
             reason=verdict.sentence,
             verdict_sha256=verdict.sha256(),
-            now=scope.tools.now,
+            now=context.tools.now,
         )

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from flows import spans
-from flows.arm import ArmRun
-from flows.cell import Attempt, Observed, begin, cell_record, finish, run_attempt
-from flows.journal_index import index_journal
-from flows.planning import reference_plan
-from flows.scope import CampaignScope
-from guards.dispositions import Decision, Ran, stop_policy_block
+from flows.campaign import spans
+from flows.campaign.arm import ArmRun
+from flows.campaign.attempt import Attempt, Observed, begin, cell_record, finish, run_attempt
+from flows.campaign.context import CampaignContext
+from flows.campaign.journal_index import index_journal
+from flows.campaign.planning import reference_plan
+from guards.dispositions import Disposed, Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from guards.reasons import Disposition
 from guards.records import CELL_FILE
@@ -28,7 +28,7 @@ from ledger.campaigns import require_campaign
 from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
-from matrix.model import Cell
+from matrix.cell import Cell
 from matrix.plan import CellRunKey
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
@@ -45,40 +45,40 @@ class CellResult:
     setup_error: str | None = None  # why the attempt could not be set up, when it could not
 
 
-def run_cell(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
+def run_cell(context: CampaignContext, run: ArmRun, cell: Cell) -> CellResult:
     """One attempt on the arm's lane; the guard judges it and the verdict is filed."""
-    span = functools.partial(scope.spans.span, cell=cell.id, arm=run.arm.name)
+    span = functools.partial(context.spans.span, cell=cell.id, arm=run.arm.name)
     with span(spans.RUN_CELL):
         with span(spans.BEGIN):
-            attempt = begin(scope, cell, run.arm.name)
+            attempt = begin(context, cell, run.arm.name)
         setup_error = None
         try:
-            run_attempt(scope, run, attempt, reference_for(scope, cell, run.arm.name))
+            run_attempt(context, run, attempt, reference_for(context, cell, run.arm.name))
         except FaceoffError as exc:  # e.g. the plan could not be built; the record says what ran
             setup_error = exc.message
-            _record_without_run(scope, run, attempt, setup_error)
+            _record_without_run(context, run, attempt, setup_error)
         except BaseException:
-            interrupt(scope, attempt)
+            interrupt(context, attempt)
             raise
         with span(spans.GUARD):
-            verdict = judge_cell(attempt.folder, scope.frozen)
+            verdict = judge_cell(attempt.folder, context.frozen)
         with span(spans.FILE):
-            result = _file(scope, attempt, verdict)
+            result = _file(context, attempt, verdict)
         return replace(result, setup_error=setup_error)
 
 
-def block_cell(scope: CampaignScope, cell: Cell, arm: str, decision: Decision) -> CellResult:
+def block_cell(context: CampaignContext, cell: Cell, arm: str, decision: Disposed) -> CellResult:
     """An attempt that is never run (the stop policy blocks it): only its verdict is filed."""
-    attempt = begin(scope, cell, arm)
-    return _file(scope, attempt, not_run(scope.frozen, cell.id, arm, attempt.number, decision))
+    attempt = begin(context, cell, arm)
+    return _file(context, attempt, not_run(context.frozen, cell.id, arm, attempt.number, decision))
 
 
-def policy_block(scope: CampaignScope, cell: Cell, arm: str) -> Decision | None:
+def policy_block(context: CampaignContext, cell: Cell, arm: str) -> Disposed | None:
     """The stop policy's decision over every cell run decided so far (any earlier run too)."""
-    matrix = scope.frozen.matrix
+    matrix = context.frozen.matrix
     kinds = {c.id: c.kind for c in matrix.cells}
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
         latest = latest_attempts(session, campaign)
         # A run about to be rerun (this one, or one a review named) no longer stands.
         superseded = rerun_requested(session, campaign) | {(cell.id, arm)}
@@ -92,36 +92,36 @@ def policy_block(scope: CampaignScope, cell: Cell, arm: str) -> Decision | None:
     )
 
 
-def reference_for(scope: CampaignScope, cell: Cell, arm: str) -> RequestPlan | None:
+def reference_for(context: CampaignContext, cell: Cell, arm: str) -> RequestPlan | None:
     """The plan of the same cell on the arms before this one (incumbent first), newest first."""
-    order = [a.name for a in scope.frozen.matrix.arm_order()]
+    order = [a.name for a in context.frozen.matrix.arm_order()]
     paths: list[Path] = []
     for earlier in order[: order.index(arm)]:
-        paths += [a / PLAN_NAME for a in scope.attempt_dirs(cell.id, earlier)]
+        paths += [a / PLAN_NAME for a in context.attempt_dirs(cell.id, earlier)]
     return reference_plan(paths)
 
 
-def interrupt(scope: CampaignScope, attempt: Attempt) -> None:
+def interrupt(context: CampaignContext, attempt: Attempt) -> None:
     """The attempt will never get a verdict in this run: say so, keep what it journaled."""
-    with session_scope(scope.engine) as session:
+    with session_scope(context.engine) as session:
         row = session.get(CellRunRow, attempt.row_id)
         assert row is not None
         index_journal(session, row, attempt.folder / JOURNAL_NAME)
         reason = "the run was interrupted during this attempt"
-        interrupt_attempt(session, row, reason=reason, now=scope.tools.now)
+        interrupt_attempt(session, row, reason=reason, now=context.tools.now)
 
 
 def _record_without_run(
-    scope: CampaignScope, run: ArmRun, attempt: Attempt, setup_error: str
+    context: CampaignContext, run: ArmRun, attempt: Attempt, setup_error: str
 ) -> None:
     if not (attempt.folder / CELL_FILE).exists():
-        seen = Observed(started_at=scope.now(), setup_error=setup_error)
-        cell_record(scope, run, attempt, seen, None).write(attempt.folder / CELL_FILE)
+        seen = Observed(started_at=context.now(), setup_error=setup_error)
+        cell_record(context, run, attempt, seen, None).write(attempt.folder / CELL_FILE)
 
 
-def _file(scope: CampaignScope, attempt: Attempt, verdict: Verdict) -> CellResult:
+def _file(context: CampaignContext, attempt: Attempt, verdict: Verdict) -> CellResult:
     verdict.write(attempt.folder / VERDICT_FILE)
-    finish(scope, attempt, verdict)
+    finish(context, attempt, verdict)
     return CellResult(
         cell_id=attempt.cell.id,
         arm=attempt.arm,

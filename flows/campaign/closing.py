@@ -3,7 +3,7 @@
 The closure is computed by ``guards.dispositions.close_campaign`` over the latest
 attempt of every planned cell run; the bundle (summaries, tickets,
 comparison.json, RESULT.md, report.html, MANIFEST.json, SHA256SUMS) by
-``evidence.bundle.write_bundle`` from the campaign folder alone. Both run after
+``evidence.bundle.write.write_bundle`` from the campaign folder alone. Both run after
 restoration, so the card and the sums include the receipt.
 """
 
@@ -13,13 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence.bundle import BundleIndex, write_bundle
-from evidence.host import PynvmlInventory, collect_host, collect_source
-from evidence.layout import RESULT_FILE
-from evidence.posture import END_FILE, collect_posture, docker_runtime, write_posture
+from collectors.inventory import PynvmlInventory, collect_host, collect_source
+from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
+from evidence.bundle.write import BundleIndex, write_bundle
+from evidence.folder.layout import RESULT_FILE
 from faceoff.signing import signing_key
-from flows.restore import RestoreOutcome
-from flows.scope import CampaignScope
+from flows.campaign.context import CampaignContext
+from flows.campaign.restore import RestoreOutcome
 from guards.dispositions import Closure, close_campaign
 from guards.reasons import Disposition
 from ledger.campaigns import require_campaign
@@ -56,45 +56,46 @@ class CampaignResult:
         return self.restoration is None or self.restoration.ok
 
 
-def closure_of(scope: CampaignScope) -> Closure:
-    with session_scope(scope.engine) as session:
-        latest = latest_attempts(session, require_campaign(session, scope.name))
+def closure_of(context: CampaignContext) -> Closure:
+    with session_scope(context.engine) as session:
+        latest = latest_attempts(session, require_campaign(session, context.name))
     dispositions = {
         CellRunKey(cell_id, arm): Disposition(row.disposition)
         for (cell_id, arm), row in latest.items()
     }
-    return close_campaign(plan(scope.frozen.matrix).cell_runs, dispositions)
+    return close_campaign(plan(context.frozen.matrix).cell_runs, dispositions)
 
 
-def record_closure(scope: CampaignScope, closure: Closure) -> None:
+def record_closure(context: CampaignContext, closure: Closure) -> None:
     counts = {
         "accepted": closure.accepted,
         "failed": closure.failed,
         "blocked": closure.blocked,
         "pending": closure.pending,
     }
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
         set_campaign_state(
-            session, campaign, status=closure.status.value, counts=counts, now=scope.tools.now
+            session, campaign, status=closure.status.value, counts=counts, now=context.tools.now
         )
 
 
-def bundle(scope: CampaignScope) -> BundleIndex:
-    runtime = docker_runtime(scope.tools.docker) if scope.docker is not None else None
-    write_posture(scope.campaign_dir, END_FILE, collect_posture(scope.tools.now, runtime=runtime))
+def bundle(context: CampaignContext) -> BundleIndex:
+    runtime = docker_runtime(context.tools.docker) if context.docker is not None else None
+    posture = collect_posture(context.tools.now, runtime=runtime)
+    write_posture(context.campaign_dir, END_FILE, posture)
     return write_bundle(
-        scope.campaign_dir,
-        now=scope.tools.now,
-        host=collect_host(PynvmlInventory(), scope.tools.docker),
+        context.campaign_dir,
+        now=context.tools.now,
+        host=collect_host(PynvmlInventory(), context.tools.docker),
         source=collect_source(CHECKOUT),
-        key=signing_key(scope.tools.environ),
+        key=signing_key(context.tools.environ),
     )
 
 
-def close(scope: CampaignScope, restorations: Sequence[RestoreOutcome]) -> CampaignResult:
-    closure = closure_of(scope)
-    record_closure(scope, closure)
-    index = bundle(scope)
+def close(context: CampaignContext, restorations: Sequence[RestoreOutcome]) -> CampaignResult:
+    closure = closure_of(context)
+    record_closure(context, closure)
+    index = bundle(context)
     card = (index.root / RESULT_FILE).read_text(encoding="utf-8")
-    return CampaignResult(scope.name, closure, index.root, card, tuple(restorations))
+    return CampaignResult(context.name, closure, index.root, card, tuple(restorations))

@@ -14,22 +14,24 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from evidence.layout import ATTEMPT, CELLS_DIR, attempt_name
+from evidence.folder.layout import ATTEMPT, CELLS_DIR, attempt_name
 from faceoff.ports import DockerClient
-from flows.spans import SpanLog
+from flows.campaign.spans import SpanLog
 from lanes.restoration import RestoreTools
 from matrix.freeze import FrozenMatrix
 
 
 @dataclass(frozen=True)
-class CampaignScope:
+class CampaignContext:
     frozen: FrozenMatrix
     campaign_dir: Path
     workdir: Path
     engine: Engine
     tools: RestoreTools
     docker: DockerClient | None  # None when no arm is a docker lane
-    spans: SpanLog = field(default_factory=SpanLog)  # times cell runs when asked (flows.spans)
+    spans: SpanLog = field(
+        default_factory=SpanLog
+    )  # times cell runs when asked (flows.campaign.spans)
 
     @property
     def name(self) -> str:

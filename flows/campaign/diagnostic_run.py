@@ -1,13 +1,13 @@
 """One paired diagnostic on one arm's lane: the request, the scrapes around it, the record.
 
-The lane is up (``flows.campaign.bring_up``: readiness, identity, the arm's warmups, as
+The lane is up (``flows.prefect.flow.bring_up``: readiness, identity, the arm's warmups, as
 for a cell). Into ``diagnostics/<cell>/<arm>/run-<n>/`` go the plan of one request of the
 cell's prompts in the diagnostic phase (the incumbent's text retokenized on a
 candidate), a ``/metrics`` scrape, the request through the load client process (its
 journal line keeps every chunk's arrival), a settled scrape, the tail of the lane's log
 and ``diagnostic.json``. A lane that cannot serve, or a request that cannot be planned,
 still gets its ``diagnostic.json`` saying why. Plain functions: the flow
-(``flows/diagnose.py``) wraps them in tasks; the command line checks the cell first.
+(``flows/prefect/diagnose.py``) wraps them in tasks; the command line checks the cell first.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 from collectors.aliases import vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.sampler import Clocks, Tick
-from evidence.diagnostics import (
+from evidence.attempt.diagnostics import (
     DIAGNOSTIC_FILE,
     LOG_TAIL_FILE,
     LOG_TAIL_LINES,
@@ -29,13 +29,13 @@ from evidence.diagnostics import (
 )
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
-from flows.arm import ArmRun
-from flows.client import run_client
-from flows.planning import plan_diagnostic
-from flows.scope import CampaignScope
+from flows.campaign.arm import ArmRun
+from flows.campaign.client import run_client
+from flows.campaign.context import CampaignContext
+from flows.campaign.planning import plan_diagnostic
 from lanes.bootlog import tail
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix
-from matrix.model import Cell
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
 
@@ -58,19 +58,19 @@ def diagnosed_cell(frozen: FrozenMatrix, cell_id: str) -> Cell:
 
 
 def diagnose_run(
-    scope: CampaignScope, run: ArmRun, cell: Cell, reference: RequestPlan | None
+    context: CampaignContext, run: ArmRun, cell: Cell, reference: RequestPlan | None
 ) -> tuple[Diagnostic, Path]:
     """The arm's diagnostic run of ``cell`` on its lane run; its record and its folder."""
-    folder = next_run_dir(scope.campaign_dir, cell.id, run.arm.name)
+    folder = next_run_dir(context.campaign_dir, cell.id, run.arm.name)
     folder.mkdir(parents=True)
     setup_error = None
     if run.usable:
         try:
-            _request(scope, run, cell, folder, reference)
+            _request(context, run, cell, folder, reference)
         except FaceoffError as exc:
             setup_error = exc.message
     seen = Seen(
-        lane_run=scope.relative(run.run_dir),
+        lane_run=context.relative(run.run_dir),
         lane_usable=run.usable,
         lane_reason=run.reason,
         warmups_failed=run.warmups_failed.sentence if run.warmups_failed else None,
@@ -88,19 +88,12 @@ def reference_of(folder: Path) -> RequestPlan | None:
 
 
 def _request(
-    scope: CampaignScope, run: ArmRun, cell: Cell, folder: Path, reference: RequestPlan | None
+    context: CampaignContext, run: ArmRun, cell: Cell, folder: Path, reference: RequestPlan | None
 ) -> None:
-    spec = scope.frozen.matrix.campaign
-    plan = plan_diagnostic(
-        cell,
-        run.arm,
-        base_url=run.base_url,
-        seed=spec.seed,
-        namespace=spec.namespace,
-        reference=reference,
-    )
+    target = run.plan_target(context.frozen.matrix.campaign)
+    plan = plan_diagnostic(cell, target, reference=reference)
     plan.write(folder / PLAN_NAME)
-    clocks = Clocks(mono_ns=time.perf_counter_ns, wall=scope.tools.now)
+    clocks = Clocks(mono_ns=time.perf_counter_ns, wall=context.tools.now)
     source = HttpMetricsSource(f"{run.base_url}/metrics", SCRAPE_TIMEOUT_S)
     scrapes = EngineSampler(source, folder, vllm_aliases(), clocks=clocks)
     scrapes.open()
@@ -112,7 +105,7 @@ def _request(
             deadline_s=cell.deadline_s,
             arm=run.arm.name,
             attempt=1,
-            python=scope.tools.python,
+            python=context.tools.python,
         )
         scrapes.take(_tick(clocks, 1, final=True))  # retried until the engine has drained
     finally:

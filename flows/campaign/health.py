@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from lanes.http import Http
 from lanes.probes import PROBE_TIMEOUT_S
 from lanes.readiness import parse_models
-from matrix.model import Arm
+from matrix.arm import Arm
 
 
 @dataclass(frozen=True)

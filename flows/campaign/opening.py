@@ -6,7 +6,7 @@ attempts a killed run left pending are marked interrupted (their journals
 indexed, their folders kept), and the walk continues from the first cell run
 without a terminal disposition (or named by a ``rerun_cells`` review). A changed
 matrix under the same name is refused. A successor (``successor_of``) carries over its
-source's unchanged accepted cells when it first opens (``flows.succession``).
+source's unchanged accepted cells when it first opens (``flows.campaign.succession``).
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evidence.bundle import reopen_bundle
-from evidence.carried import CarriedRecord
-from evidence.layout import FROZEN_FILE
-from evidence.posture import START_FILE, collect_posture, write_posture
+from collectors.posture import START_FILE, collect_posture, write_posture
+from evidence.bundle.write import reopen_bundle
+from evidence.folder.carried import CarriedRecord
+from evidence.folder.layout import FROZEN_FILE
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
-from flows.journal_index import index_journal
-from flows.restore import RestoreOutcome, restore_incumbent
-from flows.scope import CampaignScope
-from flows.spans import span_log
-from flows.succession import carry_over
-from flows.unjournaled import name_unjournaled
+from flows.campaign.context import CampaignContext
+from flows.campaign.journal_index import index_journal
+from flows.campaign.restore import RestoreOutcome, restore_incumbent
+from flows.campaign.spans import span_log
+from flows.campaign.succession import carry_over
+from flows.campaign.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
 from ledger.campaigns import RUNNING, open_campaign, require_campaign
 from ledger.cells import (
@@ -43,10 +43,12 @@ from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.hosts import this_host
 from ledger.restoration import RESTORED, find_restoration
 from matrix.aa import aa_twin
+from matrix.arm import Arm
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
-from matrix.load import load_matrix
-from matrix.model import Arm, Cell, Matrix
+from matrix.model import Matrix
 from matrix.plan import plan
+from matrix.toml_reader import load_matrix
 from workload.records import JOURNAL_NAME
 
 OPEN = "open"  # stopped before it closed; `faceoff run` resumes it
@@ -54,7 +56,7 @@ OPEN = "open"  # stopped before it closed; `faceoff run` resumes it
 
 @dataclass(frozen=True)
 class Opened:
-    scope: CampaignScope
+    context: CampaignContext
     resumed: bool
     restored_first: RestoreOutcome | None = None  # the pending restoration a resume ran
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
@@ -109,7 +111,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
         reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
-    scope = CampaignScope(
+    context = CampaignContext(
         frozen,
         campaign_dir,
         Path(workdir),
@@ -118,11 +120,11 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
         docker_for(frozen, tools),
         span_log(tools.environ),
     )
-    restored = restore_if_pending(scope) if resumed else None
-    interrupted = close_interrupted(scope)
-    carried = carry_over(scope)
-    set_status(scope, RUNNING)
-    return Opened(scope, resumed, restored, interrupted, carried)
+    restored = restore_if_pending(context) if resumed else None
+    interrupted = close_interrupted(context)
+    carried = carry_over(context)
+    set_status(context, RUNNING)
+    return Opened(context, resumed, restored, interrupted, carried)
 
 
 def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:
@@ -141,51 +143,51 @@ def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:
         )
 
 
-def restore_if_pending(scope: CampaignScope) -> RestoreOutcome | None:
+def restore_if_pending(context: CampaignContext) -> RestoreOutcome | None:
     """A killed run may have left the incumbent down: bring it back before anything else.
     The bundle stays unsealed: this run seals it when it closes."""
-    with session_scope(scope.engine) as session:
-        restoration = find_restoration(session, require_campaign(session, scope.name))
+    with session_scope(context.engine) as session:
+        restoration = find_restoration(session, require_campaign(session, context.name))
         pending = restoration is not None and restoration.state != RESTORED
     if not pending:
         return None
-    return restore_incumbent(scope.engine, scope.name, scope.tools, reseal=False)
+    return restore_incumbent(context.engine, context.name, context.tools, reseal=False)
 
 
-def close_interrupted(scope: CampaignScope) -> list[str]:
+def close_interrupted(context: CampaignContext) -> list[str]:
     """Mark attempts left pending as interrupted, index whatever their journals kept, and
-    name in a verdict the planned requests they never journaled (``flows.unjournaled``)."""
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
-        rows = mark_interrupted(session, campaign, scope.tools.now)
+    name in a verdict the planned requests they never journaled (``flows.campaign.unjournaled``)."""
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
+        rows = mark_interrupted(session, campaign, context.tools.now)
         for row in rows:
-            folder = scope.attempt_dir(row.cell_id, row.arm, row.attempt)
+            folder = context.attempt_dir(row.cell_id, row.arm, row.attempt)
             index_journal(session, row, folder / JOURNAL_NAME)
-            said = name_unjournaled(folder, scope.frozen, row.cell_id, row.arm, row.attempt)
+            said = name_unjournaled(folder, context.frozen, row.cell_id, row.arm, row.attempt)
             if said is not None:
                 row.reason = f"{row.reason}; {said}"
                 session.add(row)
         return [f"{row.cell_id}/{row.arm} attempt {row.attempt}" for row in rows]
 
 
-def set_status(scope: CampaignScope, status: str) -> None:
+def set_status(context: CampaignContext, status: str) -> None:
     """The campaign's status, counts unchanged (``open``: stopped before closing; resumable)."""
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
-        set_campaign_state(session, campaign, status=status, now=scope.tools.now)
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
+        set_campaign_state(session, campaign, status=status, now=context.tools.now)
 
 
-def remaining_work(scope: CampaignScope) -> list[tuple[Arm, list[Cell]]]:
+def remaining_work(context: CampaignContext) -> list[tuple[Arm, list[Cell]]]:
     """Per pass, per arm in plan order (incumbent first), the cells without a terminal
     disposition and those a ``rerun_cells`` review asked for again. Replicate k of a cell
     runs in pass k, so K replicates alternate arms A B A B in separate windows (each pass
     brings every arm's lane up afresh); a campaign without replicates is one pass."""
-    with session_scope(scope.engine) as session:
-        campaign = require_campaign(session, scope.name)
+    with session_scope(context.engine) as session:
+        campaign = require_campaign(session, context.name)
         latest = latest_attempts(session, campaign)
         rerun = rerun_requested(session, campaign)
     per_arm = []
-    for arm_plan in plan(scope.frozen.matrix).arms:
+    for arm_plan in plan(context.frozen.matrix).arms:
         name = arm_plan.arm.name
         cells = [
             c

@@ -9,17 +9,18 @@ are a plan too: every request in the warmup phase, never scored.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 
 from faceoff.errors import FaceoffError
+from matrix.arm import Arm
 from matrix.arrival import Arrival
-from matrix.model import Arm, Cell, WorkloadKind
+from matrix.cell import Cell, WorkloadKind, sampling_for
 from matrix.slo import Slo
-from matrix.variants import sampling_for
-from workload.outcome import Phase
 from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
+from workload.records import Phase
 from workload.tokenizer import LaneTokenizer
 
 TOKENIZE_TIMEOUT_S = 60.0
@@ -32,68 +33,43 @@ PATTERNLESS = {
 }
 
 
+@dataclass(frozen=True)
+class PlanTarget:
+    """Where a plan is built: an arm's running lane, and the prompts' seed and namespace."""
+
+    arm: Arm
+    base_url: str
+    seed: int
+    namespace: str
+
+
 def plan_cell(
-    cell: Cell,
-    arm: Arm,
-    *,
-    base_url: str,
-    seed: int,
-    namespace: str,
-    reference: RequestPlan | None,
-    slo: Slo | None = None,
+    cell: Cell, target: PlanTarget, *, reference: RequestPlan | None, slo: Slo | None = None
 ) -> RequestPlan:
     """Build the plan on this lane, or retokenize ``reference`` (another arm's plan)."""
-    return asyncio.run(
-        _plan(
-            cell,
-            arm,
-            base_url=base_url,
-            seed=seed,
-            namespace=namespace,
-            reference=reference,
-            slo=slo,
-        )
-    )
+    return asyncio.run(_plan(cell, target, reference=reference, slo=slo))
 
 
-def plan_warmups(cell: Cell, arm: Arm, *, base_url: str, seed: int, namespace: str) -> RequestPlan:
+def plan_warmups(cell: Cell, target: PlanTarget) -> RequestPlan:
     """``arm.warmups`` requests shaped like ``cell``, all in the warmup phase, one stream.
 
     Give them a namespace of their own: their nonces then differ from every scored
     and cell-warmup prompt, so they cannot warm the prefix cache for a cell.
     """
     options = PlanOptions(scored_phase=Phase.WARMUP)
-    shaped = warmup_shape(cell, arm.warmups)
-    return asyncio.run(
-        _plan(shaped, arm, base_url=base_url, seed=seed, namespace=namespace, options=options)
-    )
+    shaped = warmup_shape(cell, target.arm.warmups)
+    return asyncio.run(_plan(shaped, target, options=options))
 
 
 def plan_diagnostic(
-    cell: Cell,
-    arm: Arm,
-    *,
-    base_url: str,
-    seed: int,
-    namespace: str,
-    reference: RequestPlan | None,
+    cell: Cell, target: PlanTarget, *, reference: RequestPlan | None
 ) -> RequestPlan:
     """One request of ``cell``'s prompts in the diagnostic phase (journaled, never scored),
     shaped as one independent request like a warmup; ``reference``: another arm's, which
     this lane retokenizes, so both arms send the same text."""
     options = PlanOptions(scored_phase=Phase.DIAGNOSTIC)
     shaped = warmup_shape(cell, 1)
-    return asyncio.run(
-        _plan(
-            shaped,
-            arm,
-            base_url=base_url,
-            seed=seed,
-            namespace=namespace,
-            reference=reference,
-            options=options,
-        )
-    )
+    return asyncio.run(_plan(shaped, target, reference=reference, options=options))
 
 
 def warmup_shape(cell: Cell, warmups: int) -> Cell:
@@ -118,19 +94,17 @@ def warmup_shape(cell: Cell, warmups: int) -> Cell:
 
 async def _plan(
     cell: Cell,
-    arm: Arm,
+    target: PlanTarget,
     *,
-    base_url: str,
-    seed: int,
-    namespace: str,
     reference: RequestPlan | None = None,
     options: PlanOptions | None = None,
     slo: Slo | None = None,
 ) -> RequestPlan:
+    arm = target.arm
     timeout = aiohttp.ClientTimeout(total=TOKENIZE_TIMEOUT_S)
     try:
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            tokenizer = LaneTokenizer(session, base_url, arm.served_model)
+            tokenizer = LaneTokenizer(session, target.base_url, arm.served_model)
             sampling = sampling_for(cell, arm.name)
             # a needle search plans no request to retokenize: each lane measures its own
             if reference is not None and cell.search is None:
@@ -142,8 +116,8 @@ async def _plan(
                 )
             return await build_plan(
                 cell,
-                seed=seed,
-                namespace=namespace,
+                seed=target.seed,
+                namespace=target.namespace,
                 model=arm.served_model,
                 tokenizer=tokenizer,
                 options=options,
@@ -153,7 +127,7 @@ async def _plan(
     except (aiohttp.ClientError, TimeoutError) as exc:
         raise FaceoffError(
             f"could not tokenize the prompts of cell {cell.id} on the lane: {exc!r}",
-            where=f"{base_url}/tokenize",
+            where=f"{target.base_url}/tokenize",
             fix="check that the lane is still running and serves /tokenize",
         ) from exc
 

@@ -23,16 +23,16 @@ import docker.errors
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from evidence.bundle import refresh_views, reopen_bundle
-from evidence.layout import FROZEN_FILE, SUMS_FILE, CampaignFolder
+from evidence.bundle.write import refresh_views, reopen_bundle
+from evidence.folder.layout import FROZEN_FILE, SUMS_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient
 from faceoff.signing import signing_key
-from flows.health import probe_incumbent
+from flows.campaign.health import probe_incumbent
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
-from lanes.restoration import Attempt, RestoreTools, bring_back, snapshot_before
+from lanes.restoration import RestorationAttempt, RestoreTools, bring_back, snapshot_before
 from ledger.campaigns import CLOSED, require_campaign
 from ledger.db import session_scope
 from ledger.hosts import this_host
@@ -206,7 +206,7 @@ def _frozen(campaign_dir: Path, matrix_id: str) -> FrozenMatrix:
 
 
 def _record_attempt(
-    engine: Engine, campaign: str, result: Attempt, path: Path, tools: RestoreTools
+    engine: Engine, campaign: str, result: RestorationAttempt, path: Path, tools: RestoreTools
 ) -> None:
     receipt = result.receipt
     with session_scope(engine) as session:

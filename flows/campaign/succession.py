@@ -21,7 +21,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from evidence.carried import (
+from evidence.folder.carried import (
     CARRIED_DIR,
     CARRIED_FILE,
     CarriedCell,
@@ -30,34 +30,34 @@ from evidence.carried import (
     FreshCell,
     source_frozen_name,
 )
-from evidence.layout import CELLS_DIR, SUMS_FILE, CampaignFolder, attempt_name
-from evidence.sums import read_sums, require_intact
+from evidence.folder.layout import CELLS_DIR, SUMS_FILE, CampaignFolder, attempt_name
+from evidence.folder.sums import read_sums, require_intact
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from flows.journal_index import index_journal
-from flows.scope import CampaignScope
+from flows.campaign.context import CampaignContext
+from flows.campaign.journal_index import index_journal
 from guards.records import CELL_FILE, CellRecord
 from ledger.campaigns import CLOSED, find_campaign, require_campaign
 from ledger.cells import carry_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope, utc
 from ledger.tables import CampaignRow, CellRunRow
+from matrix.cell import Cell
 from matrix.cell_content import cell_key, changes_sentence, content_changes
 from matrix.freeze import FrozenMatrix, read_frozen
-from matrix.model import Cell
 from workload.records import JOURNAL_NAME
 
 ACCEPTED = "accepted"
 
 
-def carry_over(scope: CampaignScope) -> CarriedRecord | None:
+def carry_over(context: CampaignContext) -> CarriedRecord | None:
     """Carry the source's unchanged accepted cells into the campaign folder, once; None for
     a campaign that names no source."""
-    source = scope.frozen.matrix.campaign.successor_of
+    source = context.frozen.matrix.campaign.successor_of
     if source is None:
         return None
-    if (scope.campaign_dir / CARRIED_FILE).is_file():  # carried when the campaign opened
-        return CarriedRecord.read(scope.campaign_dir / CARRIED_FILE)
-    with session_scope(scope.engine) as session:
+    if (context.campaign_dir / CARRIED_FILE).is_file():  # carried when the campaign opened
+        return CarriedRecord.read(context.campaign_dir / CARRIED_FILE)
+    with session_scope(context.engine) as session:
         row = _closed_source(session, source)
         folder = _sealed(source, Path(row.evidence_dir))
         source_frozen = read_frozen(folder.frozen)
@@ -65,25 +65,25 @@ def carry_over(scope: CampaignScope) -> CarriedRecord | None:
         rerun = rerun_requested(session, row)
         cells: list[CarriedCell] = []
         fresh: list[FreshCell] = []
-        for cell in scope.frozen.matrix.cells:
-            runs = [latest.get((cell.id, arm)) for arm in _arms_of(scope.frozen, cell)]
-            why = _why_fresh(source_frozen, scope.frozen, cell, runs, rerun)
+        for cell in context.frozen.matrix.cells:
+            runs = [latest.get((cell.id, arm)) for arm in _arms_of(context.frozen, cell)]
+            why = _why_fresh(source_frozen, context.frozen, cell, runs, rerun)
             if why is None:
-                cells.append(_carried(cell.id, scope.frozen, [r for r in runs if r is not None]))
+                cells.append(_carried(cell.id, context.frozen, [r for r in runs if r is not None]))
             else:
                 fresh.append(FreshCell(cell_id=cell.id, reason=why))
         record = CarriedRecord(
-            campaign=scope.name,
+            campaign=context.name,
             source=source,
             source_matrix_id=source_frozen.matrix_id,
             source_bundle=str(folder.root),
             source_frozen=source_frozen_name(source),
             cells=cells,
             fresh=fresh,
-            files=_copy(folder, scope.campaign_dir, _files_of(folder, cells, source)),
+            files=_copy(folder, context.campaign_dir, _files_of(folder, cells, source)),
         )
-        _index(session, scope, latest, record)
-    record.write(scope.campaign_dir / CARRIED_FILE)
+        _index(session, context, latest, record)
+    record.write(context.campaign_dir / CARRIED_FILE)
     return record
 
 
@@ -223,15 +223,15 @@ def _copy(folder: CampaignFolder, campaign_dir: Path, wanted: dict[str, str]) ->
 
 def _index(
     session: Session,
-    scope: CampaignScope,
+    context: CampaignContext,
     latest: dict[tuple[str, str], CellRunRow],
     record: CarriedRecord,
 ) -> None:
     """Ledger rows of the carried attempts, as accepted as they were, and their journals."""
-    campaign = require_campaign(session, scope.name)
+    campaign = require_campaign(session, context.name)
     for cell in record.cells:
         for run in cell.runs:
-            folder = scope.attempt_dir(cell.cell_id, run.arm, run.attempt)
+            folder = context.attempt_dir(cell.cell_id, run.arm, run.attempt)
             row = carry_attempt(
                 session,
                 campaign,

@@ -25,14 +25,14 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from flows.arm import probe_port
-from flows.scope import CampaignScope
+from flows.campaign.arm import probe_port
+from flows.campaign.context import CampaignContext
 from lanes.context import LANES_DIR, LanePurpose, arm_lanes_dir
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
 from lanes.process import is_same_process
 from lanes.records import LANE_FILE, LaneRecord
 from lanes.router import RouterAction, RouterHook
-from matrix.model import Arm
+from matrix.arm import Arm
 
 HANDOFFS_DIR = "handoffs"
 
@@ -55,44 +55,44 @@ class HandoffRecord(Artifact):
     stopped: list[StoppedLane] = Field(description="Lanes stopped or removed to free the GPUs.")
 
 
-def check_incumbent_port(scope: CampaignScope) -> None:
+def check_incumbent_port(context: CampaignContext) -> None:
     """Refuse to start when an unknown server answers on the incumbent's port."""
-    arm = scope.frozen.matrix.incumbent
-    reply = probe_port(scope, arm)
-    if reply.status is None or _own_lanes(scope, arm) or earlier_production(scope, arm):
+    arm = context.frozen.matrix.incumbent
+    reply = probe_port(context, arm)
+    if reply.status is None or _own_lanes(context, arm) or earlier_production(context, arm):
         return
     raise FaceoffError(
         f"something answers on the incumbent's port {arm.host}:{arm.port} "
-        f"({reply.describe()}), and it is no lane faceoff started under {scope.workdir}",
+        f"({reply.describe()}), and it is no lane faceoff started under {context.workdir}",
         where=f"arms[{arm.name}]",
         fix="stop the operator's incumbent (faceoff restores it from the frozen recipe at the "
         "end, with a receipt), or run from the workdir of the campaign that restored it",
     )
 
 
-def take_over(scope: CampaignScope) -> HandoffRecord:
+def take_over(context: CampaignContext) -> HandoffRecord:
     """Drain, then stop every lane in the way; write and return the record."""
-    arm = scope.frozen.matrix.incumbent
-    started = scope.now()
-    drain = _drain(scope, arm)
-    tools = scope.tools
+    arm = context.frozen.matrix.incumbent
+    started = context.now()
+    drain = _drain(context, arm)
+    tools = context.tools
     removed = clear_campaign_lanes(
-        scope.campaign_dir, scope.name, scope.docker, tools.now, tools.grace_s
+        context.campaign_dir, context.name, context.docker, tools.now, tools.grace_s
     )
-    stopped = [_stopped(scope.name, x) for x in removed]
-    for campaign, leftover in stop_earlier_production(scope, arm):
+    stopped = [_stopped(context.name, x) for x in removed]
+    for campaign, leftover in stop_earlier_production(context, arm):
         stopped.append(_stopped(campaign, leftover))
     record = HandoffRecord(
-        campaign=scope.name, incumbent=arm.name, at=started, drain=drain, stopped=stopped
+        campaign=context.name, incumbent=arm.name, at=started, drain=drain, stopped=stopped
     )
-    record.write(_next_path(scope.campaign_dir / HANDOFFS_DIR))
+    record.write(_next_path(context.campaign_dir / HANDOFFS_DIR))
     return record
 
 
-def _drain(scope: CampaignScope, arm: Arm) -> RouterAction | None:
+def _drain(context: CampaignContext, arm: Arm) -> RouterAction | None:
     if arm.router is None:
         return None
-    action = RouterHook(arm, scope.tools.environ, scope.tools.http, scope.tools.now).drain()
+    action = RouterHook(arm, context.tools.environ, context.tools.http, context.tools.now).drain()
     if not action.ok:
         raise FaceoffError(
             f"the router refused to drain the incumbent: {action.detail}",
@@ -102,49 +102,49 @@ def _drain(scope: CampaignScope, arm: Arm) -> RouterAction | None:
     return action
 
 
-def earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[Path, LaneRecord]]:
+def earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[Path, LaneRecord]]:
     """Live restore lanes of other campaigns under the workdir serving on the arm's address."""
     base_url = arm.base_url
     found = []
     pattern = f"*/{LANES_DIR}/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
-    for path in sorted(scope.workdir.resolve().glob(pattern)):
-        if path.parent.parent.parent.parent == scope.campaign_dir:
+    for path in sorted(context.workdir.resolve().glob(pattern)):
+        if path.parent.parent.parent.parent == context.campaign_dir:
             continue  # this campaign's own lanes are cleared by take_over
         record = LaneRecord.read(path)
-        if record.base_url == base_url and _alive(scope, record):
+        if record.base_url == base_url and _alive(context, record):
             found.append((path.parent, record))
     return found
 
 
-def stop_earlier_production(scope: CampaignScope, arm: Arm) -> list[tuple[str, Leftover]]:
+def stop_earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[str, Leftover]]:
     stopped: list[tuple[str, Leftover]] = []
-    for run_dir, record in earlier_production(scope, arm):
+    for run_dir, record in earlier_production(context, arm):
         if record.container_id is not None:
-            assert scope.docker is not None  # _alive found the container through it
-            container = scope.docker.containers.get(record.container_id)
-            done = remove_containers([container], scope.tools.grace_s)
+            assert context.docker is not None  # _alive found the container through it
+            container = context.docker.containers.get(record.container_id)
+            done = remove_containers([container], context.tools.grace_s)
         else:
-            done = stop_processes([(run_dir, record)], scope.tools.now, scope.tools.grace_s)
+            done = stop_processes([(run_dir, record)], context.tools.now, context.tools.grace_s)
         stopped += [(record.campaign, x) for x in done]
     return stopped
 
 
-def _alive(scope: CampaignScope, record: LaneRecord) -> bool:
+def _alive(context: CampaignContext, record: LaneRecord) -> bool:
     if record.container_id is None:
         return record.pid is not None and is_same_process(record.pid, record.pid_started_at)
-    if scope.docker is None:
+    if context.docker is None:
         return False
     try:
-        return bool(scope.docker.containers.get(record.container_id).status == "running")
+        return bool(context.docker.containers.get(record.container_id).status == "running")
     except docker.errors.NotFound:
         return False
 
 
-def _own_lanes(scope: CampaignScope, arm: Arm) -> bool:
+def _own_lanes(context: CampaignContext, arm: Arm) -> bool:
     """A lane of this campaign that is still alive (a kill or a restoration left it)."""
-    paths = arm_lanes_dir(scope.campaign_dir, arm.name).glob(f"*/{LANE_FILE}")
+    paths = arm_lanes_dir(context.campaign_dir, arm.name).glob(f"*/{LANE_FILE}")
     records = [LaneRecord.read(p) for p in paths]
-    return any(_alive(scope, r) for r in records if r.state != "removed")
+    return any(_alive(context, r) for r in records if r.state != "removed")
 
 
 def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:

@@ -16,16 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from guards.dispositions import Decision
+from guards.dispositions import Disposed
 from guards.judge import judge_cell, not_run
 from guards.reasons import Disposition, Reason
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE, Verdict
 from matrix.freeze import FrozenMatrix
 from workload.journal import read_journal
-from workload.outcome import Phase
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 MAX_LISTED = 10
 
@@ -65,7 +64,7 @@ def name_unjournaled(
     if (folder / CELL_FILE).exists():
         verdict = judge_cell(folder, frozen)
     else:
-        decision = Decision(Disposition.FAILED, Reason.REQUESTS_NOT_TERMINAL, said)
+        decision = Disposed(Disposition.FAILED, Reason.REQUESTS_NOT_TERMINAL, said)
         verdict = not_run(frozen, cell_id, arm, attempt, decision)
     verdict.write(folder / VERDICT_FILE)
     return said

@@ -1,8 +1,8 @@
-"""The ``faceoff`` command line. The only place that prints or exits.
+"""The ``faceoff`` command line: argument parsing, and the one place an error becomes an exit.
 
-Argument parsing only: each command imports ``flows.commands`` (the ledger, Prefect,
-Docker, the evidence renderers) when it runs, so that ``--help``, ``version`` and a usage
-error answer at once.
+Each command imports its own module (``flows.cli.<command>``: the ledger, Prefect, Docker,
+the evidence renderers) only when it runs, so that ``--help``, ``version`` and a usage error
+answer at once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from evidence.decision import Decision
+from evidence.reviews.decision import Decision
 from faceoff import __version__
 from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
@@ -47,9 +47,9 @@ AsJson = Annotated[
 def validate(path: MatrixPath, as_json: AsJson = False, aa: AaTwin = False) -> None:
     """Validate a matrix (or with --aa its A/A twin) and print its plan, where each arm
     listens, the worst-case duration by its deadlines, and its matrix id."""
-    from flows import commands  # noqa: PLC0415  (see the module docstring)
+    from flows.cli.validate import validate as command  # noqa: PLC0415  (see the module docstring)
 
-    commands.validate(path, as_json=as_json, aa=aa)
+    command(path, as_json=as_json, aa=aa)
 
 
 @app.command("freeze")
@@ -61,9 +61,9 @@ def freeze_cmd(
     replace: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write the frozen matrix (canonical content and its sha256 id)."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.validate import freeze_file as command  # noqa: PLC0415
 
-    commands.freeze_file(path, output, replace=replace)
+    command(path, output, replace=replace)
 
 
 @app.command()
@@ -86,7 +86,7 @@ def status(
     """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
     its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
     with cycle_collection_paused():
-        from flows.status_command import status as show  # noqa: PLC0415  (not flows.commands)
+        from flows.cli.status import status as show  # noqa: PLC0415
 
         show(campaign, workdir, db, all_hosts=all_hosts, as_json=as_json)
 
@@ -110,9 +110,9 @@ def run(
 ) -> None:
     """Run (or resume) the campaign of a matrix (or with --aa its A/A twin). Exit 0
     complete, 3 closed partial, 4 not restored, 143 terminated (docs/flows.md)."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.run import run as command  # noqa: PLC0415
 
-    commands.run(path, workdir, db, diagnose, aa=aa)
+    command(path, workdir, db, diagnose, aa=aa)
 
 
 @app.command()
@@ -132,9 +132,9 @@ def restore(
     """Bring the incumbent back and write the restoration receipt. A restored campaign whose
     incumbent answers is left alone; one whose incumbent stopped answering is restored
     again, with a new receipt."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.restore import restore as command  # noqa: PLC0415
 
-    commands.restore(campaign or old_campaign, workdir, db)
+    command(campaign or old_campaign, workdir, db)
 
 
 @app.command()
@@ -148,9 +148,9 @@ def teardown(
     workdir: Workdir = Path("runs"),
 ) -> None:
     """Stop every lane a campaign left running, its restored incumbent too (demos, test hosts)."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.restore import teardown as command  # noqa: PLC0415
 
-    commands.teardown(campaign, workdir)
+    command(campaign, workdir)
 
 
 @app.command()
@@ -183,9 +183,9 @@ def audit(
 ) -> None:
     """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
     with FACEOFF_SIGNING_KEY set), as a checklist."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.audit import audit as command  # noqa: PLC0415
 
-    commands.audit(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes)
+    command(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes)
 
 
 @app.command()
@@ -211,9 +211,9 @@ def review(
     ] = None,
 ) -> None:
     """Show the dispositions and card, and record a reviewer's decision."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.review import review as command  # noqa: PLC0415
 
-    commands.review(
+    command(
         campaign,
         workdir=workdir,
         db=db,
@@ -228,9 +228,9 @@ def review(
 @app.command()
 def tickets(workdir: Workdir = Path("runs"), as_json: AsJson = False) -> None:
     """List open follow-up tickets across campaigns, each with its next step."""
-    from flows import commands  # noqa: PLC0415
+    from flows.cli.tickets import tickets as command  # noqa: PLC0415
 
-    commands.tickets(workdir, as_json=as_json)
+    command(workdir, as_json=as_json)
 
 
 @app.command()
@@ -249,7 +249,7 @@ def history(
     """Per arm and cell, each night's p50/p95 of the headline metrics with intervals, across
     hosts; audit failures left out of the trends; drift flagged and ticketed."""
     with cycle_collection_paused():
-        from flows.history import history as show  # noqa: PLC0415  (not flows.commands)
+        from flows.cli.history import history as show  # noqa: PLC0415
 
         show(workdir, db, arm=arm, cell=cell, since=since, as_json=as_json, html=html)
 
@@ -314,5 +314,5 @@ def _usage_error(exc: typer.TyperException) -> None:
     raise SystemExit(2) from None
 
 
-if __name__ == "__main__":  # `python -m flows.cli`, as `python -m flows` and `faceoff`
+if __name__ == "__main__":  # `python -m flows.cli.app`, as `python -m flows` and `faceoff`
     main()

@@ -16,9 +16,8 @@ import typer
 from rich.console import Console
 from sqlalchemy import Engine
 
-from evidence.drift_tickets import drift_tickets
-from evidence.history import HistoryReport, Source, build_history
-from evidence.history_cache import (
+from evidence.history.build import HistoryReport, LedgerNight, build_history
+from evidence.history.cache import (
     CACHE_FILE,
     Auditor,
     AuditOutcome,
@@ -28,20 +27,21 @@ from evidence.history_cache import (
     refresh,
     save_cache,
 )
+from evidence.history.drift_tickets import drift_tickets
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
 from faceoff.signing import signing_key
-from flows.ledger_open import existing_ledger, required_ledger
-from flows.output_file import fresh_file
-from flows.plain_table import PlainTable
+from flows.cli.ledger_open import existing_ledger, required_ledger
+from flows.cli.output_file import fresh_file
+from flows.cli.views.plain_table import PlainTable
 from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
 
 
 def real_auditor(key: bytes | None) -> Auditor:
     def audit(bundle: Path) -> AuditOutcome:
-        from evidence.audit import audit_bundle  # noqa: PLC0415  (only on a cache miss)
+        from evidence.audit.run import audit_bundle  # noqa: PLC0415  (only on a cache miss)
 
         report = audit_bundle(bundle, key=key)
         failed = list(dict.fromkeys(f.check for f in report.findings))
@@ -87,7 +87,7 @@ def history(
 def write_page(
     report: HistoryReport, html: Path, tickets: Sequence[tuple[DriftTicket, Path]]
 ) -> None:
-    from evidence.history_page import render_history  # noqa: PLC0415  (matplotlib)
+    from evidence.views.html.history_page import render_history  # noqa: PLC0415  (matplotlib)
 
     keyed = {(t.host, t.arm, t.cell, t.metric, t.night): path for t, path in tickets}
     write_text_atomic(html, render_history(report, page=html, tickets=keyed), replace=True)
@@ -106,7 +106,7 @@ def parse_since(text: str | None) -> date | None:
 
 def sources(
     engine: Engine, workdir: Path, *, since: date | None, key: bytes | None, auditor: Auditor
-) -> list[Source]:
+) -> list[LedgerNight]:
     """Every closed campaign with its bundle's entry, refreshed where the bundle changed;
     the cache is saved when anything was."""
     cache = load_cache(workdir / CACHE_FILE)
@@ -116,7 +116,7 @@ def sources(
     found, changed = [], False
     for name, started, bundle in rows:
         if not bundle.is_dir():
-            found.append(Source(name, started, str(bundle), None))
+            found.append(LedgerNight(name, started, str(bundle), None))
             continue
         folder = str(bundle.resolve())
         state = bundle_state(bundle, key)
@@ -125,13 +125,13 @@ def sources(
         )
         changed |= entry is not entries.get(folder)
         entries[folder] = entry
-        found.append(Source(name, started, str(bundle), entry))
+        found.append(LedgerNight(name, started, str(bundle), entry))
     if changed:
         save_cache(workdir / CACHE_FILE, HistoryCache(entries=entries))
     return found
 
 
-def check_filters(found: Sequence[Source], arm: str | None, cell: str | None) -> None:
+def check_filters(found: Sequence[LedgerNight], arm: str | None, cell: str | None) -> None:
     """An --arm or --cell no night has is a typo, not an empty history."""
     nights = [s.entry.night for s in found if s.entry and s.entry.night]
     for flag, wanted, known in (
@@ -147,7 +147,7 @@ def check_filters(found: Sequence[Source], arm: str | None, cell: str | None) ->
 
 
 def tickets_for(
-    report: HistoryReport, found: Sequence[Source], workdir: Path, now: Clock
+    report: HistoryReport, found: Sequence[LedgerNight], workdir: Path, now: Clock
 ) -> list[tuple[DriftTicket, Path]]:
     bundles = {s.campaign: s.bundle for s in found}
     made = drift_tickets(report, bundles=bundles, now=now)
@@ -155,7 +155,7 @@ def tickets_for(
 
 
 def build(
-    found: Sequence[Source], *, arm: str | None, cell: str | None, since: date | None
+    found: Sequence[LedgerNight], *, arm: str | None, cell: str | None, since: date | None
 ) -> HistoryReport:
     check_filters(found, arm, cell)
     return build_history(found, arm=arm, cell=cell, since=since)

@@ -1,7 +1,6 @@
 """Opening the ledger for a command: the URL checked before anything is created, and an
 existing ledger only, so that a typo in --workdir or --db stays visible instead of
-becoming a new ledger. Apart from ``flows.commands`` so that a command that needs only
-the ledger (``faceoff history``) loads nothing else."""
+becoming a new ledger."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Each output carries its own ``schema_version`` (the models' modules keep their f
 history). Regenerate after changing one of the models (a test fails until the shipped files
 match):
 
-    python -m flows.output_schemas
+    python -m flows.cli.output_schemas
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from evidence.audit_checklist import AuditOutput
-from evidence.schema_export import SCHEMAS_DIR, model_schema_text
+from evidence.audit.checklist import AuditOutput
+from evidence.bundle.schema_export import SCHEMAS_DIR, model_schema_text
 from faceoff.files import write_text_atomic
-from flows.script_output import PlanOutput, TicketsOutput
-from flows.status import StatusReport
+from flows.cli.script_output import PlanOutput, TicketsOutput
+from flows.cli.status_report import StatusReport
 
 OUTPUTS: dict[str, type[BaseModel]] = {
     "status": StatusReport,

@@ -1,7 +1,7 @@
 """``--json`` output of ``faceoff validate`` and ``faceoff tickets``, for scripts.
 
-(``status --json`` prints ``flows.status.StatusReport``, ``audit --json``
-``evidence.audit_checklist.AuditOutput``.) Each carries its own ``schema_version``;
+(``status --json`` prints ``flows.cli.status_report.StatusReport``, ``audit --json``
+``evidence.audit.checklist.AuditOutput``.) Each carries its own ``schema_version``;
 docs/flows.md, "Output for scripts", shows the shapes.
 
 Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_version``:

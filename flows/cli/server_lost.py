@@ -20,8 +20,8 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from faceoff.errors import FaceoffError
-from flows.lock import CampaignLock
-from flows.restore import RestoreOutcome, restore_incumbent
+from flows.campaign.lock import CampaignLock
+from flows.campaign.restore import RestoreOutcome, restore_incumbent
 from lanes.restoration import RestoreTools
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope

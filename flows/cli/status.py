@@ -1,7 +1,6 @@
 """``faceoff status``: this host's campaigns (or every host's, or one campaign) from the
-ledger, as a table or ``--json``. Apart from ``flows.commands`` so that it loads only the
-ledger and the status facts: a shared ledger holds a year of nights from each host, and
-the answer should come at once."""
+ledger, as a table or ``--json``. It loads only the ledger and the status facts: a shared
+ledger holds a year of nights from each host, and the answer should come at once."""
 
 from __future__ import annotations
 
@@ -14,10 +13,10 @@ import typer
 from sqlmodel import Session
 
 from faceoff.errors import FaceoffError
-from flows import console as views
-from flows.ledger_open import existing_ledger, required_ledger
-from flows.lock import run_in_progress
-from flows.status import CampaignStatus, StatusReport, campaign_status, campaign_statuses
+from flows.campaign.lock import run_in_progress
+from flows.cli.ledger_open import existing_ledger, required_ledger
+from flows.cli.status_report import CampaignFacts, StatusReport, campaign_status, campaign_statuses
+from flows.cli.views import console as views
 from lanes.http import UrllibHttp
 from ledger.campaigns import list_campaigns, require_campaign
 from ledger.db import session_scope
@@ -36,7 +35,7 @@ def status(
         )
     here = this_host(os.environ)
     engine = existing_ledger(db, workdir)
-    found: list[CampaignStatus] = []
+    found: list[CampaignFacts] = []
     if engine is not None or campaign is not None:
         with session_scope(required_ledger(engine, db, workdir)) as session:
             found = _statuses(session, campaign, host=None if all_hosts else here, here=here)
@@ -55,7 +54,7 @@ def status(
 
 def _statuses(
     session: Session, campaign: str | None, *, host: str | None, here: str
-) -> list[CampaignStatus]:
+) -> list[CampaignFacts]:
     """The named campaign, with its attempts and its incumbent asked; else the campaigns of
     ``host`` (None: of every host)."""
     if campaign is not None:

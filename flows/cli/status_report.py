@@ -19,15 +19,22 @@ from sqlmodel import Session, col, select
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from flows.console import status_label
 from lanes.http import Http
 from ledger.campaigns import RUNNING, cell_runs
 from ledger.db import utc
 from ledger.restoration import find_restoration, restorations_of
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
 
+INTERRUPTED = "interrupted"  # shown, never stored: the ledger still says running
 
-class Decision(Spec):
+
+def status_label(row: CampaignRow, running: Collection[str]) -> str:
+    """The campaign's status; ``interrupted`` when the ledger says running but no live run
+    holds it (``running``: the names of campaigns whose run lock is held)."""
+    return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
+
+
+class RecordedReview(Spec):
     decision: str = Field(description="promote | no_promotion | rerun_cells.")
     reviewer: str = Field(description="Who decided.")
     note: str = Field(description="Why.")
@@ -51,7 +58,7 @@ class CellRun(Spec):
     interrupted: bool
 
 
-class CampaignStatus(Spec):
+class CampaignFacts(Spec):
     name: str
     host: str | None = Field(
         description="The host that opened it; None: opened before hosts were recorded."
@@ -69,7 +76,7 @@ class CampaignStatus(Spec):
     failed: int
     blocked: int
     pending: int
-    decision: Decision | None = Field(description="The latest review; None before one.")
+    decision: RecordedReview | None = Field(description="The latest review; None before one.")
     restoration: str | None = Field(
         description="required | restoring | restored | failed; None: the incumbent was never "
         "touched."
@@ -90,7 +97,7 @@ class StatusReport(Artifact):
     all_hosts: bool = Field(
         description="Every host's campaigns; False: this host's and those with no host."
     )
-    campaigns: list[CampaignStatus]
+    campaigns: list[CampaignFacts]
 
 
 def campaign_status(
@@ -101,7 +108,7 @@ def campaign_status(
     now: Callable[[], datetime],
     here: str,
     http: Http | None = None,
-) -> CampaignStatus:
+) -> CampaignFacts:
     """The campaign's facts, read on host ``here``; with ``http``, its attempts and its
     incumbent's health too."""
     restoration, decision = find_restoration(session, row), latest_decision(session, row)
@@ -125,7 +132,7 @@ def campaign_statuses(
     running: Collection[str],
     now: Callable[[], datetime],
     here: str,
-) -> list[CampaignStatus]:
+) -> list[CampaignFacts]:
     """Many campaigns' facts, read on host ``here``, in three queries whatever their
     number: a ledger that hosts share holds a year of nights from each."""
     ids = [r.id for r in rows if r.id is not None]
@@ -144,11 +151,11 @@ def campaign_statuses(
     ]
 
 
-def latest_decision(session: Session, row: CampaignRow) -> Decision | None:
+def latest_decision(session: Session, row: CampaignRow) -> RecordedReview | None:
     return _latest_decisions(session, [row.id or 0]).get(row.id or 0)
 
 
-def _latest_decisions(session: Session, ids: Sequence[int]) -> dict[int, Decision]:
+def _latest_decisions(session: Session, ids: Sequence[int]) -> dict[int, RecordedReview]:
     """Campaign id -> its latest review, for the campaigns that have one."""
     query = (
         select(ReviewRow)
@@ -156,7 +163,7 @@ def _latest_decisions(session: Session, ids: Sequence[int]) -> dict[int, Decisio
         .order_by(col(ReviewRow.created_at), col(ReviewRow.id))
     )
     return {  # in time order: each campaign's last review wins
-        r.campaign_id: Decision(
+        r.campaign_id: RecordedReview(
             decision=r.decision, reviewer=r.reviewer, note=r.note, at=utc(r.created_at)
         )
         for r in session.exec(query)
@@ -167,15 +174,15 @@ def _facts(
     row: CampaignRow,
     *,
     restoration: RestorationRow | None,
-    decision: Decision | None,
+    decision: RecordedReview | None,
     running: Collection[str],
     now: Callable[[], datetime],
     here: str,
-) -> CampaignStatus:
+) -> CampaignFacts:
     started, ended = utc(row.created_at), utc(row.closed_at) if row.closed_at else None
     receipt = restoration.receipt_path if restoration else None
     elsewhere = row.host is not None and row.host != here  # its files are on its host's disk
-    return CampaignStatus(
+    return CampaignFacts(
         name=row.name,
         host=row.host,
         matrix_id=row.matrix_id,
@@ -199,8 +206,8 @@ def _facts(
 
 def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
     # One named campaign's: the list of every campaign loads none of this.
-    from evidence.layout import FROZEN_FILE  # noqa: PLC0415
-    from flows.health import probe_incumbent  # noqa: PLC0415
+    from evidence.folder.layout import FROZEN_FILE  # noqa: PLC0415
+    from flows.campaign.health import probe_incumbent  # noqa: PLC0415
     from matrix.freeze import read_frozen  # noqa: PLC0415
 
     try:

@@ -3,7 +3,7 @@
     freeze → open (or resume: restore first, mark interrupted) → port check →
     "restoration required" → take over → for each arm that runs the cell, incumbent
     first: lane up, identity, warmups, one diagnostic request with /metrics around it
-    (``flows.diagnostic_run``), lane down → finally restore the incumbent (receipt) →
+    (``flows.campaign.diagnostic_run``), lane down → finally restore the incumbent (receipt) →
     close (the bundle: the diagnostics hashed in SHA256SUMS, recomputed by the audit).
 
 No cell run is attempted and no disposition changes; a later ``faceoff run`` goes on
@@ -26,19 +26,19 @@ from prefect import flow, task
 from prefect.client.schemas.objects import State
 from prefect.states import Completed, Failed
 
-from evidence.diagnostic_table import paired_lines
-from evidence.diagnostics import Diagnostic
-from flows.campaign import bring_up
-from flows.closing import CampaignResult
-from flows.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
-from flows.handoff import check_incumbent_port
-from flows.lock import CampaignLock
-from flows.opening import OPEN, campaign_dir_of, frozen_of, set_status
-from flows.restore import RestoreOutcome, restore_tools
-from flows.runner import EXIT_NOT_RESTORED
-from flows.scope import CampaignScope
-from flows.signals import sigterm_raises
-from flows.tasks import (
+from evidence.attempt.diagnostics import Diagnostic
+from evidence.views.terminal.diagnostic_table import paired_lines
+from flows.campaign.closing import CampaignResult
+from flows.campaign.context import CampaignContext
+from flows.campaign.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
+from flows.campaign.lock import CampaignLock
+from flows.campaign.opening import OPEN, campaign_dir_of, frozen_of, set_status
+from flows.campaign.restore import RestoreOutcome, restore_tools
+from flows.campaign.signals import sigterm_raises
+from flows.campaign.takeover import check_incumbent_port
+from flows.prefect.flow import bring_up
+from flows.prefect.runner import EXIT_NOT_RESTORED
+from flows.prefect.tasks import (
     SIDE_EFFECTS,
     cell_timeout,
     close_task,
@@ -48,7 +48,9 @@ from flows.tasks import (
     restore_task,
     stop_task,
 )
-from matrix.model import Arm, Cell
+from matrix.arm import Arm
+from matrix.cell import Cell
+from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"
@@ -82,20 +84,21 @@ class DiagnoseResult:
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def diagnose(matrix: str, cell: str, workdir: str = "runs") -> State[DiagnoseResult]:
-    """Paired one-request diagnostics of ``cell`` on every arm that runs it."""
-    frozen = frozen_of(Path(matrix))
+def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> State[DiagnoseResult]:
+    """Paired one-request diagnostics of ``cell`` on every arm that runs it: of a matrix TOML
+    file, or of the frozen matrix ``faceoff run --diagnose`` has made of one."""
+    frozen = matrix if isinstance(matrix, FrozenMatrix) else frozen_of(Path(matrix))
     target = diagnosed_cell(frozen, cell)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         try:
-            found, restoration = diagnose_arms(opened.scope, target)
+            found, restoration = diagnose_arms(opened.context, target)
         except BaseException:
-            set_status(opened.scope, OPEN)
+            set_status(opened.context, OPEN)
             raise
         done = [r for r in (opened.restored_first, restoration) if r is not None]
-        closed = close_task(opened.scope, done)
+        closed = close_task(opened.context, done)
         result = DiagnoseResult(closed, target.id, frozen.matrix.incumbent.name, tuple(found))
         said = f"{target.id}: " + ", ".join(f"{d.arm} {d.status}" for d in found)
         if result.exit_status == EXIT_OK:
@@ -103,40 +106,41 @@ def diagnose(matrix: str, cell: str, workdir: str = "runs") -> State[DiagnoseRes
         return Failed(data=result, message=said)
 
 
-def diagnose_arms(scope: CampaignScope, cell: Cell) -> tuple[list[Diagnostic], RestoreOutcome]:
+def diagnose_arms(context: CampaignContext, cell: Cell) -> tuple[list[Diagnostic], RestoreOutcome]:
     """Each arm that runs the cell in turn, incumbent first; restoration in ``finally``."""
-    check_incumbent_port(scope)
-    require_task(scope)
+    check_incumbent_port(context)
+    require_task(context)
     found: list[Diagnostic] = []
     try:
-        handoff_task(scope)
+        handoff_task(context)
         reference: RequestPlan | None = None
-        for arm in scope.frozen.matrix.arm_order():
-            if cell in scope.frozen.matrix.cells_for(arm):
-                diagnostic, folder = diagnose_on(scope, arm, cell, reference)
+        for arm in context.frozen.matrix.arm_order():
+            if cell in context.frozen.matrix.cells_for(arm):
+                diagnostic, folder = diagnose_on(context, arm, cell, reference)
                 found.append(diagnostic)
                 reference = reference or reference_of(folder)
     finally:
-        outcome = restore_task(scope)
+        outcome = restore_task(context)
     return found, outcome
 
 
 def diagnose_on(
-    scope: CampaignScope, arm: Arm, cell: Cell, reference: RequestPlan | None
+    context: CampaignContext, arm: Arm, cell: Cell, reference: RequestPlan | None
 ) -> tuple[Diagnostic, Path]:
     """A fresh lane of the arm (as a cell gets), the diagnostic on it, the lane down."""
-    run = bring_up(scope, arm, cell)
+    run = bring_up(context, arm, cell)
     try:
         timed = request_task.with_options(timeout_seconds=cell_timeout(cell))
-        return timed(scope, run, cell, reference)
+        return timed(context, run, cell, reference)
     finally:
-        stop_task(scope, run)
+        stop_task(context, run)
 
 
-def run_diagnose(matrix: Path, workdir: Path, cell: str) -> DiagnoseResult:
+def run_diagnose(matrix: Path | FrozenMatrix, workdir: Path, cell: str) -> DiagnoseResult:
     """The flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
+    given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = diagnose(matrix=str(matrix), cell=cell, workdir=str(workdir), return_state=True)
+        state = diagnose(matrix=given, cell=cell, workdir=str(workdir), return_state=True)
     return result_of(state)
 
 

@@ -13,7 +13,7 @@ complete, ``Failed`` named ``Partial`` when it closed partial (not green in the 
 cell runs failed, were blocked or never ran), ``Failed`` when the incumbent could not
 be restored (whichever restoration of the run came last: the
 pending one a resume runs first, or the one after the cells). Its data is the
-``CampaignResult`` either way (``flows.runner.result_of``).
+``CampaignResult`` either way (``flows.prefect.runner.result_of``).
 """
 
 from __future__ import annotations
@@ -28,17 +28,24 @@ from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
 from faceoff.errors import FaceoffError
-from flows import spans
-from flows.arm import ArmRun, judged_warmups, lane_death
-from flows.closing import CampaignResult
-from flows.handoff import check_incumbent_port
-from flows.lock import CampaignLock
-from flows.nightly import deployment_timezone, night_of, refuse_closed
-from flows.opening import OPEN, Opened, campaign_dir_of, frozen_of, remaining_work, set_status
-from flows.restore import RestoreOutcome, restore_tools
-from flows.scope import CampaignScope
-from flows.steps import CellResult, policy_block
-from flows.tasks import (
+from flows.campaign import spans
+from flows.campaign.arm import ArmRun, judged_warmups, lane_death
+from flows.campaign.cell_run import CellResult, policy_block
+from flows.campaign.closing import CampaignResult
+from flows.campaign.context import CampaignContext
+from flows.campaign.lock import CampaignLock
+from flows.campaign.opening import (
+    OPEN,
+    Opened,
+    campaign_dir_of,
+    frozen_of,
+    remaining_work,
+    set_status,
+)
+from flows.campaign.restore import RestoreOutcome, restore_tools
+from flows.campaign.takeover import check_incumbent_port
+from flows.prefect.nightly import deployment_timezone, night_of, refuse_closed
+from flows.prefect.tasks import (
     block_task,
     cell_run,
     close_task,
@@ -51,7 +58,9 @@ from flows.tasks import (
     stop_task,
     warmed,
 )
-from matrix.model import Arm, Cell
+from matrix.arm import Arm
+from matrix.cell import Cell
+from matrix.freeze import FrozenMatrix
 
 FLOW_NAME = "faceoff-campaign"
 PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial
@@ -59,20 +68,19 @@ PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed pa
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
 def campaign(
-    matrix: str, workdir: str = "runs", dated: bool = False, aa: bool = False
+    matrix: str | FrozenMatrix, workdir: str = "runs", dated: bool = False, aa: bool = False
 ) -> State[CampaignResult]:
-    """Run, or resume, the campaign of a matrix TOML file.
+    """Run, or resume, a campaign: of a matrix TOML file (a deployment's parameter), or of the
+    frozen matrix ``faceoff run`` has read and frozen already, run as it is.
 
     ``dated``: name the campaign ``<name>-YYYYMMDD`` after the run's scheduled start, dated
     in the timezone of the deployment's schedule, so that a nightly deployment opens one
-    campaign per night; a closed one is never reopened (``flows.nightly``). The ledger is
+    campaign per night; a closed one is never reopened (``flows.prefect.nightly``). The ledger is
     ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
     stores in its database (a PostgreSQL URL carries a password). ``aa``: run the matrix's
     A/A twin, the incumbent's recipe on every arm, as campaign ``<name>-aa`` (``matrix.aa``).
     """
-    zone = deployment_timezone(deployment.id) if dated else None
-    when = night_of(flow_run.scheduled_start_time, zone) if dated else None
-    frozen = frozen_of(Path(matrix), dated=when, aa=aa)
+    frozen = _frozen(matrix, dated, aa)
     if dated:
         refuse_closed(Path(workdir), frozen.matrix.campaign.name)
     tools = restore_tools(os.environ)
@@ -80,17 +88,30 @@ def campaign(
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         _log_opening(opened)
         try:
-            restoration = run_arms(opened.scope)
+            restoration = run_arms(opened.context)
         except BaseException:
-            set_status(opened.scope, OPEN)
+            set_status(opened.context, OPEN)
             raise
         done = [r for r in (opened.restored_first, restoration) if r is not None]
-        result = close_task(opened.scope, done)
+        result = close_task(opened.context, done)
         get_run_logger().info(
             "%s: %s; bundle %s", result.campaign, result.closure.sentence, result.bundle
         )
-        publish_task(opened.scope, result)
+        publish_task(opened.context, result)
         return final_state(result)
+
+
+def _frozen(matrix: str | FrozenMatrix, dated: bool, aa: bool) -> FrozenMatrix:
+    if isinstance(matrix, FrozenMatrix):
+        if dated or aa:
+            raise FaceoffError(
+                "dated and aa apply to a matrix file, not to a matrix frozen already",
+                fix="freeze the dated name or the A/A twin into the matrix, or pass the file",
+            )
+        return matrix
+    zone = deployment_timezone(deployment.id) if dated else None
+    when = night_of(flow_run.scheduled_start_time, zone) if dated else None
+    return frozen_of(Path(matrix), dated=when, aa=aa)
 
 
 def final_state(result: CampaignResult) -> State[CampaignResult]:
@@ -104,53 +125,53 @@ def final_state(result: CampaignResult) -> State[CampaignResult]:
     return Failed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
-def run_arms(scope: CampaignScope) -> RestoreOutcome | None:
+def run_arms(context: CampaignContext) -> RestoreOutcome | None:
     """Every arm with cells left; restoration in ``finally``. None when nothing was left."""
-    work = [(arm, cells) for arm, cells in remaining_work(scope) if cells]
+    work = [(arm, cells) for arm, cells in remaining_work(context) if cells]
     if not work:
         get_run_logger().info("every planned cell run has a disposition; no lane is touched")
         return None
-    check_incumbent_port(scope)
-    require_task(scope)
+    check_incumbent_port(context)
+    require_task(context)
     try:
-        handoff = handoff_task(scope)
+        handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
         for arm, cells in work:
-            walk_arm(scope, arm, cells)
+            walk_arm(context, arm, cells)
     finally:
-        outcome = restore_task(scope)
+        outcome = restore_task(context)
         get_run_logger().info("%s", outcome.message)
     return outcome
 
 
-def walk_arm(scope: CampaignScope, arm: Arm, cells: list[Cell]) -> None:
+def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
     """The arm's cells in order on one lane, started for the first cell that will run (the
     stop policy may block cells without one) and started again if it died; then lane down.
     Cells on a lane whose warmups failed are blocked, never run."""
     run: ArmRun | None = None
     try:
         for cell in cells:
-            span = functools.partial(scope.spans.span, cell=cell.id, arm=arm.name)
+            span = functools.partial(context.spans.span, cell=cell.id, arm=arm.name)
             with span(spans.POLICY):
-                blocked = policy_block(scope, cell, arm.name)
+                blocked = policy_block(context, cell, arm.name)
             if blocked is not None:
-                _log_result(block_task(scope, cell, arm.name, blocked))
+                _log_result(block_task(context, cell, arm.name, blocked))
                 continue
             with span(spans.LANE_CHECK):
-                died = run is not None and _died(scope, run)
+                died = run is not None and _died(context, run)
             if run is None or died:
                 if run is not None:
-                    stop_task(scope, run)
-                run = bring_up(scope, arm, cell)
+                    stop_task(context, run)
+                run = bring_up(context, arm, cell)
             if run.warmups_failed is not None:
-                _log_result(block_task(scope, cell, arm.name, run.warmups_failed))
+                _log_result(block_task(context, cell, arm.name, run.warmups_failed))
                 continue
             with span(spans.CELL_TASK):
-                result = cell_run(scope, run, cell)
+                result = cell_run(context, run, cell)
             _log_result(result)
     finally:
         if run is not None:
-            stop_task(scope, run)
+            stop_task(context, run)
 
 
 def _log_result(result: CellResult) -> None:
@@ -161,21 +182,21 @@ def _log_result(result: CellResult) -> None:
     )
 
 
-def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:
-    run = started(scope, arm)
+def bring_up(context: CampaignContext, arm: Arm, first: Cell) -> ArmRun:
+    run = started(context, arm)
     logger = get_run_logger()
     if not run.usable:
         logger.warning("arm %s cannot run cells: %s", arm.name, run.reason)
         return run
     logger.info("arm %s: lane up at %s, identity ok", arm.name, run.base_url)
     try:
-        warmups = warmed(scope, run, first)
+        warmups = warmed(context, run, first)
     except FaceoffError as exc:  # unscored: the cells themselves will say what fails
         logger.warning("arm %s: warmups not run: %s", arm.name, exc.message)
         return run
     if warmups is None:
         return run
-    run = judged_warmups(scope, run, warmups)
+    run = judged_warmups(context, run, warmups)
     if run.warmups_failed is not None:
         logger.warning("%s", run.warmups_failed.sentence)
     else:
@@ -183,11 +204,11 @@ def bring_up(scope: CampaignScope, arm: Arm, first: Cell) -> ArmRun:
     return run
 
 
-def _died(scope: CampaignScope, run: ArmRun) -> bool:
+def _died(context: CampaignContext, run: ArmRun) -> bool:
     """Whether a usable lane died since it was last looked at (an unusable one never ran)."""
     if not run.usable:
         return False
-    ended = lane_death(run, scope.tools)
+    ended = lane_death(run, context.tools)
     if ended is not None:
         get_run_logger().warning("arm %s: the lane died: %s", run.arm.name, ended.detail)
     return ended is not None
@@ -195,14 +216,14 @@ def _died(scope: CampaignScope, run: ArmRun) -> bool:
 
 def _log_opening(opened: Opened) -> None:
     logger = get_run_logger()
-    scope = opened.scope
+    context = opened.context
     verb = "resumed" if opened.resumed else "opened"
     logger.info(
         "campaign %s %s (matrix %s) in %s",
-        scope.name,
+        context.name,
         verb,
-        scope.frozen.short_id,
-        scope.campaign_dir,
+        context.frozen.short_id,
+        context.campaign_dir,
     )
     first = opened.restored_first
     if first is not None:

@@ -19,11 +19,11 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.settings import PREFECT_API_URL
 from sqlalchemy import Engine
 
-from evidence.comparison import Comparison
-from evidence.layout import COMPARISON_FILE, RESULT_FILE
-from flows.closing import CampaignResult
-from flows.console import disposition_label
-from flows.scope import CampaignScope
+from evidence.comparison.model import Comparison
+from evidence.folder.layout import COMPARISON_FILE, RESULT_FILE
+from flows.campaign.closing import CampaignResult
+from flows.campaign.context import CampaignContext
+from guards.reasons import disposition_label
 from lanes.http import UrllibHttp
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import session_scope
@@ -44,7 +44,7 @@ def disposition_rows(engine: Engine, campaign: str) -> list[dict[str, str | int]
             "cell": run.cell_id,
             "arm": run.arm,
             "attempt": run.attempt,
-            "disposition": disposition_label(run),
+            "disposition": disposition_label(run.disposition, run.interrupted),
             "reason": run.reason_code or "",
             "sentence": run.reason or "",
         }
@@ -52,7 +52,7 @@ def disposition_rows(engine: Engine, campaign: str) -> list[dict[str, str | int]
     ]
 
 
-def publish(scope: CampaignScope, result: CampaignResult) -> None:
+def publish(context: CampaignContext, result: CampaignResult) -> None:
     if not api_answers():
         get_run_logger().warning(
             "Prefect's API does not answer: the disposition table and the result card are not "
@@ -60,7 +60,7 @@ def publish(scope: CampaignScope, result: CampaignResult) -> None:
             result.bundle,
         )
         return
-    publish_campaign(scope.engine, scope.name, result.bundle)
+    publish_campaign(context.engine, context.name, result.bundle)
 
 
 def api_answers() -> bool:

@@ -22,21 +22,23 @@ from typing import Any
 
 from prefect.client.schemas.objects import State
 
-from flows.campaign import campaign
-from flows.closing import CampaignResult
-from flows.signals import sigterm_raises
+from flows.campaign.closing import CampaignResult
+from flows.campaign.signals import sigterm_raises
+from flows.prefect.flow import campaign
+from matrix.freeze import FrozenMatrix
 
 EXIT_COMPLETE = 0
 EXIT_PARTIAL = 3
 EXIT_NOT_RESTORED = 4
 
 
-def run_campaign(matrix: Path, workdir: Path, *, aa: bool = False) -> CampaignResult:
+def run_campaign(matrix: Path | FrozenMatrix, workdir: Path) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
-    The ledger is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file; ``aa``: the
-    matrix's A/A twin."""
+    ``matrix``: a TOML file, or the frozen matrix the command line made of one. The ledger
+    is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file."""
+    given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = campaign(matrix=str(matrix), workdir=str(workdir), aa=aa, return_state=True)
+        state = campaign(matrix=given, workdir=str(workdir), return_state=True)
     return result_of(state)
 
 

@@ -9,7 +9,7 @@ every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
 ``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (600 s unless set) to answer:
 a loaded host starts it slowly. A server that does not start is one error, before
 any lane is touched; one that dies mid-run is started again on its port, and one that
-cannot be (its port taken, ``PREFECT_HOME`` gone) is a loss ``flows.server_lost`` reports.
+cannot be (its port taken, ``PREFECT_HOME`` gone) is a loss ``flows.cli.server_lost`` reports.
 Before it is stopped, Prefect's log and event workers hand it
 what they still queue (else they retry at exit against no server, for over a minute).
 Its database and log go under the workdir (``PREFECT_HOME``) and neither the server
@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from flows.client import LAUNCHER
+from flows.campaign.client import LAUNCHER
 from lanes.http import UrllibHttp
 
 PREFECT_DIR = ".prefect"

@@ -15,36 +15,37 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NONE
 
-from flows.arm import ArmRun, run_warmups, start_arm, stop_arm
-from flows.client import OVERRUN_GRACE_S, STOP_GRACE_S, ClientExit
-from flows.closing import close
-from flows.handoff import take_over
-from flows.opening import open_run
-from flows.publish import publish
-from flows.restore import RestoreOutcome, require_restoration, restore_incumbent
-from flows.scope import CampaignScope
-from flows.signals import sigterm_deferred
-from flows.steps import CellResult, block_cell, run_cell
+from flows.campaign.arm import ArmRun, run_warmups, start_arm, stop_arm
+from flows.campaign.cell_run import CellResult, block_cell, run_cell
+from flows.campaign.client import OVERRUN_GRACE_S, STOP_GRACE_S, ClientExit
+from flows.campaign.closing import close
+from flows.campaign.context import CampaignContext
+from flows.campaign.opening import open_run
+from flows.campaign.restore import RestoreOutcome, require_restoration, restore_incumbent
+from flows.campaign.signals import sigterm_deferred
+from flows.campaign.takeover import take_over
+from flows.prefect.publish import publish
 from ledger.tables import RestorationRow
-from matrix.model import Arm, Cell
+from matrix.arm import Arm
+from matrix.cell import Cell
 
 SIDE_EFFECTS: dict[str, Any] = {"cache_policy": NONE, "persist_result": False}
 SETUP_MARGIN_S = 300.0  # planning on /tokenize, collector start and drain, lane stop
 
 
-def restore_now(scope: CampaignScope) -> RestoreOutcome:
+def restore_now(context: CampaignContext) -> RestoreOutcome:
     """Restoration, with SIGTERM held until the receipt is written."""
     with sigterm_deferred():
-        return restore_incumbent(scope.engine, scope.name, scope.tools)
+        return restore_incumbent(context.engine, context.name, context.tools)
 
 
-def require_now(scope: CampaignScope) -> RestorationRow:
+def require_now(context: CampaignContext) -> RestorationRow:
     return require_restoration(
-        scope.engine,
-        campaign=scope.name,
-        frozen=scope.frozen,
-        campaign_dir=scope.campaign_dir,
-        now=scope.tools.now,
+        context.engine,
+        campaign=context.name,
+        frozen=context.frozen,
+        campaign_dir=context.campaign_dir,
+        now=context.tools.now,
     )
 
 
@@ -83,13 +84,13 @@ def cell_timeout(cell: Cell) -> float:
     return cell.deadline_s + OVERRUN_GRACE_S + STOP_GRACE_S + SETUP_MARGIN_S
 
 
-def started(scope: CampaignScope, arm: Arm) -> ArmRun:
-    return start_task.with_options(timeout_seconds=start_timeout(arm))(scope, arm)
+def started(context: CampaignContext, arm: Arm) -> ArmRun:
+    return start_task.with_options(timeout_seconds=start_timeout(arm))(context, arm)
 
 
-def warmed(scope: CampaignScope, run: ArmRun, cell: Cell) -> ClientExit | None:
-    return warmup_task.with_options(timeout_seconds=cell_timeout(cell))(scope, run, cell)
+def warmed(context: CampaignContext, run: ArmRun, cell: Cell) -> ClientExit | None:
+    return warmup_task.with_options(timeout_seconds=cell_timeout(cell))(context, run, cell)
 
 
-def cell_run(scope: CampaignScope, run: ArmRun, cell: Cell) -> CellResult:
-    return cell_task.with_options(timeout_seconds=cell_timeout(cell))(scope, run, cell)
+def cell_run(context: CampaignContext, run: ArmRun, cell: Cell) -> CellResult:
+    return cell_task.with_options(timeout_seconds=cell_timeout(cell))(context, run, cell)

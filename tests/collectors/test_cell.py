@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from collectors.aliases import vllm_aliases
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
+from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.samples import EngineSample
 from collectors.settings import CollectorSettings
@@ -85,7 +85,7 @@ def collectors_for(server: MetricsServer, pid: int, folder: Path) -> CellCollect
     nvml = FakeNvml({0: FakeDevice(0, 40.0), 1: FakeDevice(1, 70.0)})
     return CellCollectors(
         metrics_url=server.url,
-        target=LaneTarget(pid=pid),
+        target=MemoryTarget(pid=pid),
         gpu_ids=[0, 1],
         folder=folder,
         settings=SETTINGS,
@@ -154,7 +154,7 @@ def test_an_arm_without_gpu_ids_writes_no_gpu_file(
 ) -> None:
     collectors = CellCollectors(
         metrics_url=engine_server.url,
-        target=LaneTarget(pid=lane_process.pid),
+        target=MemoryTarget(pid=lane_process.pid),
         gpu_ids=[],
         folder=tmp_path,
         settings=SETTINGS,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from collectors.cgroup import MemoryCgroup
-from collectors.host import DockerStatsReader, HostSampler, LaneTarget, lane_reader
+from collectors.host import DockerStatsReader, HostSampler, MemoryTarget, lane_reader
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.samples import HostSample, LaneMemorySource, ReadStatus
 from collectors.summary import read_samples
@@ -67,7 +67,7 @@ def hog(docker_client, sim_image: str) -> Iterator[Any]:  # type: ignore[no-unty
 
 
 def test_cgroup_samples_follow_a_memory_hungry_container(docker_client, hog, tmp_path: Path):  # type: ignore[no-untyped-def]
-    target = LaneTarget(container_id=hog.id)
+    target = MemoryTarget(container_id=hog.id)
     reader = lane_reader(target, docker_client.api)
     assert isinstance(reader, MemoryCgroup) and hog.id in str(reader.path)
     loop = SamplerLoop(
@@ -115,7 +115,7 @@ def test_a_container_whose_cgroup_is_not_visible_falls_back_to_docker_stats(
     empty_proc = tmp_path / "proc"
     (empty_proc / "self").mkdir(parents=True)
     (empty_proc / "self" / "mountinfo").write_text("")
-    reader = lane_reader(LaneTarget(container_id=hog.id), docker_client.api, proc=empty_proc)
+    reader = lane_reader(MemoryTarget(container_id=hog.id), docker_client.api, proc=empty_proc)
     assert isinstance(reader, DockerStatsReader)
     lane = reader.read()
     assert lane.source is LaneMemorySource.DOCKER_STATS and lane.usage_bytes > 0

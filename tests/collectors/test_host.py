@@ -21,7 +21,7 @@ from collectors.cgroup import (
     read_memory_mounts,
     read_v2,
 )
-from collectors.host import HostSampler, LaneTarget, ProcessTreeReader, lane_reader
+from collectors.host import HostSampler, MemoryTarget, ProcessTreeReader, lane_reader
 from collectors.sampler import Clocks, Tick
 from collectors.samples import HostSample, LaneMemorySource, ReadStatus
 from collectors.summary import read_samples
@@ -122,7 +122,7 @@ def kill_tree(tree: list[psutil.Process]) -> None:
 def test_a_process_lane_in_our_own_cgroup_is_measured_as_its_tree_rss(
     process_tree: subprocess.Popen[str],
 ) -> None:
-    reader = lane_reader(LaneTarget(pid=process_tree.pid))
+    reader = lane_reader(MemoryTarget(pid=process_tree.pid))
     assert isinstance(reader, ProcessTreeReader)  # a shared cgroup would count us too
     lane = reader.read()
     assert lane.source is LaneMemorySource.PROCESS_TREE_RSS
@@ -134,7 +134,7 @@ def test_a_process_lane_in_our_own_cgroup_is_measured_as_its_tree_rss(
 def test_host_sampler_records_host_memory_and_the_lane(
     process_tree: subprocess.Popen[str], tmp_path: Path
 ) -> None:
-    sampler = HostSampler(LaneTarget(pid=process_tree.pid), tmp_path, clocks=Clocks())
+    sampler = HostSampler(MemoryTarget(pid=process_tree.pid), tmp_path, clocks=Clocks())
     sampler.open()
     sampler.take(Tick(0, 0, 0, 2_000_000_000))
     kill_tree([*psutil.Process(process_tree.pid).children(), psutil.Process(process_tree.pid)])
@@ -152,4 +152,4 @@ def test_host_sampler_records_host_memory_and_the_lane(
 
 def test_a_lane_target_needs_a_container_or_a_pid() -> None:
     with pytest.raises(FaceoffError, match="container id or a pid"):
-        LaneTarget()
+        MemoryTarget()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
+from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
@@ -35,7 +35,7 @@ def sim() -> Iterator[SimServer]:
 def collectors(server: SimServer, folder: Path, settings: CollectorSettings = SETTINGS):  # type: ignore[no-untyped-def]
     return CellCollectors(
         metrics_url=server.url + "/metrics",
-        target=LaneTarget(pid=server.process.pid),
+        target=MemoryTarget(pid=server.process.pid),
         gpu_ids=[],
         folder=folder,
         settings=settings,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence.layout import FROZEN_FILE, RESULT_FILE
+from evidence.folder.layout import FROZEN_FILE, RESULT_FILE
 from matrix.freeze import read_frozen
 from tests.e2e.conftest import faceoff_run
 from tests.e2e.matrices import arm, write_matrix

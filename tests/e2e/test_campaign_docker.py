@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from flows.prefect.runner import run_campaign
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, write_matrix

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.runner import run_campaign
+from flows.prefect.runner import run_campaign
 from guards.verdict import Presence, Verdict
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

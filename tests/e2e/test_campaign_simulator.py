@@ -16,11 +16,11 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from evidence.audit import audit_bundle
-from evidence.decision import Decision
-from evidence.review_recording import ReviewRequest
-from flows.review import record_review
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from evidence.reviews.decision import Decision
+from evidence.reviews.recording import ReviewRequest
+from flows.cli.review import record_review
+from flows.prefect.runner import run_campaign
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows

@@ -38,7 +38,7 @@ def deployment_file(tmp_path: Path, matrix: Path, workdir: Path) -> Path:
         "deployments": [
             {
                 "name": "cancel-me",
-                "entrypoint": "flows/campaign.py:campaign",
+                "entrypoint": "flows/prefect/flow.py:campaign",
                 "parameters": {"matrix": str(matrix), "workdir": str(workdir)},
                 "work_pool": {"name": POOL},
             }

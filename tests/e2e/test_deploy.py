@@ -18,7 +18,7 @@ import yaml
 from prefect.cli.deploy._models import PrefectYamlModel
 from prefect.client.orchestration import get_client
 
-from flows.nightly import deployment_timezone
+from flows.prefect.nightly import deployment_timezone
 from tests.e2e.conftest import REPO
 
 DEPLOY = REPO / "deploy"
@@ -51,7 +51,7 @@ def stop_worker(process: subprocess.Popen[bytes]) -> None:
 def test_prefect_yaml_is_what_prefect_itself_accepts() -> None:
     model = PrefectYamlModel.model_validate(load(DEPLOY / "prefect.yaml"))
     (nightly,) = model.deployments
-    assert nightly.entrypoint == "flows/campaign.py:campaign"
+    assert nightly.entrypoint == "flows/prefect/flow.py:campaign"
     assert nightly.parameters["dated"] is True
 
 
@@ -79,7 +79,7 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     assert deployment.concurrency_options is not None
     assert deployment.concurrency_options.collision_strategy == "CANCEL_NEW"
     assert deployment.work_pool_name == "gpu-a"
-    assert deployment.entrypoint == "flows/campaign.py:campaign"
+    assert deployment.entrypoint == "flows/prefect/flow.py:campaign"
     assert deployment.parameters["matrix"] == "matrix/examples/glm53-exl3-vs-nvfp4.toml"
     assert deployment.pull_steps == [
         {"prefect.deployments.steps.set_working_directory": {"directory": "/opt/faceoff"}}

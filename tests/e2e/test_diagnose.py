@@ -19,18 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit import DIAGNOSTICS, audit_bundle
-from evidence.audit_checklist import checklist
-from evidence.diagnostics import Diagnostic
-from evidence.layout import CampaignFolder
-from evidence.sums import read_sums
+from evidence.attempt.diagnostics import Diagnostic
+from evidence.audit.checklist import checklist
+from evidence.audit.run import DIAGNOSTICS, audit_bundle
+from evidence.folder.layout import CampaignFolder
+from evidence.folder.sums import read_sums
 from lanes.receipt import verify_receipt
 from tests.e2e.conftest import REPO, faceoff_run
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tickets.store import open_tickets
 from workload.journal import read_journal
-from workload.outcome import Phase
 from workload.plan import RequestPlan
+from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from flows.commands import disk_full
-from flows.unjournaled import unjournaled
+from flows.campaign.unjournaled import unjournaled
+from flows.cli.run import disk_full
 from guards.reasons import Reason
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from tests.e2e.test_ephemeral_server import faceoff, run_env

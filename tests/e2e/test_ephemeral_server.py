@@ -25,14 +25,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.ephemeral import ENGINE_PORTS, SERVER_LOG, server_port
-from flows.unjournaled import unjournaled
+from evidence.audit.run import audit_bundle
+from flows.campaign.unjournaled import unjournaled
+from flows.prefect.server import ENGINE_PORTS, SERVER_LOG, server_port
 from lanes.http import UrllibHttp
 from lanes.receipt import verify_receipt
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
-from matrix.load import load_matrix
+from matrix.toml_reader import load_matrix
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from prefect.states import StateType
 
-from flows.campaign import PARTIAL, campaign
-from flows.runner import EXIT_NOT_RESTORED, EXIT_PARTIAL, exit_status, result_of
+from flows.prefect.flow import PARTIAL, campaign
+from flows.prefect.runner import EXIT_NOT_RESTORED, EXIT_PARTIAL, exit_status, result_of
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import begin_attempt, find_restoration

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.runner import EXIT_PARTIAL, exit_status, run_campaign
+from evidence.audit.run import audit_bundle
+from flows.prefect.runner import EXIT_PARTIAL, exit_status, run_campaign
 from guards.verdict import Presence, Verdict
 from lanes.records import LaneRecord
 from ledger.campaigns import cell_runs, require_campaign

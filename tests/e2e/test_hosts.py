@@ -24,7 +24,7 @@ import yaml
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import FlowRun
 
-from flows.campaign import PARTIAL
+from flows.prefect.flow import PARTIAL
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
@@ -55,7 +55,7 @@ def deployment_file(tmp_path: Path, matrices: dict[str, Path]) -> Path:
         "deployments": [
             {
                 "name": f"nightly-{host}",
-                "entrypoint": "flows/campaign.py:campaign",
+                "entrypoint": "flows/prefect/flow.py:campaign",
                 "parameters": {"matrix": str(path), "workdir": str(tmp_path / host / "runs")},
                 "work_pool": {"name": f"pool-{host}"},
             }

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.signals import EXIT_TERMINATED, TERMINATED_MESSAGE
+from evidence.audit.run import audit_bundle
+from flows.campaign.signals import EXIT_TERMINATED, TERMINATED_MESSAGE
 from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows

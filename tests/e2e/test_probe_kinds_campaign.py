@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from evidence import format as fmt
-from evidence.audit import audit_bundle
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from faceoff import format as fmt
+from flows.prefect.runner import run_campaign
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.test_probes_campaign import scored, ttft
 from workload.journal import read_journal
-from workload.outcome import Phase
+from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

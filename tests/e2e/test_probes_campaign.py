@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from evidence import format as fmt
-from evidence.audit import audit_bundle
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from faceoff import format as fmt
+from flows.prefect.runner import run_campaign
 from tests.conftest import free_port
 from workload.journal import read_journal
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
+from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.campaign import campaign
+from flows.prefect.flow import campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

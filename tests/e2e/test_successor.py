@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from evidence.carried import CarriedRecord
-from evidence.decision import Decision
-from evidence.review_recording import ReviewRequest
-from flows.campaign import campaign
-from flows.review import record_review
+from evidence.folder.carried import CarriedRecord
+from evidence.reviews.decision import Decision
+from evidence.reviews.recording import ReviewRequest
+from flows.cli.review import record_review
+from flows.prefect.flow import campaign
 from guards.records import CellRecord
 from ledger.campaigns import require_campaign
 from ledger.cells import latest_attempts

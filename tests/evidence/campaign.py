@@ -24,9 +24,9 @@ import aiohttp
 
 from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
+from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from evidence.layout import CELLS_DIR, FROZEN_FILE, attempt_name
+from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
@@ -39,8 +39,10 @@ from lanes.readiness import Waiting
 from lanes.receipt import RECEIPT_FILE
 from lanes.records import IDENTITY_FILE
 from lanes.restoration import RestoreTools, bring_back, snapshot_before
+from matrix.arm import Arm
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
-from matrix.model import Arm, Cell, Matrix
+from matrix.model import Matrix
 from matrix.plan import CellRunKey
 from tests.lanes.helpers import kill_recorded_processes
 from workload.journal import read_journal
@@ -169,7 +171,7 @@ def run_cell(
     started = now()
     collectors = CellCollectors(
         metrics_url=record.base_url + "/metrics",
-        target=LaneTarget(pid=record.pid),
+        target=MemoryTarget(pid=record.pid),
         gpu_ids=arm.gpu_ids,
         folder=attempt,
         settings=settings,

@@ -11,10 +11,10 @@ import pytest
 
 from collectors.cadence import cell_ticks
 from collectors.samples import EngineSample
-from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex
-from evidence.layout import CampaignFolder
-from evidence.sums import write_sums
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import BundleIndex
+from evidence.folder.layout import CampaignFolder
+from evidence.folder.sums import write_sums
 from guards.records import CellRecord
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evidence.audit import RECEIPT, TICKETS, AuditReport, Finding
-from evidence.audit_checklist import checklist, lines
-from evidence.audit_diff import differences
+from evidence.audit.checklist import checklist, lines
+from evidence.audit.diff import differences
+from evidence.audit.run import RECEIPT, TICKETS, AuditReport, Finding
 from matrix.freeze import freeze
-from matrix.load import load_matrix
+from matrix.toml_reader import load_matrix
 from tests.e2e.matrices import arm, campaign, write_matrix
 
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
-from evidence.bundle_manifest import Manifest
-from evidence.comparison import Comparison
-from evidence.goodput import goodput
-from evidence.layout import CampaignFolder
-from evidence.schema_export import SCHEMA_PATH, schema_text
-from evidence.summary import RequestSummary, summarize_attempt, summarize_journal
+from evidence.attempt.goodput import goodput
+from evidence.attempt.summary import RequestSummary, summarize_attempt, summarize_journal
+from evidence.audit.run import audit_bundle
+from evidence.bundle.schema_export import SCHEMA_PATH, schema_text
+from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
+from evidence.comparison.manifest import Manifest
+from evidence.comparison.model import Comparison
+from evidence.folder.layout import CampaignFolder
 from faceoff.errors import FaceoffError
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
@@ -86,7 +86,7 @@ def test_sha256sum_c_fails_on_a_changed_byte(built: BundleIndex, bundle_copy) ->
 
 def test_comparison_validates_against_the_shipped_json_schema(built: BundleIndex) -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
-        "the shipped schema is stale; run `python -m evidence.schema_export`"
+        "the shipped schema is stale; run `python -m evidence.bundle.schema_export`"
     )
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     document = json.loads((built.root / "comparison.json").read_text(encoding="utf-8"))

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 
-from evidence import format as fmt
-from evidence.bundle import BundleIndex
-from evidence.card import render_card
-from evidence.card_tables import RATIO_LABELS
-from evidence.caveats import caveats
-from evidence.cells import ratio_verdict
-from evidence.comparison import Comparison
+from evidence.bundle.write import BundleIndex
+from evidence.comparison.caveats import caveats
+from evidence.comparison.cells import ratio_verdict
+from evidence.comparison.model import RATIO_LABELS, Comparison
+from evidence.views.card.render import render_card
+from faceoff import format as fmt
 from workload.metrics import DEFINITIONS, higher_is_better
 
 

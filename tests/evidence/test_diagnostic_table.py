@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence.diagnostic_table import paired_lines
-from evidence.diagnostics import NOT_RUN, Diagnostic, Seen
+from evidence.attempt.diagnostics import NOT_RUN, Diagnostic, Seen
+from evidence.views.terminal.diagnostic_table import paired_lines
 
 SEEN = Seen(lane_run="lanes/x/campaign-001", lane_usable=True, lane_reason=None,
             warmups_failed=None, setup_error=None)  # fmt: skip

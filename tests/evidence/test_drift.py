@@ -1,4 +1,4 @@
-"""Drift of a nightly series (evidence.drift), on synthetic series with known truth."""
+"""Drift of a nightly series (evidence.stats.drift), on synthetic series with known truth."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from evidence.drift import MIN_NIGHTS, noise, shifts
-from evidence.history import drift_flags
+from evidence.history.build import drift_flags
+from evidence.stats.drift import MIN_NIGHTS, noise, shifts
 
 LEVEL = 0.200  # seconds: a TTFT p50
 SD = 0.004  # 2 % night-to-night noise

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from evidence.bundle import BundleIndex
-from evidence.comparison import Comparison
-from flows.closing import CampaignResult
-from flows.ending import MAX_LINES, end_summary
+from evidence.bundle.write import BundleIndex
+from evidence.comparison.model import Comparison
+from flows.campaign.closing import CampaignResult
+from flows.cli.views.ending import MAX_LINES, end_summary
 from guards.dispositions import Closure
 
 

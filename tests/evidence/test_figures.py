@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evidence.figures import UNDRAWN, Figures, figure_sha256, undrawn
+from evidence.views.html.figures import UNDRAWN, Figures, figure_sha256, undrawn
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from evidence.figures import Figures
+from evidence.views.html.figures import Figures
 
 def drawing(n):
     return f"<svg>{n} {os.getpid()}</svg>"

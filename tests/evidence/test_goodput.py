@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.goodput import goodput
+from evidence.attempt.goodput import goodput
 from matrix.slo import Slo
 from tests.workload.builders import DONE, chunk, failed, planned, replay, usage_chunk
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
+from workload.records import Phase
 
 
 def answered(send_ms: int, first_ms: int, last_ms: int, tokens: int = 3) -> RequestOutcome:

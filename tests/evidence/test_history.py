@@ -23,14 +23,14 @@ from benchmarks.history_year import (
     host_name,
     write_year,
 )
-from evidence.audit import HASHES
-from evidence.bundle import BundleIndex
-from evidence.history import HistoryReport, build_history
-from evidence.history_cache import AuditOutcome
-from evidence.layout import COMPARISON_FILE
-from evidence.night_read import NightSource, night_of, read_source
+from evidence.audit.run import HASHES
+from evidence.bundle.write import BundleIndex
+from evidence.folder.layout import COMPARISON_FILE
+from evidence.history.build import HistoryReport, build_history
+from evidence.history.cache import AuditOutcome
+from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.errors import FaceoffError
-from flows.history import real_auditor, sources
+from flows.cli.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope

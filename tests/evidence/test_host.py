@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence.host import (
+from collectors.inventory import (
     PynvmlInventory,
     collect_cpu,
     collect_docker,

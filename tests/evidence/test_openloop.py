@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex, write_bundle
-from evidence.cells import pair_ratios
-from evidence.comparison import Comparison
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.inputs import load_attempt
-from evidence.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
-from evidence.summary import SUMMARY_FILE, RequestSummary
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import BundleIndex, write_bundle
+from evidence.comparison.cells import pair_ratios
+from evidence.comparison.model import Comparison
+from evidence.comparison.read import load_attempt
+from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
 from guards.pair import pair_integrity
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.arrival import Sweep
@@ -31,9 +31,8 @@ from simulator.profile import load_profile
 from tests.conftest import free_port
 from tests.evidence.campaign import run_campaign
 from workload.journal import read_journal
-from workload.outcome import Phase
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 INPUT, OUTPUT = 256, 64
 LADDER = [5.0, 10.0, 15.0, 30.0, 45.0]

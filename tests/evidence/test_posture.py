@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence.posture import (
+from collectors.posture import (
     START_FILE,
     HostPosture,
     changes,

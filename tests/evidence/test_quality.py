@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evidence.quality import copy_path, import_quality, quality_results, read_quality
+from evidence.comparison.quality import copy_path, import_quality, quality_results, read_quality
 from faceoff.canonical import file_sha256
 from matrix.quality import QualityImport
 

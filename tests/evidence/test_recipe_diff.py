@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from evidence.bundle import BundleIndex
-from evidence.card_recipe_diff import recipe_diffs
+from evidence.bundle.write import BundleIndex
+from evidence.views.card.recipe_diff import recipe_diffs
 
 
 def test_the_card_lists_what_the_pair_of_arms_changes(built: BundleIndex) -> None:

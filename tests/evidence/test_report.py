@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from collectors.summary import load_cell_samples
-from evidence import plots
-from evidence.bundle import BundleIndex
+from evidence.bundle.write import BundleIndex
+from evidence.views.html import plots
 from tests.conftest import missing_service
 from tests.evidence.devtools import evaluate_in_page
 

@@ -13,17 +13,17 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import select
 
-from evidence.attempts import with_standing
-from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex, reopen_bundle, write_bundle
-from evidence.card import decision_words
-from evidence.comparison import Comparison, ReviewRef
-from evidence.decision import Decision
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.review_log import GENESIS, read_reviews
-from evidence.review_recording import ReviewRequest
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
+from evidence.comparison.attempts import with_standing
+from evidence.comparison.model import Comparison, ReviewRef
+from evidence.reviews.decision import Decision
+from evidence.reviews.log import GENESIS, read_reviews
+from evidence.reviews.recording import ReviewRequest
+from evidence.views.card.render import decision_words
 from faceoff.errors import FaceoffError
-from flows.review import record_review
+from flows.cli.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow

@@ -3,9 +3,9 @@ lines the client's own parser builds out of timed SSE reads."""
 
 from __future__ import annotations
 
-from evidence.probe_answers import behind_long, decode_stalls
-from evidence.roles import by_role, counted, length_limited
-from evidence.summary import metric_stats
+from evidence.attempt.roles import by_role, counted, length_limited
+from evidence.attempt.summary import metric_stats
+from evidence.comparison.probe_answers import behind_long, decode_stalls
 from tests.workload.builders import DONE, chunk, planned, replay, usage_chunk
 from workload.outcome import RequestOutcome, RequestRole, Status
 

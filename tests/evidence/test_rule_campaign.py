@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from evidence.audit import audit_bundle
-from evidence.bundle import BundleIndex, write_bundle
-from evidence.decision import Decision
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.review_log import read_reviews
-from evidence.review_recording import ReviewRequest
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import BundleIndex, write_bundle
+from evidence.reviews.decision import Decision
+from evidence.reviews.log import read_reviews
+from evidence.reviews.recording import ReviewRequest
 from faceoff.errors import FaceoffError
-from flows.review import record_review
+from flows.cli.review import record_review
 from matrix.model import Matrix
 from tests.conftest import free_port
 from tests.evidence.campaign import run_campaign

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence.cells import RATIO_METRICS, ratio_verdict
-from evidence.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
-from evidence.decision import Decision
-from evidence.goodput import Goodput
-from evidence.review_recording import rule_contradiction
-from evidence.ruling import (
+from evidence.attempt.goodput import Goodput
+from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
+from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.comparison.ruling import (
     GOODPUT_FIELDS,
     GOODPUT_LABELS,
     Replicates,
     candidate_ruling,
     rule_ruling,
 )
-from matrix.model import Sampling
+from evidence.reviews.decision import Decision
+from evidence.reviews.recording import rule_contradiction
+from matrix.cell import Sampling
 from matrix.rule import GOODPUT_METRICS, INTERVAL_METRICS, Rule
 from matrix.slo import Slo
 from workload.metrics import higher_is_better

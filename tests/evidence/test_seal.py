@@ -21,16 +21,16 @@ from typing import Any
 
 import pytest
 
-from evidence.audit import audit_bundle
-from evidence.bundle import write_bundle
-from evidence.host_facts import HostFacts, SourceFacts
-from evidence.layout import CampaignFolder
-from evidence.sums import write_sums
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import write_bundle
+from evidence.folder.layout import CampaignFolder
+from evidence.folder.sums import write_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV
-from flows.handoff import take_over
-from flows.scope import CampaignScope
+from flows.campaign.context import CampaignContext
+from flows.campaign.takeover import take_over
 from lanes.context import live_run_dir
 from lanes.http import UrllibHttp
 from lanes.receipt import Receipt
@@ -146,7 +146,7 @@ def play(
 
     # (c) a second campaign in the same workdir takes over, stopping the first's incumbent
     second_matrix = renamed(matrix, "seal-second")
-    handoff = take_over(scope_for(workdir, second_matrix, environ))
+    handoff = take_over(context_for(workdir, second_matrix, environ))
     wait_for(lambda: gone(int(record.pid or 0)), "the first incumbent gone")
     after_takeover = tree(first)
     second = run_campaign(workdir, second_matrix, environ, leave_incumbent=True)
@@ -182,13 +182,13 @@ def chat(base_url: str, model: str) -> None:
         assert reply.status == 200
 
 
-def scope_for(workdir: Path, matrix: Matrix, environ: dict[str, str]) -> CampaignScope:
+def context_for(workdir: Path, matrix: Matrix, environ: dict[str, str]) -> CampaignContext:
     tools = RestoreTools(
         environ=environ, now=now, http=UrllibHttp(), docker=lambda: None, grace_s=5
     )
     engine = open_ledger(resolve_url(None, workdir))
     folder = workdir / matrix.campaign.name
-    return CampaignScope(freeze(matrix), folder, workdir, engine, tools, None)
+    return CampaignContext(freeze(matrix), folder, workdir, engine, tools, None)
 
 
 def audit_lines(bundle: Path, key: str | None = KEY) -> list[str]:

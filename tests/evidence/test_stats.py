@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from evidence.stats import (
+from evidence.stats.bootstrap import (
     Sample,
     StratumMismatch,
     block_size,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evidence import student_t
+from evidence.stats import student_t
 
 
 @pytest.mark.parametrize(

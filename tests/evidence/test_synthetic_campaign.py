@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.synthetic_campaign import Shape, generate
-from evidence.audit import audit_bundle
-from evidence.bundle import write_bundle
-from evidence.host_facts import HostFacts, SourceFacts
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import write_bundle
 from workload.journal import read_journal
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from flows.planning import plan_cell
-from matrix.model import Arm, Cell
+from flows.campaign.planning import PlanTarget, plan_cell
+from matrix.arm import Arm
+from matrix.cell import Cell
 from simulator.launch import SimServer, running
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
@@ -40,14 +41,8 @@ def cell(**fields: Any) -> Cell:
 
 
 def write_plan(server: SimServer, folder: Path, the_cell: Cell) -> RequestPlan:
-    plan = plan_cell(
-        the_cell,
-        sim_arm(server),
-        base_url=server.url,
-        seed=3,
-        namespace="flows-tests",
-        reference=None,
-    )
+    target = PlanTarget(sim_arm(server), server.url, 3, "flows-tests")
+    plan = plan_cell(the_cell, target, reference=None)
     folder.mkdir(parents=True, exist_ok=True)
     plan.write(folder / PLAN_NAME)
     return plan

@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
-from flows.planning import plan_cell
+from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess
+from flows.campaign.planning import PlanTarget, plan_cell
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
 from workload.journal import read_journal
-from workload.outcome import Phase, Status
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.outcome import Status
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 from workload.run_cell import read_summary
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def test_a_stop_before_the_client_is_ready_is_held_and_journaled(
 ORPHANING_PARENT = """
 import sys, time
 from pathlib import Path
-from flows.client import ClientArgs, ClientProcess
+from flows.campaign.client import ClientArgs, ClientProcess
 folder = Path(sys.argv[1])
 args = ClientArgs(folder / "requests.json", sys.argv[2], folder / "journal.jsonl", 60.0, "inc", 1)
 ClientProcess(args, folder / "client.log", sys.executable).start()
@@ -131,10 +131,8 @@ def test_a_retokenized_plan_keeps_the_texts_and_counts_on_the_other_lane(
     sim: SimServer, tmp_path: Path
 ) -> None:
     first = write_plan(sim, tmp_path, cell())
-    again = plan_cell(
-        cell(), sim_arm(sim, name="cand", role="candidate"), base_url=sim.url, seed=3,
-        namespace="flows-tests", reference=first,
-    )  # fmt: skip
+    target = PlanTarget(sim_arm(sim, name="cand", role="candidate"), sim.url, 3, "flows-tests")
+    again = plan_cell(cell(), target, reference=first)
     assert [r.messages for r in again.requests] == [r.messages for r in first.requests]
     assert [r.prompt_sha256 for r in again.requests] == [r.prompt_sha256 for r in first.requests]
 

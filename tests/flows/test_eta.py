@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flows.durations import clock
-from flows.eta import deadline_bound, eta
+from flows.cli.views.durations import clock
+from flows.cli.views.eta import deadline_bound, eta
 from matrix.freeze import freeze
-from matrix.load import load_matrix
 from matrix.model import Matrix
 from matrix.plan import CellRunKey
+from matrix.toml_reader import load_matrix
 from tests.e2e.matrices import arm, campaign, write_matrix
 
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from faceoff.errors import FaceoffError
-from flows.handoff import HandoffRecord, check_incumbent_port, take_over
-from flows.restore import restore_tools
-from flows.scope import CampaignScope
+from flows.campaign.context import CampaignContext
+from flows.campaign.restore import restore_tools
+from flows.campaign.takeover import HandoffRecord, check_incumbent_port, take_over
 from lanes.bringup import bring_up
 from lanes.context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.factory import open_lane
@@ -30,7 +30,7 @@ from tests.lanes.router_proxy import RouterProxy
 TOKEN_ENV = "FACEOFF_HANDOFF_TOKEN"
 
 
-def scope_for(workdir: Path, name: str, port: int, **incumbent: Any) -> CampaignScope:
+def context_for(workdir: Path, name: str, port: int, **incumbent: Any) -> CampaignContext:
     sim = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
     frozen = freeze(
         Matrix.model_validate(
@@ -47,7 +47,7 @@ def scope_for(workdir: Path, name: str, port: int, **incumbent: Any) -> Campaign
     )  # fmt: skip
     engine = open_ledger(resolve_url(None, workdir))
     tools = restore_tools(os.environ)
-    return CampaignScope(frozen, workdir / name, workdir, engine, tools, None)
+    return CampaignContext(frozen, workdir / name, workdir, engine, tools, None)
 
 
 @pytest.fixture
@@ -59,9 +59,9 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
 
 def test_an_unknown_server_on_the_incumbents_port_is_refused(workdir: Path) -> None:
     with running("tiny", time_scale=10.0) as stranger:
-        scope = scope_for(workdir, "handoff-a", stranger.port)
+        context = context_for(workdir, "handoff-a", stranger.port)
         with pytest.raises(FaceoffError, match=f"127.0.0.1:{stranger.port}") as err:
-            check_incumbent_port(scope)
+            check_incumbent_port(context)
     assert "no lane faceoff started" in err.value.message
 
 
@@ -69,7 +69,7 @@ def test_the_incumbent_an_earlier_campaign_restored_is_stopped_and_recorded(
     workdir: Path,
 ) -> None:
     port = free_port()
-    earlier = scope_for(workdir, "handoff-earlier", port)
+    earlier = context_for(workdir, "handoff-earlier", port)
     arm = earlier.frozen.matrix.incumbent
     ctx = LaneContext(
         campaign="handoff-earlier",
@@ -84,16 +84,16 @@ def test_the_incumbent_an_earlier_campaign_restored_is_stopped_and_recorded(
     pid = up.lane.record.pid
     assert pid is not None
 
-    scope = scope_for(workdir, "handoff-b", port)
-    check_incumbent_port(scope)  # known: faceoff restored it under this workdir
-    record = take_over(scope)
+    context = context_for(workdir, "handoff-b", port)
+    check_incumbent_port(context)  # known: faceoff restored it under this workdir
+    record = take_over(context)
 
     assert gone(pid)
     assert [(s.campaign, s.purpose, s.kind, s.ident) for s in record.stopped] == [
         ("handoff-earlier", "restore", "process", str(pid))
     ]
     assert record.drain is None
-    written = HandoffRecord.read(scope.campaign_dir / "handoffs" / "handoff-001.json")
+    written = HandoffRecord.read(context.campaign_dir / "handoffs" / "handoff-001.json")
     assert written == record
     stopped = LaneRecord.read(live_run_dir(ctx.run_dir) / "lane.json")  # not in its bundle
     assert stopped.state == "stopped"
@@ -106,9 +106,9 @@ def test_a_router_that_refuses_the_drain_stops_the_takeover(
     router = RouterProxy(upstream="", token="the-token", port=free_port()).start()
     try:
         hook = {"url": router.url, "token_env": TOKEN_ENV, "drain_url": router.admin("drain")}
-        scope = scope_for(workdir, "handoff-c", free_port(), router=hook)
+        context = context_for(workdir, "handoff-c", free_port(), router=hook)
         with pytest.raises(FaceoffError, match="refused to drain") as err:
-            take_over(scope)
+            take_over(context)
     finally:
         router.stop()
     assert "HTTP 401" in err.value.message and not router.drained

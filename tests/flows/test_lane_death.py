@@ -19,8 +19,8 @@ from typing import Any
 import psutil
 import pytest
 
-from flows.arm import ArmRun, lane_death
-from flows.restore import restore_tools
+from flows.campaign.arm import ArmRun, lane_death
+from flows.campaign.restore import restore_tools
 from guards.records import LaneAtEnd
 from lanes.bringup import bring_up
 from lanes.docker import exit_from_state

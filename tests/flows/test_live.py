@@ -9,11 +9,11 @@ from pathlib import Path
 from rich.console import Console
 
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
-from flows.client import CLIENT_LOG, ClientArgs, ClientProcess
-from flows.live import Watch, render
-from flows.phase import boot_line, lane_up
-from flows.progress import Tail
+from collectors.host import MemoryTarget
+from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess
+from flows.cli.views.live import Watch, render
+from flows.cli.views.phase import boot_line, lane_up
+from flows.cli.views.progress import Tail
 from lanes.bringup import check_identity
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
@@ -22,7 +22,7 @@ from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.load import load_matrix
+from matrix.toml_reader import load_matrix
 from simulator.launch import SimServer
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.flows.conftest import cell, write_plan
@@ -64,7 +64,7 @@ def test_the_view_shows_the_running_cell_its_requests_ttft_and_telemetry(
 
     collectors = CellCollectors(
         metrics_url=sim.url + "/metrics",
-        target=LaneTarget(pid=sim.process.pid),
+        target=MemoryTarget(pid=sim.process.pid),
         gpu_ids=[],
         folder=folder,
     )

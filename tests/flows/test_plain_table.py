@@ -10,7 +10,7 @@ import io
 import pytest
 from rich.console import Console
 
-from flows.plain_table import PlainTable
+from flows.cli.views.plain_table import PlainTable
 
 COLUMNS = ("name", "host", "started", "duration", "decision")
 ROWS = [

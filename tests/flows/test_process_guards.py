@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
-from flows.ephemeral import apply_prefect_defaults, prefect_defaults
-from flows.lock import LOCK_FILE, CampaignLock, run_in_progress
-from flows.publish import artifact_key
-from flows.signals import Terminated, sigterm_deferred, sigterm_raises
+from flows.campaign.lock import LOCK_FILE, CampaignLock, run_in_progress
+from flows.campaign.signals import Terminated, sigterm_deferred, sigterm_raises
+from flows.prefect.publish import artifact_key
+from flows.prefect.server import apply_prefect_defaults, prefect_defaults
 
 REPO = Path(__file__).resolve().parents[2]
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from flows.lock import LOCK_FILE, CampaignLock, run_in_progress
+from flows.campaign.lock import LOCK_FILE, CampaignLock, run_in_progress
 CampaignLock(Path(sys.argv[1])).acquire()
 print("held", flush=True)
 time.sleep(600)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.spans import SPANS_ENV, SpanLog, span_log
+from flows.campaign.spans import SPANS_ENV, SpanLog, span_log
 
 
 def ticking(step_ns: int) -> Iterator[int]:

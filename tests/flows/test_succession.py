@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
-from flows.restore import restore_tools
-from flows.scope import CampaignScope
-from flows.succession import carry_over
+from flows.campaign.context import CampaignContext
+from flows.campaign.restore import restore_tools
+from flows.campaign.succession import carry_over
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, session_scope
@@ -29,29 +29,30 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def successor(workdir: Path) -> CampaignScope:
+def successor(workdir: Path) -> CampaignContext:
     frozen = freeze(Matrix.model_validate(data("new", successor_of="old")))
     engine = open_ledger(f"sqlite:///{workdir / 'faceoff.db'}")
     with session_scope(engine) as session:
         open_campaign(session, name="new", matrix_id=frozen.matrix_id,
                       evidence_dir=workdir / "new", now=now)  # fmt: skip
-    return CampaignScope(frozen, workdir / "new", workdir, engine, restore_tools(os.environ), None)
+    tools = restore_tools(os.environ)
+    return CampaignContext(frozen, workdir / "new", workdir, engine, tools, None)
 
 
 def test_an_unknown_source_is_refused(tmp_path: Path) -> None:
-    scope = successor(tmp_path)
+    context = successor(tmp_path)
     with pytest.raises(FaceoffError, match="names campaign 'old', which the ledger does not know"):
-        carry_over(scope)
+        carry_over(context)
     assert not (tmp_path / "new").exists()
 
 
 def test_a_source_still_open_is_refused(tmp_path: Path) -> None:
-    scope = successor(tmp_path)
-    with session_scope(scope.engine) as session:
+    context = successor(tmp_path)
+    with session_scope(context.engine) as session:
         open_campaign(session, name="old", matrix_id="0" * 64, evidence_dir=tmp_path / "old",
                       now=now)  # fmt: skip
     with pytest.raises(FaceoffError, match="which is open, not closed") as raised:
-        carry_over(scope)
+        carry_over(context)
     assert raised.value.fix == "finish old first (faceoff run its matrix), then run this one"
     assert not (tmp_path / "new").exists()
 
@@ -59,16 +60,16 @@ def test_a_source_still_open_is_refused(tmp_path: Path) -> None:
 def test_a_closed_source_whose_bundle_was_unsealed_is_refused_with_the_way_out(
     tmp_path: Path,
 ) -> None:
-    scope = successor(tmp_path)
+    context = successor(tmp_path)
     old = freeze(Matrix.model_validate(data("old")))
     old.write(tmp_path / "old" / "matrix.frozen.json")  # closed, then reopened by a restore
-    with session_scope(scope.engine) as session:
+    with session_scope(context.engine) as session:
         row, _ = open_campaign(
             session, name="old", matrix_id=old.matrix_id, evidence_dir=tmp_path / "old", now=now
         )
         set_campaign_state(session, row, status="complete", now=now)
     with pytest.raises(FaceoffError, match="the bundle of old is not sealed") as raised:
-        carry_over(scope)
+        carry_over(context)
     assert "run old's matrix again with faceoff run" in (raised.value.fix or "")
     assert not (tmp_path / "new").exists()
 

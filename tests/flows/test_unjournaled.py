@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.unjournaled import name_unjournaled, unjournaled
+from flows.campaign.unjournaled import name_unjournaled, unjournaled
 from guards.judge import judge_cell
 from guards.reasons import Disposition, Reason
 from guards.records import CELL_FILE

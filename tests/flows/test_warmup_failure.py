@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flows.arm import CUT, warmup_failure
-from flows.client import ClientExit
+from flows.campaign.arm import CUT, warmup_failure
+from flows.campaign.client import ClientExit
 from workload.outcome import RequestOutcome, Status
 
 WORDS = " ".join(f"token{n} is longer than the model's maximum input" for n in range(40))

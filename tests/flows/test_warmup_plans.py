@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from flows.planning import plan_cell, plan_warmups
+from flows.campaign.planning import PlanTarget, plan_cell, plan_warmups
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
-from workload.outcome import Phase, RequestRole
+from workload.outcome import RequestRole
+from workload.records import Phase
 from workload.tokenizer import shared_prefix
 
 
@@ -30,13 +31,8 @@ def test_warmups_of_a_probe_cell_plan_as_independent_requests_on_one_stream(
     sim: SimServer, tmp_path: Path, kind: str, shape: dict[str, Any], warmups: int
 ) -> None:
     probe = cell(id=f"{kind}-400", kind=kind, **shape)
-    plan = plan_warmups(
-        probe,
-        sim_arm(sim, warmups=warmups),
-        base_url=sim.url,
-        seed=3,
-        namespace="flows-tests:arm-warmup",
-    )
+    target = PlanTarget(sim_arm(sim, warmups=warmups), sim.url, 3, "flows-tests:arm-warmup")
+    plan = plan_warmups(probe, target)
     assert [(r.phase, r.stream, r.role) for r in plan.requests] == [
         (Phase.WARMUP, 0, RequestRole.SINGLE)
     ] * warmups
@@ -56,10 +52,8 @@ def test_a_plan_records_the_prefix_every_prompt_shares_on_the_lane(
     # the template's preamble and the '[' that opens every nonce: the same on each prompt
     assert plan.shared_prefix_tokens == shared_prefix(vectors) > 0
     assert len({v[plan.shared_prefix_tokens] for v in vectors}) > 1  # then they part
-    again = plan_cell(
-        cell(requests=3), sim_arm(sim), base_url=sim.url, seed=3, namespace="flows-tests",
-        reference=plan,
-    )  # fmt: skip
+    target = PlanTarget(sim_arm(sim), sim.url, 3, "flows-tests")
+    again = plan_cell(cell(requests=3), target, reference=plan)
     assert again.shared_prefix_tokens == plan.shared_prefix_tokens
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import jsonschema
 
-from flows.output_schemas import schema_path
+from flows.cli.output_schemas import schema_path
 
 
 def shaped(command: str, stdout: str) -> Any:

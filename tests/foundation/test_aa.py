@@ -10,8 +10,8 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from matrix.aa import aa_twin
-from matrix.load import load_matrix
 from matrix.model import AA_OWN_FIELDS, Matrix
+from matrix.toml_reader import load_matrix
 from tests.foundation.cli import REPO, faceoff
 
 EXAMPLES = REPO / "matrix" / "examples"

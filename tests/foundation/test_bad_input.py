@@ -1,7 +1,7 @@
 """Bad input never crashes: every malformed matrix and every bad command line gets a short
 error naming the file, field and fix, exit 2, no traceback, and nothing written.
 
-The matrix cases run ``faceoff validate FILE`` in-process through ``flows.cli.main``, the
+The matrix cases run ``faceoff validate FILE`` in-process through ``flows.cli.app.main``, the
 function the ``faceoff`` script calls; a handful run the real CLI in a subprocess.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
-from matrix.load import load_matrix
-from matrix.model import SIMULATOR_FAULTS
+from flows.cli.app import main
+from matrix.arm import SIMULATOR_FAULTS
+from matrix.toml_reader import load_matrix
 from tests.foundation.cli import faceoff
 from tests.foundation.test_matrix import DIGEST, MINIMAL
 

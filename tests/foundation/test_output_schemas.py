@@ -11,8 +11,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evidence.schema_export import model_schema_text
-from flows.output_schemas import OUTPUTS, schema_path
+from evidence.bundle.schema_export import model_schema_text
+from flows.cli.output_schemas import OUTPUTS, schema_path
 from tests.foundation.cli import REPO, faceoff
 from tests.foundation.output_schemas import shaped
 
@@ -23,7 +23,7 @@ EXAMPLE = REPO / "matrix" / "examples" / "sim-faceoff.toml"
 def test_the_shipped_output_schema_is_current(command: str) -> None:
     shipped = schema_path(command).read_text(encoding="utf-8")
     assert shipped == model_schema_text(OUTPUTS[command]), (
-        f"{schema_path(command).name} is stale; run `python -m flows.output_schemas`"
+        f"{schema_path(command).name} is stale; run `python -m flows.cli.output_schemas`"
     )
     schema = json.loads(shipped)
     assert "schema_version" in schema["properties"]

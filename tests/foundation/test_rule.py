@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from matrix.freeze import freeze
-from matrix.load import load_matrix
 from matrix.rule import NotAccepted
+from matrix.toml_reader import load_matrix
 from tests.foundation.test_bad_input import assert_short_error, run_main
 from tests.foundation.test_matrix import MINIMAL, write
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from matrix.load import load_matrix
 from matrix.slo import Slo, request_meets
+from matrix.toml_reader import load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 

@@ -21,12 +21,12 @@ import aiohttp
 
 from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
-from collectors.host import LaneTarget
+from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix
-from matrix.model import Cell
 from simulator.launch import SimServer
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize
@@ -96,7 +96,7 @@ def run_cell(run: CellRun, plan: RequestPlan | None = None) -> CellRecord:
     started = utc_now()
     collectors = CellCollectors(
         metrics_url=run.server.url + "/metrics",
-        target=LaneTarget(pid=run.server.process.pid),
+        target=MemoryTarget(pid=run.server.process.pid),
         gpu_ids=[],
         folder=folder,
         settings=run.settings,

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
-from guards.dispositions import CampaignStatus, Ran, close_campaign, pair_view, stop_policy_block
+from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge_cell, judge_pair, not_run
 from guards.reasons import Disposition, Reason
 from guards.verdict import VERDICT_FILE, Presence, Verdict
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.load import load_matrix
 from matrix.plan import CellRunKey, plan
+from matrix.toml_reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell
 
@@ -143,7 +143,7 @@ def test_a_lane_dropping_prefill_time_blocks_its_cells_and_closes_partial(
     planned = plan(frozen.matrix)
     states = {r.key: r.disposition for r in earlier}
     closure = close_campaign(planned.cell_runs, states)
-    assert closure.status is CampaignStatus.CLOSED_PARTIAL
+    assert closure.status is ClosureStatus.CLOSED_PARTIAL
     assert (closure.accepted, closure.failed, closure.blocked, closure.pending) == (2, 0, 2, 0)
 
     integrity = {

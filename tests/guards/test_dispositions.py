@@ -9,18 +9,13 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
-from guards.dispositions import (
-    CampaignStatus,
-    Ran,
-    close_campaign,
-    pair_view,
-    stop_policy_block,
-)
+from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge, judge_pair
 from guards.reasons import MEANINGS, Disposition, Reason, disposition_of
 from guards.records import IdentityRef
+from matrix.cell import WorkloadKind
 from matrix.freeze import FrozenMatrix
-from matrix.model import StopPolicy, WorkloadKind
+from matrix.model import StopPolicy
 from matrix.plan import CellRunKey, PairKey, plan
 from tests.guards.helpers import CELLS, load, with_record
 
@@ -147,14 +142,14 @@ def test_closure_counts_every_planned_run(frozen: FrozenMatrix) -> None:
         planned[4]: Disposition.ACCEPTED,
     }
     closure = close_campaign(planned, states)
-    assert closure.status is CampaignStatus.CLOSED_PARTIAL
+    assert closure.status is ClosureStatus.CLOSED_PARTIAL
     counts = (closure.accepted, closure.failed, closure.blocked, closure.pending)
     assert counts == (2, 1, 2, 3)
     assert closure.sentence == (
         "closed partial: 2 accepted, 1 failed, 2 blocked, 3 pending of 8 planned cell runs"
     )
     complete = close_campaign(planned, dict.fromkeys(planned, Disposition.ACCEPTED))
-    assert complete.status is CampaignStatus.COMPLETE and complete.accepted == 8
+    assert complete.status is ClosureStatus.COMPLETE and complete.accepted == 8
 
 
 def test_closure_refuses_runs_the_plan_does_not_have(frozen: FrozenMatrix) -> None:

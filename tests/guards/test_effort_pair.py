@@ -11,19 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
-from flows.planning import plan_cell
+from flows.campaign.planning import PlanTarget, plan_cell
 from guards.judge import judge_cell, judge_pair
 from guards.pair import pair_integrity
 from guards.reasons import Disposition
 from guards.verdict import Outcome
 from matrix.freeze import freeze
-from matrix.load import load_matrix
+from matrix.toml_reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell
 from workload.journal import read_journal
-from workload.outcome import Phase
-from workload.records import JOURNAL_NAME
+from workload.records import JOURNAL_NAME, Phase
 
 MATRIX = """
 schema_version = 1
@@ -87,10 +86,8 @@ def test_an_effort_ab_runs_as_a_matched_pair_with_the_effort_by_design(tmp_path:
     for name in ("effort-low", "effort-max"):
         arm = frozen.matrix.arm(name)
         with running("tiny", args=["--served-model-name", "sim-tiny"]) as server:
-            plans[name] = plan_cell(
-                cell, arm, base_url=server.url, seed=9, namespace="effort-ab",
-                reference=plans.get("effort-low"),
-            )  # fmt: skip
+            target = PlanTarget(arm, server.url, 9, "effort-ab")
+            plans[name] = plan_cell(cell, target, reference=plans.get("effort-low"))
             folders[name] = tmp_path / name
             run_cell(CellRun(frozen, cell.id, name, server, folders[name], SETTINGS), plans[name])
         verdict = judge_cell(folders[name], frozen)

@@ -15,12 +15,12 @@ from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES
 from guards.metric_guard import metric_guard
 from guards.verdict import FamilyVerdict, Presence
-from matrix.families import DEFAULT_REGISTRY, FamilySpec, FamilyStatus, Source
+from matrix.families import DEFAULT_REGISTRY, Families, FamilySource, FamilySpec, FamilyStatus
 from matrix.freeze import FrozenMatrix
-from matrix.model import Families, Thresholds
+from matrix.thresholds import Thresholds
 from tests.guards.helpers import CELLS, load, num, with_record
 
-JOURNAL_FAMILIES = [f.name for f in DEFAULT_REGISTRY if f.source is Source.JOURNAL]
+JOURNAL_FAMILIES = [f.name for f in DEFAULT_REGISTRY if f.source is FamilySource.JOURNAL]
 
 
 def families(name: str, frozen: FrozenMatrix) -> dict[str, FamilyVerdict]:
@@ -35,7 +35,10 @@ def test_every_registry_family_has_exactly_one_presence_rule() -> None:
 
 def test_a_registry_family_without_a_rule_is_an_error(frozen: FrozenMatrix) -> None:
     extra = FamilySpec(
-        name="speculative_acceptance", source=Source.ENGINE, status=FamilyStatus.REQUIRED, rule="?"
+        name="speculative_acceptance",
+        source=FamilySource.ENGINE,
+        status=FamilyStatus.REQUIRED,
+        rule="?",
     )
     with pytest.raises(FaceoffError, match="speculative_acceptance") as err:
         metric_guard(load("natural"), (*frozen.registry, extra), frozen.matrix.thresholds)
@@ -203,7 +206,7 @@ def test_a_cell_without_a_telemetry_window_answers_every_telemetry_family_missin
 ) -> None:
     art = dataclasses.replace(load("natural"), telemetry=None)
     verdicts = metric_guard(art, Families().resolve(), frozen.matrix.thresholds)
-    telemetry = [v for v in verdicts if v.source is not Source.JOURNAL]
+    telemetry = [v for v in verdicts if v.source is not FamilySource.JOURNAL]
     assert len(telemetry) == 12  # engine, GPU and host families
     assert {v.presence for v in telemetry} == {Presence.MISSING}
     assert {v.why for v in telemetry} == {

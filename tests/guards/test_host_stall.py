@@ -18,7 +18,7 @@ from guards.judge import judge
 from guards.reasons import Disposition, Reason
 from guards.verdict import Outcome, RuleResult
 from matrix.freeze import FrozenMatrix
-from matrix.model import Thresholds
+from matrix.thresholds import Thresholds
 from simulator.launch import running
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import load, num, with_thresholds

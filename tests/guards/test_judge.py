@@ -9,7 +9,7 @@ import pytest
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
-from guards.dispositions import Decision
+from guards.dispositions import Disposed
 from guards.judge import judge_cell, judge_pair, not_run
 from guards.reasons import Disposition, Reason
 from guards.records import CELL_FILE, CellRecord
@@ -101,7 +101,7 @@ def test_a_lane_that_never_became_ready_leaves_only_cell_json(
 
 
 def test_a_cell_that_never_ran_gets_a_verdict_without_families(frozen: FrozenMatrix) -> None:
-    decision = Decision(Disposition.BLOCKED, Reason.STOP_POLICY, "blocked by controlled-a/inc")
+    decision = Disposed(Disposition.BLOCKED, Reason.STOP_POLICY, "blocked by controlled-a/inc")
     verdict = not_run(frozen, "controlled-512-c1", "candidate", 1, decision)
     assert verdict.disposition is Disposition.BLOCKED and verdict.inputs == {}
     assert verdict.campaign == "guards-capture"

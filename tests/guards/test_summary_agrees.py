@@ -11,7 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
-from evidence.summary import SUMMARY_FILE, summarize_attempt
+from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
 from guards.judge import judge_cell
 from guards.reasons import Reason
 from guards.verdict import VERDICT_FILE, Outcome

@@ -14,8 +14,9 @@ from guards.reasons import Reason
 from guards.records import LaneAtEnd
 from guards.validity import RULES, validity
 from guards.verdict import Outcome, RuleResult
+from matrix.cell import Cell, WorkloadKind
 from matrix.freeze import FrozenMatrix
-from matrix.model import Cell, Thresholds, WorkloadKind
+from matrix.thresholds import Thresholds
 from tests.data.guards.capture import one_token_more, refused, torn_last_line
 from tests.guards.helpers import load, num, with_record
 

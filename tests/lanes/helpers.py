@@ -16,7 +16,7 @@ import psutil
 
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.leftovers import campaign_containers, live_process_records
-from matrix.model import Arm
+from matrix.arm import Arm
 from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]

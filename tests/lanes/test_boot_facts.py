@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evidence.bootfacts import boot_facts
+from evidence.folder.bootfacts import boot_facts
 
 # As vLLM 0.32's CPU build prints it (/work/shared/reference/vllm-0.32/README.md).
 CPU_BOOT = (

@@ -22,7 +22,7 @@ from lanes.probes import run_probes
 from lanes.readiness import Waiting
 from lanes.records import InspectRecord, LaneRecord
 from lanes.weights_manifest import build_manifest
-from matrix.model import Arm
+from matrix.arm import Arm
 from tests.lanes.helpers import (
     checkpoint,
     context,

@@ -14,7 +14,7 @@ from lanes.factory import open_lane
 from lanes.http import HttpReply, UrllibHttp
 from lanes.probes import ProbeSummary, judge_probe, probe_payload, run_probes
 from lanes.readiness import Waiting
-from matrix.model import Probes
+from matrix.arm import Probes
 from tests.lanes import helpers
 from tests.lanes.helpers import context, kill_recorded_processes, now
 

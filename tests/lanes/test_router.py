@@ -14,7 +14,7 @@ from lanes.http import UrllibHttp
 from lanes.probes import probe_payload
 from lanes.readiness import Waiting
 from lanes.router import RouterHook
-from matrix.model import Probes
+from matrix.arm import Probes
 from tests.conftest import free_port
 from tests.lanes import helpers
 from tests.lanes.helpers import PYTHON, arm, context, kill_recorded_processes, now

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import docker
 
-from flows.restore import lane_run_row, require_restoration
+from flows.campaign.restore import lane_run_row, require_restoration
 from lanes.bringup import bring_up
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane

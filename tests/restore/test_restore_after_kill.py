@@ -22,7 +22,7 @@ from lanes.leftovers import campaign_containers
 from lanes.receipt import Receipt, verify_receipt
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import LaneRunRow, RestorationRow
-from matrix.model import Arm
+from matrix.arm import Arm
 from tests.lanes.helpers import (
     REPO,
     checkpoint,

@@ -7,10 +7,10 @@ import os
 import signal
 from pathlib import Path
 
-from flows.restore import require_restoration, restore_incumbent, restore_tools
+from flows.campaign.restore import require_restoration, restore_incumbent, restore_tools
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
-from matrix.model import Arm
+from matrix.arm import Arm
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped
 from tests.lanes import helpers

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flows.restore import require_restoration, restore_incumbent
+from flows.campaign.restore import require_restoration, restore_incumbent
 from lanes.http import UrllibHttp
 from lanes.receipt import verify_receipt
 from lanes.restoration import RestoreTools

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from flows.restore import require_restoration, restore_incumbent
+from flows.campaign.restore import require_restoration, restore_incumbent
 from lanes.http import UrllibHttp
 from lanes.images import local_pinned, parse_pinned
 from lanes.receipt import verify_receipt

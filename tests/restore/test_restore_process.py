@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from flows.restore import require_restoration, restore_incumbent, restore_pending
+from flows.campaign.restore import require_restoration, restore_incumbent, restore_pending
 from lanes.bringup import bring_up
 from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane

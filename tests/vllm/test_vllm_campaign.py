@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from flows.prefect.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.lanes.helpers import wait_for

@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from evidence.audit import audit_bundle
-from flows.planning import plan_cell
-from flows.runner import run_campaign
+from evidence.audit.run import audit_bundle
+from flows.campaign.planning import PlanTarget, plan_cell
+from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair
 from guards.pair import pair_integrity
 from guards.verdict import Outcome, Verdict
 from matrix.freeze import freeze
-from matrix.load import load_matrix
+from matrix.toml_reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, SERVED, cell, serving, vllm_arm
 from workload.plan import RequestPlan
@@ -110,10 +110,8 @@ def test_an_effort_the_template_renders_is_a_pair_of_the_same_messages_rendered_
     with serving(tiny_model, tmp_path / "engine.log", "--chat-template", str(template)) as url:
         plans: dict[str, RequestPlan] = {}
         for arm in ("inc", "cand"):  # the candidate retokenizes the incumbent's texts
-            plans[arm] = plan_cell(
-                target, frozen.matrix.arm(arm), base_url=url, seed=13, namespace="vllm-effort",
-                reference=plans.get("inc"),
-            )  # fmt: skip
+            lane = PlanTarget(frozen.matrix.arm(arm), url, 13, "vllm-effort")
+            plans[arm] = plan_cell(target, lane, reference=plans.get("inc"))
 
     inc, cand = plans["inc"].requests, plans["cand"].requests
     assert [r.messages for r in inc] == [r.messages for r in cand]

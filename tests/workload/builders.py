@@ -8,8 +8,9 @@ from typing import Any
 
 from faceoff.canonical import sha256_hex
 from workload.client import Exchange, RunContext, outcome_of, terminal_status
-from workload.outcome import Phase, RequestOutcome, RequestRole, Status
+from workload.outcome import RequestOutcome, RequestRole, Status
 from workload.plan import ChatMessage, PlannedRequest
+from workload.records import Phase
 from workload.stream import SseFramer
 
 MS = 1_000_000

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from matrix.model import Cell, WorkloadKind
+from matrix.cell import Cell, WorkloadKind
 from simulator.launch import SimServer, running
 from workload.plan import PlanOptions, RequestPlan, build_plan
 from workload.tokenizer import LaneTokenizer

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from matrix.model import Cell
+from matrix.cell import Cell
 from simulator.launch import running
 from tests.workload.conftest import http_plan
 from workload.fit import precision

@@ -12,14 +12,15 @@ import aiohttp
 import pytest
 
 from faceoff.errors import FaceoffError
-from matrix.model import WorkloadKind
+from matrix.cell import WorkloadKind
 from simulator.groundtruth import read_ground_truth
 from tests.workload.conftest import StartSim, cell, http_plan, token_chunks
 from tests.workload.oneshot_server import PROMPT_TOKENS, one_write_server, vllm_events
 from workload.client import RunContext
 from workload.journal import JournalWriter, read_journal
-from workload.outcome import Phase, RequestOutcome, RequestRole, Status
+from workload.outcome import RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
+from workload.records import Phase
 from workload.runner import CellRunner, RunReport
 from workload.tokenizer import LaneTokenizer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import aiohttp
 
-from matrix.model import WorkloadKind
+from matrix.cell import WorkloadKind
 from tests.workload.conftest import StartSim, cell, http_plan
 from workload.plan import retokenize
 from workload.tokenizer import LaneTokenizer

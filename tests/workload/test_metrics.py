@@ -17,7 +17,8 @@ from tests.workload.builders import (
     usage_chunk,
 )
 from workload import metrics
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
+from workload.records import Phase
 
 ROLE = chunk("", delta={"role": "assistant"})
 

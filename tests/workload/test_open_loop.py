@@ -8,17 +8,19 @@ from pathlib import Path
 
 import aiohttp
 
-from evidence.summary import summarize_journal
-from flows.planning import plan_warmups
-from matrix.model import Arm, Cell
+from evidence.attempt.summary import summarize_journal
+from flows.campaign.planning import PlanTarget, plan_warmups
+from matrix.arm import Arm
+from matrix.cell import Cell
 from matrix.slo import Slo
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
 from tests.workload.conftest import MODEL, StartSim, cell, http_plan
 from tests.workload.test_run_cell import client
 from workload.journal import read_journal
-from workload.outcome import Phase, RequestOutcome, Status
+from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan, build_plan, retokenize
+from workload.records import Phase
 from workload.tokenizer import LaneTokenizer
 
 RATE = 20.0
@@ -144,6 +146,6 @@ def test_arm_warmups_shaped_like_a_sweep_cell_stay_closed_loop(start_sim: StartS
          "served_model": MODEL, "warmups": 3, "simulator": {"profile": "tiny"}}
     )  # fmt: skip
     sweep = open_cell(rate=None, arrival="constant", sweep={"rates": [1.0, 2.0]})
-    plan = plan_warmups(sweep, arm, base_url=sim.url, seed=7, namespace="warmups")
+    plan = plan_warmups(sweep, PlanTarget(arm, sim.url, 7, "warmups"))
     assert plan.load is None and len(plan.requests) == 3
     assert {(r.phase, r.step, r.arrival_s) for r in plan.requests} == {(Phase.WARMUP, None, None)}

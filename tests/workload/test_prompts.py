@@ -10,11 +10,12 @@ import pytest
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
-from matrix.model import Cell, WorkloadKind
+from matrix.cell import Cell, WorkloadKind
 from workload.agentic import opening
 from workload.layout import layout
-from workload.outcome import Phase, RequestRole
+from workload.outcome import RequestRole
 from workload.prompts import PromptKey, compose, follow_up
+from workload.records import Phase
 from workload.text import prose, records, split_at_depth
 
 # What the kinds with a declared shape need besides the common fields.

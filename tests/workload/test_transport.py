@@ -12,7 +12,8 @@ from tests.workload.builders import DONE, chunk, planned
 from tests.workload.conftest import MODEL, StartSim
 from tests.workload.oneshot_server import PROMPT_TOKENS, TOKENS, one_write_server
 from workload.client import Exchange, stream_chat
-from workload.outcome import Status, Usage
+from workload.outcome import Status
+from workload.records import Usage
 from workload.runner import open_session
 from workload.stream import SseFramer
 from workload.transport import Arrivals

@@ -5,9 +5,9 @@ Renders ``comparison.json``'s ``posture``; computes nothing.
 
 from __future__ import annotations
 
-from evidence.comparison import Comparison
-from evidence.markdown import Sources, table
-from evidence.posture import COMPARED, END_FILE, POSTURE_DIR, START_FILE, HostPosture
+from collectors.posture import COMPARED, END_FILE, POSTURE_DIR, START_FILE, HostPosture
+from evidence.comparison.model import Comparison
+from evidence.views.card.markdown import Sources, table
 
 MISSING = "—"
 

@@ -8,10 +8,10 @@ them), and each cell's prefix-cache hits and lowest host-available memory.
 
 from __future__ import annotations
 
-from evidence import format as fmt
-from evidence.comparison import CellEntry, Comparison
-from evidence.markdown import Sources, table
-from evidence.probe_model import ProbeAnswer, Unit
+from evidence.comparison.model import CellEntry, Comparison
+from evidence.comparison.probe_model import ProbeAnswer, Unit
+from evidence.views.card.markdown import Sources, table
+from faceoff import format as fmt
 
 NO_ANSWERS = "No probe cell has a comparable pair, so no probe question is answered."
 

@@ -7,9 +7,9 @@ with the metric named, whatever its speed.
 
 from __future__ import annotations
 
-from evidence.comparison import Comparison
-from evidence.markdown import Sources
-from evidence.quality import QualityCheck, QualityResult
+from evidence.comparison.model import Comparison
+from evidence.comparison.quality import QualityCheck, QualityResult
+from evidence.views.card.markdown import Sources
 
 NONE = "No quality evidence was imported (`[[quality]]` in the matrix)."
 

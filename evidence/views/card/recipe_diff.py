@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from evidence.comparison import ArmEntry, Comparison
-from evidence.markdown import table
+from evidence.comparison.model import ArmEntry, Comparison
+from evidence.views.card.markdown import table
 
 ABSENT = "—"
 

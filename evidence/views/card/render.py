@@ -12,13 +12,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evidence import card_posture, card_probes, card_quality
-from evidence import card_tables as tables
-from evidence.card_carried import carried_lead, carried_section
-from evidence.card_recipe_diff import recipe_diffs
-from evidence.comparison import CellEntry, Comparison, PairEntry, Ratio, ReviewRef, Ruling
-from evidence.format import join_words
-from evidence.markdown import Sources, link, links, table
+from evidence.comparison.model import (
+    RATIO_LABELS,
+    CellEntry,
+    Comparison,
+    PairEntry,
+    Ratio,
+    ReviewRef,
+    Ruling,
+)
+from evidence.views.card import posture as card_posture
+from evidence.views.card import probes as card_probes
+from evidence.views.card import quality as card_quality
+from evidence.views.card import tables
+from evidence.views.card.carried import carried_lead, carried_section
+from evidence.views.card.markdown import Sources, link, links, table
+from evidence.views.card.recipe_diff import recipe_diffs
+from faceoff.format import join_words
 
 DECISIONS = {
     "promote": "promote the candidate",
@@ -170,7 +180,7 @@ def _verdict_line(cell: CellEntry, pair: PairEntry) -> str:
         for verdict in ("better", "worse")
         if (found := [r for r in ratios if r.verdict == verdict])
     ]
-    same = [tables.RATIO_LABELS[r.metric] for r in ratios if r.verdict == "no difference"]
+    same = [RATIO_LABELS[r.metric] for r in ratios if r.verdict == "no difference"]
     if same:
         said.append(f"no difference on {join_words(same, 'and')}")
     return f"{head}: **{pair.verdict}** — {'; '.join(said) or 'no ratio'}."
@@ -178,7 +188,7 @@ def _verdict_line(cell: CellEntry, pair: PairEntry) -> str:
 
 def _ratio_words(r: Ratio) -> str:
     return (
-        f"{tables.RATIO_LABELS[r.metric]} ({r.ratio:.2f}× the incumbent's p50, "
+        f"{RATIO_LABELS[r.metric]} ({r.ratio:.2f}× the incumbent's p50, "
         f"{r.confidence:.0%} interval {r.low:.2f}–{r.high:.2f}, n={r.n_incumbent}/{r.n_candidate})"
     )
 
@@ -187,7 +197,7 @@ def _replicated(c: Comparison) -> str:
     """Replicated cells: the interval that sees the variance between windows."""
     lines = []
     for r in c.replicated:
-        label = tables.RATIO_LABELS[r.metric]
+        label = RATIO_LABELS[r.metric]
         each = ", ".join(f"{x:.2f}" for x in r.ratios)
         if r.low is None or r.high is None or r.ratio is None:
             lines.append(f"- {r.cell}, {r.candidate}, {label} p50: no interval ({r.reason}).")

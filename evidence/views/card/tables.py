@@ -4,23 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evidence import format as fmt
-from evidence.cells import SOURCE_FILES
-from evidence.comparison import ArmCell, ArmEntry, CellEntry, Comparison
-from evidence.layout import CELLS_DIR
-from evidence.markdown import Sources, table
+from evidence.comparison.cells import SOURCE_FILES
+from evidence.comparison.model import RATIO_LABELS, ArmCell, ArmEntry, CellEntry, Comparison
+from evidence.folder.layout import CELLS_DIR
+from evidence.views.card.markdown import Sources, table
+from faceoff import format as fmt
 from guards.reasons import Disposition
 from lanes.records import BOOT_LOG_FILE
 
 Cell = Callable[[ArmCell], str]
-RATIO_LABELS = {
-    "effective_prefill_tps": "effective prefill",
-    "ttfo_s": "TTFO",
-    "ttft_s": "TTFT",
-    "decode_tps": "decode",
-    "e2e_s": "E2E",
-    "tpot_s": "TPOT",
-}
 
 
 def _p(a: ArmCell, metric: str, stat: str = "p50") -> float | None:

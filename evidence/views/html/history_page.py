@@ -19,11 +19,11 @@ from pathlib import Path
 
 import jinja2
 
-from evidence.card_tables import RATIO_LABELS
-from evidence.history import HistoryReport, NightRow, Series
-from evidence.layout import COMPARISON_FILE, REPORT_FILE
-from evidence.report import TEMPLATES, Badge
-from evidence.trend_plots import trend_plot
+from evidence.comparison.model import RATIO_LABELS
+from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE
+from evidence.history.build import HistoryReport, NightRow, Series
+from evidence.views.html.report import TEMPLATES, Badge
+from evidence.views.html.trend_plots import trend_plot
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

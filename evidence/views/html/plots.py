@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from collectors.samples import EngineSample, GpuSample, HostSample
-from evidence.comparison import Comparison, Ratio, RatioVerdict
-from evidence.load import LoadSummary
+from evidence.attempt.open_loop import LoadSummary
+from evidence.comparison.model import Comparison, Ratio, RatioVerdict
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

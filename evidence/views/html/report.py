@@ -7,7 +7,7 @@ and last the appendix (definitions and numbered sources). The text is the card's
 (``card_parts``, converted from its Markdown), so the page and RESULT.md can never
 disagree; every bundle file is a link relative to the bundle's root. The plots
 are drawn from comparison.json, the cell attempts' sample files and, for a sweep,
-its attempts' summaries; each is named by the sha256 of that data (``evidence.figures``),
+its attempts' summaries; each is named by the sha256 of that data (``evidence.views.html.figures``),
 so the audit can check the page without drawing them again.
 """
 
@@ -26,14 +26,13 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from collectors.summary import load_cell_samples
-from evidence import plots
-from evidence.card import card_parts, decision_words, standing_review
-from evidence.card_tables import RATIO_LABELS
-from evidence.comparison import Comparison
-from evidence.figures import Figures
-from evidence.format import ratio as ratio_text
-from evidence.inputs import AttemptInputs
-from evidence.load import LoadSummary
+from evidence.attempt.open_loop import LoadSummary
+from evidence.comparison.model import RATIO_LABELS, Comparison
+from evidence.comparison.read import AttemptInputs
+from evidence.views.card.render import card_parts, decision_words, standing_review
+from evidence.views.html import plots
+from evidence.views.html.figures import Figures
+from faceoff.format import ratio as ratio_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 COVERAGE = {"complete": "complete", "closed_partial": "closed partial"}

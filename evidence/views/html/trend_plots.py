@@ -13,8 +13,8 @@ from datetime import date, timedelta
 
 from matplotlib.axes import Axes
 
-from evidence.history import Series
-from evidence.plots import _figure, _svg, styled
+from evidence.history.build import Series
+from evidence.views.html.plots import _figure, _svg, styled
 
 DRIFT_COLOUR = "#cf222e"
 EPOCH = date(1970, 1, 1)  # the x axis counts days from it

@@ -1,5 +1,5 @@
 """Terminal views of the bundle for ``faceoff review`` and ``tickets`` (``faceoff audit``'s
-checklist: ``evidence.audit_checklist``).
+checklist: ``evidence.audit.checklist``).
 
 They build rich renderables from data computed elsewhere; only the CLI prints them.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.markdown import Markdown
 from rich.table import Table
 
-from evidence.layout import RESULT_FILE
+from evidence.folder.layout import RESULT_FILE
 from tickets.model import Ticket
 from tickets.store import ticket_file
 

@@ -1,5 +1,5 @@
 """The paired table ``faceoff run --diagnose`` prints: a row per arm, times against the
-incumbent's. A renderer of ``Diagnostic`` records (``evidence/diagnostics.py``): it
+incumbent's. A renderer of ``Diagnostic`` records (``evidence/attempt/diagnostics.py``): it
 computes nothing but each candidate time's ratio to the incumbent's.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.diagnostics import DIAGNOSTICS_DIR, NOT_RUN, Diagnostic
+from evidence.attempt.diagnostics import DIAGNOSTICS_DIR, NOT_RUN, Diagnostic
 
 HEADERS = ("arm", "run", "status", "in tok", "out tok", "TTFT ms", "E2E ms", "TPOT ms", "chunks",
            "max gap ms", "prefix hits", "effort")  # fmt: skip

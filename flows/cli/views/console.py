@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.table import Table
 
-from flows.durations import clock
-from flows.plain_table import PlainTable
-from ledger.campaigns import RUNNING
-from ledger.tables import CampaignRow
+from flows.cli.views.durations import clock
+from flows.cli.views.plain_table import PlainTable
+from guards.reasons import disposition_label
 
-if TYPE_CHECKING:  # flows.status imports status_label from here
-    from flows.status import CampaignStatus
+if TYPE_CHECKING:  # loaded only by the commands that show them
+    from flows.cli.status_report import CampaignFacts
     from matrix.freeze import FrozenMatrix
 
 
@@ -50,16 +49,7 @@ def _short_image(image: str | None) -> str:
     return f"{repo}@{digest[:19]}…"
 
 
-INTERRUPTED = "interrupted"  # shown, never stored: the ledger still says running
-
-
-def status_label(row: CampaignRow, running: Collection[str]) -> str:
-    """The campaign's status; ``interrupted`` when the ledger says running but no live run
-    holds it (``running``: the names of campaigns whose run lock is held)."""
-    return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
-
-
-def campaigns_table(campaigns: Sequence[CampaignStatus], *, title: str) -> PlainTable:
+def campaigns_table(campaigns: Sequence[CampaignFacts], *, title: str) -> PlainTable:
     columns = ("name", "host", "matrix", "status", "started", "duration", "accepted", "failed",
                "blocked", "pending", "decision")  # fmt: skip
     table = PlainTable(title, columns)  # a year of nights from every host: rich's table is slow
@@ -77,7 +67,7 @@ def campaigns_table(campaigns: Sequence[CampaignStatus], *, title: str) -> Plain
     return table
 
 
-def campaign_lines(c: CampaignStatus) -> list[str]:
+def campaign_lines(c: CampaignFacts) -> list[str]:
     """One campaign's times, decision, restoration and incumbent, above its attempts."""
     ended = f"{c.ended_at:%Y-%m-%dT%H:%M:%SZ}" if c.ended_at else "not closed"
     lines = [
@@ -102,8 +92,8 @@ def campaign_lines(c: CampaignStatus) -> list[str]:
     return lines
 
 
-class Attempt(Protocol):
-    """A cell run's attempt, as the ledger row or ``flows.status.CellRun`` gives it."""
+class AttemptView(Protocol):
+    """A cell run's attempt, as the ledger row or ``flows.cli.status_report.CellRun`` gives it."""
 
     @property
     def cell_id(self) -> str: ...
@@ -119,12 +109,7 @@ class Attempt(Protocol):
     def interrupted(self) -> bool: ...
 
 
-def disposition_label(run: Attempt) -> str:
-    """The attempt's disposition as every view shows it: a killed attempt says so."""
-    return run.disposition + (" (interrupted)" if run.interrupted else "")
-
-
-def dispositions_table(title: str, runs: Sequence[Attempt]) -> Table:
+def dispositions_table(title: str, runs: Sequence[AttemptView]) -> Table:
     table = Table(title=title)
     for column in ("cell", "arm", "attempt", "disposition", "reason"):
         table.add_column(column)
@@ -133,7 +118,7 @@ def dispositions_table(title: str, runs: Sequence[Attempt]) -> Table:
             run.cell_id,
             run.arm,
             str(run.attempt),
-            disposition_label(run),
+            disposition_label(run.disposition, run.interrupted),
             run.reason or "",
         )
     return table

@@ -1,5 +1,5 @@
-"""Durations as a person reads them (pure): apart from ``flows.eta`` so that the views that
-show them (``faceoff status``) load no matrix model."""
+"""Durations as a person reads them (pure): apart from ``flows.cli.views.eta`` so that the
+views that show them (``faceoff status``) load no matrix model."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ arm's disposition and each candidate's verdict, how restoration went, and where
 ``RESULT.md`` and ``report.html`` are. Everything else is in the bundle. Built from the
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
 
-A candidate's verdict is its pair's (``evidence.cells.pair_verdict``: better, worse,
+A candidate's verdict is its pair's (``evidence.comparison.cells.pair_verdict``: better, worse,
 mixed or no difference) with the count of its ratios' own verdicts (better or worse where
 the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio beside.
 """
@@ -18,10 +18,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from evidence.card import decision_words, standing_review
-from evidence.comparison import CellEntry, Comparison
-from evidence.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
-from flows.closing import CampaignResult
+from evidence.comparison.model import CellEntry, Comparison
+from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
+from evidence.views.card.render import decision_words, standing_review
+from flows.campaign.closing import CampaignResult
 
 MAX_LINES = 25
 HEADLINE = "ttft_s"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from flows.durations import clock
+from flows.cli.views.durations import clock
 from lanes.deadlines import smokes_s
 from matrix.model import Matrix
 from matrix.plan import CellRunKey, plan

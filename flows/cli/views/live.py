@@ -3,10 +3,10 @@
 It watches what the flow writes instead of being told, so it needs no hook in the flow:
 the running attempt row says which arm and cell; ``requests.json`` and ``journal.jsonl``
 say how many requests are done and their TTFT so far; the collectors' sample files say
-whether telemetry is healthy (``flows.progress`` follows those files as they grow); the
+whether telemetry is healthy (``flows.cli.views.progress`` follows those files as they grow); the
 lane folders and the restoration row say which phase the campaign is in
-(``flows.phase``); the frozen matrix's plan and deadlines give n/N and the ETA
-(``flows.eta``). The median shown is for watching only; the bundle's statistics come
+(``flows.cli.views.phase``); the frozen matrix's plan and deadlines give n/N and the ETA
+(``flows.cli.views.eta``). The median shown is for watching only; the bundle's statistics come
 from ``evidence``.
 
 The view starts before Prefect does, so the first seconds say so instead of nothing.
@@ -29,24 +29,23 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from faceoff.errors import FaceoffError
-from flows.console import disposition_label
-from flows.durations import clock
-from flows.eta import Eta, eta
-from flows.phase import Phase, boot_line, lane_up, restoration_phase
-from flows.progress import AttemptProgress, Health
-from guards.reasons import Disposition
+from flows.cli.views.durations import clock
+from flows.cli.views.eta import Eta, eta
+from flows.cli.views.phase import RunPhase, boot_line, lane_up, restoration_phase
+from flows.cli.views.progress import AttemptProgress, Health
+from guards.reasons import Disposition, disposition_label
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope, utc
 from ledger.restoration import find_restoration
 from ledger.tables import CellRunRow
 from matrix.freeze import FrozenMatrix
 from matrix.plan import CellRunKey, plan
-from workload.outcome import Phase as RequestPhase
+from workload.records import Phase as RequestPhase
 
 REFRESH_S = 0.5
 RECENT = 4
-WARMUP_DIR = "warmup"  # flows.arm.WARMUP_DIR; not imported: that module loads Prefect
-STARTING = Phase("starting", "Prefect and the campaign's ledger rows")
+WARMUP_DIR = "warmup"  # flows.campaign.arm.WARMUP_DIR; not imported: that module loads Prefect
+STARTING = RunPhase("starting", "Prefect and the campaign's ledger rows")
 
 Clock = Callable[[], datetime]
 
@@ -66,7 +65,7 @@ class Running:
         return self.done / self.total if self.total else 0.0
 
     @property
-    def phase(self) -> Phase:
+    def phase(self) -> RunPhase:
         total = "?" if self.total is None else str(self.total)
         p50 = "" if self.ttft_p50_s is None else f", TTFT p50 {self.ttft_p50_s * 1000:.1f} ms"
         telemetry = ", ".join(f"{h.source} {h.ok}/{h.samples} ok" for h in self.health)
@@ -74,7 +73,7 @@ class Running:
             f"{self.cell_id} on {self.arm}, attempt {self.attempt}: requests {self.done}/{total}"
             f"{p50}; telemetry {telemetry or 'starting'}"
         )
-        return Phase("cell", detail)
+        return RunPhase("cell", detail)
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,7 @@ class Snapshot:
     planned: int  # cell runs of the plan
     finished: int  # of them, those with a final disposition
     counts: dict[str, int]
-    phase: Phase
+    phase: RunPhase
     elapsed_s: float
     eta: Eta
     running: Running | None = None
@@ -151,7 +150,9 @@ class Watch:
             recent=recent_of(runs),
         )
 
-    def _phase(self, campaign_dir: Path | None, running: Running | None, restoration: Any) -> Phase:
+    def _phase(
+        self, campaign_dir: Path | None, running: Running | None, restoration: Any
+    ) -> RunPhase:
         if campaign_dir is None:
             return STARTING
         if running is not None:
@@ -159,16 +160,18 @@ class Watch:
         later = restoration_phase(campaign_dir, restoration, self.since)
         return later if later is not None else self._lane_phase(campaign_dir)
 
-    def _lane_phase(self, campaign_dir: Path) -> Phase:
+    def _lane_phase(self, campaign_dir: Path) -> RunPhase:
         lane = lane_up(campaign_dir)
         if lane is None:
             return STARTING
         if not lane.identified:
-            return Phase("lane boot", f"{lane.arm} ({lane.run_dir.name}) {boot_line(lane.run_dir)}")
+            return RunPhase(
+                "lane boot", f"{lane.arm} ({lane.run_dir.name}) {boot_line(lane.run_dir)}"
+            )
         warmups = self._follow(lane.run_dir / WARMUP_DIR, RequestPhase.WARMUP)
         if warmups.total is not None and warmups.done < warmups.total:
-            return Phase("warmups", f"{lane.arm}: {warmups.done}/{warmups.total} served")
-        return Phase("cell", f"the next cell on {lane.arm}")
+            return RunPhase("warmups", f"{lane.arm}: {warmups.done}/{warmups.total} served")
+        return RunPhase("cell", f"the next cell on {lane.arm}")
 
     def _running(self, runs: list[CellRunRow], campaign_dir: Path | None) -> Running | None:
         current = next((r for r in reversed(runs) if _in_progress(r)), None)
@@ -194,7 +197,9 @@ class Watch:
 def recent_of(runs: list[CellRunRow]) -> list[Finished]:
     ended = [r for r in runs if r.ended_at is not None]
     return [
-        Finished(r.cell_id, r.arm, r.attempt, disposition_label(r), _reason(r))
+        Finished(
+            r.cell_id, r.arm, r.attempt, disposition_label(r.disposition, r.interrupted), _reason(r)
+        )
         for r in sorted(ended, key=attrgetter("ended_at"))[-RECENT:]
     ]
 

@@ -2,7 +2,7 @@
 
 The live view asks this twice a second. The phases, in the order they are looked for:
 
-- ``cell``: an attempt row is open in the ledger (``flows.live`` follows its requests);
+- ``cell``: an attempt row is open in the ledger (``flows.cli.views.live`` follows its requests);
 - ``restoration``: the ledger's restoration row says ``restoring`` (the restore lane's
   boot log says how far it got);
 - ``sealing``: the incumbent came back during this run and the bundle is being written;
@@ -30,7 +30,7 @@ UP = ("created", "running")  # lane.json states of a lane that is up
 
 
 @dataclass(frozen=True)
-class Phase:
+class RunPhase:
     name: str  # starting | lane boot | warmups | cell | restoration | sealing
     detail: str = ""
 
@@ -50,7 +50,7 @@ class LaneUp:
 
 def restoration_phase(
     campaign_dir: Path, restoration: RestorationRow | None, since: datetime
-) -> Phase | None:
+) -> RunPhase | None:
     """``restoration`` while the ledger says restoring; ``sealing`` once it ended during
     this run (``since``: when the view started)."""
     if restoration is None:
@@ -59,10 +59,10 @@ def restoration_phase(
         run = newest_run(campaign_dir / LANES_DIR / restoration.incumbent_arm, "restore-")
         boot = boot_line(run) if run is not None else ""
         where = f"{restoration.incumbent_arm} ({run.name})" if run else restoration.incumbent_arm
-        return Phase("restoration", f"{where} {boot}".strip())
+        return RunPhase("restoration", f"{where} {boot}".strip())
     ended = restoration.completed_at
     if restoration.state == RESTORED and ended is not None and utc(ended) >= since:
-        return Phase("sealing", "writing the evidence bundle and its sums")
+        return RunPhase("sealing", "writing the evidence bundle and its sums")
     return None
 
 

@@ -19,9 +19,9 @@ from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
 from workload.metrics import ttft
-from workload.outcome import Phase, RequestOutcome
+from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 SOURCES = ("engine", "gpu", "host")
 

@@ -1,0 +1,40 @@
+"""``faceoff restore`` and ``faceoff teardown``: the incumbent brought back, a campaign's
+lanes stopped."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from flows.campaign.restore import restore_incumbent, restore_pending, restore_tools
+from flows.cli.ledger_open import existing_ledger, required_ledger
+from lanes.context import LANES_DIR
+from lanes.leftovers import teardown as stop_campaign_lanes
+
+
+def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
+    engine = existing_ledger(db, workdir)
+    tools = restore_tools(os.environ)
+    if campaign is None:
+        outcomes = restore_pending(engine, tools) if engine is not None else []
+    else:
+        outcomes = [restore_incumbent(required_ledger(engine, db, workdir), campaign, tools)]
+    if not outcomes:
+        typer.echo("no campaign needs restoration; nothing changed")
+    for outcome in outcomes:
+        typer.echo(outcome.message)
+        for line in outcome.details:
+            typer.echo(f"  {line}")
+    if not all(o.ok for o in outcomes):
+        raise SystemExit(1)
+
+
+def teardown(campaign: str | None, workdir: Path) -> None:
+    found = sorted(p.parent for p in workdir.glob(f"*/{LANES_DIR}"))
+    folders = [workdir / campaign] if campaign else found
+    tools = restore_tools(os.environ)
+    for folder in folders:
+        for gone in stop_campaign_lanes(folder, folder.name, tools.now, tools.docker):
+            typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
