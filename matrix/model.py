@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
 from matrix.arm import Arm, Role
@@ -20,6 +20,7 @@ from matrix.quality import QualityImport, check_quality
 from matrix.rule import Rule
 from matrix.slo import Slo
 from matrix.thresholds import Thresholds
+from matrix.window import Window
 
 
 class StopPolicy(StrEnum):
@@ -56,10 +57,28 @@ class CampaignSpec(Spec):
         description="A closed campaign of the same ledger whose accepted cells this one reuses "
         "where their frozen content is unchanged (matrix/cell_content.py); the rest run.",
     )
+    window: str | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The night's window, 'HH:MM-HH:MM' in the schedule's timezone (the host's "
+        "for `faceoff run`): the campaign must be over, incumbent restored, when it closes.",
+    )
+    deadline: AwareDatetime | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="An absolute end, with its UTC offset; with a window, the earlier counts.",
+    )
 
     @property
     def namespace(self) -> str:
         return self.prompt_namespace or self.name
+
+    @field_validator("window")
+    @classmethod
+    def _a_window(cls, window: str | None) -> str | None:
+        if window is not None:
+            Window.parse(window)
+        return window
 
     @model_validator(mode="after")
     def _not_its_own_successor(self) -> CampaignSpec:
