@@ -5,7 +5,6 @@ mounts), where it listens, and how it is probed.
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import re
 from enum import StrEnum
 from typing import Annotated, Literal
@@ -15,25 +14,11 @@ from pydantic import Field, field_validator, model_validator
 from faceoff.artifact import Spec
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.fields import MAX_DEADLINE_S, MAX_WARMUPS, SLUG, omitted_at
+from matrix.secrets import secret_in, secret_name
 
 HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
 
 DIGEST_REF = re.compile(r"^(?P<repo>[^@\s]+)@sha256:(?P<hex>[0-9a-f]{64})$")
-
-SECRET_NAME = re.compile(
-    r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|CREDENTIAL)", re.I
-)
-
-
-# Words of a command-line flag that takes a secret (--api-key, --hf-token, --password=…);
-# "tokens" and "tokenizer" are other words, and a flag naming a file holds no secret.
-SECRET_WORDS = frozenset(
-    {"token", "secret", "password", "passwd", "credential", "credentials", "apikey"}
-)
-
-SECRET_PAIRS = frozenset({"api-key", "private-key"})
-
-FILE_WORDS = frozenset({"file", "path", "dir"})
 
 
 # The simulator's [faults] keys (simulator/profile.py FaultSpec; a test keeps the two equal).
@@ -56,16 +41,6 @@ SIMULATOR_FAULTS = frozenset(
         "seed",
     }
 )
-
-
-def secret_flag(arg: str) -> bool:
-    """Whether a command-line argument is a flag that takes a secret."""
-    if not arg.startswith("-"):
-        return False
-    words = arg.lstrip("-").split("=", 1)[0].lower().replace("_", "-").split("-")
-    pairs = {f"{a}-{b}" for a, b in itertools.pairwise(words)}
-    named = bool(SECRET_WORDS & set(words) or SECRET_PAIRS & pairs)
-    return named and words[-1] not in FILE_WORDS
 
 
 class Role(StrEnum):
@@ -271,8 +246,8 @@ class Arm(Spec):
     @field_validator("env")
     @classmethod
     def _no_inline_secrets(cls, env: dict[str, str]) -> dict[str, str]:
-        for key in env:
-            if SECRET_NAME.search(key):
+        for key, value in env.items():
+            if secret_name(key) or secret_in([value]):
                 raise ValueError(
                     f"env knob {key!r} looks like a secret; move it to [arms.secrets] as "
                     f'{key} = "NAME_OF_OPERATOR_ENV_VAR" so its value never enters the matrix'
@@ -298,12 +273,11 @@ class Arm(Spec):
         """A flag that takes a secret would put it in the frozen matrix, the lane record
         and the bundle: it must come from the operator's environment instead."""
         for field, args in (("command", self.command or []), ("engine_args", self.engine_args)):
-            flag = next((a for a in args if secret_flag(a)), None)
-            if flag is not None:
-                name = flag.split("=", 1)[0]
+            found = secret_in(args)
+            if found is not None:
                 raise ValueError(
                     f"{field} of arm {self.name!r} passes a secret on the command line "
-                    f"({name}); it would be recorded in the bundle. Put its value in "
+                    f"({found}); it would be recorded in the bundle. Put its value in "
                     "[arms.secrets] as the lane env var the engine reads instead (vLLM: "
                     "VLLM_API_KEY, HF_TOKEN)"
                 )

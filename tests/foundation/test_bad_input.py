@@ -147,6 +147,23 @@ CASES = [
         first_arm('command = ["vllm", "serve", "m", "--hf-token=hf_planted"]'),
         ("command of arm 'old'", "(--hf-token)", "VLLM_API_KEY, HF_TOKEN"),
     ),
+    Case(
+        "secret-in-a-shell-string",
+        first_arm('command = ["sh", "-c", "vllm serve /m --api-key sk-LEAK-123"]'),
+        ("command of arm 'old'", "(--api-key)", "[arms.secrets]"),
+    ),
+    Case("secret-key-flag", first_arm('engine_args = ["--key", "abc"]'), ("(--key)",)),
+    Case(
+        "env-openai-key",
+        first_arm('env = { OPENAI_KEY = "x" }'),
+        ("'OPENAI_KEY'", "[arms.secrets]"),
+    ),
+    Case("env-authorization", first_arm('env = { AUTHORIZATION = "x" }'), ("looks like a secret",)),
+    Case(
+        "env-value-bearer",
+        first_arm('env = { EXTRA_HEADER = "Bearer abc" }'),
+        ("'EXTRA_HEADER' looks like a secret",),
+    ),
     Case("duplicate-arm-names", edit('name = "new"', 'name = "old"'), ("duplicate arm name",)),
     Case("two-incumbents", edit('role = "candidate"', 'role = "incumbent"'), ("exactly one arm",)),
     Case("duplicate-port", edit("port = 9002", "port = 9001"), ("duplicate arm port",)),
