@@ -10,18 +10,20 @@ Format history of ``ProtectedSnapshot.schema_version``:
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 from collections.abc import Iterable
 from datetime import datetime
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from faceoff.canonical import file_sha256
 
 FileState = Literal["present", "missing", "unreadable"]
 Change = Literal["unchanged", "modified", "created", "deleted", "unreadable"]
+MAX_BYTES = 64 * 1024 * 1024  # configuration files; the matrix refuses larger ones
 
 
 class FileHash(Spec):
@@ -53,12 +55,20 @@ class ProtectedCheck(Spec):
 
 def hash_file(path: str) -> FileHash:
     try:
-        digest, size = file_sha256(Path(path)), Path(path).stat().st_size
+        # O_NONBLOCK: a FIFO put where a file was must not stall restoration
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return FileHash(path=path, state="missing")
     except OSError as exc:
         return FileHash(path=path, state="unreadable", detail=exc.strerror or str(exc))
-    return FileHash(path=path, state="present", sha256=digest, size=size)
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_BYTES:
+        os.close(fd)
+        detail = "not a regular file" if not stat.S_ISREG(found.st_mode) else "too large"
+        return FileHash(path=path, state="unreadable", detail=detail)
+    with os.fdopen(fd, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    return FileHash(path=path, state="present", sha256=digest, size=found.st_size)
 
 
 def snapshot(paths: Iterable[str], taken_at: datetime) -> ProtectedSnapshot:

@@ -20,9 +20,12 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import itertools
+import json
 import math
+import os
 import re
 import socket
+import stat
 import tomllib
 import typing
 from dataclasses import dataclass
@@ -41,6 +44,9 @@ from matrix.search import search_defaults
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
 MAX_FILE_BYTES = 4 * 1024 * 1024  # matrices are a few KiB; more is the wrong file
+TOML_WORDS = (("an object", "a table"), ("a valid array", "an array"), ("a valid list", "an array"))
+MAX_PROTECTED_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 16  # tables and arrays within each other; the deepest field is five levels down
 MAX_CELLS = 1000  # after grid expansion
 MAX_REPLICATES = 20  # beyond this, the between-replicate interval no longer narrows usefully
 MAX_ERRORS_SHOWN = 5
@@ -70,7 +76,7 @@ def load_matrix(path: Path) -> Matrix:
     except ValueError as exc:
         raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
     try:
-        matrix = Matrix.model_validate(data)
+        matrix = strictly(data)
     except ValidationError as exc:
         raise MatrixError(_describe(exc, data, origins), where=str(path), fix=FIX_FIELDS) from exc
     try:
@@ -80,10 +86,24 @@ def load_matrix(path: Path) -> Matrix:
     return matrix
 
 
+def strictly(data: dict[str, Any]) -> Matrix:
+    """The matrix of ``data``, validated as JSON in pydantic's strict mode: a number is never
+    a boolean or a string (``port = true`` is not port 1, ``port = "8000"`` not 8000), an
+    integer never a fraction, while strings still name enum members and datetimes."""
+    text = json.dumps(data, default=lambda v: v.isoformat())  # TOML's dates and times
+    return Matrix.model_validate_json(text, strict=True)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     text = _decode(path, _read_bytes(path))
     try:
         return tomllib.loads(text)
+    except RecursionError as exc:  # the parser recurses once per level of nesting
+        raise MatrixError(
+            f"is nested deeper than a matrix can be (more than {MAX_DEPTH} levels)",
+            where=str(path),
+            fix=FIX_FIELDS,
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise MatrixError(
             f"malformed TOML: {exc}",
@@ -97,14 +117,17 @@ def _read_bytes(path: Path) -> bytes:
     if path.is_dir():
         raise MatrixError("is a folder, not a matrix file", where=str(path), fix=fix)
     try:
-        with path.open("rb") as handle:
-            if not path.is_file():  # a FIFO or device would block or never end
-                raise MatrixError("is not a regular file", where=str(path), fix=fix)
-            data = handle.read(MAX_FILE_BYTES + 1)
+        # O_NONBLOCK: opening a FIFO would otherwise wait for a writer that never comes
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError as exc:
         raise MatrixError("matrix file not found", where=str(path), fix="check the path") from exc
     except OSError as exc:
         raise MatrixError(f"cannot read: {exc.strerror}", where=str(path), fix=fix) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device never ends
+        os.close(fd)
+        raise MatrixError("is not a regular file", where=str(path), fix=fix)
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise MatrixError(
             f"is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB, far more than any matrix",
@@ -134,8 +157,10 @@ def _decode(path: Path, data: bytes) -> str:
         ) from exc
 
 
-def check_values(value: Any, where: str = "") -> None:
+def check_values(value: Any, where: str = "", depth: int = 0) -> None:
     """Refuse values no lane or artifact can carry, naming where they are in the file."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: nested more than {MAX_DEPTH} levels deep; no field is")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{where}: {value} is not a finite number; give a finite value")
     if isinstance(value, str):
@@ -147,11 +172,11 @@ def check_values(value: Any, where: str = "") -> None:
     elif isinstance(value, dict):
         for key, item in value.items():
             path = f"{where}.{key}" if where else str(key)
-            check_values(key, path)
-            check_values(item, path)
+            check_values(key, path, depth + 1)
+            check_values(item, path, depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            check_values(item, f"{where}[{index}]")
+            check_values(item, f"{where}[{index}]", depth + 1)
 
 
 def expand(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
@@ -273,6 +298,27 @@ def check_host(matrix: Matrix) -> None:
     _distinct_listeners(matrix.arms)
     for index, arm in enumerate(matrix.arms):
         _known_profile(arm, f"arms[{index}] (name={arm.name!r})")
+    for index, name in enumerate(matrix.protected_files):
+        _hashable(Path(name), f"protected_files[{index}]")
+
+
+def _hashable(path: Path, label: str) -> None:
+    """A protected file is hashed before and after the campaign: a device or FIFO would never
+    end, and a huge file is not an operator's configuration. An absent one is recorded so."""
+    try:
+        found = path.stat()
+    except OSError:
+        return
+    if not stat.S_ISREG(found.st_mode):
+        raise ValueError(
+            f"{label}: {str(path)!r} is not a regular file (a device, FIFO or folder has no "
+            "content to hash); list the operator's files themselves"
+        )
+    if found.st_size > MAX_PROTECTED_BYTES:
+        raise ValueError(
+            f"{label}: {str(path)!r} is {found.st_size // 2**20} MiB; protected files are "
+            f"configuration, at most {MAX_PROTECTED_BYTES // 2**20} MiB each"
+        )
 
 
 def _distinct_listeners(arms: list[Arm]) -> None:
@@ -341,8 +387,10 @@ def _message(err: Any) -> str:
             f"{err['input']!r} is not a name faceoff can use: 1 to 63 of a-z, 0-9, '.', '_', '-', "
             "starting with a letter or digit (names become folder names)"
         )
-    msg = str(err["msg"])
-    return msg.removeprefix("Value error, ")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    for json_word, toml_word in TOML_WORDS:  # strict validation speaks JSON
+        msg = msg.replace(json_word, toml_word)
+    return msg
 
 
 def _known_fields(loc: tuple[Any, ...]) -> list[str]:

@@ -8,6 +8,7 @@ function the ``faceoff`` script calls; a handful run the real CLI in a subproces
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,12 @@ def a_folder(tmp: Path) -> Path:
     return folder
 
 
+def a_fifo(tmp: Path) -> Path:
+    fifo = tmp / "matrix.toml"
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    return fifo
+
+
 def missing(tmp: Path) -> Path:
     return tmp / "nope.toml"
 
@@ -94,7 +101,7 @@ CASES = [
         "arms-of-numbers",
         MINIMAL.split("[[arms]]")[0].replace("[campaign]", "arms = [1, 2]\n[campaign]")
         + MINIMAL.split("port = 9002")[1].split('served_model = "m"', 1)[1],
-        ("arms[0]", "valid dictionary"),
+        ("arms[0]", "should be a table"),
     ),
     Case("campaign-a-string", 'campaign = "x"\n' + MINIMAL.split("\n", 4)[4], ("campaign",)),
     Case("no-cells", MINIMAL.split("[[cells]]")[0], ("cells", "at least 1")),
@@ -119,6 +126,18 @@ CASES = [
     Case("port-out-of-range", edit("port = 9001", "port = 70000"), ("(name='old').port",)),
     Case("seed-a-word", edit("seed = 7", 'seed = "seven"'), ("campaign.seed",)),
     Case("requests-fractional", edit("requests = 2", "requests = 2.5"), (".requests",)),
+    Case("requests-a-boolean", edit("requests = 2", "requests = true"), (".requests", "integer")),
+    Case("port-a-boolean", edit("port = 9001", "port = true"), ("(name='old').port", "integer")),
+    Case("port-a-string", edit("port = 9001", 'port = "9001"'), ("(name='old').port", "integer")),
+    Case("top-p-a-boolean", cell_field("sampling = { top_p = true }"), (".sampling.top_p",)),
+    Case("nested-600-deep", "a = " + "[" * 600 + "]" * 600 + "\n", ("nested deeper",)),
+    Case("nested-20-deep", MINIMAL + "x = " + "[" * 20 + "]" * 20 + "\n", ("x[0][0]", "levels")),
+    Case("a-fifo", a_fifo, ("is not a regular file",)),
+    Case(
+        "protected-device",
+        edit("[campaign]", 'protected_files = ["/dev/zero"]\n\n[campaign]'),
+        ("protected_files[0]", "'/dev/zero' is not a regular file"),
+    ),
     Case("kind-unknown", edit('kind = "natural"', 'kind = "chatty"'), (".kind", "'natural'")),
     Case(
         "stop-policy-unknown",

@@ -12,7 +12,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from lanes.context import LanePurpose, next_run_dir
-from lanes.protected import compare, snapshot
+from lanes.protected import compare, hash_file, snapshot
 from lanes.weights_manifest import build_manifest, host_path
 from tests.lanes.helpers import arm, checkpoint
 
@@ -132,3 +132,10 @@ def test_run_folders_never_reuse_a_number(tmp_path: Path) -> None:
     names = [first.name, second.name, restore.name]
     assert names == ["campaign-001", "campaign-002", "restore-001"]
     assert first.parent == tmp_path / "lanes" / "inc"
+
+
+def test_a_fifo_put_where_a_protected_file_was_is_unreadable_not_a_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "routes.yaml"
+    os.mkfifo(fifo)  # opened for reading without O_NONBLOCK, it would wait for a writer
+    found = hash_file(str(fifo))
+    assert (found.state, found.detail) == ("unreadable", "not a regular file")
