@@ -1,8 +1,9 @@
 """A bundle's seal: a DSSE envelope over an in-toto Statement of every file and its sha256.
 
 Sealing signs the statement with the operator's Ed25519 key; checking needs only a
-``Trust``. ``check_seal`` is pure: the caller reads the bundle (``read_seal_files``) and
-hashes its files; the check answers one ``SignatureCheck``:
+``Trust``. ``check_seal`` is pure; ``verify_bundle_seal`` reads and hashes the bundle (every
+entry, dot-files included, a link or special file named but never opened) and calls it;
+it answers one ``SignatureCheck``:
 
 - verified: a trusted key signed the statement and every file is as it lists;
 - invalid: the envelope does not parse or verify, its signer is not trusted, or a file
@@ -21,13 +22,14 @@ as before, without it the check says it is HMAC-signed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from faceoff.artifact import first_error
+from faceoff.canonical import file_sha256
 from faceoff.dsse import Envelope, sign_envelope, verifying_keys
 from faceoff.files import write_text_atomic
 from faceoff.keys import SigningKey
@@ -40,6 +42,8 @@ from faceoff.statement import (
 )
 from faceoff.trust import ED25519, HMAC, HMAC_SIGNER, Problem, SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
+
+NOT_REGULAR = "not a regular file"  # the digest of an entry that is never opened (a FIFO, a link)
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,8 @@ def _file_problems(sealed: Mapping[str, str], present: Mapping[str, str]) -> lis
             problems.append(Problem(name, "present but not in the signed statement"))
         elif now is None:
             problems.append(Problem(name, "in the signed statement but missing"))
+        elif now == NOT_REGULAR:
+            problems.append(Problem(name, "a link or special file now, not the signed file"))
         elif was != now:
             changed = f"sha256 is {now[:12]}…, the signed statement says {was[:12]}…"
             problems.append(Problem(name, changed))
@@ -154,23 +160,76 @@ def _why(exc: Exception) -> str:
     return first_error(exc) if isinstance(exc, ValidationError) else str(exc)
 
 
-def read_seal_files(
-    root: Path, envelope_name: str, hmac_name: str, sums_sha256: str | None
-) -> SealFiles:
+@dataclass(frozen=True)
+class SealLayout:
+    """Where a bundle keeps its sums and seal, by name relative to its root."""
+
+    envelope: str  # the DSSE envelope
+    hmac: str  # the HMAC seal of bundles signed with a shared secret
+    sums: str  # the sums file the HMAC signs
+
+
+def bundle_files(
+    root: Path, layout: SealLayout, digest_of: Callable[[Path], str] = file_sha256
+) -> dict[str, str]:
+    """Path (relative to ``root``) -> sha256 of every entry under it but the seal's own files:
+    dot-files included, and a link or special file included but never opened."""
+    root = Path(root)
+    sealed_apart = {layout.envelope, layout.hmac}
+    found = {}
+    for path in sorted(root.rglob("*")):
+        name = path.relative_to(root).as_posix()
+        if name in sealed_apart or (path.is_dir() and not path.is_symlink()):
+            continue
+        regular = path.is_file() and not path.is_symlink()
+        found[name] = digest_of(path) if regular else NOT_REGULAR
+    return found
+
+
+def read_seal_files(root: Path, layout: SealLayout, sums_sha256: str | None) -> SealFiles:
     """The seal files of the bundle at ``root``, as ``check_seal`` takes them.
 
-    ``sums_sha256``: the sums file's sha256 (the caller has it hashed already, or None)."""
+    ``sums_sha256``: the sums file's sha256, which an HMAC seal signs (None without it)."""
     return SealFiles(
-        envelope_name=envelope_name,
-        envelope=_text(Path(root) / envelope_name),
-        hmac_name=hmac_name,
-        hmac_signature=_text(Path(root) / hmac_name),
+        envelope_name=layout.envelope,
+        envelope=_text(Path(root) / layout.envelope),
+        hmac_name=layout.hmac,
+        hmac_signature=_text(Path(root) / layout.hmac),
         sums_sha256=sums_sha256,
     )
 
 
+def verify_bundle_seal(
+    root: Path,
+    layout: SealLayout,
+    trust: Trust,
+    claims: Sequence[SignerClaim] = (),
+    digest_of: Callable[[Path], str] = file_sha256,
+) -> SignatureCheck:
+    """The seal of the bundle at ``root`` checked with ``trust``: what a command that would
+    sign the bundle again, and the audit, call first."""
+    files = bundle_files(root, layout, digest_of)
+    sums = files.get(layout.sums)
+    seal = read_seal_files(root, layout, None if sums == NOT_REGULAR else sums)
+    return check_seal(seal, files, trust, claims)
+
+
+def seal_bundle(
+    root: Path, layout: SealLayout, key: SigningKey, *, campaign: str, matrix_id: str, sealed: str
+) -> Path:
+    """Sign every file of the bundle (the sums included, written first) under ``key``."""
+    files = bundle_files(root, layout)
+    envelope = seal_envelope(key, files, campaign=campaign, matrix_id=matrix_id, sealed=sealed)
+    return write_envelope(Path(root) / layout.envelope, envelope)
+
+
 def _text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    """The file's text; None when it is absent. A link or special file in its place is read
+    as an empty seal, which does not verify (and is never opened)."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    regular = path.is_file() and not path.is_symlink()
+    return path.read_text(encoding="utf-8", errors="replace") if regular else ""
 
 
 def write_envelope(path: Path, envelope: Envelope) -> Path:

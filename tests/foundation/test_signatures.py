@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,17 +14,19 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.keys import SigningKey, init_key_pair, read_signing_key
 from faceoff.record_signature import check_record, sign_record
-from faceoff.seal import (
-    SignerClaim,
-    check_seal,
-    read_seal_files,
-    seal_envelope,
-    write_envelope,
-)
+from faceoff.seal import SealLayout, SignerClaim, seal_bundle, verify_bundle_seal
 from faceoff.signing import sign
-from faceoff.trust import HMAC_SIGNER, SignatureState, Trust, read_trust, refuse_unless_verified
+from faceoff.trust import (
+    HMAC_SIGNER,
+    SignatureCheck,
+    SignatureState,
+    Trust,
+    read_trust,
+    refuse_unless_verified,
+)
 
-ENVELOPE, HMAC_FILE, SUMS = "SEAL.intoto.json", "SHA256SUMS.hmac", "SHA256SUMS"
+ENVELOPE, HMAC_FILE, SUMS = "seal.intoto.json", "SHA256SUMS.hmac", "SHA256SUMS"
+LAYOUT = SealLayout(envelope=ENVELOPE, hmac=HMAC_FILE, sums=SUMS)
 SECRET = b"operator-shared-secret"
 
 
@@ -47,26 +50,12 @@ def bundle(tmp_path: Path) -> Path:
     return root
 
 
-def files_of(root: Path) -> dict[str, str]:
-    """Every file but the seal, as the bundle's edge hashes them."""
-    return {
-        p.relative_to(root).as_posix(): file_sha256(p)
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name not in (ENVELOPE, HMAC_FILE)
-    }
-
-
 def seal(root: Path, key: SigningKey) -> None:
-    envelope = seal_envelope(key, files_of(root), campaign="c", matrix_id="m1", sealed="bundle")
-    write_envelope(root / ENVELOPE, envelope)
+    seal_bundle(root, LAYOUT, key, campaign="c", matrix_id="m1", sealed="bundle at close")
 
 
-def check(root: Path, trust: Trust, claims: tuple[SignerClaim, ...] = ()) -> object:
-    sums = root / SUMS
-    found = read_seal_files(
-        root, ENVELOPE, HMAC_FILE, file_sha256(sums) if sums.is_file() else None
-    )
-    return check_seal(found, files_of(root), trust, claims)
+def check(root: Path, trust: Trust, claims: tuple[SignerClaim, ...] = ()) -> SignatureCheck:
+    return verify_bundle_seal(root, LAYOUT, trust, claims)
 
 
 def test_a_sealed_bundle_verifies_with_the_public_key_alone(
@@ -88,6 +77,8 @@ TAMPERING = {  # what is done to the sealed bundle -> the file named, and what i
     "delete": ("receipt.json", "in the signed statement but missing"),
     "add": ("APPROVAL.txt", "present but not in the signed statement"),
     "add a dot-file": ("cells/a/inc/attempt-1/.hidden", "present but not in the signed statement"),
+    "add a FIFO": ("cells/a/inc/attempt-1/pipe", "present but not in the signed statement"),
+    "replace by a link": ("receipt.json", "a link or special file now"),
 }
 
 
@@ -95,6 +86,11 @@ def tamper(root: Path, how: str) -> None:
     target = root / TAMPERING[how][0]
     if how == "delete":
         target.unlink()
+    elif how == "add a FIFO":
+        os.mkfifo(target)  # opening it would hang the check: it must never be read
+    elif how == "replace by a link":
+        target.unlink()
+        target.symlink_to(root / "MANIFEST.json")
     else:
         target.write_text('{"campaign": "x"}\n')
 
