@@ -125,6 +125,12 @@ def signing_key_file(environ: Mapping[str, str], flag: Path | None = None) -> Pa
     return Path(value) if value else None
 
 
+def operator_signing_key(environ: Mapping[str, str], flag: Path | None = None) -> SigningKey | None:
+    """The operator's key from the file a flag or the environment names; None without one."""
+    path = signing_key_file(environ, flag)
+    return None if path is None else read_signing_key(path)
+
+
 def read_signing_key(path: Path) -> SigningKey:
     """The private key in ``path``: a regular file only its owner may read, Ed25519 PEM."""
     path = Path(path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from faceoff.dsse import EnvelopeSignature, keys_verifying, sign_payload
 from faceoff.keys import SigningKey
+from faceoff.seal import SignerClaim
 from faceoff.signing import signature_problem
 from faceoff.trust import ED25519, HMAC, HMAC_SIGNER, Problem, SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
@@ -46,6 +47,14 @@ def check_record(
         )
         return SignatureCheck(State.INVALID, ED25519, signature.keyid, (problem,))
     return SignatureCheck(State.VERIFIED, ED25519, keys[0].fingerprint)
+
+
+def claim_of(source: str, signature: RecordSignature | str | None) -> SignerClaim | None:
+    """What a signed record says of the bundle it is in: that it was signed, and by whom
+    (``check_seal`` calls a bundle without a seal but with such a record stripped)."""
+    if signature is None:
+        return None
+    return SignerClaim(source, HMAC_SIGNER if isinstance(signature, str) else signature.keyid)
 
 
 def _check_hmac(digest: str, signature: str, key: bytes | None, where: str) -> SignatureCheck:

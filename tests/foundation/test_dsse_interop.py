@@ -8,13 +8,15 @@ import copy
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from securesystemslib.dsse import Envelope as SslibEnvelope
 from securesystemslib.exceptions import VerificationError
-from securesystemslib.signer import SSlibKey
+from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]
 
 from faceoff.dsse import pae
 from faceoff.keys import KeyPairFiles, init_key_pair, read_signing_key
@@ -30,10 +32,17 @@ def pair(tmp_path: Path) -> KeyPairFiles:
 
 
 @pytest.fixture
-def envelope(pair: KeyPairFiles) -> dict[str, object]:
+def envelope(pair: KeyPairFiles) -> dict[str, Any]:
     key = read_signing_key(pair.private)
     sealed = seal_envelope(key, FILES, campaign="c", matrix_id="m1", sealed="bundle at close")
     return dict(json.loads(sealed.to_json()))
+
+
+def public_key(pair: KeyPairFiles) -> Ed25519PublicKey:
+    """The .pub file read by pyca/cryptography alone."""
+    key = load_pem_public_key(pair.public.read_bytes())
+    assert isinstance(key, Ed25519PublicKey)
+    return key
 
 
 def spec_pae(payload_type: str, payload: bytes) -> bytes:
@@ -55,10 +64,10 @@ def test_pae_is_the_spec_s_encoding() -> None:
 
 
 def test_the_envelope_is_an_in_toto_statement_of_every_file(
-    envelope: dict[str, object], pair: KeyPairFiles
+    envelope: dict[str, Any], pair: KeyPairFiles
 ) -> None:
     assert envelope["payloadType"] == "application/vnd.in-toto+json"
-    statement = json.loads(base64.b64decode(str(envelope["payload"])))
+    statement = json.loads(base64.b64decode(envelope["payload"]))
     assert statement["_type"] == "https://in-toto.io/Statement/v1"
     assert statement["subject"] == [
         {"name": name, "digest": {"sha256": digest}} for name, digest in sorted(FILES.items())
@@ -71,33 +80,31 @@ def test_the_envelope_is_an_in_toto_statement_of_every_file(
         "sealed": "bundle at close",
         "signer": pair.fingerprint,
     }
-    [signature] = envelope["signatures"]  # type: ignore[misc]
+    [signature] = envelope["signatures"]
     assert signature["keyid"] == pair.fingerprint
 
 
 def test_pyca_cryptography_verifies_the_recomputed_pae(
-    envelope: dict[str, object], pair: KeyPairFiles
+    envelope: dict[str, Any], pair: KeyPairFiles
 ) -> None:
-    public = load_pem_public_key(pair.public.read_bytes())
-    payload = base64.b64decode(str(envelope["payload"]))
-    [signature] = envelope["signatures"]  # type: ignore[misc]
+    public = public_key(pair)
+    payload = base64.b64decode(envelope["payload"])
+    [signature] = envelope["signatures"]
     sig = base64.b64decode(signature["sig"])
 
-    public.verify(sig, spec_pae(str(envelope["payloadType"]), payload))  # type: ignore[call-arg]
+    public.verify(sig, spec_pae(envelope["payloadType"], payload))
     with pytest.raises(InvalidSignature):
-        public.verify(sig, spec_pae(str(envelope["payloadType"]), payload + b" "))  # type: ignore[call-arg]
+        public.verify(sig, spec_pae(envelope["payloadType"], payload + b" "))
 
 
 def test_securesystemslib_verifies_the_envelope(
-    envelope: dict[str, object], pair: KeyPairFiles
+    envelope: dict[str, Any], pair: KeyPairFiles
 ) -> None:
-    key = SSlibKey.from_crypto(
-        load_pem_public_key(pair.public.read_bytes()), keyid=pair.fingerprint
-    )  # type: ignore[arg-type]
+    key = SSlibKey.from_crypto(public_key(pair), keyid=pair.fingerprint)
 
     accepted = SslibEnvelope.from_dict(copy.deepcopy(envelope)).verify([key], 1)
     assert list(accepted) == [pair.fingerprint]
-    statement = json.loads(base64.b64decode(str(envelope["payload"])))
+    statement = json.loads(base64.b64decode(envelope["payload"]))
     statement["subject"][0]["digest"]["sha256"] = "c" * 64
     forged = dict(
         copy.deepcopy(envelope), payload=base64.b64encode(json.dumps(statement).encode()).decode()

@@ -15,6 +15,7 @@ from faceoff.errors import FaceoffError
 from faceoff.keys import (
     SIGNING_KEY_FILE_ENV,
     init_key_pair,
+    operator_signing_key,
     read_public_keys,
     read_signing_key,
     signing_key_file,
@@ -78,11 +79,15 @@ def test_a_key_of_another_kind_is_named(tmp_path: Path) -> None:
         read_signing_key(path)
 
 
-def test_the_key_file_comes_from_the_flag_then_the_environment() -> None:
+def test_the_key_file_comes_from_the_flag_then_the_environment(tmp_path: Path) -> None:
     environ = {SIGNING_KEY_FILE_ENV: "/etc/faceoff/op.key"}
     assert signing_key_file(environ, Path("/k")) == Path("/k")
     assert signing_key_file(environ) == Path("/etc/faceoff/op.key")
     assert signing_key_file({SIGNING_KEY_FILE_ENV: ""}) is None
+    assert operator_signing_key({}) is None
+    pair = init_key_pair(tmp_path)
+    key = operator_signing_key({SIGNING_KEY_FILE_ENV: str(pair.private)})
+    assert key is not None and key.fingerprint == pair.fingerprint
 
 
 def test_a_trust_file_lists_fingerprints_and_keys_and_a_wrong_fingerprint_is_refused(

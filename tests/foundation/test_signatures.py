@@ -13,7 +13,7 @@ import pytest
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.keys import SigningKey, init_key_pair, read_signing_key
-from faceoff.record_signature import check_record, sign_record
+from faceoff.record_signature import check_record, claim_of, sign_record
 from faceoff.seal import SealLayout, SignerClaim, seal_bundle, verify_bundle_seal
 from faceoff.signing import sign
 from faceoff.trust import (
@@ -179,8 +179,10 @@ def test_a_seal_that_is_gone_is_stripped_when_the_bundle_records_a_signer(
         f"stripped: {ENVELOPE}: missing, although receipt.json: signature records a "
         f"signature by {key.fingerprint}"
     )
-    hmac_claim = (SignerClaim("reviews.jsonl: line 1.signature", HMAC_SIGNER),)
-    assert check(bundle, trust, hmac_claim).problems[0].file == HMAC_FILE
+    hmac_claim = claim_of("reviews.jsonl: line 1.signature", sign(SECRET, "ab" * 32))
+    assert hmac_claim == SignerClaim("reviews.jsonl: line 1.signature", HMAC_SIGNER)
+    assert check(bundle, trust, (hmac_claim,)).problems[0].file == HMAC_FILE
+    assert claim_of("receipt.json: signature", None) is None
 
 
 def test_an_hmac_sealed_bundle_stays_readable_and_says_it_needs_the_secret(bundle: Path) -> None:
@@ -201,7 +203,7 @@ def test_a_record_signature_verifies_with_the_public_key_and_an_hmac_one_with_th
     key, trust = operator
     digest = "ab" * 32
     signature = sign_record(key, digest)
-    assert signature.keyid == key.fingerprint
+    assert claim_of("receipt.json", signature) == SignerClaim("receipt.json", key.fingerprint)
 
     assert check_record(digest, signature, trust, "receipt.json").verified
     edited = check_record("cd" * 32, signature, trust, "receipt.json")
