@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean vllm-docker-test
+.PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,12 +26,6 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-
-# The real engine as a Docker lane: builds the 3.6 GB vLLM CPU image (about ten minutes),
-# pushes it to the local registry and runs the Docker real-engine test against it by digest.
-vllm-docker-test: $(STAMP)
-	FACEOFF_VLLM_IMAGE=$$(bash deploy/images/vllm/build.sh) && export FACEOFF_VLLM_IMAGE && \
-	$(BIN)/python -m pytest -m vllm_image tests/vllm/test_vllm_docker.py $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(NAME) $(ARGS)

@@ -1,37 +1,85 @@
 #!/usr/bin/env bash
-# Build the vLLM CPU lane image offline and print its pinned reference (repo@sha256:…).
-#   a debootstrap base (python3, libnuma1) + the site-packages of deploy/vllm/install.sh's venv
-#   -> docker build -> docker push to the local registry.
-# ~3.4 GB of packages: about ten minutes and 7 GB of disk here, which is why CI does not
-# build it on every run (see docs/testing.md).
+# Build the vLLM CPU lane image once per host, push it to the local registry and print its
+# pinned reference (repo@sha256:…).
+#
+# The image is one layer: a debootstrap rootfs (python3, libnuma1: vLLM's CPU kernels link
+# it; Debian's python3 is 3.11 like the venv's, so its cp311 wheels load unchanged) and the
+# site-packages of deploy/vllm/install.sh's venv, streamed by tar straight into
+# `docker import`: no copy of the venv, no build context, no second layer. No entrypoint: an
+# arm's command names the engine (`python3 /opt/vllm/vllm_cli.py serve …`), so it can also
+# wrap it (the tests confine it to one core with taskset, as they do the process lanes).
+#
+# Reused by digest, as install.sh reuses its venv: a stamp keyed on the sha256 of the inputs
+# (this script, the lock, install.sh, the CLI shim) holds the pushed reference; while the
+# registry still serves that manifest nothing is built or pushed. A registry that lost it gets
+# the local image pushed again; a changed input builds a new image. One build per host at a
+# time (flock), so concurrent checkouts wait for the first instead of building twice.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
+kit="$root/deploy/vllm"
 registry=${FACEOFF_REGISTRY:-127.0.0.1:5000}
 repo="$registry/faceoff/vllm-cpu"
-base=faceoff/vllm-base:bookworm
+cache=${FACEOFF_IMAGE_CACHE:-/var/cache/faceoff/images}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-build="$here/build"
-mkdir -p "$build"
-if ! docker image inspect "$base" >/dev/null 2>&1; then
-  if [ ! -f "$build/rootfs.tar" ]; then  # vLLM's kernels link libnuma; Debian's python3 is 3.11
-    rm -rf "$build/rootfs"
-    debootstrap --variant=minbase --include=python3,libnuma1 \
-      bookworm "$build/rootfs" "$mirror" >"$build/debootstrap.log" 2>&1 \
-      || { tail -20 "$build/debootstrap.log" >&2; exit 1; }
-    tar -C "$build/rootfs" -cf "$build/rootfs.tar.part" . && mv "$build/rootfs.tar.part" "$build/rootfs.tar"
-    rm -rf "$build/rootfs"
+mkdir -p "$cache"
+exec 9>"$cache/vllm-cpu.lock"
+flock 9
+
+inputs=$(cat "$here/build.sh" "$kit/requirements-lock.txt" "$kit/install.sh" "$kit/vllm_cli.py" \
+  | sha256sum | cut -c1-16)
+tag="$repo:0.32.0-$inputs"
+stamp="$cache/vllm-cpu-$inputs.ref"
+
+took() {  # took WHAT: how long WHAT took, on stderr (CI's log shows where the minutes go)
+  echo "vllm image: $1 in $((SECONDS - mark)) s" >&2
+  mark=$SECONDS
+}
+
+served() {  # served REPO@DIGEST: the registry still has that manifest
+  local name=${1#*/} digest=${1#*@}
+  curl -fs -o /dev/null --head \
+    -H "Accept: application/vnd.docker.distribution.manifest.v2+json" \
+    "http://$registry/v2/${name%@*}/manifests/$digest"
+}
+
+if [ -f "$stamp" ]; then
+  ref=$(cat "$stamp")
+  if [[ $ref == "$repo@sha256:"* ]] && served "$ref"; then
+    echo "vllm image: reused, the registry still serves it" >&2
+    echo "$ref"
+    exit 0
   fi
-  docker import "$build/rootfs.tar" "$base" >&2
 fi
-venv=$(bash "$root/deploy/vllm/install.sh")
-context="$build/context"
-rm -rf "$context" && mkdir -p "$context"
-cp "$here/Dockerfile" "$root/deploy/vllm/vllm_cli.py" "$context/"
-site=$(echo "$venv"/lib/python3.11/site-packages)
-cp -a "$site" "$context/site-packages"
-DOCKER_BUILDKIT=0 docker build -q -t "$repo:0.32.0" "$context" >&2
-rm -rf "$context"
-docker push -q "$repo:0.32.0" >&2
-docker inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$repo:0.32.0" \
-  | grep -m1 "^$repo@sha256:"
+
+mark=$SECONDS
+if ! docker image inspect "$tag" >/dev/null 2>&1; then
+  rootfs="$cache/vllm-rootfs-bookworm"
+  if [ ! -d "$rootfs" ]; then
+    rm -rf "$rootfs.part"
+    debootstrap --variant=minbase --include=python3,libnuma1 \
+      bookworm "$rootfs.part" "$mirror" >"$cache/debootstrap.log" 2>&1 \
+      || { tail -20 "$cache/debootstrap.log" >&2; exit 1; }
+    rm -rf "$rootfs.part"/var/cache/apt/archives/*.deb "$rootfs.part"/var/lib/apt/lists/*
+    mv "$rootfs.part" "$rootfs"
+    took "debootstrap"
+  fi
+  venv=$(bash "$kit/install.sh")
+  tar -c --numeric-owner \
+    --transform 's,^site-packages,opt/vllm/site-packages,;s,^vllm_cli\.py$,opt/vllm/vllm_cli.py,' \
+    -C "$rootfs" . -C "$venv/lib/python3.11" site-packages -C "$kit" vllm_cli.py \
+    | docker import \
+      --change 'ENV PYTHONPATH=/opt/vllm/site-packages' \
+      --change 'ENV HF_HUB_OFFLINE=1' --change 'ENV TRANSFORMERS_OFFLINE=1' \
+      --change 'ENV VLLM_NO_USAGE_STATS=1' --change 'ENV DO_NOT_TRACK=1' \
+      --change 'ENV VLLM_CPU_KVCACHE_SPACE=1' \
+      --change 'CMD ["python3", "/opt/vllm/vllm_cli.py"]' \
+      - "$tag" >&2
+  took "import ($(docker image inspect --format '{{.Size}}' "$tag" | numfmt --to=si)B)"
+fi
+docker push -q "$tag" >&2
+took "push"
+ref=$(docker inspect --format '{{range .RepoDigests}}{{println .}}{{end}}' "$tag" \
+  | grep -m1 "^$repo@sha256:")
+echo "$ref" >"$stamp.part" && mv "$stamp.part" "$stamp"
+echo "$ref"
