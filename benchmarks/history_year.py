@@ -47,6 +47,7 @@ from evidence.history.cache import (
     audit_entry,
     save_cache,
 )
+from faceoff.credentials import NOBODY
 from faceoff.ports import Clock
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt, set_campaign_state
@@ -113,7 +114,7 @@ def write_year(workdir: Path, db: str | None = None, year: Year = Year()) -> lis
             tampered = (host, night) in TAMPERED
             if tampered:  # an edit after the seal: the hash check finds it
                 (folder / COMPARISON_FILE).write_text("{}\n", encoding="utf-8")
-            found, entry = audit_entry(folder, _planted_audit(tampered), None)
+            found, entry = audit_entry(folder, _planted_audit(tampered), NOBODY)
             entries[found] = entry
             folders.append(folder)
     save_cache(workdir / CACHE_FILE, HistoryCache(entries=entries))

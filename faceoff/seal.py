@@ -167,6 +167,7 @@ class SealLayout:
     envelope: str  # the DSSE envelope
     hmac: str  # the HMAC seal of bundles signed with a shared secret
     sums: str  # the sums file the HMAC signs
+    apart: tuple[str, ...] = ()  # files in the folder that are not the bundle's (a run lock)
 
 
 def bundle_files(
@@ -175,7 +176,7 @@ def bundle_files(
     """Path (relative to ``root``) -> sha256 of every entry under it but the seal's own files:
     dot-files included, and a link or special file included but never opened."""
     root = Path(root)
-    sealed_apart = {layout.envelope, layout.hmac}
+    sealed_apart = {layout.envelope, layout.hmac, *layout.apart}
     found = {}
     for path in sorted(root.rglob("*")):
         name = path.relative_to(root).as_posix()

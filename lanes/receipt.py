@@ -2,8 +2,8 @@
 
 The receipt carries the sha256 of its own canonical content (every field but
 ``receipt_sha256`` and ``signature``), so an edited receipt no longer verifies;
-with the operator's ``FACEOFF_SIGNING_KEY`` set it is also signed (HMAC-SHA256 of
-that hash), so a recomputed hash does not make a forged receipt pass either. It
+with the operator's key it is also signed (``faceoff.record_signature``: Ed25519, or the
+HMAC of older bundles), so a recomputed hash does not make a forged receipt pass. It
 binds the sha256 of every native file of the campaign folder as they were when
 it was written (``bound_files``): a native file edited or deleted afterwards,
 its ``SHA256SUMS`` line with it, still no longer matches the receipt.
@@ -12,6 +12,7 @@ Format history of ``Receipt.schema_version``:
   1 — first release.
   2 — ``json_smoke_off_reason``: the incumbent's JSON smoke was declared off, and why.
   3 — ``bound_files`` (native files' sha256) and ``signature`` (HMAC, or None).
+  4 — ``signature`` may be an Ed25519 signature ``{keyid, sig}`` of receipt_sha256.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.canonical import content_sha256, file_sha256
+from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
-from faceoff.signing import SIGNING_KEY_ENV, sign
+from faceoff.record_signature import RecordSignature
+from faceoff.signing import SIGNING_KEY_ENV
 from lanes.context import LANES_DIR
 from lanes.probes import ProbeSummary
 from lanes.protected import ProtectedCheck
@@ -69,7 +72,7 @@ class RouterOutcome(Spec):
 
 
 class Receipt(Artifact):
-    schema_version: Literal[3] = Field(default=3, description="Receipt format version.")
+    schema_version: Literal[3, 4] = Field(default=4, description="Receipt format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id the recipe came from.")
     attempt: int = Field(description="Restoration attempt number (the ledger's count).")
@@ -117,9 +120,10 @@ class Receipt(Artifact):
     receipt_sha256: str = Field(
         default="", description="sha256 of the canonical content without it and the signature."
     )
-    signature: str | None = Field(
+    signature: RecordSignature | str | None = Field(
         default=None,
-        description=f"HMAC-SHA256 of receipt_sha256 under {SIGNING_KEY_ENV}; None without a key.",
+        description="The operator's signature of receipt_sha256: Ed25519 {keyid, sig}, or the "
+        f"hex HMAC-SHA256 under {SIGNING_KEY_ENV} of older receipts; None without a key.",
     )
 
     def content_hash(self) -> str:
@@ -147,11 +151,9 @@ class Receipt(Artifact):
     def sealed(self) -> Receipt:
         return self.model_copy(update={"receipt_sha256": self.content_hash()})
 
-    def signed(self, key: bytes | None) -> Receipt:
-        """The sealed receipt with its signature under ``key`` (None: unsigned)."""
-        return self.model_copy(
-            update={"signature": sign(key, self.receipt_sha256) if key is not None else None}
-        )
+    def signed(self, credentials: Credentials) -> Receipt:
+        """The sealed receipt signed with ``credentials`` (unsigned without a key)."""
+        return self.model_copy(update={"signature": credentials.sign_record(self.receipt_sha256)})
 
     def summary(self) -> list[str]:
         """The receipt in a few lines, for terminals and logs."""
@@ -232,17 +234,12 @@ def bound_files(campaign_dir: Path) -> dict[str, str]:
 
 
 def bindable_files(campaign_dir: Path) -> list[Path]:
-    """The files under ``BOUND_ROOTS`` a receipt binds (hidden and recomputed ones aside)."""
+    """The files under ``BOUND_ROOTS`` a receipt binds, dot-files too (recomputed ones aside)."""
     found = []
     for name in BOUND_ROOTS:
         top = Path(campaign_dir) / name
         found += [top] if top.is_file() else [p for p in top.rglob("*") if p.is_file()]
-    return sorted(
-        p
-        for p in found
-        if p.name not in UNBOUND_NAMES
-        and not any(part.startswith(".") for part in p.relative_to(campaign_dir).parts)
-    )
+    return sorted(p for p in found if p.name not in UNBOUND_NAMES)
 
 
 def verify_receipt(path: Path) -> Receipt:

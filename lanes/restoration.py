@@ -15,12 +15,14 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 
+from faceoff.credentials import Credentials
+from faceoff.credentials import credentials as operator_credentials
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.result import Maybe
-from faceoff.signing import signing_key
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
@@ -55,6 +57,11 @@ class RestoreTools:
     docker: DockerFactory  # called only when an arm is a docker lane
     python: str = sys.executable
     grace_s: float = GRACE_S
+
+    @cached_property
+    def credentials(self) -> Credentials:
+        """The operator's signing key and trust, read once from the environment."""
+        return operator_credentials(self.environ)
 
 
 @dataclass(frozen=True)
@@ -136,8 +143,8 @@ def bring_back(
         completed_at=tools.now(),
         bound_files=bound_files(scope.campaign_dir),
     )
-    key = signing_key(tools.environ)
-    return RestorationAttempt(receipt.judged().sealed().signed(key), record, removed)
+    signed = receipt.judged().sealed().signed(tools.credentials)
+    return RestorationAttempt(signed, record, removed)
 
 
 def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:

@@ -25,6 +25,7 @@ from evidence.audit.run import (
     REBUILT,
     RECEIPT,
     REVIEWS,
+    SIGNATURES,
     SUMMARIES,
     TELEMETRY,
     TICKETS,
@@ -41,12 +42,10 @@ from evidence.folder.layout import (
 )
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from faceoff.signing import SIGNING_KEY_ENV
 from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
 from matrix.freeze import read_frozen
 
-SIGNATURES = "signatures of the receipt, the reviews and SHA256SUMS"
 PROTECTED = "protected operator files declared and unchanged"
 
 Result = Literal["ok", "failed", "warning", "not checked"]
@@ -91,14 +90,10 @@ class AuditOutput(Artifact):
     notes: list[str] = Field(description="What was not checked, and why.")
 
 
-def checklist(report: AuditReport, *, signed: bool) -> AuditOutput:
-    """``signed``: the operator's key was given, so signatures were checked."""
+def checklist(report: AuditReport) -> AuditOutput:
     counts = _counts(report)
     checks = [_check(report, name, counts.get(name, 0)) for name in CHECKS]
-    if signed:
-        checks.append(_made(SIGNATURES, 1, "ok"))
-    else:
-        checks.append(_made(SIGNATURES, 0, "not checked", f"{SIGNING_KEY_ENV} is not set"))
+    checks.append(_signatures(report))
     checks.append(_protected(report))
     return AuditOutput(bundle=str(report.root), ok=report.ok, checks=checks, notes=report.notes)
 
@@ -114,7 +109,21 @@ def lines(output: AuditOutput) -> list[str]:
         for finding in check.findings:
             where = f"{finding.file}: {finding.field}" if finding.field else finding.file
             shown.append(f"         {where}: {finding.problem}")
-    return shown + [f"note: {n}" for n in output.notes if SIGNING_KEY_ENV not in n]
+    return shown + [f"note: {n}" for n in output.notes if not n.startswith(UNCHECKED)]
+
+
+UNCHECKED = "signatures were not checked"  # the signatures line says so already
+
+
+def _signatures(report: AuditReport) -> Check:
+    """The bundle's signature and its records': failed with findings, else said as checked."""
+    seal = report.seal
+    failed = _check(report, SIGNATURES, 1)
+    if failed.findings or seal is None:
+        return failed
+    if seal.verified:
+        return _made(SIGNATURES, 1, "ok", seal.sentence)
+    return _made(SIGNATURES, 0, "not checked", seal.sentence)
 
 
 def _check(report: AuditReport, name: str, count: int) -> Check:

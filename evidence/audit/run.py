@@ -58,21 +58,24 @@ from evidence.folder.layout import (
     REPORT_FILE,
     RESULT_FILE,
     REVIEWS_FILE,
-    SEAL_FILE,
     SUMS_FILE,
     AttemptDir,
     CampaignFolder,
 )
-from evidence.folder.sums import seal_problem, verify_sums
+from evidence.folder.seal import seal_check
+from evidence.folder.sums import verify_sums
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
 from evidence.views.html.figures import Figures, undrawn
 from faceoff.canonical import file_sha256
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
 from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
-from faceoff.signing import SIGNING_KEY_ENV, signature_problem
+from faceoff.record_signature import RecordSignature, check_record
+from faceoff.trust import SignatureCheck, Trust
+from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
 from guards.records import CELL_FILE, CellRecord
 from guards.verdict import VERDICT_FILE, Verdict
@@ -112,6 +115,7 @@ REVIEWS = "review chain verifies"
 REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
 MANIFEST = "MANIFEST.json matches the rebuilt comparison"
 TICKETS = "tickets/index.json matches the rebuilt comparison"
+SIGNATURES = "signatures of the bundle, the receipt and the reviews"
 CHECKS = (HASHES, FROZEN, CARRIED, RECEIPT, SUMMARIES, TELEMETRY, VERDICTS, DIAGNOSTICS,
           REVIEWS, REBUILT, MANIFEST, TICKETS)  # fmt: skip
 
@@ -125,9 +129,10 @@ class AuditReport:
     marks: dict[str, tuple[Mark, str]] = field(default_factory=dict)  # check -> not ok, why
     counts: dict[str, int] = field(default_factory=dict)  # check -> what it covered
     step: str = HASHES  # the check running now
+    seal: SignatureCheck | None = None  # what the bundle's signature proves
 
-    def find(self, file: str, key: str, problem: str) -> None:
-        self.findings.append(Finding(file, key, problem, self.step))
+    def find(self, file: str, key: str, problem: str, check: str | None = None) -> None:
+        self.findings.append(Finding(file, key, problem, check or self.step))
 
     @property
     def ok(self) -> bool:
@@ -136,18 +141,24 @@ class AuditReport:
 
 @cycle_collection_paused()
 def audit_bundle(
-    path: Path, *, key: bytes | None = None, redraw: bool = False, processes: int | None = 1
+    path: Path,
+    *,
+    credentials: Credentials = NOBODY,
+    redraw: bool = False,
+    processes: int | None = 1,
 ) -> AuditReport:
-    """Every check; ``key``: the operator's signing key, to check signatures with;
-    ``redraw``: draw report.html's figures again and compare the page byte for byte;
+    """Every check; ``credentials``: the keys (``--trust``) and secret to check signatures
+    with; ``redraw``: draw report.html's figures again and compare the page byte for byte;
     ``processes``: how many may check cells (None: one per usable CPU; ``faceoff.forked``
     keeps to one while other threads run)."""
     folder = CampaignFolder.at(path)
     report = AuditReport(folder.root)
+    trust = credentials.trust
     # SHA256SUMS and the receipt bind mostly the same files: each is read and hashed once
     digest_of = FileDigests()
     digest_of.prefetch(folder.files(), processes or usable_cpus())
-    _sums(folder, report, key, digest_of)
+    _sums(folder, report, digest_of)
+    _seal(folder, report, credentials, digest_of)
     report.step = FROZEN
     frozen = _frozen(folder, report)
     if frozen is None:
@@ -155,22 +166,15 @@ def audit_bundle(
     report.step = CARRIED
     judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
-    _receipt(folder, frozen, report, key, digest_of)
+    _receipt(folder, frozen, report, trust, digest_of)
     cells = _cells(folder, frozen, report, judged_under=judged_under, digest_of=digest_of,
                    processes=processes)  # fmt: skip
     _diagnostics(folder, report)
-    _derived(folder, report, key, redraw, cells)
-    if key is None:
-        report.notes.append(f"signatures were not checked: {SIGNING_KEY_ENV} is not set")
+    _derived(folder, report, trust, redraw, cells)
     return report
 
 
-def _sums(
-    folder: CampaignFolder,
-    report: AuditReport,
-    key: bytes | None,
-    digest_of: Callable[[Path], str],
-) -> None:
+def _sums(folder: CampaignFolder, report: AuditReport, digest_of: Callable[[Path], str]) -> None:
     try:
         problems = verify_sums(folder, digest_of)
     except FaceoffError as exc:
@@ -178,9 +182,27 @@ def _sums(
         return
     for problem in problems:
         report.find(problem.path, "", problem.what)
-    if key is not None and (problem_of_seal := seal_problem(folder, key)):
-        report.find(SEAL_FILE, "", problem_of_seal)
     report.checked.append(SUMS_FILE)
+
+
+def _seal(
+    folder: CampaignFolder,
+    report: AuditReport,
+    credentials: Credentials,
+    digest_of: Callable[[Path], str],
+) -> None:
+    """The bundle's signature: a finding when it does not verify, was stripped, or (given
+    a key to trust) is missing; a note when nothing was given to check it with."""
+    check = seal_check(folder, credentials, digest_of)
+    report.seal = check
+    for problem in check.problems:
+        report.find(problem.file, "", problem.what, SIGNATURES)
+    trusted = bool(credentials.trust.keys) or credentials.hmac is not None
+    if check.state is State.UNSIGNED and trusted:
+        report.find(SUMS_FILE, "", "the bundle is not signed, although a key to trust is given",
+                    SIGNATURES)  # fmt: skip
+    elif check.state is State.UNCHECKED or (check.state is State.UNSIGNED and not trusted):
+        report.notes.append(f"signatures were not checked: {check.sentence}")
 
 
 def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
@@ -215,7 +237,7 @@ def _receipt(
     folder: CampaignFolder,
     frozen: FrozenMatrix,
     report: AuditReport,
-    key: bytes | None,
+    trust: Trust,
     digest_of: Callable[[Path], str],
 ) -> None:
     name = folder.receipt.name
@@ -229,7 +251,7 @@ def _receipt(
         return
     for field_name, problem in receipt_bindings(folder, frozen, receipt):
         report.find(name, field_name, problem)
-    _signature(report, key, (name, "signature"), receipt.receipt_sha256, receipt.signature)
+    _signature(report, trust, (name, "signature"), receipt.receipt_sha256, receipt.signature)
     for file, problem in bound_file_problems(folder, receipt, digest_of):
         report.find(file, "", problem)
     report.checked.append(name)
@@ -237,14 +259,19 @@ def _receipt(
 
 def _signature(
     report: AuditReport,
-    key: bytes | None,
+    trust: Trust,
     where: tuple[str, str],
     digest: str,
-    signature: str | None,
+    signature: RecordSignature | str | None,
 ) -> None:
-    """A finding when the operator's key is given and does not prove the record's hash."""
-    if key is not None and (problem := signature_problem(key, digest, signature)):
-        report.find(*where, problem)
+    """A finding when the record's signature does not verify with ``trust``, or when a
+    trusted key is given and the record is not signed."""
+    check = check_record(digest, signature, trust, where[0])
+    if check.state is State.INVALID:
+        for problem in check.problems:
+            report.find(where[0], where[1], problem.what, SIGNATURES)
+    elif check.state is State.UNSIGNED and (trust.keys or trust.hmac_key is not None):
+        report.find(*where, "not signed, although a key to trust is given", SIGNATURES)
 
 
 def bound_file_problems(
@@ -448,7 +475,7 @@ def _compare(
 
 
 def _derived(
-    folder: CampaignFolder, report: AuditReport, key: bytes | None, redraw: bool, cells: _Rebuilt
+    folder: CampaignFolder, report: AuditReport, trust: Trust, redraw: bool, cells: _Rebuilt
 ) -> None:
     """The review chain; comparison.json, RESULT.md, report.html rebuilt; manifest, tickets."""
     report.step = REVIEWS
@@ -459,7 +486,7 @@ def _derived(
         return
     for number, review in enumerate(reviews, start=1):
         where = (REVIEWS_FILE, f"line {number}.signature")
-        _signature(report, key, where, review.record_sha256, review.signature)
+        _signature(report, trust, where, review.record_sha256, review.signature)
     report.step = REBUILT
     inputs, problem = cells.inputs, cells.problem
     if inputs is not None and problem is None:
@@ -532,7 +559,8 @@ def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) ->
             source=stored.source,
             written_at=stored.written_at,
             posture=fresh.posture,
-        ).model_copy(update={"version": stored.version})
+            signer=stored.signer,  # a claim: the signature check holds it to the seal
+        ).model_copy(update={"version": stored.version, "schema_version": stored.schema_version})
 
     _compare(folder, path, Manifest, report, recompute)
 

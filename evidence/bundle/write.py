@@ -31,16 +31,15 @@ from evidence.folder.layout import (
     MANIFEST_FILE,
     REPORT_FILE,
     RESULT_FILE,
-    SEAL_FILE,
     SUMS_FILE,
     AttemptDir,
     CampaignFolder,
 )
-from evidence.folder.sums import require_intact, write_sums
+from evidence.folder.seal import lift_seal, require_verified, seal
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
-from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
 from faceoff.ports import Clock
@@ -135,11 +134,11 @@ def write_bundle(
     now: Clock,
     host: HostFacts,
     source: SourceFacts,
-    key: bytes | None = None,
+    credentials: Credentials = NOBODY,
 ) -> BundleIndex:
-    """The whole bundle; ``key``: the operator's signing key, to sign SHA256SUMS with."""
+    """The whole bundle, sealed and signed with ``credentials``."""
     folder = CampaignFolder.at(campaign_dir)
-    require_intact(folder, key=key)
+    require_verified(folder, credentials)
     import_quality(folder.root, read_frozen(folder.frozen).matrix.quality)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs, summaries_and_cells(inputs))
@@ -153,38 +152,38 @@ def write_bundle(
         source=source,
         written_at=now(),
         posture=comparison.posture,
+        signer=credentials.signer,
     ).write(folder.path(MANIFEST_FILE), replace=True)
-    files["SHA256SUMS"] = write_sums(folder, key)
+    files[SUMS_FILE] = _sealed(folder, comparison, credentials)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 
-def reopen_bundle(campaign_dir: Path, *, refuse: bool = True) -> None:
-    """Before a run adds to a sealed bundle: prove it intact, then lift the seal.
+def _sealed(folder: CampaignFolder, comparison: Comparison, credentials: Credentials) -> Path:
+    return seal(folder, credentials, campaign=comparison.campaign, matrix_id=comparison.matrix_id)
 
-    The run's closing seals it again. A bundle that no longer verifies is refused,
-    or, with ``refuse=False`` (a restoration, which never waits on the evidence),
-    left sealed, so that its audit and the next run still name the changed files.
-    """
+
+def reopen_bundle(campaign_dir: Path, credentials: Credentials, *, sealed: bool) -> None:
+    """Before a run or a restoration adds to a bundle: prove it intact and its signature
+    valid with ``credentials``, then lift the seal; the closing seals it again. ``sealed``:
+    the ledger says the campaign closed, so a bundle without its seal was stripped. A
+    bundle that does not verify is refused (``FaceoffError``) and left as it is, so that
+    its audit and the next run still name what changed; it is never signed again."""
     folder = CampaignFolder.at(campaign_dir)
-    try:
-        require_intact(folder)
-    except FaceoffError:
-        if refuse:
-            raise
-        return
-    folder.path(SUMS_FILE).unlink(missing_ok=True)
-    folder.path(SEAL_FILE).unlink(missing_ok=True)
+    require_verified(folder, credentials, sealed=sealed)
+    lift_seal(folder)
 
 
-def refresh_views(folder: CampaignFolder, key: bytes | None = None) -> BundleIndex:
-    """Rebuild comparison.json, RESULT.md, report.html and SHA256SUMS after a review.
+def refresh_views(folder: CampaignFolder, credentials: Credentials = NOBODY) -> BundleIndex:
+    """Rebuild comparison.json, RESULT.md, report.html and the seal after a review or a
+    restoration.
 
-    The caller has proven the bundle intact before it appended the review.
+    The caller has proven the bundle intact and its signature valid first
+    (``require_verified``), before it added to it.
     """
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs)
     files = write_views(folder, comparison, inputs)
-    files["SHA256SUMS"] = write_sums(folder, key)
+    files[SUMS_FILE] = _sealed(folder, comparison, credentials)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 

@@ -4,6 +4,7 @@ Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
       (``collectors.posture``); None for a campaign run without the flow.
+  3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ManifestArm(Spec):
 
 
 class Manifest(Artifact):
-    schema_version: Literal[1, 2] = Field(default=2, description="Manifest format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Manifest format version.")
     tool: Literal["faceoff"] = Field(default="faceoff", description="The tool that wrote it.")
     version: str = Field(description="faceoff version.")
     source: SourceFacts = Field(description="git commit of faceoff's checkout, when known.")
@@ -45,6 +46,12 @@ class Manifest(Artifact):
     arms: list[ManifestArm] = Field(description="Arms with digests and identity.")
     posture: PostureView | None = Field(
         default=None, description="Host posture at the campaign's start and end, changes named."
+    )
+    signer: str | None = Field(
+        default=None,
+        description="Who signed the bundle: an Ed25519 key's fingerprint, the shared HMAC "
+        "secret, or None (unsigned). A bundle that says it was signed and has no seal was "
+        "stripped.",
     )
 
 
@@ -57,9 +64,11 @@ def manifest(
     source: SourceFacts,
     written_at: datetime,
     posture: PostureView | None = None,
+    signer: str | None = None,
 ) -> Manifest:
     return Manifest(
         posture=posture,
+        signer=signer,
         version=__version__,
         source=source,
         written_at=written_at,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.seal import SealLayout
 from lanes.context import arm_lanes_dir
 from lanes.receipt import RECEIPT_FILE
 
@@ -21,7 +22,10 @@ COMPARISON_FILE = "comparison.json"
 RESULT_FILE = "RESULT.md"
 REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
-SEAL_FILE = "SHA256SUMS.hmac"  # the operator's signature of SHA256SUMS, when a key was given
+ENVELOPE_FILE = "SEAL.dsse.json"  # the operator's Ed25519 seal of every file (DSSE, in-toto)
+SEAL_FILE = "SHA256SUMS.hmac"  # the shared-secret seal of bundles sealed before the envelope
+RUN_LOCK = ".run.lock"  # one run of a campaign at a time: in the folder, not in the bundle
+SEAL_LAYOUT = SealLayout(envelope=ENVELOPE_FILE, hmac=SEAL_FILE, sums=SUMS_FILE, apart=(RUN_LOCK,))
 REVIEWS_FILE = "reviews.jsonl"
 CELLS_DIR = "cells"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")
@@ -92,10 +96,7 @@ class CampaignFolder:
         return sorted(p for p in arm_lanes_dir(self.root, arm).glob("*") if p.is_dir())
 
     def files(self) -> list[Path]:
-        """Every regular file of the bundle, except SHA256SUMS and its signature, in path order."""
-        seal = {self.root / SUMS_FILE, self.root / SEAL_FILE}
-        return sorted(
-            p
-            for p in self.root.rglob("*")
-            if p.is_file() and p not in seal and not p.name.startswith(".")
-        )
+        """Every regular file of the bundle, dot-files too, except SHA256SUMS, its seals and
+        the run lock, in path order."""
+        apart = {self.root / n for n in (SUMS_FILE, SEAL_FILE, ENVELOPE_FILE, RUN_LOCK)}
+        return sorted(p for p in self.root.rglob("*") if p.is_file() and p not in apart)

@@ -2,9 +2,8 @@
 
 One line per file, ``<64 hex>  <path relative to the bundle>``, sorted by path.
 Names that coreutils would have to escape (a newline or a backslash) are refused
-instead, so that the file stays readable by both tools. With the operator's
-signing key, ``SHA256SUMS.hmac`` holds the HMAC-SHA256 of the sums' sha256: a file
-edited together with its hash line no longer passes an audit given the key.
+instead, so that the file stays readable by both tools. The operator's signature over
+the bundle is ``evidence.folder.seal``'s.
 """
 
 from __future__ import annotations
@@ -13,11 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence.folder.layout import SEAL_FILE, SUMS_FILE, CampaignFolder
+from evidence.folder.layout import SUMS_FILE, CampaignFolder
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
-from faceoff.signing import sign, signature_problem
 
 SHOWN = 10  # files named in a refusal; the audit lists them all
 
@@ -44,54 +42,10 @@ def sums_text(folder: CampaignFolder) -> str:
     return "".join(lines)
 
 
-def write_sums(folder: CampaignFolder, key: bytes | None = None) -> Path:
-    """(Re)write SHA256SUMS over every file now in the bundle, and sign it under ``key``.
-
-    Without a key an earlier signature is removed: it would no longer match.
-    """
-    path = write_text_atomic(folder.path(SUMS_FILE), sums_text(folder), replace=True)
-    seal = folder.path(SEAL_FILE)
-    if key is None:
-        seal.unlink(missing_ok=True)
-    else:
-        write_text_atomic(seal, sign(key, file_sha256(path)) + "\n", replace=True)
-    return path
-
-
-def seal_problem(folder: CampaignFolder, key: bytes) -> str | None:
-    """Why ``SHA256SUMS.hmac`` does not prove the sums under ``key``; None when it does."""
-    seal, sums = folder.path(SEAL_FILE), folder.path(SUMS_FILE)
-    if not sums.is_file():
-        return None  # the missing sums are a finding of their own
-    signature = seal.read_text(encoding="utf-8").strip() if seal.is_file() else None
-    return signature_problem(key, file_sha256(sums), signature)
-
-
-def require_intact(
-    folder: CampaignFolder, *, sealed: bool = False, key: bytes | None = None
-) -> None:
-    """Refuse to go on when the bundle no longer matches its ``SHA256SUMS``.
-
-    Run before anything rewrites the sums, so that a changed file is never
-    hashed into them (laundered). Without ``SHA256SUMS`` there is nothing to
-    check yet, unless ``sealed`` says there must be one. Given the operator's
-    ``key``, a signature of the sums must match it too.
-    """
-    if not folder.path(SUMS_FILE).is_file() and not sealed:
-        return
-    problems = verify_sums(folder)
-    if key is not None and folder.path(SEAL_FILE).is_file():
-        problem = seal_problem(folder, key)
-        problems += [SumProblem(SEAL_FILE, problem)] if problem else []
-    if problems:
-        shown = "; ".join(f"{p.path} ({p.what})" for p in problems[:SHOWN])
-        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        raise FaceoffError(
-            f"the bundle no longer matches its {SUMS_FILE}, so it is not rewritten: {shown}{more}",
-            where=str(folder.root),
-            fix="restore those files from a copy of the bundle (faceoff audit lists every "
-            "finding); nothing was written",
-        )
+def write_sums(folder: CampaignFolder) -> Path:
+    """(Re)write SHA256SUMS over every file now in the bundle (``evidence.folder.seal`` signs
+    it and checks the bundle before)."""
+    return write_text_atomic(folder.path(SUMS_FILE), sums_text(folder), replace=True)
 
 
 def read_sums(folder: CampaignFolder) -> dict[str, str]:

@@ -4,7 +4,7 @@ while the bundle stays as it was.
 An audit recomputes every summary, verdict and view of a bundle: far too slow to repeat
 for a year of nights on every ``faceoff history``. So each bundle's outcome is kept in
 ``<workdir>/.history/cache.json`` under the bundle's *state*: the sha256 of the faceoff
-version, the signing key's fingerprint (an audit with the key checks signatures), and
+version, what the audit trusted (an audit given keys checks signatures), and
 the path, size and modification time of every file in the bundle. A recorded review or
 a rebuild rewrites ``SHA256SUMS``; an edit, an added or a deleted file changes a size,
 a time or the list; either way the state changes, the entry is stale and the bundle is
@@ -39,6 +39,7 @@ from pydantic import Field, ValidationError
 from evidence.history.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 
@@ -70,13 +71,17 @@ class HistoryCache(Artifact):
 Auditor = Callable[[Path], AuditOutcome]
 
 
-def key_fingerprint(key: bytes | None) -> str:
-    """Tells keys apart without writing anything the key could be recovered from."""
-    return hmac.new(key, KEY_LABEL, hashlib.sha256).hexdigest()[:16] if key else "unsigned"
+def trust_fingerprint(credentials: Credentials) -> str:
+    """Tells what an audit trusted apart (public keys by fingerprint, the shared secret by an
+    HMAC of a label) without writing anything the secret could be recovered from."""
+    parts = sorted(k.fingerprint for k in credentials.trust.keys)
+    if credentials.hmac is not None:
+        parts.append(hmac.new(credentials.hmac, KEY_LABEL, hashlib.sha256).hexdigest()[:16])
+    return ",".join(parts) or "unsigned"
 
 
-def bundle_state(bundle: Path, key: bytes | None) -> str:
-    digest = hashlib.sha256(f"{__version__}\n{key_fingerprint(key)}\n".encode())
+def bundle_state(bundle: Path, credentials: Credentials) -> str:
+    digest = hashlib.sha256(f"{__version__}\n{trust_fingerprint(credentials)}\n".encode())
     root = str(bundle)
     for path, size, mtime_ns in sorted(_files(root)):
         rel = path[len(root) + 1 :]
@@ -138,8 +143,11 @@ def _host(bundle: Path) -> str | None:
         return None
 
 
-def audit_entry(bundle: Path, outcome: AuditOutcome, key: bytes | None) -> tuple[str, CacheEntry]:
+def audit_entry(
+    bundle: Path, outcome: AuditOutcome, credentials: Credentials
+) -> tuple[str, CacheEntry]:
     """The cache entry recording ``outcome`` for the bundle as it is now (a nightly run's
     own audit, or a generated night's planted one), under the bundle's key in the cache."""
-    entry = CacheEntry(state=bundle_state(bundle, key), audit=outcome, night=None, problem=None)
+    state = bundle_state(bundle, credentials)
+    entry = CacheEntry(state=state, audit=outcome, night=None, problem=None)
     return str(Path(bundle).resolve()), entry

@@ -2,9 +2,9 @@
 
 Each record carries the sha256 of its own content (every field but
 ``record_sha256`` and ``signature``) and the hash of the record before it, so an
-edited, removed or reordered record no longer verifies. With the operator's
-``FACEOFF_SIGNING_KEY`` the record is also signed (HMAC-SHA256 of its hash), so a
-rewritten chain does not pass an audit given the key. The record also binds the
+edited, removed or reordered record no longer verifies. With the operator's key the
+record is also signed (``faceoff.record_signature``: Ed25519, or the HMAC of older
+bundles), so a rewritten chain does not pass an audit. The record also binds the
 comparison the reviewer saw.
 
 Format history of ``ReviewRecord.schema_version``:
@@ -12,6 +12,7 @@ Format history of ``ReviewRecord.schema_version``:
   2 — ``signature`` (HMAC of record_sha256, or None without a key); version 1 still reads.
   3 — ``overrode_rule``: the declared rule's outcome a forced decision contradicted, left out
       while None (so versions 1 and 2 still hash and read as written).
+  4 — ``signature`` may be an Ed25519 signature ``{keyid, sig}`` of record_sha256.
 """
 
 from __future__ import annotations
@@ -27,16 +28,20 @@ from evidence.folder.layout import REVIEWS_FILE
 from evidence.reviews.decision import Decision
 from faceoff.artifact import Artifact, first_error
 from faceoff.canonical import content_sha256
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
-from faceoff.signing import SIGNING_KEY_ENV, sign
+from faceoff.record_signature import RecordSignature
+from faceoff.signing import SIGNING_KEY_ENV
 from matrix.fields import omitted_at
 
 GENESIS = "0" * 64
 
 
 class ReviewRecord(Artifact):
-    schema_version: Literal[1, 2, 3] = Field(default=3, description="Review record format version.")
+    schema_version: Literal[1, 2, 3, 4] = Field(
+        default=4, description="Review record format version."
+    )
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id.")
     reviewer: str = Field(min_length=1, description="Who decided.")
@@ -58,9 +63,10 @@ class ReviewRecord(Artifact):
     record_sha256: str = Field(
         default="", description="sha256 of the content without it and the signature."
     )
-    signature: str | None = Field(
+    signature: RecordSignature | str | None = Field(
         default=None,
-        description=f"HMAC-SHA256 of record_sha256 under {SIGNING_KEY_ENV}; None without a key.",
+        description="The operator's signature of record_sha256: Ed25519 {keyid, sig}, or the "
+        f"hex HMAC-SHA256 under {SIGNING_KEY_ENV} of older records; None without a key.",
     )
 
     def content_hash(self) -> str:
@@ -124,14 +130,14 @@ def _verified(line: dict[str, object], previous: str, where: str) -> ReviewRecor
 
 
 def append_review(
-    campaign_dir: Path, record: ReviewRecord, *, key: bytes | None = None
+    campaign_dir: Path, record: ReviewRecord, *, credentials: Credentials = NOBODY
 ) -> ReviewRecord:
-    """Chain, seal, sign under ``key`` and append (flush + fsync) one record; returns it."""
+    """Chain, seal, sign with ``credentials`` and append (flush + fsync) one record."""
     existing = read_reviews(campaign_dir)
     previous = existing[-1].record_sha256 if existing else GENESIS
     sealed = record.model_copy(update={"previous_sha256": previous}).sealed()
-    if key is not None:
-        sealed = sealed.model_copy(update={"signature": sign(key, sealed.record_sha256)})
+    signature = credentials.sign_record(sealed.record_sha256)
+    sealed = sealed.model_copy(update={"signature": signature})
     with JsonlAppender(Path(campaign_dir) / REVIEWS_FILE, durable=True) as out:
         out.append(sealed)
     return sealed

@@ -18,10 +18,11 @@ from datetime import datetime
 
 from evidence.comparison.model import Comparison, Ruling
 from evidence.folder.layout import COMPARISON_FILE, CampaignFolder
-from evidence.folder.sums import require_intact
+from evidence.folder.seal import require_verified
 from evidence.reviews.decision import Decision
 from evidence.reviews.log import GENESIS, ReviewRecord, append_review
 from faceoff.canonical import file_sha256
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
 
@@ -97,16 +98,18 @@ def append_decision(
     ledger_status: str,
     *,
     now: Clock,
-    key: bytes | None = None,
+    credentials: Credentials = NOBODY,
 ) -> ReviewRecord:
-    """Append the decision to the sealed bundle (signed under ``key`` when given).
+    """Append the decision to the sealed bundle, signed with ``credentials``, once the
+    bundle is proven intact and its signature valid with them.
 
     The caller records the ledger row and then rebuilds the views (``refresh_views``).
     """
-    require_intact(folder, sealed=True, key=key)
+    require_verified(folder, credentials, sealed=True)
     comparison = Comparison.read(folder.path(COMPARISON_FILE))
     check_request(request, comparison, ledger_status)
-    return append_review(folder.root, _record(request, comparison, folder, now()), key=key)
+    record = _record(request, comparison, folder, now())
+    return append_review(folder.root, record, credentials=credentials)
 
 
 def _record(

@@ -17,7 +17,6 @@ from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.folder.layout import RESULT_FILE
-from faceoff.signing import signing_key
 from flows.campaign.context import CampaignContext
 from flows.campaign.restore import RestoreOutcome
 from guards.dispositions import Closure, close_campaign
@@ -89,7 +88,7 @@ def bundle(context: CampaignContext) -> BundleIndex:
         now=context.tools.now,
         host=collect_host(PynvmlInventory(), context.tools.docker),
         source=collect_source(CHECKOUT),
-        key=signing_key(context.tools.environ),
+        credentials=context.tools.credentials,
     )
 
 

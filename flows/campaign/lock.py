@@ -14,14 +14,13 @@ import os
 from pathlib import Path
 from types import TracebackType
 
+from evidence.folder.layout import RUN_LOCK
 from faceoff.errors import FaceoffError
-
-LOCK_FILE = ".run.lock"
 
 
 class CampaignLock:
     def __init__(self, campaign_dir: Path) -> None:
-        self.path = Path(campaign_dir) / LOCK_FILE
+        self.path = Path(campaign_dir) / RUN_LOCK
         self._fd: int | None = None
 
     def acquire(self) -> CampaignLock:
@@ -61,7 +60,7 @@ def run_in_progress(campaign_dir: Path) -> bool:
     """Whether a live process holds the campaign's run lock. Creates nothing; the probe is
     a shared lock, released at once."""
     try:
-        fd = os.open(Path(campaign_dir) / LOCK_FILE, os.O_RDONLY)
+        fd = os.open(Path(campaign_dir) / RUN_LOCK, os.O_RDONLY)
     except OSError:
         return False  # no lock file: no run ever started there
     try:

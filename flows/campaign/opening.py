@@ -31,7 +31,7 @@ from flows.campaign.spans import span_log
 from flows.campaign.succession import carry_over
 from flows.campaign.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
-from ledger.campaigns import RUNNING, open_campaign, require_campaign
+from ledger.campaigns import CLOSED, RUNNING, open_campaign, require_campaign
 from ledger.cells import (
     TERMINAL,
     latest_attempts,
@@ -99,7 +99,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     engine = open_ledger(resolve_url(None, workdir))
     campaign_dir = campaign_dir_of(workdir, frozen)
     with session_scope(engine) as session:
-        _, resumed = open_campaign(
+        row, resumed = open_campaign(
             session,
             name=frozen.matrix.campaign.name,
             matrix_id=frozen.matrix_id,
@@ -107,8 +107,10 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             now=tools.now,
             host=this_host(os.environ),
         )
+        closed = row.status in CLOSED
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
-        reopen_bundle(campaign_dir)  # a sealed bundle is proven intact before the run adds to it
+        # a sealed bundle is proven intact, its signature valid, before the run adds to it
+        reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     context = CampaignContext(

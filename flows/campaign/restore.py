@@ -24,10 +24,9 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from evidence.bundle.write import refresh_views, reopen_bundle
-from evidence.folder.layout import FROZEN_FILE, SUMS_FILE, CampaignFolder
+from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient
-from faceoff.signing import signing_key
 from flows.campaign.health import probe_incumbent
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
@@ -135,20 +134,24 @@ def restore_incumbent(
         down = f"receipt valid, incumbent not answering ({health.detail}); restoring it again"
     with session_scope(engine) as session:
         attempt = begin_attempt(session, _restoration(session, require_campaign(session, campaign)))
+    kept = _reopened(campaign_dir, closed, tools)
     outcome = _bring_back(engine, campaign, campaign_dir=campaign_dir, matrix_id=matrix_id,
                           attempt=attempt, tools=tools)  # fmt: skip
-    if closed and reseal:
-        _reseal(campaign_dir, tools)
-    return outcome if down is None else replace(outcome, details=[down, *outcome.details])
+    if closed and reseal and kept is None:
+        refresh_views(CampaignFolder.at(campaign_dir), tools.credentials)
+    said = [line for line in (down, kept) if line is not None]
+    return replace(outcome, details=[*said, *outcome.details]) if said else outcome
 
 
-def _reseal(campaign_dir: Path, tools: RestoreTools) -> None:
-    """A closed campaign's bundle, unsealed for its new receipt, sealed again with its views
-    rebuilt around that receipt, so that it still audits. One that no longer verified was
-    left sealed as it was (``reopen_bundle(refuse=False)``) and is not rewritten."""
-    folder = CampaignFolder.at(campaign_dir)
-    if not folder.path(SUMS_FILE).is_file():
-        refresh_views(folder, signing_key(tools.environ))
+def _reopened(campaign_dir: Path, closed: bool, tools: RestoreTools) -> str | None:
+    """Prove a closed campaign's bundle and lift its seal for the new receipt; restoration
+    never waits on the evidence, so a bundle that does not verify is left as it is, never
+    signed again, and the reason returned."""
+    try:
+        reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
+    except FaceoffError as exc:
+        return f"the bundle is left as it was and not sealed again: {exc.what}"
+    return None
 
 
 def _bring_back(
@@ -162,7 +165,6 @@ def _bring_back(
 ) -> RestoreOutcome:
     try:
         frozen = _frozen(campaign_dir, matrix_id)
-        reopen_bundle(campaign_dir, refuse=False)  # a closed campaign's bundle gets a new receipt
         result = bring_back(frozen, campaign_dir, attempt=attempt, tools=tools)
     except FaceoffError as exc:
         _record_failure(engine, campaign, exc.message, tools)

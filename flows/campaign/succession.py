@@ -31,8 +31,10 @@ from evidence.folder.carried import (
     source_frozen_name,
 )
 from evidence.folder.layout import CELLS_DIR, SUMS_FILE, CampaignFolder, attempt_name
-from evidence.folder.sums import read_sums, require_intact
+from evidence.folder.seal import require_verified
+from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
+from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from flows.campaign.context import CampaignContext
 from flows.campaign.journal_index import index_journal
@@ -59,7 +61,7 @@ def carry_over(context: CampaignContext) -> CarriedRecord | None:
         return CarriedRecord.read(context.campaign_dir / CARRIED_FILE)
     with session_scope(context.engine) as session:
         row = _closed_source(session, source)
-        folder = _sealed(source, Path(row.evidence_dir))
+        folder = _sealed(source, Path(row.evidence_dir), context.tools.credentials)
         source_frozen = read_frozen(folder.frozen)
         latest = latest_attempts(session, row)
         rerun = rerun_requested(session, row)
@@ -87,14 +89,15 @@ def carry_over(context: CampaignContext) -> CarriedRecord | None:
     return record
 
 
-def check_source(engine: Engine, frozen: FrozenMatrix) -> None:
+def check_source(engine: Engine, frozen: FrozenMatrix, credentials: Credentials) -> None:
     """Before a run starts anything: the source a successor names is closed in this ledger
-    and its bundle is sealed and intact (``faceoff run`` asks this before Prefect starts)."""
+    and its bundle is sealed, intact and its signature valid with ``credentials``
+    (``faceoff run`` asks this before Prefect starts)."""
     source = frozen.matrix.campaign.successor_of
     if source is None:
         return
     with session_scope(engine) as session:
-        _sealed(source, Path(_closed_source(session, source).evidence_dir))
+        _sealed(source, Path(_closed_source(session, source).evidence_dir), credentials)
 
 
 def _closed_source(session: Session, source: str) -> CampaignRow:
@@ -116,7 +119,7 @@ def _closed_source(session: Session, source: str) -> CampaignRow:
     return row
 
 
-def _sealed(source: str, root: Path) -> CampaignFolder:
+def _sealed(source: str, root: Path, credentials: Credentials) -> CampaignFolder:
     """The source's bundle, proven to match its ``SHA256SUMS``."""
     folder = CampaignFolder.at(root)
     if not folder.path(SUMS_FILE).is_file():  # `faceoff restore` of a closed campaign unseals it
@@ -127,7 +130,7 @@ def _sealed(source: str, root: Path) -> CampaignFolder:
             fix=f"run {source}'s matrix again with faceoff run: with nothing left to run, it "
             "only seals the bundle",
         )
-    require_intact(folder, sealed=True)
+    require_verified(folder, credentials, sealed=True)
     return folder
 
 

@@ -37,6 +37,15 @@ AaTwin = Annotated[
         "<name>-aa (docs/guards.md: A/A).",
     ),
 ]
+Trust = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--trust",
+        metavar="PUBLIC_KEY",
+        help="A public key (or trust file) whose signatures to accept; repeat for several. "
+        "No secret is needed (docs/evidence.md: public-key signatures).",
+    ),
+]
 AsJson = Annotated[
     bool,
     typer.Option("--json", help="Print JSON for scripts (docs/flows.md: output for scripts)."),
@@ -180,12 +189,15 @@ def audit(
             help="Processes that check cells (default: one per usable CPU; 1: this one only).",
         ),
     ] = None,
+    trust: Trust = None,
 ) -> None:
-    """Re-verify a bundle: hashes, receipt, summaries and guard verdicts (signatures too,
-    with FACEOFF_SIGNING_KEY set), as a checklist."""
+    """Re-verify a bundle: hashes, receipt, summaries, guard verdicts and signatures (with
+    --trust, or FACEOFF_SIGNING_KEY for bundles signed with the shared secret), as a
+    checklist."""
     from flows.cli.audit import audit as command  # noqa: PLC0415
 
-    command(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes)
+    command(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes,
+            trust=trust or [])  # fmt: skip
 
 
 @app.command()
@@ -245,13 +257,15 @@ def history(
     ] = None,
     as_json: AsJson = False,
     html: Annotated[Path | None, typer.Option(help="Also write the history page here.")] = None,
+    trust: Trust = None,
 ) -> None:
     """Per arm and cell, each night's p50/p95 of the headline metrics with intervals, across
     hosts; audit failures left out of the trends; drift flagged and ticketed."""
     with cycle_collection_paused():
         from flows.cli.history import history as show  # noqa: PLC0415
 
-        show(workdir, db, arm=arm, cell=cell, since=since, as_json=as_json, html=html)
+        show(workdir, db, arm=arm, cell=cell, since=since, as_json=as_json, html=html,
+             trust=trust or [])  # fmt: skip
 
 
 @app.command()
@@ -282,6 +296,23 @@ def sim(
     args += [arg for item in fault or [] for arg in ("--fault", item)]
     args += [arg for item in set_ or [] for arg in ("--set", item)]
     os.execv(sys.executable, [sys.executable, "-m", "simulator", *args])
+
+
+keys = typer.Typer(help="The operator's signing keys (docs/evidence.md: public-key signatures).")
+app.add_typer(keys, name="keys")
+
+
+@keys.command("init")
+def keys_init(
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for the new key pair (created if need be).")
+    ] = Path(),
+) -> None:
+    """Write a new Ed25519 key pair: the private key (mode 0600, never overwritten) to sign
+    with, and the public key an auditor trusts (faceoff audit --trust)."""
+    from flows.cli.keys import init as command  # noqa: PLC0415
+
+    command(out)
 
 
 @app.command()

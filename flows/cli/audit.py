@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -10,8 +11,8 @@ import typer
 from evidence.audit.checklist import checklist
 from evidence.audit.checklist import lines as checklist_lines
 from evidence.audit.run import audit_bundle
+from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
-from faceoff.signing import signing_key
 from flows.cli.ledger_open import existing_ledger
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
@@ -25,12 +26,14 @@ def audit(
     as_json: bool,
     redraw: bool = False,
     processes: int | None = None,
+    trust: Sequence[Path] = (),
 ) -> None:
-    """``processes``: how many may check cells; None: one per usable CPU."""
-    key = signing_key(os.environ)
+    """``processes``: how many may check cells; None: one per usable CPU. ``trust``: the
+    public keys (or trust files) to check signatures with; no secret is needed."""
     folder = bundle_folder(campaign, workdir, db)
-    report = audit_bundle(folder, key=key, redraw=redraw, processes=processes)
-    output = checklist(report, signed=key is not None)
+    trusted = credentials(os.environ, trust=trust)
+    report = audit_bundle(folder, credentials=trusted, redraw=redraw, processes=processes)
+    output = checklist(report)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))
     else:

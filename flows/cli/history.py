@@ -28,10 +28,10 @@ from evidence.history.cache import (
     save_cache,
 )
 from evidence.history.drift_tickets import drift_tickets
+from faceoff.credentials import Credentials, credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
-from faceoff.signing import signing_key
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.output_file import fresh_file
 from flows.cli.views.plain_table import PlainTable
@@ -39,11 +39,11 @@ from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
 
 
-def real_auditor(key: bytes | None) -> Auditor:
+def real_auditor(credentials: Credentials) -> Auditor:
     def audit(bundle: Path) -> AuditOutcome:
         from evidence.audit.run import audit_bundle  # noqa: PLC0415  (only on a cache miss)
 
-        report = audit_bundle(bundle, key=key)
+        report = audit_bundle(bundle, credentials=credentials)
         failed = list(dict.fromkeys(f.check for f in report.findings))
         first = report.findings[0].line if report.findings else None
         return AuditOutcome(ok=report.ok, failed=failed, first=first)
@@ -60,13 +60,16 @@ def history(
     since: str | None,
     as_json: bool,
     html: Path | None,
+    trust: Sequence[Path] = (),
 ) -> None:
+    """``trust``: public keys (or trust files) each bundle's signature is checked with."""
     since_date = parse_since(since)
     if html is not None:
         fresh_file(html)
     engine = required_ledger(existing_ledger(db, workdir), db, workdir)
-    key = signing_key(os.environ)
-    found = sources(engine, workdir, since=since_date, key=key, auditor=real_auditor(key))
+    trusted = credentials(os.environ, trust=trust)
+    auditor = real_auditor(trusted)
+    found = sources(engine, workdir, since=since_date, credentials=trusted, auditor=auditor)
     report = build(found, arm=arm, cell=cell, since=since_date)
     tickets = tickets_for(report, found, workdir, lambda: datetime.now(UTC))
     if html is not None:
@@ -105,7 +108,12 @@ def parse_since(text: str | None) -> date | None:
 
 
 def sources(
-    engine: Engine, workdir: Path, *, since: date | None, key: bytes | None, auditor: Auditor
+    engine: Engine,
+    workdir: Path,
+    *,
+    since: date | None,
+    credentials: Credentials,
+    auditor: Auditor,
 ) -> list[LedgerNight]:
     """Every closed campaign with its bundle's entry, refreshed where the bundle changed;
     the cache is saved when anything was."""
@@ -119,7 +127,7 @@ def sources(
             found.append(LedgerNight(name, started, str(bundle), None))
             continue
         folder = str(bundle.resolve())
-        state = bundle_state(bundle, key)
+        state = bundle_state(bundle, credentials)
         entry = refresh(
             bundle, entries.get(folder), state=state, auditor=auditor, fallback=started.date()
         )

@@ -22,9 +22,9 @@ from evidence.reviews.decision import Decision
 from evidence.reviews.log import ReviewRecord
 from evidence.reviews.recording import ReviewRequest, append_decision
 from evidence.views.terminal.console import card
+from faceoff.credentials import NOBODY, Credentials, credentials
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
-from faceoff.signing import signing_key
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.views import console as views
 from flows.prefect import server as ephemeral
@@ -39,14 +39,15 @@ def record_review(
     request: ReviewRequest,
     *,
     now: Clock,
-    key: bytes | None = None,
+    credentials: Credentials = NOBODY,
 ) -> ReviewRecord:
-    """Append the decision (signed under ``key`` when given), row it, rebuild the views."""
+    """Append the decision (signed with ``credentials``), row it, rebuild and seal the views.
+    A bundle whose signature the credentials cannot verify is refused, nothing written."""
     with session_scope(engine) as session:
         row = require_campaign(session, campaign)
         assert row.id is not None  # a campaign read from the ledger has its key
         folder = CampaignFolder.at(Path(row.evidence_dir))
-        record = append_decision(folder, request, row.status, now=now, key=key)
+        record = append_decision(folder, request, row.status, now=now, credentials=credentials)
         session.add(
             ReviewRow(
                 campaign_id=row.id,
@@ -59,7 +60,7 @@ def record_review(
                 record_sha256=record.record_sha256,
             )
         )
-    refresh_views(folder, key)
+    refresh_views(folder, credentials)
     return record
 
 
@@ -87,8 +88,9 @@ def review(
         return
     # Recording prints no card: a refused decision is the only thing said.
     request = ReviewRequest(reviewer, decision, note or "", tuple(cells), force_reason)
-    key = signing_key(os.environ)
-    record = record_review(engine, campaign, request, now=lambda: datetime.now(UTC), key=key)
+    signer = credentials(os.environ)
+    now = lambda: datetime.now(UTC)  # noqa: E731
+    record = record_review(engine, campaign, request, now=now, credentials=signer)
     typer.echo(f"recorded {record.decision.value} by {record.reviewer}: {record.record_sha256}")
     typer.echo(republish(engine, campaign, workdir))
 

@@ -15,6 +15,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from evidence.folder.carried import CARRIED_FILE
+from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
@@ -44,7 +45,8 @@ def run(
         diagnosed_cell(frozen, diagnose)  # so does a cell the matrix does not have
     ledger_url(db, workdir)  # so does a bad --db: before the workdir is created
     if frozen.matrix.campaign.successor_of and not _carried_already(workdir, frozen):
-        check_source(required_ledger(existing_ledger(db, workdir), db, workdir), frozen)
+        engine = required_ledger(existing_ledger(db, workdir), db, workdir)
+        check_source(engine, frozen, credentials(os.environ))
     if workdir.exists() and not workdir.is_dir():
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"

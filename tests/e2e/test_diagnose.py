@@ -123,7 +123,7 @@ def check_sealed(bundle: Path) -> None:
 
     report = audit_bundle(bundle)
     assert report.ok, [f.line for f in report.findings]
-    (check,) = [c for c in checklist(report, signed=False).checks if c.check == DIAGNOSTICS]
+    (check,) = [c for c in checklist(report).checks if c.check == DIAGNOSTICS]
     assert check.count == 2 and check.result == "ok"
 
     path = bundle / runs[1] / "diagnostic.json"

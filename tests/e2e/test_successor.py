@@ -53,7 +53,7 @@ def run_source(path: Path, workdir: Path) -> None:
         if not again:
             return
         request = ReviewRequest("qa", Decision.RERUN_CELLS, "host stalled", tuple(again))
-        record_review(engine, "succ-a", request, now=lambda: datetime.now(UTC), key=None)
+        record_review(engine, "succ-a", request, now=lambda: datetime.now(UTC))
     pytest.fail(f"{KEPT} was not accepted on both arms in {TRIES} runs: {found}")
 
 

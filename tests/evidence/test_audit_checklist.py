@@ -23,7 +23,7 @@ def bundle_without_protected_files(tmp_path: Path) -> Path:
 
 def test_no_protected_files_declared_is_a_warning(tmp_path: Path) -> None:
     root = bundle_without_protected_files(tmp_path)
-    output = checklist(AuditReport(root, step=TICKETS), signed=False)
+    output = checklist(AuditReport(root, step=TICKETS))
     protected = output.checks[-1]
     assert (protected.id, protected.count, protected.result) == ("protected_files", 0, "warning")
     assert "none declared" in protected.note
@@ -37,7 +37,7 @@ def test_a_finding_is_listed_under_the_check_that_found_it(tmp_path: Path) -> No
     root = bundle_without_protected_files(tmp_path)
     report = AuditReport(root, step=TICKETS)
     report.findings.append(Finding("receipt.json", "campaign", "says 'x'", RECEIPT))
-    output = checklist(report, signed=True)
+    output = checklist(report)
     failed = [c for c in output.checks if c.result == "failed"]
     assert [c.id for c in failed] == ["receipt"] and not output.ok
     assert failed[0].findings[0].field == "campaign"

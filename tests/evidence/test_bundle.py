@@ -19,6 +19,7 @@ from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison.manifest import Manifest
 from evidence.comparison.model import Comparison
 from evidence.folder.layout import CampaignFolder
+from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
@@ -231,11 +232,10 @@ def test_a_rebuild_refuses_a_bundle_that_no_longer_verifies(
 
 def test_a_resumed_run_reopens_only_an_intact_bundle(bundle_copy) -> None:  # type: ignore[no-untyped-def]
     intact, edited = bundle_copy(), bundle_copy("edited")
-    reopen_bundle(intact)
+    reopen_bundle(intact, NOBODY, sealed=True)
     assert not (intact / "SHA256SUMS").exists()
     journal = edited / "cells/natural-8192-c1/exl3-r11/attempt-1/journal.jsonl"
     journal.write_text(journal.read_text() + "\n")
     with pytest.raises(FaceoffError, match=r"attempt-1/journal\.jsonl"):
-        reopen_bundle(edited)
-    reopen_bundle(edited, refuse=False)  # a restoration goes on, and the seal stays
-    assert (edited / "SHA256SUMS").exists()
+        reopen_bundle(edited, NOBODY, sealed=True)
+    assert (edited / "SHA256SUMS").exists()  # refused: the seal stays

@@ -29,6 +29,7 @@ from evidence.folder.layout import COMPARISON_FILE
 from evidence.history.build import HistoryReport, build_history
 from evidence.history.cache import AuditOutcome
 from evidence.history.night_read import NightSource, night_of, read_source
+from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
 from flows.cli.history import real_auditor, sources
 from ledger.campaigns import open_campaign
@@ -142,7 +143,7 @@ class CountingAuditor:
 
     def __init__(self) -> None:
         self.audited: list[Path] = []
-        self.audit = real_auditor(None)
+        self.audit = real_auditor(NOBODY)
 
     def __call__(self, bundle: Path) -> AuditOutcome:
         self.audited.append(bundle)
@@ -164,7 +165,7 @@ def test_a_bundle_edited_after_its_audit_is_audited_again_and_left_out(
     auditor = CountingAuditor()
 
     def night() -> tuple[Any, ...]:
-        found = sources(engine, workdir, since=None, key=None, auditor=auditor)
+        found = sources(engine, workdir, since=None, credentials=NOBODY, auditor=auditor)
         report = build_history(found, arm=None, cell=None, since=None)
         return report.nights[0].audit, report.nights[0].in_trends, len(report.series)
 

@@ -22,6 +22,7 @@ from evidence.reviews.decision import Decision
 from evidence.reviews.log import GENESIS, read_reviews
 from evidence.reviews.recording import ReviewRequest
 from evidence.views.card.render import decision_words
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from flows.cli.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
@@ -176,18 +177,20 @@ def test_a_review_refuses_a_bundle_with_an_edited_native_file_and_launders_nothi
 
 
 def test_a_signed_review_whose_record_is_rehashed_fails_the_keyed_audit(
-    partial: tuple[Path, Engine],
+    partial: tuple[Path, Engine], host_facts: HostFacts, source_facts: SourceFacts
 ) -> None:
     root, engine = partial
-    key = b"operator-review-key"
+    key = Credentials(hmac=b"operator-review-key")
+    reopen_bundle(root, NOBODY, sealed=True)  # closed with the key, as its operator runs
+    write_bundle(root, now=utc_now, host=host_facts, source=source_facts, credentials=key)
     request = ReviewRequest("alice", Decision.NO_PROMOTION, "controlled failed")
-    record = record_review(engine, "glm53-sim", request, now=utc_now, key=key)
+    record = record_review(engine, "glm53-sim", request, now=utc_now, credentials=key)
     assert record.signature is not None
-    keyed = [f.line for f in audit_bundle(root, key=key).findings]
+    keyed = [f.line for f in audit_bundle(root, credentials=key).findings]
     assert not any(f.startswith("reviews.jsonl") for f in keyed)
     forged = record.model_copy(update={"note": "all fine"}).sealed()  # hash redone, no key
     (root / "reviews.jsonl").write_text(forged.model_dump_json() + "\n")
-    found = [f.line for f in audit_bundle(root, key=key).findings]
+    found = [f.line for f in audit_bundle(root, credentials=key).findings]
     assert "reviews.jsonl: line 1.signature: signature does not match" in " ".join(found)
     unkeyed = [f.line for f in audit_bundle(root).findings]
     assert not any("signature" in f for f in unkeyed)
@@ -209,7 +212,7 @@ def test_a_rerun_supersedes_earlier_decisions_and_the_card_keeps_the_attempt_his
     card = (root / "RESULT.md").read_text(encoding="utf-8")
     assert f"Decision: rerun {runs[0]} and {runs[1]} before deciding (recorded by bob)" in card
 
-    reopen_bundle(root)
+    reopen_bundle(root, NOBODY, sealed=True)
     environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), TOKEN_ENV: PLANTED_TOKEN}
     rerun_cell(root, "natural-8192-c1", "nvfp4-r2", environ)
     built = write_bundle(root, now=utc_now, host=host_facts, source=source_facts)

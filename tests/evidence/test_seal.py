@@ -27,6 +27,7 @@ from evidence.bundle.write import write_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.canonical import file_sha256
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.campaign.context import CampaignContext
@@ -124,8 +125,9 @@ def play(
     source: SourceFacts,
 ) -> Scenario:
     def seal(folder: Path) -> dict[str, str]:
-        key = KEY.encode()
-        write_bundle(folder, now=lambda: datetime.now(UTC), host=host, source=source, key=key)
+        keyed = Credentials(hmac=KEY.encode())
+        write_bundle(folder, now=lambda: datetime.now(UTC), host=host, source=source,
+                     credentials=keyed)  # fmt: skip
         return tree(folder)
 
     first = run_campaign(workdir, matrix, environ, leave_incumbent=True)
@@ -192,7 +194,7 @@ def context_for(workdir: Path, matrix: Matrix, environ: dict[str, str]) -> Campa
 
 
 def audit_lines(bundle: Path, key: str | None = KEY) -> list[str]:
-    report = audit_bundle(bundle, key=key.encode() if key else None)
+    report = audit_bundle(bundle, credentials=Credentials(hmac=key.encode()) if key else NOBODY)
     return [f.line for f in report.findings]
 
 
@@ -241,13 +243,17 @@ def test_receipts_and_sums_are_signed_and_the_audit_checks_the_key(scenario: Sce
     unkeyed = audit_bundle(scenario.first)
     assert unkeyed.ok
     signature_notes = [n for n in unkeyed.notes if "signature" in n]
-    assert signature_notes == [f"signatures were not checked: {SIGNING_KEY_ENV} is not set"]
+    assert signature_notes == [
+        "signatures were not checked: HMAC-signed (shared secret): verifiable only with "
+        f"{SIGNING_KEY_ENV}"
+    ]
     keyed = faceoff("audit", str(scenario.first), env={SIGNING_KEY_ENV: KEY})
     assert keyed.returncode == 0 and "not checked" not in keyed.stdout
     plain = faceoff("audit", str(scenario.first))
     assert plain.returncode == 0
     skipped = (
-        f"[skip] signatures of the receipt, the reviews and SHA256SUMS (0) — {SIGNING_KEY_ENV}"
+        "[skip] signatures of the bundle, the receipt and the reviews (0) — HMAC-signed (shared "
+        f"secret): verifiable only with {SIGNING_KEY_ENV}"
     )
     assert skipped in plain.stdout and "[ok  ] signatures" in keyed.stdout
 
@@ -273,16 +279,18 @@ def test_a_manifest_edited_with_its_sums_line_fails_the_keyed_audit_and_rebuild(
     manifest = json.loads((copy / "MANIFEST.json").read_text())
     manifest["host"]["hostname"] = "the-audited-host"  # host facts cannot be recomputed
     (copy / "MANIFEST.json").write_text(json.dumps(manifest, indent=2))
-    write_sums(CampaignFolder(copy))  # sums redone without the key: the signature goes
-    assert audit_bundle(copy).ok  # only the key can tell
-    assert audit_lines(copy) == [
-        f"SHA256SUMS.hmac: not signed, although {SIGNING_KEY_ENV} is given"
-    ]
+    write_sums(CampaignFolder(copy))  # sums redone without the key, the signature deleted
+    (copy / "SHA256SUMS.hmac").unlink()
+    stripped = [f.line for f in audit_bundle(copy).findings]  # the receipt says it was signed
+    assert stripped[0].startswith(
+        "SHA256SUMS.hmac: missing, although receipt.json records a signature"
+    )
+    assert audit_lines(copy)[0] == stripped[0]
     (copy / "SHA256SUMS.hmac").write_bytes(seal)  # the old signature put back
     assert audit_lines(copy)[0].startswith("SHA256SUMS.hmac: signature does not match")
-    with pytest.raises(FaceoffError, match=r"SHA256SUMS\.hmac \(signature does not match"):
+    with pytest.raises(FaceoffError, match=r"SHA256SUMS\.hmac: signature does not match"):
         write_bundle(
             copy, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts,
-            key=KEY.encode(),
+            credentials=Credentials(hmac=KEY.encode()),
         )  # fmt: skip
     assert (copy / "SHA256SUMS.hmac").read_bytes() == seal

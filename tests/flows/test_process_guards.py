@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from evidence.folder.layout import RUN_LOCK
 from faceoff.errors import FaceoffError
-from flows.campaign.lock import LOCK_FILE, CampaignLock, run_in_progress
+from flows.campaign.lock import CampaignLock, run_in_progress
 from flows.campaign.signals import Terminated, sigterm_deferred, sigterm_raises
 from flows.prefect.publish import artifact_key
 from flows.prefect.server import apply_prefect_defaults, prefect_defaults
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 HOLDER = """
 import sys, time
 from pathlib import Path
-from flows.campaign.lock import LOCK_FILE, CampaignLock, run_in_progress
+from flows.campaign.lock import CampaignLock, run_in_progress
 CampaignLock(Path(sys.argv[1])).acquire()
 print("held", flush=True)
 time.sleep(600)
@@ -45,7 +46,7 @@ def test_a_second_run_of_the_campaign_is_refused_until_the_first_dies(tmp_path: 
 
 def test_a_run_is_in_progress_only_while_a_live_process_holds_the_lock(tmp_path: Path) -> None:
     assert not run_in_progress(tmp_path)  # never run: nothing created either
-    assert not (tmp_path / LOCK_FILE).exists()
+    assert not (tmp_path / RUN_LOCK).exists()
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, text=True
     )

@@ -1,0 +1,165 @@
+"""A bundle signed with the operator's Ed25519 key: an auditor verifies it with the public key
+alone, and nothing faceoff does ever signs a forgery or removes a signature."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from sqlalchemy import Engine
+
+from collectors.host_facts import HostFacts, SourceFacts
+from evidence.audit.checklist import checklist, lines
+from evidence.audit.run import audit_bundle
+from evidence.bundle.write import reopen_bundle, write_bundle
+from evidence.folder.layout import ENVELOPE_FILE, CampaignFolder
+from evidence.folder.seal import lift_seal
+from evidence.folder.sums import write_sums
+from evidence.reviews.decision import Decision
+from evidence.reviews.recording import ReviewRequest
+from faceoff.credentials import NOBODY, Credentials
+from faceoff.errors import FaceoffError
+from faceoff.keys import PublicKey, SigningKey
+from flows.cli.review import record_review
+from lanes.receipt import Receipt
+from tests.evidence.test_review import ledger_for, utc_now
+
+JOURNAL = "cells/natural-8192-c1/nvfp4-r2/attempt-1/journal.jsonl"
+
+
+@dataclass(frozen=True)
+class Signed:
+    root: Path
+    engine: Engine
+    operator: Credentials  # holds the private key
+    auditor: Credentials  # holds the public key only
+
+    def audit(self, credentials: Credentials | None = None) -> list[str]:
+        found = audit_bundle(self.root, credentials=credentials or self.auditor).findings
+        return [f.line for f in found]
+
+
+def a_key() -> SigningKey:
+    private = Ed25519PrivateKey.generate()
+    return SigningKey(private, PublicKey.of(private.public_key()))
+
+
+@pytest.fixture
+def signed(
+    bundle_copy: Callable[[], Path], host_facts: HostFacts, source_facts: SourceFacts
+) -> Signed:
+    """The session's bundle, closed as an operator with a key file closes it."""
+    root = bundle_copy()
+    lift_seal(CampaignFolder(root))
+    key = a_key()
+    operator = Credentials(key=key)
+    receipt = root / "receipt.json"  # the restoration signs it, as the flow does with a key
+    Receipt.read(receipt).signed(operator).write(receipt, replace=True)
+    write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts,
+                 credentials=operator)  # fmt: skip
+    return Signed(root, ledger_for(root, "complete"), operator, Credentials(trusted=(key.public,)))
+
+
+def review(signed: Signed, credentials: Credentials) -> None:
+    request = ReviewRequest("alice", Decision.NO_PROMOTION, "controlled failed")
+    record_review(signed.engine, "glm53-sim", request, now=utc_now, credentials=credentials)
+
+
+def test_an_auditor_verifies_the_bundle_with_the_public_key_and_no_secret(signed: Signed) -> None:
+    assert (signed.root / ENVELOPE_FILE).is_file()
+    manifest = json.loads((signed.root / "MANIFEST.json").read_text())
+    assert manifest["signer"] == signed.operator.signer
+    report = audit_bundle(signed.root, credentials=signed.auditor)
+    assert [f.line for f in report.findings] == []
+    assert report.seal is not None and report.seal.verified
+    shown = "\n".join(lines(checklist(report)))
+    line = "[ok  ] signatures of the bundle, the receipt and the reviews (1) — signed by"
+    assert f"{line} {signed.operator.signer}" in shown
+    unkeyed = audit_bundle(signed.root)
+    assert unkeyed.ok and unkeyed.seal is not None and unkeyed.seal.state == "unchecked"
+    stranger = Credentials(trusted=(a_key().public,))
+    assert any("no trusted key verifies it" in f for f in signed.audit(stranger))
+
+
+def test_a_keyed_review_of_a_stripped_seal_is_refused_and_writes_nothing(signed: Signed) -> None:
+    manifest = json.loads((signed.root / "MANIFEST.json").read_text())
+    manifest["host"]["hostname"] = "forged-host"
+    (signed.root / "MANIFEST.json").write_text(json.dumps(manifest))
+    write_sums(CampaignFolder(signed.root))  # re-hashed
+    (signed.root / ENVELOPE_FILE).unlink()  # and the seal stripped
+    sums = (signed.root / "SHA256SUMS").read_bytes()
+    with pytest.raises(
+        FaceoffError, match=r"does not verify \(stripped\).*SEAL\.dsse\.json: missing"
+    ):
+        review(signed, signed.operator)
+    assert not (signed.root / "reviews.jsonl").exists()
+    assert (signed.root / "SHA256SUMS").read_bytes() == sums
+    assert not (signed.root / ENVELOPE_FILE).exists()
+    assert any("SEAL.dsse.json: missing, although" in f for f in signed.audit(NOBODY))
+
+
+def test_a_review_without_the_key_never_removes_a_signature(signed: Signed) -> None:
+    envelope = (signed.root / ENVELOPE_FILE).read_bytes()
+    with pytest.raises(FaceoffError, match=r"does not verify \(unchecked\)"):
+        review(signed, NOBODY)
+    assert (signed.root / ENVELOPE_FILE).read_bytes() == envelope
+    assert signed.audit() == []
+
+
+def test_a_keyed_review_of_an_intact_bundle_is_signed_and_sealed_again(signed: Signed) -> None:
+    review(signed, signed.operator)
+    record = json.loads((signed.root / "reviews.jsonl").read_text().splitlines()[0])
+    assert record["signature"]["keyid"] == signed.operator.signer
+    assert signed.audit() == []
+
+
+def test_a_forged_journal_is_never_sealed_again_by_a_rerun_or_a_restoration(
+    signed: Signed,
+) -> None:
+    journal = signed.root / JOURNAL
+    lines_ = journal.read_text().splitlines()
+    first = json.loads(lines_[0])
+    first["first_content_ns"] -= 20_000_000  # 20 ms off a candidate's TTFT
+    journal.write_text("\n".join([json.dumps(first), *lines_[1:]]) + "\n")
+    write_sums(CampaignFolder(signed.root))
+    envelope = (signed.root / ENVELOPE_FILE).read_bytes()
+    for credentials in (signed.operator, NOBODY):
+        with pytest.raises(FaceoffError, match=rf"{JOURNAL}: sha256 is"):
+            reopen_bundle(signed.root, credentials, sealed=True)
+    assert (signed.root / ENVELOPE_FILE).read_bytes() == envelope
+    assert any(f.startswith(f"{JOURNAL}: sha256 is") for f in signed.audit())
+
+
+def test_an_added_file_with_re_hashed_sums_is_refused_by_a_rerun_and_caught_without_a_key(
+    signed: Signed,
+) -> None:
+    (signed.root / "APPROVAL.txt").write_text("approved\n")
+    write_sums(CampaignFolder(signed.root))
+    with pytest.raises(FaceoffError, match=r"APPROVAL\.txt: present but not in the signed"):
+        reopen_bundle(signed.root, signed.operator, sealed=True)
+    assert "APPROVAL.txt: present but not in the signed statement" in signed.audit(NOBODY)
+
+
+def test_a_dot_file_is_in_the_sums_the_receipt_and_the_audit(signed: Signed) -> None:
+    hidden = signed.root / "cells/natural-8192-c1/nvfp4-r2/attempt-1/.hidden"
+    hidden.write_text("x")
+    found = signed.audit(NOBODY)
+    name = "cells/natural-8192-c1/nvfp4-r2/attempt-1/.hidden"
+    assert f"{name}: present but not listed in SHA256SUMS" in found
+    assert f"{name}: present but not in the signed statement" in found
+    assert any(f.startswith(name) and "receipt" in f for f in found), found
+
+
+def test_an_unsigned_bundle_is_never_signed_by_a_later_key(
+    bundle_copy: Callable[[], Path], host_facts: HostFacts, source_facts: SourceFacts
+) -> None:
+    root = bundle_copy()  # closed without a key
+    with pytest.raises(FaceoffError, match="never signed"):
+        reopen_bundle(root, Credentials(key=a_key()), sealed=True)
+    reopen_bundle(root, NOBODY, sealed=True)  # without a key it reopens as before
+    assert not (root / "SHA256SUMS").exists()
