@@ -4,9 +4,8 @@ while the bundle stays as it was.
 An audit is far too slow to repeat for a year of nights on every ``faceoff history``, so
 each outcome is kept in ``<workdir>/.history/cache.json`` under the bundle's *state* (the
 faceoff version, the signing key's fingerprint, every file's path, size and modification
-time): any edit, addition or deletion makes the entry stale. A missing, unreadable or older
-cache file is an empty one. Why these stats, and what they cannot see: docs/history.md,
-"Audits, cached".
+time). A missing, unreadable or older cache file is an empty one. Why these stats, and what
+they cannot see: docs/history.md, "Audits, cached".
 
 Format history of ``HistoryCache.schema_version``:
   1 — first release.
