@@ -1,16 +1,11 @@
 """Canonical JSON, content hashes and file hashes.
 
-Canonical form: UTF-8, keys sorted, no insignificant whitespace, floats in
-Python's shortest round-trip repr (so 0.1 is always ``0.1``), NaN and infinity
-refused because they have no JSON spelling: exactly what ``json.dumps`` writes with
-those settings.
-
-orjson writes the same bytes several times faster (a plan of a large cell is tens of
-MB, hashed by its client, its guard, its summary and the audit) for a value of JSON's
-own types whose floats are finite and 0 or at least 1e-4 in magnitude (smaller ones it
-spells ``1e-5`` or ``0.00001`` where Python spells ``1e-05``); any other value, and any
-orjson refuses (a key that is not a string, an int beyond 64 bits), is written by
-``json.dumps``.
+Canonical form: UTF-8, keys sorted, no insignificant whitespace, floats in Python's
+shortest round-trip repr (so 0.1 is always ``0.1``), NaN and infinity refused because they
+have no JSON spelling: exactly what ``json.dumps`` writes with those settings. orjson
+writes the same bytes several times faster (a large cell's plan is tens of MB, hashed
+several times), so it writes every value it spells alike: docs/architecture.md, "Artifact
+rules".
 """
 
 from __future__ import annotations

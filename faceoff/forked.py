@@ -4,11 +4,8 @@ A fork copies the parent's memory, so a worker reads what the parent loaded (a
 campaign's inputs, its frozen matrix) without pickling it; only each task's result
 crosses back. A fork also copies any lock another thread holds at that moment, so work is
 forked only while this process runs one thread (the CLI's audit), and runs in-process
-otherwise (a flow, a test session).
-
-Each worker keeps numpy's BLAS to one thread: the workers already fill the CPUs, and
-OpenBLAS's own threads, one per CPU in every worker, would spin against each other (13 %
-of the 1 M audit's CPU time, benchmarks/README.md).
+otherwise (a flow, a test session). Each worker keeps numpy's BLAS to one thread, since
+the workers already fill the CPUs (docs/evidence.md, "At scale").
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Validity rules over the engine's counters: restarts, preemptions, cold cache, reconciliation.
 
-Counter reconciliation compares the engine's deltas between the baseline sample
-(before the cell's first request) and the final one (the drain, after its last)
-with the journal's usage sums over every request the lane served between those
-two samples: warmups included, since ``cell.json``'s window starts at the first
-journaled send of any phase. A request that overlaps a boundary sample, or that
-reached the engine but ended without usage (cancelled in flight, a broken
-stream), may have been counted in part; it widens the expected range instead of
-being guessed. An HTTP error answer never reached the engine and counts zero.
-Token deltas may differ by ``counter_tolerance_tokens``; success counts may not.
+Reconciliation compares the engine's deltas between the baseline and the final sample with
+the journal's usage sums over every request the lane served between them, warmups included.
+A request the engine may have counted in part (one overlapping a boundary sample, or ended
+without usage) widens the expected range instead of being guessed. The rules in full:
+docs/guards.md, "Validity rules".
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """From families and rules to a disposition; the stop policy; campaign closure; pairs.
 
-All pure. The order of ``decide`` is the contract:
-
-1. prerequisites recorded in ``cell.json`` or missing artifacts → blocked
-   (lane_not_ready, identity_mismatch, telemetry_unavailable, artifacts_missing);
-2. a validity rule failed → failed, with the first failure in ``RULES`` order
-   (the root cause: an OOM kill before the errors it caused); ``host_stall``, last,
-   blocks instead: the host, not the lane, made the cell unscorable;
-3. a required family missing → blocked (family_missing): it ran cleanly but
-   cannot be scored, so it is never accepted;
-4. otherwise accepted.
-
-A failed cell triggers the campaign's stop policy; a blocked one does not.
+All pure. The order of ``decide`` is the contract: missing prerequisites → blocked; a
+failed validity rule → failed, the first in ``RULES`` order as the root cause (an OOM kill
+before the errors it caused), except ``host_stall`` and ``schedule_lag``, last, which block;
+a required family missing → blocked; otherwise accepted. A failed cell triggers the
+campaign's stop policy; a blocked one does not. In full: docs/guards.md, "Dispositions".
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Presence rules: one pure function per registry family, over a cell's artifacts.
 
-Each rule answers present, missing (with why, and the values it judged) or not
-applicable, always as one ``Found``. A helper that finds the cell lacks what the
-family is judged over (no telemetry window, samples taken too rarely) raises
-``Unjudgeable`` with its answer, and the registry's wrapper returns it: no rule
-branches on what a helper returned. Not applicable is only ever answered where the
-cell's own frozen spec makes the family impossible by design: decode rate, TPOT and
-visible TTFT of a cell whose every request asks for ``max_tokens = 1`` (a prefill
-probe: its single token may be reasoning, and there is no interval between tokens).
-Campaign-wide declarations (a host without GPUs) come only from the frozen
-matrix registry and are applied by ``guards.metric_guard``.
-
-Journal families judge the scored requests that ended ``ok``; engine, GPU and
-host families judge the telemetry summary recomputed from the samples, with the
-matrix's cadence, coverage and consecutive-miss thresholds. A sample taken late
-counts toward coverage (its lateness is in the evidence); only a tick never
-sampled, or whose sample failed or lacked the family, is a miss.
+Each rule answers present, missing (with why, and the values it judged) or not applicable,
+always as one ``Found``. A helper that finds the cell lacks what the family is judged over
+raises ``Unjudgeable`` with its answer, which the registry's wrapper returns: no rule
+branches on what a helper returned. Not applicable is answered only where the cell's own
+frozen spec makes the family impossible by design; campaign-wide declarations (a host
+without GPUs) come from the frozen matrix's registry (``guards.metric_guard``). Each
+family's rule: docs/guards.md, "Presence rules".
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The ``host_stall`` rule: were the scored requests measured while the host could run them?
 
-Two witnesses, both in the host-stall monitor's ``stalls.jsonl``: its own 1 ms
-wake-ups late by at least the matrix's ``stall_threshold_ms``, and the client's
-own CPU wait (Linux schedstat run-queue wait, read every 20 ms) over the cell
-window. A scored request is *affected*
-when the stalls overlapping its send-to-end span add up to more than
-``max_request_stall_ms``. The cell is blocked when more than
-``max_stalled_requests`` of its sent scored requests are affected, or when the
-client waited for a CPU longer than ``max_client_cpu_wait`` of the cell window;
-any affected request short of that is *flagged*: the rule passes, naming them.
-Blocked, not failed: a busy host says nothing about the lane, and it must not
-trigger the stop policy.
+Two witnesses, both in the host-stall monitor's ``stalls.jsonl``: its own late wake-ups and
+the client's CPU wait over the cell window. The cell is blocked when too many scored
+requests overlap too much stall, or the client waited too long for a CPU; fewer affected
+requests pass *flagged*. Blocked, not failed: a busy host says nothing about the lane, and
+it must not trigger the stop policy. The bounds and why: docs/guards.md, "Host stalls".
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Pair integrity: did both arms of a pair send the same requests? A pure comparison.
 
-Both arms' plans (``requests.json``) must share the campaign seed, the prompt
-namespace and the cell spec, plan the same request indices, and record the same
-prompt-token vector hash for every index: each lane tokenized the same text with
-its own tokenizer and chat template, so equal hashes prove both engines prefilled
-the same tokens. Wire hashes may differ (the model name is in the body). An
-open-loop cell's plans must also hold the same load (arrival, rate or ladder, SLO)
-and give every request the same step and arrival time: the same offered schedule.
-Sampling parameters must be equal request by request, except the fields the cell
-declares as variants, which are listed as differing by design (``pair_sampling``).
-Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule). A needle
-search plans no request: both arms must search the same declared range, and each arm's
-probes follow its own answers.
+Both arms' plans (``requests.json``) must record the same prompt-token vector hash for every
+request index: each lane tokenized the same text with its own tokenizer and chat template,
+so equal hashes prove both engines prefilled the same tokens. What else must match (seed,
+namespace, cell spec, an open loop's schedule, sampling but the declared variants, a needle
+search's range): docs/guards.md, "Validity rules".
 """
 
 from __future__ import annotations

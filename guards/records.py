@@ -1,21 +1,15 @@
 """``cell.json``: the facts the campaign flow records about one cell attempt.
 
-The journal, the request plan and the samples say what the client and the
-collectors saw; this record adds what only the orchestrator knows: whether the
-lane came up and proved its identity, the window the telemetry is judged over,
-the cell deadline, how the client process and the lane ended, and the cadence
-the collectors ran on. The guards read it; they never write it.
+The journal, the request plan and the samples say what the client and the collectors saw;
+this record adds what only the orchestrator knows: whether the lane came up and proved its
+identity, the telemetry window, the deadline, how the client and the lane ended, and the
+collectors' cadence. The guards read it; they never write it. Whether the engine drained
+is not recorded here: the drain sample in ``engine.jsonl`` proves it (``guards.counters``).
 
-Whether the engine drained is not recorded here: the drain sample in
-``engine.jsonl`` proves it (``guards.reconcile``).
-
-Format history of ``schema_version``:
+Format history of ``schema_version`` (in full: docs/guards.md, "Artifacts"):
   1 — first release.
-  2 — ``lane_end`` gains ``signal`` and ``detail``; ``oom_killed`` is set for host lanes too
-      (their cgroup's OOM-kill counter), and an exit of 137 alone no longer counts as an OOM
-      kill (version 1 still reads).
-  3 — ``collector_settings`` gains ``stall_threshold_ms``, the host-stall monitor's threshold
-      (versions 1 and 2 still read, with the default).
+  2 — ``lane_end`` gains ``signal`` and ``detail``; ``oom_killed`` never from exit 137 alone.
+  3 — ``collector_settings`` gains ``stall_threshold_ms`` (versions 1 and 2 still read).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """``verdict.json``: what the guard decided about one cell attempt, and from what.
 
-A verdict lists every registry family (present, missing with why, or not
-applicable), every validity rule (its reason code, outcome, one sentence and the
-values it judged), the disposition with its reason code and sentence, and the
-sha256 of each native artifact it was computed from, so ``faceoff audit`` can
-recompute it from those files and compare. It carries no timestamp: the same
-inputs give the same verdict, byte for byte.
+A verdict lists every registry family, every validity rule and the disposition, each with
+the values it judged, and the sha256 of each native artifact it was computed from, so
+``faceoff audit`` can recompute it from those files and compare. It carries no timestamp:
+the same inputs give the same verdict, byte for byte.
 
 Format history of ``schema_version``:
   1 — first release.

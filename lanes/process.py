@@ -1,18 +1,13 @@
 """A lane as a host process (an engine installed on the host, or the simulator).
 
-The process leads its own session and process group, so that stopping it reaches
-every worker it forked, and so that it survives the orchestrator: a restored
-incumbent must keep serving after ``faceoff restore`` exits. Its output goes
-straight to a live ``boot.log`` outside the bundle (a pipe would die with the
-orchestrator; the engine keeps logging after the bundle is sealed); each read
-and the stop copy it, redacted, into the run folder: the bundle's snapshot.
-
-How the lane ended is recorded as first observed: the leader's own exit status,
-or, while the leader still runs, the end of a process of its group that was there
-when the lane was watched (an engine's workers: vLLM runs its API server,
-EngineCore and workers in one group). The SIGTERM faceoff sends afterwards never
-overwrites it. A SIGKILL is an OOM kill only when the OOM-kill counter of the
-lane's memory cgroup rose (``lanes.oomkills``).
+The process leads its own session and process group, so that stopping it reaches every
+worker it forked, and so that a restored incumbent keeps serving after ``faceoff restore``
+exits. Its output goes straight to a live ``boot.log`` outside the bundle (a pipe would die
+with the orchestrator); each read and the stop copy it, redacted, into the run folder. How
+the lane ended is recorded as first observed (the leader's exit, or the end of a process of
+its group), never the SIGTERM faceoff sends afterwards; a SIGKILL is an OOM kill only when
+the cgroup's OOM-kill counter rose (``lanes.oomkills``). In full: docs/lanes.md,
+"Host-process lanes".
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """The restoration receipt: what was observed when the incumbent was brought back.
 
-The receipt carries the sha256 of its own canonical content (every field but
-``receipt_sha256`` and ``signature``), so an edited receipt no longer verifies;
-with the operator's key it is also signed (``faceoff.record_signature``: Ed25519, or the
-HMAC of older bundles), so a recomputed hash does not make a forged receipt pass. It
-binds the sha256 of every native file of the campaign folder as they were when
-it was written (``bound_files``): a native file edited or deleted afterwards,
-its ``SHA256SUMS`` line with it, still no longer matches the receipt.
+The receipt carries the sha256 of its own canonical content, so an edited receipt no longer
+verifies; with the operator's key it is also signed (Ed25519, or the HMAC of older
+bundles), so a recomputed hash does not make a forged one pass. It binds the sha256 of
+every native file of the campaign folder as they were when it was written
+(``bound_files``): a native file edited or deleted afterwards, its ``SHA256SUMS`` line with
+it, no longer matches the receipt.
 
 Format history of ``Receipt.schema_version``:
   1 — first release.

@@ -6,11 +6,9 @@ without loading the lane machinery.
 
 Format history of ``IdentityRecord.schema_version``:
   1 — first release.
-
 Format history of ``LaneRecord.schema_version``:
   1 — first release.
   2 — ``added_args``: the flags faceoff appended to bind a vLLM engine (version 1 still reads).
-
 Format history of ``InspectRecord.schema_version``:
   1 — first release.
 """

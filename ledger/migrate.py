@@ -1,18 +1,10 @@
 """Bringing a ledger to this faceoff's revision: Alembic migrations, run on every open.
 
-The revisions live in ``ledger/migrations/versions``; the ledger's ``alembic_version``
-names the one it is at. A ledger arrives in one of four ways:
-
-- empty: every revision runs, from the first;
-- made before migrations (``ledger_meta`` but no ``alembic_version``): its tables are
-  exactly revision 0001's, so it is stamped 0001 and upgraded from there, its rows kept;
-- at an older revision: upgraded;
-- at a revision this faceoff does not know, or with a ``ledger_meta`` format above its
-  own: a newer faceoff wrote it, and it is refused untouched.
-
-The check and the upgrade run in one transaction under a lock (a PostgreSQL advisory
-lock, SQLite's write lock), so that hosts and processes opening one ledger at once
-migrate it once: the others wait, then find it at head. A ledger is never downgraded.
+An empty ledger gets every revision; one made before migrations is stamped 0001 (its tables
+are that revision's) and upgraded; an older revision is upgraded; one that a newer faceoff
+wrote is refused untouched. The check and the upgrade run in one transaction under a lock,
+so that hosts and processes opening one ledger at once migrate it once: the others wait,
+then find it at head. A ledger is never downgraded. In full: docs/ledger.md, "Migrations".
 """
 
 from __future__ import annotations

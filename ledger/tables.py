@@ -6,9 +6,7 @@ the two agree). ``alembic_version`` names the ledger's revision.
 
 Format history (``ledger.migrate.LEDGER_SCHEMA_VERSION``, stored in ``ledger_meta``, read
 by faceoff from before migrations, which refuses a higher one):
-  1 — first release; revisions 0001 (these tables) and 0002 (``campaign.host``, indexes
-      for status and the reads across campaigns) keep it, as a faceoff from before
-      migrations can still write to both.
+  1 — first release; kept by revisions 0001 and 0002 (docs/ledger.md, "Migrations").
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Reading a matrix TOML: grid expansion, defaults, and errors that name the field.
 
-A ``[[cells]]`` entry may give lists for ``input_tokens`` and ``concurrency``; it
-expands into one cell per combination, with ids like ``natural-10240-c1`` (an
-open-loop cell: ``natural-10240-poisson-4rps``, a sweep: ``natural-10240-constant-sweep``)
-unless an ``id`` template (``"nat-{input_tokens}-c{concurrency}"``) is given. A
-``[defaults]`` table supplies cell fields that an entry does not set. ``replicates = K``
-(on an entry, or in ``[defaults]`` for the whole campaign) runs each of its cells K times
-in separate windows: K cells with ids ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector.
-
-Every way a file can be wrong ends in one ``MatrixError`` naming the file and the
-field: unreadable or non-UTF-8 bytes, TOML syntax, values no lane can take
-(infinity, NaN, control characters), grids that expand to nothing or to too much,
-and everything the model refuses. Checks that need the host (resolving arm hosts,
-finding bundled simulator profiles) run here, after the pure model validation.
+A ``[[cells]]`` entry with lists for ``input_tokens`` and ``concurrency`` expands into one
+cell per combination, ``[defaults]`` supplies the cell fields an entry does not set, and
+``replicates = K`` makes K cells ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector. Every
+way a file can be wrong ends in one ``MatrixError`` naming the file and the field. Checks
+that need the host (resolving arm hosts, finding bundled simulator profiles) run here,
+after the pure model validation. Ids, limits and checks: docs/matrix.md, "Format" and
+"Checks and limits".
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """Paired one-request diagnostics: what one request of a cell did on each arm's lane.
 
-``faceoff run --diagnose CELL MATRIX`` (``flows/prefect/diagnose.py``) brings each arm's lane up
-in turn and sends it one request of the cell's prompts in the diagnostic phase
-(journaled, never scored), scraping ``/metrics`` before and after and keeping the tail
-of the lane's log. Each run of an arm lands in ``diagnostics/<cell>/<arm>/run-<n>/``:
-
-    requests.json, journal.jsonl, client.log      the plan and the request (workload)
-    engine.jsonl, scrape-first.txt, scrape-last.txt  /metrics before and after (collectors)
-    boot-log-tail.txt                               the lane's log after the request
-    diagnostic.json                                 ``Diagnostic``, derived from the above
-
-``diagnostic.json`` is a function of the native files and of what the flow saw around
-the request (``Seen``, carried over), so the audit recomputes it (``recompute``).
+``faceoff run --diagnose CELL MATRIX`` (``flows/prefect/diagnose.py``) sends each arm's lane
+one request of the cell's prompts (journaled, never scored) with ``/metrics`` scraped
+around it, into ``diagnostics/<cell>/<arm>/run-<n>/`` (its files: docs/flows.md, "Paired
+diagnostics"). ``diagnostic.json`` is a function of the native files and of what the flow
+saw around the request (``Seen``, carried over), so the audit recomputes it (``recompute``).
 
 Format history of ``Diagnostic.schema_version``:
   1 — first release.

@@ -1,29 +1,15 @@
 """The request summary of one cell attempt (``summary.json``), a pure function of its journal.
 
-Per-request metrics come from ``workload.metrics`` (the definitions written into
-every bundle); this module only counts and describes them. Statistics are taken
-over the scored requests whose status is ``ok`` (and ``length_limit`` where the
-cell's ``length_finishes`` is ``include``; ``evidence.attempt.roles.counted``), pooled and
-role by role; every other scored line is counted by status, and a planned request
-without a journal line is named.
-``faceoff audit`` recomputes the summary from ``journal.jsonl`` and
-``requests.json`` and compares it field by field.
+Per-request metrics come from ``workload.metrics`` (the definitions written into every
+bundle); this module only counts and describes them, pooled and role by role, over the
+requests a statistic counts (``evidence.attempt.roles.counted``). ``faceoff audit``
+recomputes it from ``journal.jsonl`` and ``requests.json`` and compares field by field.
+What is counted: docs/evidence.md, "Statistics".
 
-Format history of ``RequestSummary.schema_version``:
-  1 — first release; later in 1, ``contract_violations`` counts the contract guard's
-      breaches (over-runs of requests that ran to their end) instead of every word count
-      off the contract, and ``foreign_lines`` counts lines of another attempt too;
-      later in 1, ``open_loop`` (``evidence.attempt.open_loop``) for an open-loop cell,
-      absent from a closed-loop cell's summary.
-  2 — ``roles``: the request metrics role by role (long prefill and short requests,
-      turn 1 and turn 2) wherever a cell has more than one role; ``length_limited`` and
-      ``length_rule``: scored requests that stopped at max_tokens unasked, and whether
-      the statistics count them (the cell's ``length_finishes``). Version 1 files read
-      with no roles, no length-limited count and the rule ``exclude``.
-  3 — ``goodput``: the requests meeting the cell's SLO (``evidence.attempt.goodput``), None without
-      one (and in files of versions 1 and 2); later in 3, ``needle_search`` for a
-      needle_search cell (``evidence.attempt.needle_search``: its probes, the longest verified and
-      the shortest failed length), absent from every other cell's summary.
+Format history of ``RequestSummary.schema_version`` (in full: docs/evidence.md, "Format histories"):
+  1 — first release; later in 1, ``contract_violations`` (breaches only) and ``open_loop``.
+  2 — ``roles``, ``length_limited``, ``length_rule`` (version 1 reads with the rule ``exclude``).
+  3 — ``goodput`` (None without an SLO); later in 3, ``needle_search``.
 """
 
 from __future__ import annotations

@@ -1,32 +1,12 @@
 """``faceoff audit BUNDLE``: re-verify a bundle from its native artifacts.
 
-Checks, each reported as findings naming the file and field:
-
-- every file against ``SHA256SUMS`` (changed, missing, or not listed);
-- the frozen matrix's id against its content;
-- a successor's carried-over cells against the hashes it copied them with, the source
-  bundle and both frozen matrices (``evidence.audit.carried``);
-- the receipt's own hash and judged outcome, its bindings to the campaign
-  (campaign, matrix id, incumbent arm and image, lane run, protected paths), and
-  the native files it binds (lane records, boot logs, journals, samples,
-  scrapes, client logs, handoffs, ``protected.before.json``): each still there
-  with the sha256 the receipt took, and none added since;
-- per attempt, ``summary.json`` recomputed from the journal and plan,
-  ``telemetry.json`` recomputed from the sample files over ``cell.json``'s window
-  and settings, and ``verdict.json`` recomputed by the guards (a carried-over attempt
-  under the source's frozen matrix, which it was judged under);
-- per paired diagnostic run, ``diagnostic.json`` recomputed from its plan, journal and
-  scrapes (``evidence.attempt.diagnostics``);
-- the review chain; ``comparison.json``, ``RESULT.md`` and ``report.html``
-  rebuilt from all of it and compared (the page's text, and the data hash of each
-  figure, ``evidence.views.html.figures``; its drawings only with ``redraw``, else ``SHA256SUMS``
-  covers them); ``MANIFEST.json``'s campaign, matrix and
-  arms, and ``tickets/index.json``'s open tickets, against the rebuilt comparison;
-- given the operator's signing key, the receipt's and each review's signature.
-
-Recomputation and the receipt's bindings do not trust SHA256SUMS: a tampered or
-deleted file whose hash line was rewritten or removed is still found. Each
-derived file is required: a missing one is a finding.
+Every file against ``SHA256SUMS``, the frozen matrix, a successor's carried cells, the
+receipt and the native files it binds, each attempt's summary, telemetry and verdict (and
+each paired diagnostic) recomputed, the review chain, the views rebuilt and compared, and,
+given the operator's key, the signatures; each finding names the file and field.
+Recomputation and the receipt's bindings do not trust ``SHA256SUMS``: a file deleted or
+edited together with its hash line is still found. The checks in full: docs/evidence.md,
+"Audit".
 """
 
 from __future__ import annotations

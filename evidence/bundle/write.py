@@ -1,15 +1,10 @@
 """``write_bundle``: turn a campaign folder into its evidence bundle, in place.
 
-It reads only the folder (so a bundle can be rebuilt from native artifacts alone
-at any time), writes each attempt's ``summary.json``, the tickets, then
-``comparison.json``, ``RESULT.md``, ``report.html``, ``MANIFEST.json`` and last
-``SHA256SUMS`` over everything: the seal. It starts and stops nothing. Rewriting
-is idempotent except for ``MANIFEST.json``'s ``written_at`` and host facts, and
-refused when the sealed bundle no longer verifies (the new sums would launder
-the change). A resumed campaign run reopens its bundle first (``reopen_bundle``).
-
-    index = write_bundle(campaign_dir, now=utc_now, host=collect_host(...),
-                         source=collect_source(checkout))
+It reads only the folder, so a bundle can be rebuilt from native artifacts alone at any
+time, and starts and stops nothing. ``SHA256SUMS`` is written last: the seal. Rewriting is
+refused when the sealed bundle no longer verifies (the new sums would launder the change);
+a resumed campaign run reopens its bundle first (``reopen_bundle``). The order of writes
+and the seal: docs/evidence.md, "Entry points" and "The seal".
 """
 
 from __future__ import annotations

@@ -5,42 +5,15 @@ entry names that artifact (``sources``), so a reader can trace any figure of
 RESULT.md or report.html back to a file. The JSON Schema is exported to
 ``evidence/schemas/comparison.schema.json``.
 
-Format history of ``Comparison.schema_version``:
+Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "Format histories"):
   1 — first release.
-  2 — ratio intervals are block bootstraps; each ratio gains ``blocks_incumbent`` and
-      ``blocks_candidate`` (the blocks of consecutive requests its interval resampled);
-      ``aa`` carries an A/A campaign's verdict on the instrument; each arm's cell gains
-      ``host_stalls``.
-  3 — ``replicated``: the between-replicate interval of each replicated cell, candidate
-      and metric (``replicates = K`` in the matrix).
-  4 — each ratio gains ``verdict`` (better, worse or no difference for the candidate, read
-      with ``higher_is_better``) and each pair ``verdict`` (its ratios' overall verdict);
-      each arm's cell gains ``history`` (every attempt: number, disposition, reason, start);
-      each review gains ``cells``, ``superseded_by`` (attempts begun after it) and
-      ``outstanding`` (runs a rerun_cells review named that were not rerun since); later in
-      4, a ratio's ``resamples`` counts the resamples its interval rests on (a zero
-      incumbent median dropped), not those drawn.
-  5 — each arm's cell gains ``roles`` (metric distributions role by role) and
-      ``length_limited``; each cell gains ``answers`` (what a probe cell answers, per
-      pair, with the paired ratio and interval) and ``streams`` (per-stream time to first
-      output of a concurrent prefill probe); the comparison gains ``quality`` (imported
-      evaluator results, their hashes and each band's verdict); each arm gains
-      ``cold_start`` (its first warmup's TTFT after the start against the later ones);
-      each cell gains ``variants`` (sampling that differs by arm by design); the comparison
-      gains ``posture`` (the host's posture at the start and end, and what changed).
-  6 — each arm's cell gains ``goodput`` (requests and tokens/s meeting the cell's SLO, the share
-      meeting it); ``goodput_method``; ``ruling``: the declared decision rule's outcome per
-      candidate, one line per criterion with the interval that decided it; each review gains
-      ``overrode_rule``; each ratio names its ``statistic`` and a cell's ``tail_ratios`` hold
-      the p95 ratios a rule judges.
-  7 — ratio intervals are expanded percentile intervals (tails at
-      Φ(−√(b/(b − 1))·t(b − 1)) for b blocks), wider where few blocks; same shape.
-  8 — ``carried``: a successor campaign's cells carried over from a closed campaign (source,
-      its matrix id, each cell's content key and the source attempts) and the cells measured
-      afresh with why (``evidence.folder.carried``). Later in 8, a probe answer's ``unit`` may be
-      ``tokens`` (a needle search's longest verified length per arm, ``statistic``
-      ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
-      latency ratio).
+  2 — block-bootstrap ratio intervals (``blocks_*``); ``aa``; arm cells gain ``host_stalls``.
+  3 — ``replicated``: between-replicate intervals of replicated cells.
+  4 — ratio and pair ``verdict``; each cell run's ``history``; reviews superseded, outstanding.
+  5 — roles, length-limited, probe answers and streams, quality, cold start, variants, posture.
+  6 — ``goodput`` (and its method), ``ruling``, ``overrode_rule``, ``statistic``, ``tail_ratios``.
+  7 — expanded percentile intervals (wider where few blocks); same shape.
+  8 — ``carried``; later in 8, a needle search's answer in ``tokens``, its pair ``not compared``.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """The answer of each probe cell to its question, per comparable pair. Pure.
 
-- prefill_probe: effective prefill p50; at concurrency above 1 also the aggregate
-  prefill throughput (Σ prompt tokens / span from the first send to the last first
-  output) and the per-stream table of time to first output (one token is asked for,
-  which a reasoning model spends thinking, so TTFO is its first token);
-- decode_structured, decode_prose: decode p50;
-- needle: the share of answered requests that recalled the marker verbatim;
-- head_of_line: the TTFT p50 of the short requests sent behind the long prefill (at or
-  after its send; the long prefill's beside it), and the longest decode stall: the
-  longest inter-chunk gap, overlapping the long prefill (its send to its first output),
-  of a short request already sent when it landed (``workload.layout``);
-- session_reuse: turn-2 TTFT p50 (turn 1's beside it; back to back, or returning after
-  another session's turn 1) and the prefix-cache hit ratio from the engine's exact counter
-  deltas over the cell;
-- needle_search: the longest input each arm recalled the marker at (the search's verified
-  length, in the lane's tokens, from the attempt summary);
-- agentic: the TTFT p50 of each turn of the conversations, one answer per turn, as tool
-  results grow the context.
-
 A figure over requests gets the paired ratio of medians with its block-bootstrap
 interval (``evidence.stats.bootstrap``); a figure of the whole cell (an aggregate, a share, a
-counter ratio) is one value per arm, so its ratio has no interval, and says so.
+counter ratio) is one value per arm, so its ratio has no interval, and says so. Each probe
+kind's question and figure: docs/evidence.md, "Probe answers".
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Between-replicate ratio intervals: a replicated cell's K windows, compared pair by pair. Pure.
 
-Replicate k of every arm runs in pass k of the campaign (A B A B …, each pass on lanes
-brought up afresh), so each replicate pair is measured in its own stretch of the host's
-history. The ratio of each pair is the per-replicate p50 ratio the cell's own entry
-holds; the estimate is their geometric mean, and the interval a Student t interval on
-their logarithms with K − 1 degrees of freedom. It widens with the variance *between*
-windows (a busier host in one, a drift over the night), which the block bootstrap inside
-one window cannot see. With fewer than two compared replicate pairs there is no interval,
-and the entry says why.
+Each replicate pair is measured in its own stretch of the host's history, so a Student t
+interval on the logarithms of the K per-replicate p50 ratios widens with the variance
+*between* windows, which the block bootstrap inside one window cannot see. The method:
+docs/evidence.md, "Statistics" (Replicates).
 """
 
 from __future__ import annotations

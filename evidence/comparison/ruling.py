@@ -1,15 +1,11 @@
 """The declared decision rule applied to the comparison: promote, do not promote, or no
 decision, per candidate, with the interval that decided each criterion. Pure.
 
-A criterion sets a bound on the candidate/incumbent ratio: a non-inferiority margin m
-allows at most 1 + m for a time and at least 1 − m for a rate; a superiority target t
-asks for at most 1 − t for a time and at least 1 + t for a rate. In each cell it judges,
-the ratio's interval is *met* when it lies wholly on the better side of the bound, *not
-met* when wholly on the worse side, and *inconclusive* when it straddles it; goodput
-figures have no interval, so their point ratio decides. A criterion stands as its worst
-cell, which is the cell that decided it. Any criterion not met: do not promote; else any
-inconclusive or without a ratio: no decision; else promote. A counted cell not accepted
-on the incumbent or the candidate is handled first, as the rule's ``not_accepted`` says.
+A criterion bounds the candidate/incumbent ratio (a non-inferiority margin or a
+superiority target); in each cell it judges, the ratio's interval is met, not met or
+inconclusive against that bound, and the criterion stands as its worst cell, the one that
+decided it. Bounds, the order of outcomes and ``not_accepted``: docs/evidence.md, "The
+declared rule".
 """
 
 from __future__ import annotations

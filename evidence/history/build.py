@@ -1,13 +1,11 @@
 """The history across nights (pure): per arm, cell, host and headline metric, each night's
 p50 and p95 with their intervals, and where the incumbent's p50 drifted.
 
-Its input is one ``LedgerNight`` per closed campaign of the ledger with the history cache's
-entry for its bundle (``evidence.history.cache``). A night enters the trends only when
-its bundle passed its audit and its night could be read; every other night is listed
-with the reason it stays out. Series are kept apart per host: hosts differ in hardware,
-so a level that differs between hosts is not a drift. Drift (``evidence.stats.drift``) is
-sought on the incumbent's nightly p50 series only: the candidates change from night to
-night by design.
+Its input is one ``LedgerNight`` per closed campaign with the history cache's entry for its
+bundle (``evidence.history.cache``). A night enters the trends only when its bundle passed
+its audit and its night could be read; every other night is listed with why. Series are
+kept apart per host (hosts differ in hardware), and drift is sought on the incumbent's
+series only (the candidates change by design): docs/history.md.
 
 ``faceoff history --json`` prints ``HistoryReport``. Format history of
 ``HistoryReport.schema_version``:

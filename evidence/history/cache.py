@@ -1,27 +1,15 @@
 """What the history remembers of each bundle: its audit outcome and its night, valid only
 while the bundle stays as it was.
 
-An audit recomputes every summary, verdict and view of a bundle: far too slow to repeat
-for a year of nights on every ``faceoff history``. So each bundle's outcome is kept in
-``<workdir>/.history/cache.json`` under the bundle's *state*: the sha256 of the faceoff
-version, what the audit trusted (an audit given keys checks signatures), and
-the path, size and modification time of every file in the bundle. A recorded review or
-a rebuild rewrites ``SHA256SUMS``; an edit, an added or a deleted file changes a size,
-a time or the list; either way the state changes, the entry is stale and the bundle is
-audited again. Fewer stats would not do: ``SHA256SUMS`` and its seal alone stay as they
-were when a file is edited after the seal, and the old passing outcome would stand
-(``tests/evidence/test_history.py`` edits a bundle so). The files' bytes are not read:
-that is the audit's work. What the state cannot see is an edit that restores the file's
-size and modification time by hand; ``faceoff audit`` itself is the check for that.
-
-The cache is rebuilt from the bundles at any time: a missing, unreadable or older cache
-file is an empty one.
+An audit is far too slow to repeat for a year of nights on every ``faceoff history``, so
+each outcome is kept in ``<workdir>/.history/cache.json`` under the bundle's *state* (the
+faceoff version, the fingerprints of the keys the audit trusted, every file's path, size and
+modification time). A missing, unreadable or older cache file is an empty one. Why these
+stats, and what they cannot see: docs/history.md, "Audits, cached".
 
 Format history of ``HistoryCache.schema_version``:
   1 — first release.
-  2 — each night's figures as columns (``Night`` 2); the state no longer hashes the bytes
-      of ``SHA256SUMS`` (its size and time are among the files'). A cache of format 1 is
-      read as an empty one and rebuilt.
+  2 — nights as columns (``Night`` 2); the state no longer hashes ``SHA256SUMS``'s bytes.
 """
 
 from __future__ import annotations

@@ -4,10 +4,7 @@ derived: ``evidence.history.night_read``).
 
 Format history of ``Night.schema_version``:
   1 — first release.
-  2 — the figures as columns (``cell``, ``arm``, ... ``p95_high``), one row per accepted
-      cell run and headline metric, instead of a list of objects: the history cache holds
-      a year of nights from several hosts, and columns of plain values load many times
-      faster than tens of thousands of small objects.
+  2 — the figures as columns (``cell``, ``arm``, … ``p95_high``), a row per cell run and metric.
 """
 
 from __future__ import annotations

@@ -2,19 +2,10 @@
 and its pure part, ``night_of``). Apart from the ``Night`` model so that a history
 answered from its cache never loads the comparison's models.
 
-An arm's percentile interval: ``comparison.json`` holds block-bootstrap intervals of the
-candidate/incumbent ratio, not of one arm's percentile. Where a cell's pair is
-comparable, each arm's share of the ratio's uncertainty is taken as half its variance
-on the log scale (the two arms ran the same plan, with the same requests and blocks,
-on one host): the arm's interval is its percentile times the ratio interval's lower and
-upper factors (low/ratio, high/ratio) to the power 1/√2. p50 intervals come from the
-cell's p50 ratios, p95 intervals from its ``tail_ratios`` where a rule asked for them;
-an arm without a comparable pair has no interval that night.
-
-A year of nights spans several formats of ``comparison.json``: a night is read through
-``NightSource``, the few fields a night needs, which every format since the first
-holds (``tail_ratios`` since 6), so a format change does not drop the nights before it
-from the trends.
+A night is read through ``NightSource``, the few fields every format of
+``comparison.json`` holds, so a format change drops no night from the trends. An arm's
+interval is derived from its pair's ratio interval: docs/history.md, "Where the figures
+come from".
 """
 
 from __future__ import annotations

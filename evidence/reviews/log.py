@@ -1,17 +1,15 @@
 """Recorded human decisions: ``reviews.jsonl``, append-only, each record hashed and chained.
 
-Each record carries the sha256 of its own content (every field but
-``record_sha256`` and ``signature``) and the hash of the record before it, so an
-edited, removed or reordered record no longer verifies. With the operator's key the
-record is also signed (``faceoff.record_signature``: Ed25519, or the HMAC of older
-bundles), so a rewritten chain does not pass an audit. The record also binds the
-comparison the reviewer saw.
+Each record carries the sha256 of its own content (every field but ``record_sha256`` and
+``signature``) and the hash of the record before it, so an edited, removed or reordered
+record no longer verifies; with the operator's key it is also signed (Ed25519, or the HMAC
+of older bundles), so a rewritten chain does not pass an audit. It binds the comparison the
+reviewer saw.
 
 Format history of ``ReviewRecord.schema_version``:
   1 — first release.
   2 — ``signature`` (HMAC of record_sha256, or None without a key); version 1 still reads.
-  3 — ``overrode_rule``: the declared rule's outcome a forced decision contradicted, left out
-      while None (so versions 1 and 2 still hash and read as written).
+  3 — ``overrode_rule``, left out while None (so versions 1 and 2 still hash and read).
   4 — ``signature`` may be an Ed25519 signature ``{keyid, sig}`` of record_sha256.
 """
 

@@ -1,13 +1,11 @@
 """Recording a reviewer's decision in the bundle (hashed, chained).
 
-"promote" is refused unless the campaign is complete, both in the ledger (its status
-is passed in) and in the bundle's coverage, or the reviewer gives a reason for forcing
-it. A decision that contradicts the matrix's declared rule (``evidence.comparison.ruling``) is
-refused the same way, and a forced one records which outcome of the rule it overrode. A
-bundle that is not sealed, or no longer matches its SHA256SUMS, is refused before
-anything is written: the rebuilt sums would otherwise launder the change. The review
-command (``flows.cli.review``) records the ledger row and then rebuilds the bundle's views
-and SHA256SUMS, so the card shows the decision and ``faceoff audit`` still passes.
+"promote" is refused unless the campaign is complete, in the ledger (its status is passed
+in) and in the bundle's coverage, or forced with a reason; so is a decision that
+contradicts the declared rule. A bundle that is not sealed, or no longer matches its
+SHA256SUMS, is refused before anything is written: the rebuilt sums would launder the
+change. The command's part (the ledger row, the views rebuilt) is ``flows.cli.review``; the
+rules in full: docs/evidence.md, "Reviews".
 """
 
 from __future__ import annotations

@@ -1,29 +1,10 @@
 """Descriptive statistics and candidate/incumbent ratios. Pure: the stdlib's maths and numpy.
 
-Percentiles use linear interpolation between closest ranks (Hyndman & Fan type 7,
-the default of numpy and R): for n ascending values and fraction q, the position is
-h = (n − 1)·q, and the value is x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
-
-A ratio compares one cell on two arms, never a pool: both samples carry their
-stratum (workload kind × input target × concurrency), and samples of different
-strata are refused rather than compared. Its interval is a seeded two-sample
-percentile *block* bootstrap of the ratio of medians, so the same inputs and seed
-always give the same interval. Requests measured close together in time share
-the host's and the engine's state of that moment (a busy stretch, a batch they
-ran in), so they are not independent: a sample's values are grouped into blocks
-of consecutive requests in send order (``time_blocks``), and the bootstrap draws
-whole blocks. With one request per block it is the plain bootstrap.
-
-A percentile bootstrap is too narrow when it rests on few blocks: its spread is the
-sample's own, which understates the truth by a factor √((b − 1)/b), and the normal
-quantile ignores that the spread is itself estimated. So the interval is the *expanded*
-percentile interval (Hesterberg, "What teachers should know about the bootstrap",
-2015): with b the fewer blocks of the two arms, its tails are taken at
-Φ(−√(b/(b − 1))·t(b − 1)) instead of (1 − confidence)/2, t(b − 1) being the two-sided
-Student t multiplier. With 5 blocks a 95 % interval takes the 0.1 % and 99.9 % points
-of the resamples; with hundreds of blocks it is the plain percentile interval. On the
-shipped A/A matrix the plain percentile interval excluded a true ratio of 1 in 8.3 % of
-cases, the expanded one in about 4 % (benchmarks/aa_calibration.py).
+A ratio compares one cell on two arms, never a pool: samples of different strata are
+refused. Its interval is a seeded block bootstrap of the ratio of medians, since requests
+measured close together in time are not independent, expanded where it rests on few
+blocks, since a plain percentile interval is then too narrow. Percentiles, blocks, the
+expansion and its calibration: docs/evidence.md, "Statistics".
 """
 
 from __future__ import annotations

@@ -1,22 +1,10 @@
 """Drift of a nightly series: where its level moved and stayed moved (pure).
 
 The series is one arm's nightly p50 of one metric on one cell and host, oldest night
-first, with each night's interval width where known. The method:
-
-1. Noise: sigma = 1.4826 · median(|x[i+1] − x[i]|) / √2, the spread of night-to-night
-   changes; a single step moves one difference only, so it barely moves sigma.
-2. Binary segmentation with a CUSUM split: in a segment, each split t with at least
-   ``min_nights`` nights on either side scores |mean(before) − mean(after)| /
-   (sigma · √(1/n_before + 1/n_after)); the best split is a change point when that score
-   exceeds ``z`` (5 by default: about 365 splits are tried per segment, so a flat
-   series seldom reaches it by chance) and the level really moved beyond the nightly
-   intervals: |median(after) − median(before)| exceeds the typical interval width (the
-   median width; 2·1.96·sigma where no night has one), and at least ``min_nights``
-   nights from the change on lie past the midpoint of the two levels (the shift is
-   sustained, not a few nights' excursion). Both halves are then searched again.
-
-A one-night spike cannot be a change point (each side needs ``min_nights``), and a
-shift narrower than the nights' own intervals is never flagged, however long.
+first, with each night's interval width where known. Change points come from binary
+segmentation with a CUSUM split over a robust estimate of the night-to-night noise, and
+must be sustained and wider than the nights' own intervals: a one-night spike, or a shift
+narrower than the intervals, is never flagged. The method: docs/history.md, "Drift".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Student's t quantiles for whole degrees of freedom. Pure: the stdlib's maths.
 
-The two-sided probability P(|T| < t) with ν degrees of freedom has a closed form for
-whole ν (Abramowitz & Stegun 26.7.3–4): with θ = atan(t / √ν),
-
-- ν = 1: 2θ/π;
-- ν odd, > 1: (2/π)·(θ + sin θ·(cos θ + (2/3)cos³θ + … + (2·4·…·(ν−3))/(1·3·…·(ν−2))·cos^(ν−2)θ));
-- ν even: sin θ·(1 + (1/2)cos²θ + (1·3)/(2·4)cos⁴θ + … + (1·3·…·(ν−3))/(2·4·…·(ν−2))·cos^(ν−2)θ).
-
-It rises with t, so a quantile is found by bisection to float precision. The series
-has ν/2 terms, so above ``SERIES_LIMIT`` degrees of freedom the quantile comes from the
-Cornish–Fisher expansion around the normal one (A&S 26.7.5), exact there to ~1e-10.
+The two-sided probability has a closed-form series for whole degrees of freedom, and it
+rises with t, so a quantile is found by bisection to float precision; above
+``SERIES_LIMIT`` degrees of freedom (the series has ν/2 terms) it comes from the
+Cornish–Fisher expansion instead. The formulas: docs/evidence.md, "Statistics".
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """An arm's lane during a campaign: bring it up, warm it up, take it down.
 
-Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run``
-ledger row. A lane that does not pass readiness or identity stays recorded as
-such; its cells are then blocked by the guard, never run. A port that already
-answers before the lane starts is a lane that cannot be ours: it is not started.
-
-A lane may die at any time: ``lane_death`` looks at its process or container (for
-a host lane, every process its group had once up) and asks its API for
-``/health``; the flow asks before each cell, after the warmups and after each
-cell. The first observation is what ``lane.json`` keeps as the lane's exit. The
-warmups are judged too: an errored warmup means the lane cannot serve the cells.
+Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run`` ledger
+row. A lane that does not pass readiness or identity stays recorded as such; its cells are
+then blocked by the guard, never run. A port that already answers before the lane starts
+cannot be ours: the lane is not started. ``lane_death`` is asked before each cell, after
+the warmups and after each cell; its first observation is what ``lane.json`` keeps as the
+lane's exit. An errored warmup means the lane cannot serve the cells. How a death is seen:
+docs/flows.md, "Resume and interruptions".
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """A successor campaign (``campaign.successor_of``) carries over a closed campaign's accepted
 cells whose own frozen content is unchanged (``matrix.cell_content``).
 
-When the successor first opens, before any lane is touched: the source must be closed in
-the ledger and its bundle must still match its ``SHA256SUMS``. For each cell of the
-successor's matrix, either every arm's standing attempt in the source is accepted (and not
-named by a ``rerun_cells`` review), and the cell's content hashes the same under both
-matrices, or the cell runs here and ``carried.json`` says why. A carried cell's attempt
-folders and the lane runs they ran on are copied to the same paths here, each checked
-against the source's ``SHA256SUMS``, with the source's frozen matrix under
-``carried/<source>/`` (its verdicts were judged under it); their ledger rows are the
-accepted attempts they were. ``carried.json`` is written last: a run killed while copying
-copies again when it resumes.
+When the successor first opens, before any lane is touched, the source must be closed in
+the ledger and its bundle intact. A carried cell's attempt folders and lane runs are copied
+to the same paths, checked against the source's ``SHA256SUMS``, with the source's frozen
+matrix (its verdicts were judged under it); every other cell runs here, and
+``carried.json`` says why. ``carried.json`` is written last: a run killed while copying
+copies again when it resumes. In full: docs/flows.md, "Successor campaigns".
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Taking the GPUs over from the incumbent before the first lane of a run starts.
 
-Before: a port check that touches nothing. If something serves on the
-incumbent's port that faceoff cannot account for (a lane of this campaign, or
-the incumbent an earlier campaign restored under this workdir), the run is
-refused: faceoff would otherwise measure next to, or on top of, production.
-
-Then, after "restoration required" is in the ledger: drain the incumbent from
-its router, remove every lane this campaign left (earlier runs, a restored
-incumbent of a resume), and stop the incumbent an earlier campaign restored.
-``handoffs/handoff-<NNN>.json`` records what was done.
+First a port check that touches nothing: something serving on the incumbent's port that
+faceoff cannot account for (a lane of this campaign, or the incumbent an earlier campaign
+restored under this workdir) refuses the run, since faceoff would otherwise measure next
+to, or on top of, production. Then, after "restoration required" is in the ledger: drain
+the incumbent, remove this campaign's lanes, stop an earlier campaign's restored
+incumbent; ``handoffs/handoff-<NNN>.json`` records what was done.
 
 Format history of ``HandoffRecord.schema_version``:
   1 — first release.

@@ -1,14 +1,11 @@
 """The end of a ``faceoff run`` whose Prefect server died and could not be started again.
 
-Nothing the campaign measures or restores goes through Prefect's server: task runs are
-created in the flow's process and their states travel as events, so the cells, the
-restoration and the bundle go on without it. The run stops at the first call that needs
-the server (the flow run's own state, an artifact): Prefect raises there and the flow's
-result is lost. ``faceoff run`` then restores the incumbent itself, as ``faceoff restore``
-does, unless the ledger shows it restored and it answers (a stop before the flow's
-restoration leaves it down), and says in one line where the campaign got to and what to do.
-
-Exit 2; 4 when the incumbent could not be restored (``docs/flows.md``).
+Nothing the campaign measures or restores goes through Prefect's server, so the cells, the
+restoration and the bundle go on without it; the run stops at the first call that needs the
+server, where the flow's result is lost. ``faceoff run`` then restores the incumbent itself,
+as ``faceoff restore`` does, unless the ledger shows it restored and it answers, and says in
+one line where the campaign got to and what to do. Exit 2; 4 when the incumbent could not be
+restored (docs/flows.md, "Resume and interruptions").
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """``faceoff run --diagnose CELL MATRIX``: paired one-request diagnostics, as a Prefect flow.
 
-    freeze → open (or resume: restore first, mark interrupted) → port check →
-    "restoration required" → take over → for each arm that runs the cell, incumbent
-    first: lane up, identity, warmups, one diagnostic request with /metrics around it
-    (``flows.campaign.diagnostic_run``), lane down → finally restore the incumbent (receipt) →
-    close (the bundle: the diagnostics hashed in SHA256SUMS, recomputed by the audit).
+The campaign's opening and takeover, then for each arm that runs the cell, incumbent first,
+one diagnostic request on its lane (``flows.campaign.diagnostic_run``), then the incumbent
+restored and the bundle sealed again. No cell run is attempted and no disposition changes.
+The final state is ``Completed`` when every arm's request ended ok and the incumbent is
+restored, else ``Failed``; its data is the ``DiagnoseResult`` either way. The walk in full:
+docs/flows.md, "Paired diagnostics".
 
-No cell run is attempted and no disposition changes; a later ``faceoff run`` goes on
-with whatever the campaign has left. The final state is ``Completed`` when every arm's
-request ended ok and the incumbent is restored, else ``Failed``; its data is the
-``DiagnoseResult`` either way.
-
-Import this module only after ``ephemeral.prefect_defaults`` is applied: Prefect reads
+Import this module only after ``flows.prefect.server.apply_prefect_defaults``: Prefect reads
 its settings when it is imported.
 """
 

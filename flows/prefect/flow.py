@@ -1,19 +1,11 @@
 """The campaign flow: ARCHITECTURE §1's walk, as a Prefect 3 flow over plain functions.
 
-    freeze → open (or resume: restore first, mark interrupted) → port check →
-    "restoration required" → take over (drain, stop) → for each arm, incumbent
-    first: lane up, identity, warmups, each cell (plan, collectors, client, drain,
-    guard, ledger), lane down → finally restore the incumbent → close (closure,
-    bundle, tickets) → Prefect artifacts.
-
-A run that has nothing left to do touches no lane and only rewrites the bundle.
-
-The flow run's final state says how it ended: ``Completed`` when the campaign is
-complete, ``Failed`` named ``Partial`` when it closed partial (not green in the UI: some
-cell runs failed, were blocked or never ran), ``Failed`` when the incumbent could not
-be restored (whichever restoration of the run came last: the
-pending one a resume runs first, or the one after the cells). Its data is the
-``CampaignResult`` either way (``flows.prefect.runner.result_of``).
+Freeze, open or resume, take over, walk each arm (incumbent first) cell by cell, restore
+the incumbent in ``finally``, close. A run that has nothing left to do touches no lane and
+only rewrites the bundle. The final state says how it ended: ``Completed``, ``Failed``
+named ``Partial`` (closed partial: not green in the UI), or ``Failed`` when the run's last
+restoration failed; its data is the ``CampaignResult`` either way
+(``flows.prefect.runner.result_of``). The walk in full: docs/flows.md, "The walk".
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Dated campaigns: one campaign per night, named by the night's date where it is scheduled.
 
-A deployment with ``dated: true`` names its campaign ``<name>-YYYYMMDD``. The date is the
-run's scheduled start read in the timezone of the deployment's schedule (``30 1 * * *``
-in ``Europe/Berlin`` is the night of the Berlin date): read in UTC instead, 01:30 Berlin
-is the previous UTC day all summer, the two nights around the spring change share one
-date and the autumn change skips one. A run not started by a deployment dates in UTC.
-
-A dated run never reopens a closed campaign: a second run with the same date (a schedule
-that fired twice, a manual run the same night) is refused with a message instead of
-"resuming" a closed campaign and measuring nothing. An open one (a night that was killed)
-is resumed, restoration first.
+A deployment with ``dated: true`` names its campaign ``<name>-YYYYMMDD`` by the run's
+scheduled start in the timezone of the deployment's schedule: read in UTC, nights around a
+DST change would share a date or skip one. A dated run never reopens a closed campaign (a
+schedule that fired twice would "resume" it and measure nothing); an open one, a night that
+was killed, is resumed, restoration first. In full: docs/deploy.md, "One host: an overnight
+campaign".
 """
 
 from __future__ import annotations

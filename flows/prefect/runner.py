@@ -1,17 +1,10 @@
 """``faceoff run`` without the terminal: the flow call, SIGTERM handling, the exit status.
 
-Exit status of ``faceoff run`` (also in docs/flows.md):
+Exit status: 0 complete, 3 closed partial, 4 the incumbent's restoration failed, 2 an
+error, 143 SIGTERM (the incumbent restored first), 130 Ctrl-C; each in full: docs/flows.md,
+"faceoff run".
 
-    0    complete: every planned cell run accepted, incumbent restored (or never touched)
-    3    closed partial: some cell runs failed, blocked or pending; incumbent restored
-    4    the incumbent's restoration failed (the last one of the run: a resume's pending
-         restoration when no cell was left to run, else the one after the cells): read
-         receipt.json and run `faceoff restore`
-    2    an error before or during the run (the message says what and where)
-    143  terminated by SIGTERM (the incumbent was restored before exit; see receipt.json)
-    130  interrupted by Ctrl-C
-
-Import this module only after ``ephemeral.prefect_defaults`` is applied: Prefect
+Import this module only after ``flows.prefect.server.apply_prefect_defaults``: Prefect
 reads its settings when it is imported.
 """
 

@@ -1,20 +1,12 @@
 """Prefect for ``faceoff run`` on one machine: settings, and the run's own ephemeral server.
 
-With no ``PREFECT_API_URL`` faceoff starts a temporary Prefect server for the run
-itself, instead of letting Prefect do it: Prefect would pick a random port in
-8000–8999, where vLLM lanes listen, and its server would outlive a ``faceoff run``
-killed by SIGKILL. faceoff's server listens on a free port outside 8000–8999 and
-every arm's port, asks the kernel to SIGTERM it when ``faceoff run`` dies
-(``PR_SET_PDEATHSIG``, like the load client), and gets
-``PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS`` (600 s unless set) to answer:
-a loaded host starts it slowly. A server that does not start is one error, before
-any lane is touched; one that dies mid-run is started again on its port, and one that
-cannot be (its port taken, ``PREFECT_HOME`` gone) is a loss ``flows.cli.server_lost`` reports.
-Before it is stopped, Prefect's log and event workers hand it
-what they still queue (else they retry at exit against no server, for over a minute).
-Its database and log go under the workdir (``PREFECT_HOME``) and neither the server
-nor the client sends analytics. Whatever the operator has set is kept. No Prefect
-import here at load: the values must be in the environment before Prefect is imported.
+With no ``PREFECT_API_URL`` faceoff starts a temporary Prefect server for the run itself:
+Prefect's own would pick a random port in 8000–8999, where vLLM lanes listen, and would
+outlive a ``faceoff run`` killed by SIGKILL. One that dies mid-run is started again on its
+port (``RunServer``); one that cannot be is a loss ``flows.cli.server_lost`` reports. No
+Prefect import here at load: the values must be in the environment before Prefect is
+imported. Its port, parent-death signal, start timeout, shutdown and the settings kept:
+docs/flows.md, "faceoff run".
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The figures of report.html, each named by the sha256 of the data it is drawn from.
 
-A figure on the page is ``<div class="plot" data-figure-sha256="…">`` around its SVG.
-The hash covers the drawing function's name and its arguments (comparison entries,
-an attempt's samples) as JSON, so it can be recomputed from the native files without
-drawing anything. The audit renders the page with ``Figures(draw=False)`` and compares
-it with the file once every drawing is cut out of both (``undrawn``): the text, every
-number in it and every figure's data hash must match, while the drawings themselves
-are covered by ``SHA256SUMS`` (and the seal, when signed); drawing 84 matplotlib
-figures again would cost the audit more than all its other recomputation together.
-``faceoff audit --redraw`` draws them again and compares the page byte for byte.
-
-Drawings are made once the page is laid out, all together, in forked workers where
-that is safe (``faceoff.forked``): a page holds two per cell, a tenth of a second each.
+A figure on the page is ``<div class="plot" data-figure-sha256="…">`` around its SVG; the
+hash covers the drawing function's name and its arguments as JSON, so the audit checks the
+page without drawing anything (``Figures(draw=False)``, ``undrawn``). Drawings are made once
+the page is laid out, all together, in forked workers where that is safe
+(``faceoff.forked``). Why, and what the audit still checks: docs/evidence.md, "Audit".
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """``report.html``: one self-contained page (inline CSS and SVG) readable without a server.
 
-Decision first: the recorded decision and the restoration as badges, one line per
-cell and metric saying better, worse or no difference with its interval, and a
-forest plot of every ratio interval; then the result card's sections, the plots,
-and last the appendix (definitions and numbered sources). The text is the card's
+Decision first (the decision and restoration badges, a line per cell and metric, the forest
+plot), then the card's sections, the plots and the appendix. The text is the card's
 (``card_parts``, converted from its Markdown), so the page and RESULT.md can never
-disagree; every bundle file is a link relative to the bundle's root. The plots
-are drawn from comparison.json, the cell attempts' sample files and, for a sweep,
-its attempts' summaries; each is named by the sha256 of that data (``evidence.views.html.figures``),
-so the audit can check the page without drawing them again.
+disagree; every bundle file is a link relative to the bundle's root. The plots are drawn
+from comparison.json, the attempts' samples and a sweep's summaries, each named by the
+sha256 of its data (``evidence.views.html.figures``) so the audit need not draw them again.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """The live terminal view of ``faceoff run``: read from the ledger and the campaign's files.
 
-It watches what the flow writes instead of being told, so it needs no hook in the flow:
-the running attempt row says which arm and cell; ``requests.json`` and ``journal.jsonl``
-say how many requests are done and their TTFT so far; the collectors' sample files say
-whether telemetry is healthy (``flows.cli.views.progress`` follows those files as they grow); the
-lane folders and the restoration row say which phase the campaign is in
-(``flows.cli.views.phase``); the frozen matrix's plan and deadlines give n/N and the ETA
-(``flows.cli.views.eta``). The median shown is for watching only; the bundle's statistics come
-from ``evidence``.
-
-The view starts before Prefect does, so the first seconds say so instead of nothing.
+It watches what the flow writes instead of being told, so it needs no hook in the flow: the
+running attempt row, its plan, journal and sample files (``flows.cli.views.progress``), the
+lane folders and the restoration row (``flows.cli.views.phase``), and the frozen matrix's
+plan and deadlines (``flows.cli.views.eta``). The median shown is for watching only; the
+bundle's statistics come from ``evidence``. The view starts before Prefect does, so the
+first seconds say so instead of nothing.
 """
 
 from __future__ import annotations
