@@ -67,6 +67,17 @@ class Exchange:
         """The request's bytes were handed to the socket at ``at_ns``."""
         self.send_ns = at_ns
 
+    @property
+    def final_status(self) -> Status:
+        """The journal line's status: a request that never reached one was cancelled."""
+        return self.status or Status.CANCELLED
+
+    @property
+    def ended_ns(self) -> int:
+        if self.end_ns is None:
+            raise ValueError(f"request {self.request.index} has not ended; set end_ns first")
+        return self.end_ns
+
 
 async def stream_chat(
     session: aiohttp.ClientSession, url: str, body: bytes, ex: Exchange, clock: Clock
@@ -133,7 +144,8 @@ async def timed_exchange(
 
 
 def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
-    """Freeze a finished exchange into its journal line."""
+    """Freeze a finished exchange into its journal line (on the journal's writer thread: the
+    exchange is never touched again once it ended)."""
     request, state = ex.request, ex.state
     text = state.text
     send, due = ex.send_ns, ex.due_ns
@@ -147,7 +159,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         index=request.index,
         stream=request.stream,
         role=request.role,
-        status=ex.status or Status.CANCELLED,
+        status=ex.final_status,
         response_id=state.response_id,
         finish_reason=state.finish_reason,
         http_status=ex.http_status,
@@ -172,7 +184,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         last_token_ns=state.last_token_ns,
         usage_ns=state.usage_ns,
         done_ns=state.done_ns,
-        end_ns=_ended(ex),
+        end_ns=ex.ended_ns,
         events=state.events,
         chunk_offsets_us=[(t - send) // 1000 for t in state.chunk_ns] if send is not None else [],
         chunk_kinds="".join(state.chunk_kinds),
@@ -192,9 +204,3 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
 
 def _context_refusal(ex: Exchange) -> bool:
     return ex.http_status == 400 and "maximum context length" in (ex.error or "")
-
-
-def _ended(ex: Exchange) -> int:
-    if ex.end_ns is None:
-        raise ValueError(f"request {ex.request.index} has not ended; set end_ns first")
-    return ex.end_ns
