@@ -4,8 +4,10 @@ aiohttp rather than httpx: on the loopback benchmark
 ``benchmarks/client_http_choice.py`` it reads an SSE stream with less CPU per
 chunk and a smaller timing error, most of all at C32. Each SSE event is dated by
 the socket read that delivered its last byte (``workload.transport``), not by when
-the reading coroutine got to it; the request is dated by when its bytes were handed
-to the socket (``send_ns``), not by when the client began it (``queued_ns``).
+the reading coroutine got to it, and by the kernel's receive stamp of that read
+where the socket gives one (``workload.rx_stamps``); the request is dated by when its
+bytes were handed to the socket (``send_ns``), not by when the client began it
+(``queued_ns``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime
 import aiohttp
 
 from faceoff.canonical import sha256_hex
-from workload.outcome import RequestOutcome, Status
+from workload.outcome import ArrivalStamps, RequestOutcome, Status
 from workload.plan import PlannedRequest
 from workload.stream import SseFramer, StreamProtocolError, StreamState
 from workload.transport import ON_SENT, Arrivals, check_timed
@@ -58,6 +60,7 @@ class Exchange:
     status: Status | None = None
     error: str | None = None
     state: StreamState = field(default_factory=StreamState)
+    arrival_stamps: ArrivalStamps | None = None  # how its events' arrivals were dated
     rate_rps: float | None = None  # open loop: the arrival rate of the request's step
 
     def fail(self, status: Status, error: str) -> None:
@@ -101,12 +104,15 @@ async def stream_chat(
 
 
 async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock) -> None:
-    framer, state, arrivals = SseFramer(), ex.state, Arrivals(resp)
+    framer, state, arrivals = SseFramer(), ex.state, Arrivals.of(resp)
     check_timed(arrivals, ex.send_ns)
-    while data := await resp.content.readany():
-        read_ns = clock()
-        for payload, end in framer.feed(data):
-            state.observe(payload, arrivals.at(end, read_ns))
+    try:
+        while data := await resp.content.readany():
+            read_ns = clock()
+            for payload, end in framer.feed(data):
+                state.observe(payload, arrivals.at(end, read_ns))
+    finally:
+        ex.arrival_stamps = arrivals.stamps
     if framer.pending.strip():
         raise StreamProtocolError(f"stream ended inside an event: {framer.pending[:200]!r}")
 
@@ -199,6 +205,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         refusal=state.refusal or _context_refusal(ex),
         step=request.step,
         rate_rps=ex.rate_rps,
+        arrival_stamps=ex.arrival_stamps,
     )
 
 

@@ -10,6 +10,10 @@ Format history of ``schema_version``:
       ``step`` and ``rate_rps`` (absent from closed-loop lines and from lines written before).
       Later in 2, ``phase`` may be ``probe`` (a needle search's probe) and ``role``
       ``turn_3`` … ``turn_8`` (an agentic conversation's later turns).
+  3 — ``arrival_stamps``: how the line's arrival times were dated, ``kernel`` (the
+      kernel's receive stamp of each read) or ``read`` (the client's clock as each read
+      returned, as every line of versions 1 and 2 was); None when no event arrived.
+      Lines of versions 1 and 2 still read (``arrival_stamps`` None).
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from matrix.model import omitted_at
 
 if TYPE_CHECKING:
     from workload.metrics import Measured
+
+
+ArrivalStamps = Literal["kernel", "read"]  # the kernel's receive stamp, or the read's clock
 
 
 class Phase(StrEnum):
@@ -83,7 +90,7 @@ class Usage(Spec):
 class RequestOutcome(Artifact):
     """Everything the client observed about one request, written once when it ended."""
 
-    schema_version: Literal[1, 2] = Field(default=2, description="Journal line format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Journal line format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the client was pointed at.")
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
@@ -174,6 +181,12 @@ class RequestOutcome(Artifact):
         gt=0,
         exclude_if=omitted_at(None),
         description="Open loop: the arrival rate (requests/s) of its step.",
+    )
+    arrival_stamps: ArrivalStamps | None = Field(
+        default=None,
+        description="How the arrival times were dated: kernel (the kernel's receive stamp of "
+        "each socket read), read (the client's clock as each read returned); None when no "
+        "event arrived, and in lines of versions 1 and 2 (read).",
     )
 
     @property
