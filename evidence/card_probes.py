@@ -3,7 +3,8 @@
 A renderer of ``comparison.json`` like the rest of the card: it computes nothing.
 Beside the answers: the per-stream time-to-first-output table of concurrent prefill probes, the
 requests that stopped at ``max_tokens`` unasked (and whether the statistics count
-them), and each cell's prefix-cache hits and lowest host-available memory.
+them), those whose server never named a finish_reason, and each cell's prefix-cache hits
+and lowest host-available memory.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ def probes(c: Comparison, sources: Sources) -> str:
     parts += [_streams(cell) for cell in c.cells if cell.streams]
     parts.append(_cold_starts(c, sources))
     parts.append(_length_finishes(c))
+    parts.append(_unnamed_finishes(c))
     parts.append(_cache_and_host(c))
     return "\n\n".join(p for p in parts if p)
 
@@ -109,6 +111,24 @@ def _length_finishes(c: Comparison) -> str:
     return (
         "Scored requests that stopped at max_tokens unasked (finish `length`; counted in the "
         "statistics only where the cell's `length_finishes` is `include`): "
+        + fmt.join_words(found, "and")
+        + "."
+    )
+
+
+def _unnamed_finishes(c: Comparison) -> str:
+    """Said only where a server ended streams without naming why (vLLM always names it)."""
+    found = [
+        f"{cell.id} / {a.arm}: {a.unnamed_finishes}"
+        for cell in c.cells
+        for a in cell.arms
+        if a.unnamed_finishes
+    ]
+    if not found:
+        return ""
+    return (
+        "Scored requests whose server never named a finish_reason (usage and [DONE] only; "
+        "counted ok, or as errors where the matrix sets `require_finish_reason`): "
         + fmt.join_words(found, "and")
         + "."
     )

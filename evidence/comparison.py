@@ -40,7 +40,8 @@ Format history of ``Comparison.schema_version``:
       afresh with why (``evidence.carried``). Later in 8, a probe answer's ``unit`` may be
       ``tokens`` (a needle search's longest verified length per arm, ``statistic``
       ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
-      latency ratio).
+      latency ratio). Later in 8, each arm's cell gains ``unnamed_finishes`` (scored
+      requests ok without a finish_reason), absent while there are none.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from evidence.quality import QualityResult
 from evidence.summary import Stats
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
-from matrix.model import Recipe, Sampling
+from matrix.model import Recipe, Sampling, omitted_at
 from matrix.rule import Rule
 
 CampaignStatus = Literal["complete", "closed_partial"]
@@ -157,6 +158,11 @@ class ArmCell(Spec):
     )
     length_limited: int = Field(
         default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
+    unnamed_finishes: int = Field(
+        default=0,
+        exclude_if=omitted_at(0),
+        description="Scored requests that ended ok without a finish_reason (summary).",
     )
     aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
     engine: EngineFacts | None = Field(description="From telemetry.json.")

@@ -23,7 +23,9 @@ Format history of ``RequestSummary.schema_version``:
   3 — ``goodput``: the requests meeting the cell's SLO (``evidence.goodput``), None without
       one (and in files of versions 1 and 2); later in 3, ``needle_search`` for a
       needle_search cell (``evidence.needle_search``: its probes, the longest verified and
-      the shortest failed length), absent from every other cell's summary.
+      the shortest failed length), absent from every other cell's summary; later in 3,
+      ``unnamed_finishes``: scored requests that ended ok without a finish_reason (the
+      server sent usage and [DONE] only), absent while there are none.
 """
 
 from __future__ import annotations
@@ -122,6 +124,12 @@ class RequestSummary(Artifact):
     length_rule: LengthRule = Field(
         default="exclude", description="Whether the statistics count those requests."
     )
+    unnamed_finishes: int = Field(
+        default=0,
+        exclude_if=omitted_at(0),
+        description="Scored requests that ended ok without a finish_reason (usage and [DONE] "
+        "only); counted as ok.",
+    )
     aggregate_output_tps: float | None = Field(
         description="Σ completion / (last end − first send)."
     )
@@ -208,7 +216,7 @@ class _Tally:
         self.counts = counted_statuses(self.length_rule)
         self.lines = self.ours = self.warmups = self.diagnostics = 0
         self.refusals = self.contract_violations = self.markers_missed = 0
-        self.length_limited = 0
+        self.length_limited = self.unnamed_finishes = 0
         self.indices: set[int] = set()
         self.statuses: Counter[Status] = Counter()
         self.targets: set[int] = set()
@@ -245,6 +253,7 @@ class _Tally:
         self.markers_missed += o.marker_found is False
         self.targets.add(o.target_input_tokens)
         self.length_limited += o.status is Status.LENGTH_LIMIT
+        self.unnamed_finishes += o.unnamed_finish
         if o.status in self.counts:
             if o.usage:
                 self.input_tokens.append(o.usage.prompt_tokens)
@@ -305,6 +314,7 @@ def summarize_journal(
         roles=tally.role_stats(),
         length_limited=tally.length_limited,
         length_rule=tally.length_rule,
+        unnamed_finishes=tally.unnamed_finishes,
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,

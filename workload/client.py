@@ -118,13 +118,16 @@ async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock)
 
 
 def terminal_status(ex: Exchange) -> tuple[Status, str | None]:
+    """How a stream that ran to its end ended. A server that ends with usage and [DONE] but
+    never names a finish_reason (vLLM always does; other OpenAI-compatible servers need not)
+    answered in full: ok, its reason None (a matrix may count those as errors)."""
     state = ex.state
     if state.error is not None:
         return Status.STREAM_ERROR, f"error event: {state.error}"[:ERROR_LIMIT]
     if not state.done:
         return Status.STREAM_ERROR, "stream ended before data: [DONE]"
-    if state.finish_reason is None:
-        return Status.STREAM_ERROR, "stream ended without a finish_reason"
+    if state.finish_reason is None and state.usage is None:
+        return Status.STREAM_ERROR, "stream ended without a finish_reason or usage"
     if state.finish_reason == "length" and not ex.request.expect_length_finish:
         return Status.LENGTH_LIMIT, None
     return Status.OK, None

@@ -13,6 +13,8 @@ Format history of ``schema_version``:
   3 — ``arrival_stamps``: how the line's arrival times were dated, ``kernel`` (the
       kernel's receive stamp of each read) or ``read`` (the client's clock as each read
       returned, as every line of versions 1 and 2 was); None when no event arrived.
+      ``status`` ``ok`` may carry ``finish_reason`` None: the server ended the stream with
+      usage and [DONE] but named no reason (before 3 such a stream was a stream_error).
       Lines of versions 1 and 2 still read (``arrival_stamps`` None).
 """
 
@@ -102,7 +104,10 @@ class RequestOutcome(Artifact):
     role: RequestRole = Field(description="Role of the request in its workload's pattern.")
     status: Status = Field(description="Terminal status.")
     response_id: str | None = Field(description="The completion id the server sent (chatcmpl-…).")
-    finish_reason: str | None = Field(description="Last finish_reason seen, e.g. stop, length.")
+    finish_reason: str | None = Field(
+        description="Last finish_reason seen, e.g. stop, length; None when the server named "
+        "none (ok when it ended with usage and [DONE])."
+    )
     http_status: int | None = Field(description="HTTP status; None when never answered.")
     error: str | None = Field(description="Error body or reason (truncated to 4 KiB).")
     canary: str = Field(description="The request's canary, binding the line to its plan entry.")
@@ -217,6 +222,11 @@ class RequestOutcome(Artifact):
             and self.attempt == attempt
             and (plan_sha256 is None or self.plan_sha256 == plan_sha256)
         )
+
+    @property
+    def unnamed_finish(self) -> bool:
+        """It ended ok, but the server never named a finish_reason (usage and [DONE] only)."""
+        return self.status is Status.OK and self.finish_reason is None
 
     @property
     def ran_to_contract(self) -> bool:

@@ -188,6 +188,20 @@ def test_stream_cut_before_done_is_a_stream_error() -> None:
     assert r.error == "stream ended before data: [DONE]"
 
 
+def test_a_stream_without_a_finish_reason_is_ok_when_it_ends_with_usage_and_done() -> None:
+    r = replay([(10, chunk("a")), (20, chunk("b")), (21, usage_chunk(5, 2) + DONE)])
+    assert (r.status, r.finish_reason, r.error) == (Status.OK, None, None)
+
+
+def test_a_stream_without_a_finish_reason_or_usage_is_a_stream_error() -> None:
+    r = replay([(10, chunk("a")), (20, chunk("b")), (21, DONE)])
+    assert r.status is Status.STREAM_ERROR
+    assert r.error == "stream ended without a finish_reason or usage"
+    cut = replay([(10, chunk("a")), (21, usage_chunk(5, 1))])
+    assert cut.status is Status.STREAM_ERROR
+    assert cut.error == "stream ended before data: [DONE]"
+
+
 def test_unexpected_length_finish_is_a_length_limit() -> None:
     r = replay([(10, chunk("a")), (20, chunk("b", finish_reason="length")), (21, DONE)])
     assert r.status is Status.LENGTH_LIMIT
