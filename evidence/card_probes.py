@@ -9,8 +9,10 @@ and lowest host-available memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from evidence import format as fmt
-from evidence.comparison import CellEntry, Comparison
+from evidence.comparison import ArmCell, CellEntry, Comparison
 from evidence.markdown import Sources, table
 from evidence.probe_model import ProbeAnswer, Unit
 
@@ -29,7 +31,7 @@ def probes(c: Comparison, sources: Sources) -> str:
     parts += [_streams(cell) for cell in c.cells if cell.streams]
     parts.append(_cold_starts(c, sources))
     parts.append(_length_finishes(c))
-    parts.append(_unnamed_finishes(c))
+    parts.append(unnamed_finishes((cell.id, a) for cell in c.cells for a in cell.arms))
     parts.append(_cache_and_host(c))
     return "\n\n".join(p for p in parts if p)
 
@@ -116,14 +118,10 @@ def _length_finishes(c: Comparison) -> str:
     )
 
 
-def _unnamed_finishes(c: Comparison) -> str:
-    """Said only where a server ended streams without naming why (vLLM always names it)."""
-    found = [
-        f"{cell.id} / {a.arm}: {a.unnamed_finishes}"
-        for cell in c.cells
-        for a in cell.arms
-        if a.unnamed_finishes
-    ]
+def unnamed_finishes(arms: Iterable[tuple[str, ArmCell]]) -> str:
+    """Each (cell, arm) whose server ended streams without naming why; said only where one
+    did (vLLM always names it)."""
+    found = [f"{cell} / {a.arm}: {a.unnamed_finishes}" for cell, a in arms if a.unnamed_finishes]
     if not found:
         return ""
     return (
