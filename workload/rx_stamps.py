@@ -9,15 +9,16 @@ with the bytes: the one of the last packet the read took in.
 
 asyncio's socket transport reads with ``recv``; :func:`stamp_receives` swaps the
 transport's socket for a :class:`StampedSocket` whose ``recv`` is a ``recvmsg`` and
-tells the protocol how long the read's bytes had waited in the kernel. Everything else
-the transport does with its socket goes to the real one. Where a transport has no
-plain TCP socket (TLS, another event loop) or the option is refused, nothing is
-swapped and reads keep the client's own stamps.
+tells the protocol when the read's bytes arrived. Everything else the transport does
+with its socket goes to the real one. Where a transport has no plain TCP socket (TLS,
+another event loop) or the option is refused, nothing is swapped and reads keep the
+client's own stamps.
 
-The stamp is CLOCK_REALTIME; it is turned into a wait (the real-time clock read right
-after the read, minus the stamp) so that the caller dates the read as its own clock
-reading minus the wait, on whatever clock it keeps. A step of the real-time clock
-between the two readings would skew one read's wait; a negative wait is taken as 0.
+The stamp is CLOCK_REALTIME; right after the read, the caller's clock and the real-time
+clock are read back to back, and the read is dated on the caller's clock as its reading
+minus how long the bytes had waited (real time now, minus the stamp). A step of the
+real-time clock between the packet and the read would skew that one read; a negative
+wait is taken as 0.
 """
 
 from __future__ import annotations
@@ -33,18 +34,20 @@ SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); Python's socket module does
 STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
 STAMP_SPACE = socket.CMSG_SPACE(STAMP.size) if sys.platform == "linux" else 0
 
-OnWait = Callable[[int | None], None]  # ns the read's bytes waited in the kernel; None: no stamp
+Clock = Callable[[], int]
+OnRead = Callable[[int | None], None]  # when the read's bytes arrived, on the clock; None: unknown
 
 
 class StampedSocket:
     """A transport's socket whose ``recv`` brings the kernel's receive stamp along."""
 
-    def __init__(self, sock: socket.socket, on_wait: OnWait) -> None:
-        self._sock, self._on_wait = sock, on_wait
+    def __init__(self, sock: socket.socket, clock: Clock, on_read: OnRead) -> None:
+        self._sock, self._clock, self._on_read = sock, clock, on_read
 
     def recv(self, size: int) -> bytes:
         data, ancillary, _flags, _address = self._sock.recvmsg(size, STAMP_SPACE)
-        self._on_wait(waited_ns(ancillary, time.time_ns()))
+        now_ns, waited = self._clock(), waited_ns(ancillary, time.time_ns())
+        self._on_read(None if waited is None else now_ns - waited)
         return data
 
     def __getattr__(self, name: str) -> Any:  # every other use of the socket: the real one
@@ -60,8 +63,9 @@ def waited_ns(ancillary: list[tuple[int, int, bytes]], now_real_ns: int) -> int 
     return None
 
 
-def stamp_receives(transport: Any, on_wait: OnWait) -> bool:
-    """Have ``transport``'s reads carry the kernel's receive stamps; False where it cannot."""
+def stamp_receives(transport: Any, clock: Clock, on_read: OnRead) -> bool:
+    """Have ``transport``'s reads report when their bytes arrived, on ``clock``, by the
+    kernel's receive stamp; False where it cannot."""
     sock = getattr(transport, "_sock", None)  # asyncio's selector transports (3.11+)
     if sys.platform != "linux" or type(sock) is not socket.socket:
         return False
@@ -71,5 +75,5 @@ def stamp_receives(transport: Any, on_wait: OnWait) -> bool:
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     except OSError:
         return False
-    transport._sock = StampedSocket(sock, on_wait)
+    transport._sock = StampedSocket(sock, clock, on_read)
     return True

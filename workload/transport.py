@@ -57,19 +57,19 @@ class TimedResponseHandler(ResponseHandler):
         self.clock = clock
         self.body: object | None = None  # the response body the marks belong to
         self.marks: list[Mark] = []
-        self._waited_ns: int | None = None  # the kernel's word on the read being handled
+        self._kernel_ns: int | None = None  # the kernel's word on the read being handled
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
-        stamp_receives(transport, self._kernel_wait)
+        stamp_receives(transport, self.clock, self._kernel_read)
 
-    def _kernel_wait(self, waited_ns: int | None) -> None:
-        self._waited_ns = waited_ns
+    def _kernel_read(self, arrived_ns: int | None) -> None:
+        self._kernel_ns = arrived_ns
 
     def data_received(self, data: bytes) -> None:
-        now_ns, waited_ns, self._waited_ns = self.clock(), self._waited_ns, None
-        kernel = waited_ns is not None
-        arrived_ns = now_ns - waited_ns if waited_ns is not None else now_ns
+        kernel_ns, self._kernel_ns = self._kernel_ns, None
+        kernel = kernel_ns is not None
+        arrived_ns = kernel_ns if kernel_ns is not None else self.clock()
         body = self._payload  # after a keep-alive answer: that answer's finished body
         received = _received(body)
         super().data_received(data)

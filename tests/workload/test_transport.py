@@ -177,9 +177,10 @@ async def test_a_read_the_loop_was_late_for_is_dated_when_its_bytes_arrived() ->
 
 
 def test_a_transport_without_a_plain_tcp_socket_keeps_the_clocks_stamps() -> None:
-    assert not stamp_receives(SimpleNamespace(), lambda _: None)  # e.g. TLS: no _sock
+    clock = time.perf_counter_ns
+    assert not stamp_receives(SimpleNamespace(), clock, lambda _: None)  # e.g. TLS: no _sock
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-        assert not stamp_receives(SimpleNamespace(_sock=udp), lambda _: None)
+        assert not stamp_receives(SimpleNamespace(_sock=udp), clock, lambda _: None)
 
 
 def test_a_response_is_kernel_stamped_only_if_every_event_was() -> None:
