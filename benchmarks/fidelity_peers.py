@@ -2,7 +2,8 @@
 
     make bench NAME=fidelity_peers [ARGS="--requests 200 --modes pinned,unpinned"]
     .venv/bin/python -m benchmarks.fidelity_peers [--concurrency 1,4,32] [--requests 200]
-        [--rounds 2] [--tokens 100] [--rate 200] [--prefill-ms 50] [--modes pinned,unpinned]
+        [--rounds 4] [--tokens 100] [--rate 200] [--prefill-ms 50] [--modes pinned,unpinned]
+        [--clients faceoff,"vllm bench",guidellm]
 
 The server is `benchmarks.truth_server`: standard library only, sharing no code with
 faceoff's client or simulator. It records, in perf_counter_ns, when each request
@@ -26,6 +27,12 @@ named in the output; a p99 over fewer than 200 values is not printed), then the
 headline: each p99 of faceoff against the best peer's, and the targets (pinned: each
 p99 ≤ ½ the best peer's and ≤ 5 ms; C32 last-token p99 ≤ 2 × faceoff's TTFT p99).
 
+On a shared host the tail is set by stalls of the whole client process (a chunk the
+client could not read for 10 ms is 10 ms late, however it is stamped). A bare 1 ms
+timer process (`client_fidelity --probe`) runs on the clients' core(s) throughout;
+for faceoff (whose send times share the server's clock) the output says how many
+chunks more than 2 ms late overlapped a stall that timer saw too.
+
 Then a second truth server that never names a finish_reason (usage and [DONE] only),
 C4, pinned: how many of each client's requests it counted as answered.
 """
@@ -36,6 +43,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -49,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.peer_clients import Client, ClientRun, Round, Seen, clients
+from benchmarks.peer_clients import Client, ClientRun, Round, Seen, clients, taskset
 from evidence.stats import quantile
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,6 +65,7 @@ MODEL = "truth"
 BOOT_S = 60.0
 MIN_P99 = 200  # values a printed p99 must rest on
 TARGET_MS, TARGET_SHARE, LAST_OVER_TTFT = 5.0, 0.5, 2.0
+LATE_NS = 2_000_000  # a chunk this late is checked against the timer's stalls
 PERCENTILES = "type 7 (linear interpolation between closest ranks, numpy's default)"
 MODES = {"pinned": (0, frozenset({1})), "unpinned": (None, None)}  # server core, client cores
 
@@ -72,6 +81,7 @@ class Errors:
     failed: int = 0
     notes: Counter[str] = field(default_factory=Counter)
     cpu_s: list[float] = field(default_factory=list)
+    late: list[tuple[int, int]] = field(default_factory=list)  # (written, read) > 2 ms apart
 
     def add(self, seen: Seen, truth: dict[str, Any]) -> None:
         arrival, served = truth["arrival_ns"], truth["chunks_ns"]
@@ -81,6 +91,9 @@ class Errors:
             self.chunk_ms += [
                 (s * 1e9 - (t - arrival)) / 1e6 for s, t in zip(seen.chunk_s, served, strict=True)
             ]
+        if seen.send_ns is not None:
+            read = [seen.send_ns + round(s * 1e9) for s in seen.chunk_s]
+            self.late += [(t, r) for t, r in zip(served, read, strict=True) if r - t > LATE_NS]
         if seen.last_s > seen.ttft_s:  # else all in one read: no decode rate to compare
             n = len(served) - 1
             client = n / (seen.last_s - seen.ttft_s)
@@ -109,7 +122,7 @@ def truth_server(
     command = [sys.executable, "-m", "benchmarks.truth_server", "--port", str(port)]
     command += ["--rate", str(args.rate), "--prefill-ms", str(args.prefill_ms)]
     command += ["--log", str(log), "--model", MODEL]
-    command += ["--cpu", str(cpu)] if cpu is not None else []
+    command = taskset(None if cpu is None else frozenset({cpu})) + command
     command += ["--no-finish-reason"] if flags.get("no_finish_reason") else []
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -192,15 +205,35 @@ def headline(mode: str, c: int, errors: dict[str, Errors]) -> list[str]:
     return lines + ([f"{mode} C{c} targets: " + "; ".join(checks)] if checks else [])
 
 
+@contextlib.contextmanager
+def stall_timer(cpus: frozenset[int] | None, stalls: list[tuple[int, int]]) -> Iterator[None]:
+    """A bare 1 ms timer process on the clients' cores; its late wake-ups land in ``stalls``."""
+    command = [*taskset(cpus), sys.executable, "-m", "benchmarks.client_fidelity", "--probe"]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        stalls += [(due, woke) for due, woke in json.loads(out or "[]")]
+
+
+def during_stalls(late: list[tuple[int, int]], stalls: list[tuple[int, int]]) -> int:
+    """Late chunks whose wait overlapped a stall the timer saw too."""
+    return sum(any(due < read and woke > written for due, woke in stalls) for written, read in late)
+
+
 def measure(
     mode: str, c: int, args: argparse.Namespace, workdir: Path, runners: dict[str, Client]
-) -> tuple[dict[str, Errors], list[float]]:
-    """Each client's errors at C in this mode, and the server's read lag (ms) per request."""
+) -> tuple[dict[str, Errors], list[float], list[tuple[int, int]]]:
+    """Each client's errors at C in this mode, the server's read lag (ms) per request, and
+    the stalls the bare timer saw."""
     server_cpu, client_cpus = MODES[mode]
     log = workdir / f"truth-{mode}-c{c}.jsonl"
     errors = {name: Errors() for name in runners}
     per_round = -(-args.requests // args.rounds)
-    with truth_server(log, args, server_cpu) as url:
+    stalls: list[tuple[int, int]] = []
+    with truth_server(log, args, server_cpu) as url, stall_timer(client_cpus, stalls):
         for k in range(args.rounds):
             r = Round(url, workdir, c, per_round, args.tokens, f"{mode}-c{c}-r{k}", client_cpus)
             names = list(runners)
@@ -210,7 +243,7 @@ def measure(
             for name, run in runs.items():
                 errors[name].take(run, truth)
     lag = [(t["read_ns"] - t["arrival_ns"]) / 1e6 for t in read_truth(log).values()]
-    return errors, lag
+    return errors, lag, stalls
 
 
 def accepted(args: argparse.Namespace, workdir: Path, runners: dict[str, Client]) -> str:
@@ -230,11 +263,15 @@ def accepted(args: argparse.Namespace, workdir: Path, runners: dict[str, Client]
     return "server without finish_reason (C4, pinned), answered: " + "; ".join(parts)
 
 
-def faceoff_facts(mode: str, c: int, e: Errors, lag: list[float]) -> str:
+def faceoff_facts(
+    mode: str, c: int, e: Errors, lag: list[float], stalls: list[tuple[int, int]]
+) -> str:
     cpu = f"{1000 * statistics.median(e.cpu_s):.2f}" if e.cpu_s else "n/a"
     notes = ", ".join(f"{k} {v}" for k, v in sorted(e.notes.items()))
     return (
-        f"{mode} C{c}: faceoff CPU ms/request {cpu} ({notes}); server read lag ms "
+        f"{mode} C{c}: faceoff CPU ms/request {cpu} ({notes}); chunks > 2 ms late "
+        f"{len(e.late)} of {len(e.chunk_ms)}, {during_stalls(e.late, stalls)} of them during "
+        f"a stall of the bare timer ({len(stalls)} stalls > 1 ms); server read lag ms "
         f"p50 {figure(pct(lag, 0.5), 0).strip()} p99 {figure(pct(lag, 0.99), 0).strip()}"
     )
 
@@ -243,31 +280,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--concurrency", default="1,4,32")
     parser.add_argument("--requests", type=int, default=MIN_P99, help="per client, C and mode")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=4, help="order rotated each round")
     parser.add_argument("--tokens", type=int, default=100)
     parser.add_argument("--rate", type=float, default=200.0, help="server tokens/s per stream")
     parser.add_argument("--prefill-ms", type=float, default=50.0, help="server time to first")
     parser.add_argument("--modes", default="pinned,unpinned")
     parser.add_argument("--unnamed-requests", type=int, default=40)
+    parser.add_argument("--clients", default="faceoff,vllm bench,guidellm")
     parser.add_argument("--keep", type=Path, help="keep plans, journals and records here")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="faceoff-fidelity-peers-") as tmp:
         workdir = (args.keep or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        runners = clients(workdir)
+        runners = clients(workdir, args.clients.split(","))
         print(f"percentiles: {PERCENTILES}; a p99 over fewer than {MIN_P99} values: —")
         print(HEADER, flush=True)
         summary: list[str] = []
         for mode in args.modes.split(","):
             for c in (int(x) for x in args.concurrency.split(",")):
-                errors, lag = measure(mode, c, args, workdir, runners)
+                errors, lag, stalls = measure(mode, c, args, workdir, runners)
                 for name, e in errors.items():
                     print(row(mode, c, name, e), flush=True)
-                summary += [
-                    *headline(mode, c, errors),
-                    faceoff_facts(mode, c, errors["faceoff"], lag),
-                ]
+                facts = faceoff_facts(mode, c, errors["faceoff"], lag, stalls)
+                summary += [*headline(mode, c, errors), facts]
         summary.append(accepted(args, workdir, runners))
     print("\n".join(summary))
     print(

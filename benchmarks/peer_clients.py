@@ -53,9 +53,13 @@ class Round:
     tag: str
     client_cpus: frozenset[int] | None = None  # pinned: the clients' core, apart from the server
 
-    def pinned(self) -> Callable[[], None] | None:
-        cpus = self.client_cpus
-        return None if cpus is None else lambda: os.sched_setaffinity(0, cpus)
+    def pinned(self, command: list[str]) -> list[str]:
+        return taskset(self.client_cpus) + command
+
+
+def taskset(cpus: frozenset[int] | None) -> list[str]:
+    """The prefix that runs a command on ``cpus`` (none: wherever the scheduler likes)."""
+    return [] if cpus is None else ["taskset", "-c", ",".join(map(str, sorted(cpus)))]
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class Seen:
     ttft_s: float
     last_s: float
     chunk_s: list[float]  # every content chunk, when the client keeps them
+    send_ns: int | None = None  # faceoff: its send on perf_counter_ns, the server's clock too
 
 
 @dataclass
@@ -81,9 +86,7 @@ Client = Callable[[Round], ClientRun]
 
 def run_client(r: Round, command: list[str]) -> subprocess.CompletedProcess[str]:
     """Run one client on the round's cores; its stderr tail in the error when it fails."""
-    done = subprocess.run(
-        command, check=False, cwd=REPO, capture_output=True, text=True, preexec_fn=r.pinned()
-    )
+    done = subprocess.run(r.pinned(command), check=False, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done
@@ -130,7 +133,8 @@ def run_faceoff(r: Round) -> ClientRun:
         send = o.send_ns
         ttft, last = (o.first_content_ns or 0) - send, (o.last_token_ns or 0) - send
         chunks = [us / 1e6 for us in o.chunk_offsets_us]
-        run.seen.append(Seen(serial_of(o.response_id or ""), ttft / 1e9, last / 1e9, chunks))
+        serial = serial_of(o.response_id or "")
+        run.seen.append(Seen(serial, ttft / 1e9, last / 1e9, chunks, send))
     return run
 
 
@@ -195,11 +199,11 @@ def run_guidellm(r: Round) -> ClientRun:
     return run
 
 
-def clients(workdir: Path) -> dict[str, Client]:
-    """faceoff, and each peer that is installed here."""
+def clients(workdir: Path, names: list[str]) -> dict[str, Client]:
+    """faceoff, and each peer of ``names`` that is installed here."""
     found: dict[str, Client] = {"faceoff": run_faceoff}
-    if (vllm := vllm_bench(workdir)) is not None:
+    if "vllm bench" in names and (vllm := vllm_bench(workdir)) is not None:
         found["vllm bench"] = vllm
-    if GUIDELLM.exists():
+    if "guidellm" in names and GUIDELLM.exists():
         found["guidellm"] = run_guidellm
     return found

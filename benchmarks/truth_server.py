@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import socket
 import struct
 import time
@@ -265,13 +264,10 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="tokens/s per stream")
     parser.add_argument("--prefill-ms", type=float, default=20.0)
     parser.add_argument("--log", required=True, help="JSON lines, one per streamed request")
-    parser.add_argument("--cpu", type=int, help="pin the server to this core")
     parser.add_argument(
         "--no-finish-reason", action="store_true", help="end streams with usage and [DONE] only"
     )
     args = parser.parse_args()
-    if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
     with Path(args.log).open("a") as log:
         server = Server(args.model, args.rate, args.prefill_ms, log, not args.no_finish_reason)
         asyncio.run(serve(server, args.host, args.port))
