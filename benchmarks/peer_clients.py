@@ -78,7 +78,7 @@ class ClientRun:
     seen: list[Seen] = field(default_factory=list)
     failed: int = 0  # requests the client did not count as answered
     notes: Counter[str] = field(default_factory=Counter)  # faceoff: statuses, stamps, reasons
-    cpu_s: float | None = None  # faceoff: the client process's CPU seconds
+    cpu_s: float | None = None  # faceoff: the client process's CPU seconds over its requests
 
 
 Client = Callable[[Round], ClientRun]
@@ -121,7 +121,7 @@ def run_faceoff(r: Round) -> ClientRun:
     asyncio.run(_plan(r)).write(plan_path)
     command = [sys.executable, "-m", "workload.run_cell", "--plan", str(plan_path)]
     done = run_client(r, [*command, "--base-url", r.url, "--journal", str(journal)])
-    run = ClientRun(cpu_s=json.loads(done.stdout.splitlines()[-1])["summary"]["cpu_s"])
+    run = ClientRun(cpu_s=json.loads(done.stdout.splitlines()[-1])["summary"]["run_cpu_s"])
     for o in read_journal(journal).outcomes:
         run.notes[o.status.value] += 1
         if o.status is not Status.OK or o.send_ns is None:
