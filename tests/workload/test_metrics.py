@@ -18,6 +18,7 @@ from tests.workload.builders import (
 )
 from workload import metrics
 from workload.outcome import Phase, RequestOutcome, Status
+from workload.stream import StreamProtocolError, StreamState
 
 ROLE = chunk("", delta={"role": "assistant"})
 
@@ -277,3 +278,10 @@ def test_cell_window_spans_the_scored_requests_that_were_sent() -> None:
     unsent = failed(Status.CANCELLED).model_copy(update={"send_ns": None, "end_ns": 900 * MS})
     assert metrics.cell_window([a, b, warm, unsent]) == (2 * MS, 90 * MS)
     assert metrics.cell_window([warm, unsent]) is None
+
+
+def test_an_event_that_is_not_a_json_object_is_a_protocol_error() -> None:
+    with pytest.raises(StreamProtocolError, match="event is not JSON"):
+        StreamState().observe(b'{"choices": [', 0)
+    with pytest.raises(StreamProtocolError, match="event is not a JSON object"):
+        StreamState().observe(b'"text"', 0)
