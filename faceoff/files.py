@@ -1,8 +1,8 @@
 """File writes that never leave half a file behind.
 
 Whole files go through a temp file and ``os.replace``; append-only JSON-lines
-files flush and (optionally) fsync each line so a killed process keeps every
-line it finished.
+files flush each line so a killed process keeps every line it finished, and
+(optionally) fsync it, line by line or a group at a time, so a power loss does too.
 """
 
 from __future__ import annotations
@@ -52,14 +52,22 @@ class JsonlAppender:
         self.durable = durable
         self._handle: IO[str] | None = self.path.open("a", encoding="utf-8")
 
-    def append(self, record: BaseModel) -> None:
-        """One compact JSON line; pydantic's serializer is several times faster than
-        ``json.dumps`` over ``model_dump``, which matters on the client's writer thread."""
+    def append(self, record: BaseModel, *, sync: bool = True) -> None:
+        """One compact JSON line, flushed to the OS (a kill of this process keeps it) and,
+        when ``durable``, fsync'd (a power loss keeps it) unless ``sync`` is False: a
+        writer of many lines then calls :meth:`sync` once for the group. pydantic's
+        serializer is several times faster than ``json.dumps`` over ``model_dump``, which
+        matters on the client's writer thread."""
         if self._handle is None:
             raise FaceoffError("append after close", where=str(self.path))
         self._handle.write(record.model_dump_json() + "\n")
         self._handle.flush()
-        if self.durable:
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """fsync every line appended so far, when ``durable``."""
+        if self.durable and self._handle is not None:
             os.fsync(self._handle.fileno())
 
     def close(self) -> None:

@@ -36,6 +36,7 @@ OOM_TEXT = re.compile(r"out of memory|OutOfMemory|\bOOM\b", re.IGNORECASE)
 MAX_LISTED = 10
 ERROR_CHARS = 240  # of a request's error, in the error-rate sentence
 ERROR_CUT = " … (whole error in journal.jsonl)"  # cut between words, and said so
+UNNAMED = "ok_without_finish_reason"  # an error only under require_finish_reason
 
 
 def oom(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
@@ -198,8 +199,8 @@ def error_rate(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
     total = len(art.planned(Phase.SCORED)) or len(scored)
     if not total:
         return not_evaluated(code, "no scored request was planned or journaled")
-    errors = [o for o in scored if o.status in ERROR_STATUSES]
-    by_status = Counter(o.status.value for o in errors)
+    errors = [o for o in scored if _errored(o, t)]
+    by_status = Counter(UNNAMED if o.unnamed_finish else o.status.value for o in errors)
     rate = len(errors) / total
     first = f"; first: request {errors[0].index} {_error_text(errors[0])}" if errors else ""
     return judged(
@@ -216,9 +217,17 @@ def error_rate(art: CellArtifacts, _: Cell, t: Thresholds) -> RuleResult:
     )
 
 
+def _errored(outcome: RequestOutcome, t: Thresholds) -> bool:
+    """An error status; or, where the matrix requires a finish_reason, an ok stream whose
+    server never named one."""
+    return outcome.status in ERROR_STATUSES or (t.require_finish_reason and outcome.unnamed_finish)
+
+
 def _error_text(outcome: RequestOutcome) -> str:
     """The status and the engine's error, cut between words (and said so) when long, so a
     reason (and the ticket quoting it) never ends in a broken word."""
+    if outcome.unnamed_finish:
+        return f"{UNNAMED} (the matrix's require_finish_reason)"
     text = textwrap.shorten(outcome.error or "", ERROR_CHARS, placeholder=ERROR_CUT)
     return f"{outcome.status.value}: {text}" if text else outcome.status.value
 

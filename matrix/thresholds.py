@@ -23,6 +23,12 @@ class Thresholds(Spec):
     max_oom: int = Field(default=0, ge=0, description="OOM observations allowed.")
     max_preemptions: int = Field(default=0, ge=0, description="Engine preemptions allowed.")
     max_refusals: int = Field(default=0, ge=0, description="Refused requests allowed.")
+    require_finish_reason: bool = Field(
+        default=False,
+        exclude_if=omitted_at(False),
+        description="Count a stream that ended with usage and [DONE] but no finish_reason "
+        "(journaled ok, its reason null) as an error in error_rate.",
+    )
     counter_tolerance_tokens: int = Field(default=0, ge=0, description="Reconciliation slack.")
     cold_cache_max_hit_ratio: float = Field(
         default=0.0, ge=0, le=1, description="Prefix-cache hits/queries allowed in a cold cell."

@@ -4,8 +4,10 @@ aiohttp rather than httpx: on the loopback benchmark
 ``benchmarks/client_http_choice.py`` it reads an SSE stream with less CPU per
 chunk and a smaller timing error, most of all at C32. Each SSE event is dated by
 the socket read that delivered its last byte (``workload.transport``), not by when
-the reading coroutine got to it; the request is dated by when its bytes were handed
-to the socket (``send_ns``), not by when the client began it (``queued_ns``).
+the reading coroutine got to it, and by the kernel's receive stamp of that read
+where the socket gives one (``workload.rx_stamps``); the request is dated by when its
+bytes were handed to the socket (``send_ns``), not by when the client began it
+(``queued_ns``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import datetime
 import aiohttp
 
 from faceoff.canonical import sha256_hex
-from workload.outcome import RequestOutcome, Status
+from workload.outcome import ArrivalStamps, RequestOutcome, Status
 from workload.plan import PlannedRequest
 from workload.stream import SseFramer, StreamProtocolError, StreamState
 from workload.transport import ON_SENT, Arrivals, check_timed
@@ -58,6 +60,7 @@ class Exchange:
     status: Status | None = None
     error: str | None = None
     state: StreamState = field(default_factory=StreamState)
+    arrival_stamps: ArrivalStamps | None = None  # how its events' arrivals were dated
     rate_rps: float | None = None  # open loop: the arrival rate of the request's step
 
     def fail(self, status: Status, error: str) -> None:
@@ -66,6 +69,17 @@ class Exchange:
     def sent(self, at_ns: int) -> None:
         """The request's bytes were handed to the socket at ``at_ns``."""
         self.send_ns = at_ns
+
+    @property
+    def final_status(self) -> Status:
+        """The journal line's status: a request that never reached one was cancelled."""
+        return self.status or Status.CANCELLED
+
+    @property
+    def ended_ns(self) -> int:
+        if self.end_ns is None:
+            raise ValueError(f"request {self.request.index} has not ended; set end_ns first")
+        return self.end_ns
 
 
 async def stream_chat(
@@ -90,24 +104,30 @@ async def stream_chat(
 
 
 async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock) -> None:
-    framer, state, arrivals = SseFramer(), ex.state, Arrivals(resp)
+    framer, state, arrivals = SseFramer(), ex.state, Arrivals.of(resp)
     check_timed(arrivals, ex.send_ns)
-    while data := await resp.content.readany():
-        read_ns = clock()
-        for payload, end in framer.feed(data):
-            state.observe(payload, arrivals.at(end, read_ns))
+    try:
+        while data := await resp.content.readany():
+            read_ns = clock()
+            for payload, end in framer.feed(data):
+                state.observe(payload, arrivals.at(end, read_ns))
+    finally:
+        ex.arrival_stamps = arrivals.stamps
     if framer.pending.strip():
         raise StreamProtocolError(f"stream ended inside an event: {framer.pending[:200]!r}")
 
 
 def terminal_status(ex: Exchange) -> tuple[Status, str | None]:
+    """How a stream that ran to its end ended. A server that ends with usage and [DONE] but
+    never names a finish_reason (vLLM always does; other OpenAI-compatible servers need not)
+    answered in full: ok, its reason None (a matrix may count those as errors)."""
     state = ex.state
     if state.error is not None:
         return Status.STREAM_ERROR, f"error event: {state.error}"[:ERROR_LIMIT]
     if not state.done:
         return Status.STREAM_ERROR, "stream ended before data: [DONE]"
-    if state.finish_reason is None:
-        return Status.STREAM_ERROR, "stream ended without a finish_reason"
+    if state.finish_reason is None and state.usage is None:
+        return Status.STREAM_ERROR, "stream ended without a finish_reason or usage"
     if state.finish_reason == "length" and not ex.request.expect_length_finish:
         return Status.LENGTH_LIMIT, None
     return Status.OK, None
@@ -133,7 +153,8 @@ async def timed_exchange(
 
 
 def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
-    """Freeze a finished exchange into its journal line."""
+    """Freeze a finished exchange into its journal line (on the journal's writer thread: the
+    exchange is never touched again once it ended)."""
     request, state = ex.request, ex.state
     text = state.text
     send, due = ex.send_ns, ex.due_ns
@@ -147,7 +168,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         index=request.index,
         stream=request.stream,
         role=request.role,
-        status=ex.status or Status.CANCELLED,
+        status=ex.final_status,
         response_id=state.response_id,
         finish_reason=state.finish_reason,
         http_status=ex.http_status,
@@ -172,7 +193,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         last_token_ns=state.last_token_ns,
         usage_ns=state.usage_ns,
         done_ns=state.done_ns,
-        end_ns=_ended(ex),
+        end_ns=ex.ended_ns,
         events=state.events,
         chunk_offsets_us=[(t - send) // 1000 for t in state.chunk_ns] if send is not None else [],
         chunk_kinds="".join(state.chunk_kinds),
@@ -187,14 +208,9 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         refusal=state.refusal or _context_refusal(ex),
         step=request.step,
         rate_rps=ex.rate_rps,
+        arrival_stamps=ex.arrival_stamps,
     )
 
 
 def _context_refusal(ex: Exchange) -> bool:
     return ex.http_status == 400 and "maximum context length" in (ex.error or "")
-
-
-def _ended(ex: Exchange) -> int:
-    if ex.end_ns is None:
-        raise ValueError(f"request {ex.request.index} has not ended; set end_ns first")
-    return ex.end_ns

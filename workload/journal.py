@@ -1,9 +1,13 @@
-"""The request journal: one fsync'd JSON line per terminal request.
+"""The request journal: one JSON line per terminal request, fsync'd in groups.
 
-The writer runs in its own thread fed by a queue, so that serialising a line and
-waiting for fsync never run on the client's event loop between two chunk reads.
-The reader keeps every complete line and reports a torn last line (a kill in
-the middle of a write) instead of raising.
+The writer runs in its own thread fed by a queue, so that building a line,
+serialising it and waiting for fsync never run on the client's event loop between
+two chunk reads: the client submits a finished exchange as a function that makes its
+line. The thread writes each line as soon as it is made (``write()`` into the page
+cache: a SIGKILL of the client keeps it), then fsyncs once for every line that was
+waiting (a power loss keeps them from then on). The reader keeps every complete
+line and reports a torn last line (a kill in the middle of a write) instead of
+raising.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from faceoff.files import JsonlAppender, JsonlScan
 from faceoff.recent import Recent, identity
 from workload.outcome import RequestOutcome
 
+Line = RequestOutcome | Callable[[], RequestOutcome]  # a line, or what makes it on the writer
+
 _STOP = object()
 
 
 class JournalWriter:
-    """Appends outcomes (flush + fsync each) from a dedicated thread; ``submit`` never blocks."""
+    """Appends lines from a dedicated thread, fsync'ing a group at a time; ``submit`` never
+    blocks. ``written`` counts the lines fsync'd; ``on_written`` is called for each after its
+    group's fsync."""
 
     def __init__(
         self, path: Path, *, on_written: Callable[[RequestOutcome], None] | None = None
@@ -41,10 +49,10 @@ class JournalWriter:
         self._thread = threading.Thread(target=self._drain, name="journal-writer", daemon=True)
         self._thread.start()
 
-    def submit(self, outcome: RequestOutcome) -> None:
+    def submit(self, line: Line) -> None:
         if self._failure is not None:
             raise self._error()
-        self._queue.put(outcome)
+        self._queue.put(line)
 
     def close(self, timeout_s: float = 60.0) -> None:
         """Write everything submitted, then stop; raises if any line could not be written."""
@@ -71,17 +79,39 @@ class JournalWriter:
         self.close()
 
     def _drain(self) -> None:
-        while (item := self._queue.get()) is not _STOP:
-            assert isinstance(item, RequestOutcome)
-            if self._failure is not None:
-                continue  # keep draining so submitters never block; close() reports it
-            try:
-                self._appender.append(item)
-            except BaseException as exc:  # a lost line must surface, never vanish
-                self._failure = exc
-                continue
-            self.written += 1
-            self._notify(item)
+        stopping = False
+        while not stopping:
+            group = [self._queue.get()]  # wait for one, then take all that waited with it
+            while not self._queue.empty():
+                group.append(self._queue.get_nowait())
+            stopping = group[-1] is _STOP
+            self._commit([item for item in group if item is not _STOP])
+
+    def _commit(self, group: list[object]) -> None:
+        """Write each line, then one fsync for them all; only then do they count."""
+        lines = [line for item in group if (line := self._write(item)) is not None]
+        if not lines:
+            return
+        try:
+            self._appender.sync()
+        except OSError as exc:
+            self._failure = self._failure or exc
+            return
+        self.written += len(lines)
+        for line in lines:
+            self._notify(line)
+
+    def _write(self, item: object) -> RequestOutcome | None:
+        if self._failure is not None:
+            return None  # keep draining so submitters never block; close() reports it
+        try:
+            line = item() if callable(item) else item
+            assert isinstance(line, RequestOutcome)
+            self._appender.append(line, sync=False)
+        except BaseException as exc:  # a lost line must surface, never vanish
+            self._failure = exc
+            return None
+        return line
 
     def _notify(self, outcome: RequestOutcome) -> None:
         """Progress is best effort: a failing callback never stops the journal."""

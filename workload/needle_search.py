@@ -23,7 +23,7 @@ import asyncio
 import aiohttp
 
 from matrix.cell import Cell, WorkloadKind
-from workload.client import Clock, RunContext
+from workload.client import Clock, RunContext, outcome_of
 from workload.journal import JournalWriter
 from workload.needle_bounds import Probe, next_target
 from workload.plan import PlanOptions, RequestPlan, build_plan
@@ -92,7 +92,7 @@ class SearchRunner:
         self.report.statuses.update(report.statuses)
         self.report.prewarm_error = self.report.prewarm_error or report.prewarm_error
         if runner.last is not None:
-            self.probes.append(Probe.of(runner.last))
+            self.probes.append(Probe.of(outcome_of(self.context, runner.last)))
 
 
 def probe_cell(cell: Cell, target: int) -> Cell:

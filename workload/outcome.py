@@ -10,6 +10,12 @@ Format history of ``schema_version``:
       ``step`` and ``rate_rps`` (absent from closed-loop lines and from lines written before).
       Later in 2, ``phase`` may be ``probe`` (a needle search's probe) and ``role``
       ``turn_3`` … ``turn_8`` (an agentic conversation's later turns).
+  3 — ``arrival_stamps``: how the line's arrival times were dated, ``kernel`` (the
+      kernel's receive stamp of each read) or ``read`` (the client's clock as each read
+      returned, as every line of versions 1 and 2 was); None when no event arrived.
+      ``status`` ``ok`` may carry ``finish_reason`` None: the server ended the stream with
+      usage and [DONE] but named no reason (before 3 such a stream was a stream_error).
+      Lines of versions 1 and 2 still read (``arrival_stamps`` None).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from faceoff.artifact import Artifact
 from matrix.fields import omitted_at
 from workload.metrics import Measured, request_metrics
 from workload.records import Phase, Usage
+
+ArrivalStamps = Literal["kernel", "read"]  # the kernel's receive stamp, or the read's clock
 
 
 class Status(StrEnum):
@@ -65,7 +73,7 @@ def turn_of(role: RequestRole) -> int | None:
 class RequestOutcome(Artifact):
     """Everything the client observed about one request, written once when it ended."""
 
-    schema_version: Literal[1, 2] = Field(default=2, description="Journal line format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Journal line format version.")
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the client was pointed at.")
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
@@ -77,7 +85,10 @@ class RequestOutcome(Artifact):
     role: RequestRole = Field(description="Role of the request in its workload's pattern.")
     status: Status = Field(description="Terminal status.")
     response_id: str | None = Field(description="The completion id the server sent (chatcmpl-…).")
-    finish_reason: str | None = Field(description="Last finish_reason seen, e.g. stop, length.")
+    finish_reason: str | None = Field(
+        description="Last finish_reason seen, e.g. stop, length; None when the server named "
+        "none (ok when it ended with usage and [DONE])."
+    )
     http_status: int | None = Field(description="HTTP status; None when never answered.")
     error: str | None = Field(description="Error body or reason (truncated to 4 KiB).")
     canary: str = Field(description="The request's canary, binding the line to its plan entry.")
@@ -157,6 +168,12 @@ class RequestOutcome(Artifact):
         exclude_if=omitted_at(None),
         description="Open loop: the arrival rate (requests/s) of its step.",
     )
+    arrival_stamps: ArrivalStamps | None = Field(
+        default=None,
+        description="How the arrival times were dated: kernel (the kernel's receive stamp of "
+        "each socket read), read (the client's clock as each read returned); None when no "
+        "event arrived, and in lines of versions 1 and 2 (read).",
+    )
 
     @property
     def scored(self) -> bool:
@@ -184,6 +201,11 @@ class RequestOutcome(Artifact):
             and self.attempt == attempt
             and (plan_sha256 is None or self.plan_sha256 == plan_sha256)
         )
+
+    @property
+    def unnamed_finish(self) -> bool:
+        """It ended ok, but the server never named a finish_reason (usage and [DONE] only)."""
+        return self.status is Status.OK and self.finish_reason is None
 
     @property
     def ran_to_contract(self) -> bool:

@@ -7,9 +7,9 @@ It runs in its own process so that sampling and orchestration cannot delay its
 event loop. Request bodies come from the plan file, never from argv. SIGTERM (or
 SIGINT) cancels the requests in flight and journals them as cancelled before the
 process exits. On stdout: one JSON line per journaled request with ``--progress``
-(written after its fsync), then a JSON summary (counts by status, what stopped the
-run, the process's CPU seconds and the seconds it waited for a CPU, so a starved
-client shows).
+(written after its group's fsync), then a JSON summary (counts by status, what stopped
+the run, the process's CPU seconds, in all and while it ran the cell, and the seconds it
+waited for a CPU, so a starved client shows).
 
 Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
 the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
@@ -141,12 +141,17 @@ def runqueue_wait_s() -> float | None:
         return None
 
 
-def process_times(waited_before_run: float | None) -> dict[str, float | None]:
-    """CPU seconds of this process, and seconds it waited for a CPU while it ran the cell:
-    start-up and imports are left out, since the guard compares the wait to the cell window."""
-    waited = runqueue_wait_s()
+def process_times(
+    waited_before_run: float | None, cpu_before_run: float
+) -> dict[str, float | None]:
+    """CPU seconds of this process, in all and while it ran the cell (every thread: the
+    requests' own cost, without start-up and imports), and seconds it waited for a CPU while
+    it ran the cell: start-up is left out, since the guard compares the wait to the window."""
+    waited, cpu = runqueue_wait_s(), time.process_time()
     during = None if waited is None or waited_before_run is None else waited - waited_before_run
-    return {"cpu_s": round(time.process_time(), 3), "runqueue_wait_s": during}
+    return {"cpu_s": round(cpu, 3), "run_cpu_s": round(cpu - cpu_before_run, 3)} | {
+        "runqueue_wait_s": during
+    }
 
 
 def read_summary(log_path: Path) -> dict[str, Any] | None:
@@ -187,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # collections that otherwise stall the event loop for tens of ms (measured).
     gc.collect()
     gc.freeze()
-    waited_before_run = runqueue_wait_s()
+    waited_before_run, cpu_before_run = runqueue_wait_s(), time.process_time()
     try:
         report = asyncio.run(run(runner, journal, args.cell_deadline_s or plan.cell.deadline_s))
     finally:
@@ -196,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"warning: progress lines stopped: {journal.callback_error}", file=sys.stderr)
     summary = {"journaled": report.journaled, "statuses": dict(report.statuses)}
     summary |= {"stopped_by": report.stopped_by, "prewarm_error": report.prewarm_error}
-    summary |= process_times(waited_before_run)
+    summary |= process_times(waited_before_run, cpu_before_run)
     print(json.dumps({"summary": summary}), flush=True)
     return exit_status(report)
 

@@ -15,6 +15,7 @@ received, unsent ones as cancelled and never sent.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -99,7 +100,7 @@ class CellRunner:
         self.report = RunReport()
         self.stop = Stop()
         self.journal: JournalWriter | None = None
-        self.last: RequestOutcome | None = None  # the latest line journaled
+        self.last: Exchange | None = None  # the latest request journaled
 
     async def run(self, journal: JournalWriter, cell_deadline_s: float) -> RunReport:
         """Send every planned request, unless stopped; journal one line per request."""
@@ -157,7 +158,7 @@ class CellRunner:
         due_ns = start_ns + requests[0].start_offset_ms * 1_000_000
         await asyncio.sleep(max(0, due_ns - self.clock()) / 1e9)
         for request in requests:
-            due_ns = (await self._send(session, request, due_ns)).end_ns
+            due_ns = (await self._send(session, request, due_ns)).ended_ns
 
     async def _open_loop(
         self, session: aiohttp.ClientSession, requests: list[PlannedRequest], load: OpenLoad
@@ -178,20 +179,21 @@ class CellRunner:
         rate: float,
         gate: asyncio.Semaphore,
     ) -> list[RequestOutcome]:
-        """One open-loop run at ``rate``: each request a task started when it is due."""
+        """One open-loop run at ``rate``: each request a task started when it is due; its
+        lines, made once the step has drained (nothing is being read then)."""
         start_ns = self.clock() + START_LEAD_NS
-        outcomes: list[RequestOutcome] = []
+        exchanges: list[Exchange] = []
 
         async def arrive(request: PlannedRequest, due_ns: int) -> None:
             async with gate:  # a wait here is schedule lag: the bound on requests in flight
-                outcomes.append(await self._send(session, request, due_ns, rate))
+                exchanges.append(await self._send(session, request, due_ns, rate))
 
         async with asyncio.TaskGroup() as group:
             for request in batch:
                 due_ns = start_ns + round((request.arrival_s or 0) / rate * 1e9)
                 await asyncio.sleep(max(0, due_ns - self.clock()) / 1e9)
                 group.create_task(arrive(request, due_ns))
-        return outcomes
+        return [outcome_of(self.context, ex) for ex in exchanges]
 
     async def _send(
         self,
@@ -199,7 +201,7 @@ class CellRunner:
         request: PlannedRequest,
         due_ns: int,
         rate_rps: float | None = None,
-    ) -> RequestOutcome:
+    ) -> Exchange:
         """One request, journaled; a closed loop's next request is due when it ended."""
         ex = Exchange(request, due_ns, rate_rps=rate_rps)
         self.started.add((request.phase, request.index))
@@ -215,8 +217,8 @@ class CellRunner:
         except Exception as exc:  # a fault of the client fails this request, not the cell run
             ex.fail(Status.STREAM_ERROR, f"client error: {_described(exc)}")
         finally:
-            outcome = self._journal(ex)
-        return outcome
+            self._journal(ex)
+        return ex
 
     def _journal_unsent(self) -> None:
         for request in self.plan.requests:
@@ -225,13 +227,13 @@ class CellRunner:
                 ex.fail(Status.CANCELLED, f"never sent: {self.stop.reason or 'run ended'}")
                 self._journal(ex)
 
-    def _journal(self, ex: Exchange) -> RequestOutcome:
-        outcome = outcome_of(self.context, ex)
+    def _journal(self, ex: Exchange) -> None:
+        """Hand the ended exchange to the journal's thread, which makes its line: nothing
+        but a queue put stands between a request's end and the stream's next send."""
         assert self.journal is not None, "run() sets the journal"
-        self.journal.submit(outcome)
-        self.report.statuses[outcome.status.value] += 1
-        self.last = outcome
-        return outcome
+        self.journal.submit(functools.partial(outcome_of, self.context, ex))
+        self.report.statuses[ex.final_status.value] += 1
+        self.last = ex
 
 
 def _described(exc: BaseException) -> str:

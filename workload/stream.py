@@ -6,9 +6,10 @@ feeds every read; tests feed hand-built event sequences.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from pydantic_core import from_json
 
 from workload.records import Usage
 
@@ -96,7 +97,7 @@ class StreamState:
             self.done_ns = t_ns
             return
         try:
-            event = json.loads(payload)
+            event = from_json(payload)  # a third of json.loads' CPU, read after read
         except ValueError as exc:
             raise StreamProtocolError(f"event is not JSON: {payload[:200]!r}") from exc
         if not isinstance(event, dict):

@@ -7,6 +7,13 @@ milliseconds late. So the protocol stamps every socket read *before* parsing it
 and records, per response body, "body bytes up to N had arrived by t". The
 reader then dates each SSE event by the read that delivered its last byte.
 
+The read itself can be late too: while the loop ends requests and sends the next
+ones, other streams' bytes wait in their sockets. Where the socket gives them
+(``workload.rx_stamps``), a read is dated by the kernel's receive stamp of its last
+packet, which no scheduling delays; otherwise by the clock reading taken as the read
+returned. Each mark says which, and :class:`Arrivals` reports whether every event of a
+response was dated by the kernel (``kernel``) or not (``read``).
+
 A request is dated the same way on the way out: aiohttp's ``on_request_chunk_sent``
 trace runs just before it hands the request's bytes to the socket (no await
 between), and calls the ``ON_SENT`` callback of the request's ``trace_request_ctx``.
@@ -26,14 +33,20 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
 from faceoff.errors import FaceoffError
+from workload.outcome import ArrivalStamps
+from workload.rx_stamps import stamp_receives
 
-Marks = list[tuple[int, int]]  # (body bytes received so far, perf_counter_ns of that read)
+
+class Mark(NamedTuple):
+    received: int  # body bytes received so far
+    at_ns: int  # when they had arrived, on the session's clock
+    kernel: bool  # dated by the kernel's receive stamp (else by the read's clock reading)
 
 
 class TimedResponseHandler(ResponseHandler):
@@ -43,22 +56,32 @@ class TimedResponseHandler(ResponseHandler):
         super().__init__(loop)
         self.clock = clock
         self.body: object | None = None  # the response body the marks belong to
-        self.marks: Marks = []
+        self.marks: list[Mark] = []
+        self._kernel_ns: int | None = None  # the kernel's word on the read being handled
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        stamp_receives(transport, self.clock, self._kernel_read)
+
+    def _kernel_read(self, arrived_ns: int | None) -> None:
+        self._kernel_ns = arrived_ns
 
     def data_received(self, data: bytes) -> None:
-        arrived_ns = self.clock()
+        kernel_ns, self._kernel_ns = self._kernel_ns, None
+        kernel = kernel_ns is not None
+        arrived_ns = kernel_ns if kernel_ns is not None else self.clock()
         body = self._payload  # after a keep-alive answer: that answer's finished body
         received = _received(body)
         super().data_received(data)
         if body is not None and _received(body) != received:
-            self._mark(body, arrived_ns)
+            self._mark(body, arrived_ns, kernel)
         if self._payload is not body and self._payload is not None:  # the read began an answer
-            self._mark(self._payload, arrived_ns)
+            self._mark(self._payload, arrived_ns, kernel)
 
-    def _mark(self, body: object, arrived_ns: int) -> None:
+    def _mark(self, body: object, arrived_ns: int, kernel: bool) -> None:
         if body is not self.body:  # a new list: a response holding the old one keeps it whole
             self.body, self.marks = body, []
-        self.marks.append((_received(body) or 0, arrived_ns))
+        self.marks.append(Mark(_received(body) or 0, arrived_ns, kernel))
 
 
 def _received(body: object | None) -> int | None:
@@ -68,7 +91,7 @@ def _received(body: object | None) -> int | None:
 class TimedResponse(aiohttp.ClientResponse):
     """A response that keeps its body's arrival marks once its headers are parsed."""
 
-    marks: Marks | None = None
+    marks: list[Mark] | None = None
 
     async def start(self, connection: Any) -> aiohttp.ClientResponse:
         protocol = connection.protocol
@@ -121,22 +144,40 @@ def timed_session(
 class Arrivals:
     """Dates body offsets of one response from its arrival marks."""
 
-    def __init__(self, resp: aiohttp.ClientResponse) -> None:
-        self._marks = resp.marks if isinstance(resp, TimedResponse) else None
+    def __init__(self, marks: list[Mark] | None) -> None:
+        self._marks = marks
         self._next = 0
+        self._dated = 0
+        self._by_kernel = 0
+
+    @classmethod
+    def of(cls, resp: aiohttp.ClientResponse) -> Arrivals:
+        return cls(resp.marks if isinstance(resp, TimedResponse) else None)
 
     @property
     def timed(self) -> bool:
         return self._marks is not None
 
+    @property
+    def stamps(self) -> ArrivalStamps | None:
+        """``kernel`` when every offset asked about was dated by the kernel's receive stamp,
+        ``read`` when any was not; None before any was asked about."""
+        if not self._dated:
+            return None
+        return "kernel" if self._by_kernel == self._dated else "read"
+
     def at(self, end_offset: int, fallback_ns: int) -> int:
         """When body byte ``end_offset`` (exclusive) had arrived; ``fallback_ns`` if unknown."""
-        marks = self._marks
+        marks, self._dated = self._marks, self._dated + 1
         if marks is None:
             return fallback_ns
-        while self._next < len(marks) and marks[self._next][0] < end_offset:
+        while self._next < len(marks) and marks[self._next].received < end_offset:
             self._next += 1
-        return marks[self._next][1] if self._next < len(marks) else fallback_ns
+        if self._next == len(marks):
+            return fallback_ns
+        mark = marks[self._next]
+        self._by_kernel += mark.kernel
+        return mark.at_ns
 
 
 def check_timed(arrivals: Arrivals, send_ns: int | None) -> None:

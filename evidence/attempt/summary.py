@@ -9,7 +9,8 @@ What is counted: docs/evidence.md, "Statistics".
 Format history of ``RequestSummary.schema_version`` (in full: docs/evidence.md, "Format histories"):
   1 — first release; later in 1, ``contract_violations`` (breaches only) and ``open_loop``.
   2 — ``roles``, ``length_limited``, ``length_rule`` (version 1 reads with the rule ``exclude``).
-  3 — ``goodput`` (None without an SLO); later in 3, ``needle_search``.
+  3 — ``goodput`` (None without an SLO); later in 3, ``needle_search``; later in 3,
+      ``unnamed_finishes`` (scored requests ok without a finish_reason), absent while none.
 """
 
 from __future__ import annotations
@@ -110,6 +111,12 @@ class RequestSummary(Artifact):
     length_rule: LengthRule = Field(
         default="exclude", description="Whether the statistics count those requests."
     )
+    unnamed_finishes: int = Field(
+        default=0,
+        exclude_if=omitted_at(0),
+        description="Scored requests that ended ok without a finish_reason (usage and [DONE] "
+        "only); counted as ok.",
+    )
     aggregate_output_tps: float | None = Field(
         description="Σ completion / (last end − first send)."
     )
@@ -196,7 +203,7 @@ class _Tally:
         self.counts = counted_statuses(self.length_rule)
         self.lines = self.ours = self.warmups = self.diagnostics = 0
         self.refusals = self.contract_violations = self.markers_missed = 0
-        self.length_limited = 0
+        self.length_limited = self.unnamed_finishes = 0
         self.indices: set[int] = set()
         self.statuses: Counter[Status] = Counter()
         self.targets: set[int] = set()
@@ -233,6 +240,7 @@ class _Tally:
         self.markers_missed += o.marker_found is False
         self.targets.add(o.target_input_tokens)
         self.length_limited += o.status is Status.LENGTH_LIMIT
+        self.unnamed_finishes += o.unnamed_finish
         if o.status in self.counts:
             if o.usage:
                 self.input_tokens.append(o.usage.prompt_tokens)
@@ -293,6 +301,7 @@ def summarize_journal(
         roles=tally.role_stats(),
         length_limited=tally.length_limited,
         length_rule=tally.length_rule,
+        unnamed_finishes=tally.unnamed_finishes,
         aggregate_output_tps=throughput.value,
         first_send_ns=window[0] if window else None,
         last_end_ns=window[1] if window else None,

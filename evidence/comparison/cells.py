@@ -168,6 +168,7 @@ def arm_cell(
         metrics=summary.metrics if summary else {},
         roles=summary.roles if summary else {},
         length_limited=summary.length_limited if summary else 0,
+        unnamed_finishes=summary.unnamed_finishes if summary else 0,
         aggregate_output_tps=summary.aggregate_output_tps if summary else None,
         engine=engine_facts(telemetry),
         memory=memory_facts(telemetry),

@@ -13,7 +13,8 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
   5 — roles, length-limited, probe answers and streams, quality, cold start, variants, posture.
   6 — ``goodput`` (and its method), ``ruling``, ``overrode_rule``, ``statistic``, ``tail_ratios``.
   7 — expanded percentile intervals (wider where few blocks); same shape.
-  8 — ``carried``; later in 8, a needle search's answer in ``tokens``, its pair ``not compared``.
+  8 — ``carried``; later in 8, a needle search's answer in ``tokens``, its pair ``not compared``;
+      later in 8, ``unnamed_finishes`` (requests ok without a finish_reason).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling
+from matrix.fields import omitted_at
 from matrix.rule import Rule
 
 CampaignStatus = Literal["complete", "closed_partial"]
@@ -142,6 +144,11 @@ class ArmCell(Spec):
     )
     length_limited: int = Field(
         default=0, description="Scored requests that stopped at max_tokens unasked."
+    )
+    unnamed_finishes: int = Field(
+        default=0,
+        exclude_if=omitted_at(0),
+        description="Scored requests that ended ok without a finish_reason (summary).",
     )
     aggregate_output_tps: float | None = Field(description="Cell aggregate output throughput.")
     engine: EngineFacts | None = Field(description="From telemetry.json.")

@@ -168,6 +168,29 @@ def test_a_long_engine_error_is_quoted_up_to_a_word_and_says_where_the_rest_is(
     assert long.startswith(quoted) and long[len(quoted)] == " "  # cut between two words
 
 
+def test_a_stream_without_a_finish_reason_is_an_error_only_where_the_matrix_says(
+    frozen: FrozenMatrix,
+) -> None:
+    """A server that ends with usage and [DONE] but names no finish_reason: the lines are
+    ok with the reason null; error_rate counts them under require_finish_reason only."""
+    art = load("natural")
+    first = min(o.index for o in art.scored)
+    lines = [
+        o.model_copy(update={"finish_reason": None}) if o.scored and o.index == first else o
+        for o in art.outcomes
+    ]
+    unnamed = dataclasses.replace(art, journal=dataclasses.replace(art.journal, outcomes=lines))
+    assert not rules(unnamed, frozen)[Reason.ERROR_RATE].failed
+    strict = frozen.matrix.thresholds.model_copy(update={"require_finish_reason": True})
+    assert not rules(art, frozen, strict)[Reason.ERROR_RATE].failed
+    errors = rules(unnamed, frozen, strict)[Reason.ERROR_RATE]
+    assert errors.failed and errors.evidence["errors"] == 1
+    assert errors.evidence["statuses"] == ["ok_without_finish_reason=1"]
+    assert errors.detail.endswith(
+        f"first: request {first} ok_without_finish_reason (the matrix's require_finish_reason)"
+    ), errors.detail
+
+
 def test_http_errors_never_reached_the_engine_so_counters_still_reconcile(
     frozen: FrozenMatrix,
 ) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -14,6 +16,7 @@ import pytest
 from matrix.cell import Cell, WorkloadKind
 from simulator.launch import SimServer, running
 from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.rx_stamps import SO_TIMESTAMPNS, STAMP_SPACE, waited_ns
 from workload.tokenizer import LaneTokenizer
 
 MODEL = "sim-tiny"
@@ -28,6 +31,30 @@ FLAT_DECODE = (
 )
 
 StartSim = Callable[..., SimServer]
+
+
+@pytest.fixture
+def kernel_stamping() -> Iterator[None]:
+    """The kernel stamps received packets only once a socket has asked, and turns that on
+    for the whole host later, from a work queue: a stamped loopback pair is held open
+    for the test, once a packet has come back stamped."""
+    with (
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        socket.create_connection(listener.getsockname()) as ours,
+    ):
+        ours.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        theirs, _ = listener.accept()
+        with theirs:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                theirs.send(b"x")
+                _, ancillary, _, _ = ours.recvmsg(16, STAMP_SPACE)
+                if waited_ns(ancillary, time.time_ns()) is not None:
+                    break
+                time.sleep(0.01)
+            else:
+                pytest.fail("the kernel never stamped a received packet within 30 s")
+            yield
 
 
 @pytest.fixture

@@ -94,6 +94,7 @@ async def test_answers_that_arrive_in_one_read_are_journaled_ok(
         assert len(set(o.chunk_offsets_us)) == 1
 
 
+@pytest.mark.usefixtures("kernel_stamping")
 async def test_send_is_when_the_bytes_were_written_and_schedule_delay_is_its_own_field(
     start_sim: StartSim, tmp_path: Path
 ) -> None:
@@ -102,7 +103,7 @@ async def test_send_is_when_the_bytes_were_written_and_schedule_delay_is_its_own
         _, outcomes = await run(plan, server.url, tmp_path / "journal.jsonl")
     assert len(outcomes) == len(server.received_ns) == 3
     for o, received_ns in zip(outcomes, server.received_ns, strict=True):
-        assert o.schema_version == 2
+        assert o.schema_version == 3 and o.arrival_stamps == "kernel"
         assert o.due_ns is not None and o.queued_ns is not None and o.send_ns is not None
         # due, then begun, then written, then read by the server, then answered
         assert o.due_ns <= o.queued_ns <= o.send_ns <= received_ns <= o.first_event_ns  # type: ignore[operator]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from pathlib import Path
 
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.files import JsonlAppender
 from tests.workload.builders import failed
 from workload.journal import JournalWriter, read_journal
 from workload.outcome import RequestOutcome, Status
@@ -18,11 +21,11 @@ def outcomes(n: int) -> list[RequestOutcome]:
 
 def test_writer_keeps_submission_order_and_calls_back_after_each_line(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []
 
     def on_written(outcome: RequestOutcome) -> None:
-        # called after the line's fsync: the file already holds it
-        seen.append(len(path.read_text().splitlines()))
+        # called after the line's group was fsync'd: the file already holds it
+        seen.append((outcome.index, len(path.read_text().splitlines())))
 
     with JournalWriter(path, on_written=on_written) as writer:
         for outcome in outcomes(50):
@@ -30,8 +33,40 @@ def test_writer_keeps_submission_order_and_calls_back_after_each_line(tmp_path: 
     contents = read_journal(path)
     assert [o.index for o in contents.outcomes] == list(range(50))
     assert contents.intact
-    assert seen == list(range(1, 51))
+    assert [index for index, _ in seen] == list(range(50))
+    assert all(lines > index for index, lines in seen)
     assert writer.written == 50
+
+
+def test_lines_are_made_on_the_writer_thread_and_fsync_d_a_group_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client hands over a function that makes the line; the lines that waited while the
+    writer was busy are written one by one and fsync'd together, and only then reported."""
+    syncs: list[int] = []
+    real_sync = JsonlAppender.sync
+
+    def counted_sync(appender: JsonlAppender) -> None:
+        syncs.append(len(appender.path.read_text().splitlines()))
+        real_sync(appender)
+
+    monkeypatch.setattr(JsonlAppender, "sync", counted_sync)
+    path, release, makers = tmp_path / "journal.jsonl", threading.Event(), []
+    lines = outcomes(20)
+
+    def first() -> RequestOutcome:
+        makers.append(threading.current_thread().name)
+        assert release.wait(30), "the test never released the writer"
+        return lines[0]
+
+    with JournalWriter(path) as writer:
+        writer.submit(first)
+        for line in lines[1:]:
+            writer.submit(functools.partial(lambda o: o, line))
+        release.set()
+    assert makers == ["journal-writer"]
+    assert [o.index for o in read_journal(path).outcomes] == list(range(20))
+    assert syncs[-1] == 20 and len(syncs) <= 2  # the 19 that waited: one group
 
 
 def test_reader_reports_a_torn_tail_and_keeps_complete_lines(tmp_path: Path) -> None:

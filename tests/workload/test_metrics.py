@@ -19,6 +19,7 @@ from tests.workload.builders import (
 from workload import metrics
 from workload.outcome import RequestOutcome, Status
 from workload.records import Phase
+from workload.stream import StreamProtocolError, StreamState
 
 ROLE = chunk("", delta={"role": "assistant"})
 
@@ -189,6 +190,20 @@ def test_stream_cut_before_done_is_a_stream_error() -> None:
     assert r.error == "stream ended before data: [DONE]"
 
 
+def test_a_stream_without_a_finish_reason_is_ok_when_it_ends_with_usage_and_done() -> None:
+    r = replay([(10, chunk("a")), (20, chunk("b")), (21, usage_chunk(5, 2) + DONE)])
+    assert (r.status, r.finish_reason, r.error) == (Status.OK, None, None)
+
+
+def test_a_stream_without_a_finish_reason_or_usage_is_a_stream_error() -> None:
+    r = replay([(10, chunk("a")), (20, chunk("b")), (21, DONE)])
+    assert r.status is Status.STREAM_ERROR
+    assert r.error == "stream ended without a finish_reason or usage"
+    cut = replay([(10, chunk("a")), (21, usage_chunk(5, 1))])
+    assert cut.status is Status.STREAM_ERROR
+    assert cut.error == "stream ended before data: [DONE]"
+
+
 def test_unexpected_length_finish_is_a_length_limit() -> None:
     r = replay([(10, chunk("a")), (20, chunk("b", finish_reason="length")), (21, DONE)])
     assert r.status is Status.LENGTH_LIMIT
@@ -264,3 +279,10 @@ def test_cell_window_spans_the_scored_requests_that_were_sent() -> None:
     unsent = failed(Status.CANCELLED).model_copy(update={"send_ns": None, "end_ns": 900 * MS})
     assert metrics.cell_window([a, b, warm, unsent]) == (2 * MS, 90 * MS)
     assert metrics.cell_window([warm, unsent]) is None
+
+
+def test_an_event_that_is_not_a_json_object_is_a_protocol_error() -> None:
+    with pytest.raises(StreamProtocolError, match="event is not JSON"):
+        StreamState().observe(b'{"choices": [', 0)
+    with pytest.raises(StreamProtocolError, match="event is not a JSON object"):
+        StreamState().observe(b'"text"', 0)

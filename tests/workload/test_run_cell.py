@@ -202,10 +202,13 @@ def test_the_client_reports_the_cpu_wait_of_its_run_not_of_its_start_up() -> Non
     before the first request (seconds on a loaded host) must not count."""
     from workload.run_cell import process_times, runqueue_wait_s
 
-    before = runqueue_wait_s()
+    before, cpu_before = runqueue_wait_s(), time.process_time()
     assert before is not None and before >= 0
-    during = process_times(before)["runqueue_wait_s"]
+    times = process_times(before, cpu_before)
+    during = times["runqueue_wait_s"]
     after = runqueue_wait_s()
     assert during is not None and after is not None
     assert 0 <= during <= after - before
-    assert process_times(None)["runqueue_wait_s"] is None
+    assert times["run_cpu_s"] is not None and times["cpu_s"] is not None
+    assert 0 <= times["run_cpu_s"] <= times["cpu_s"]
+    assert process_times(None, cpu_before)["runqueue_wait_s"] is None

@@ -3,12 +3,15 @@
 A renderer of ``comparison.json`` like the rest of the card: it computes nothing.
 Beside the answers: the per-stream time-to-first-output table of concurrent prefill probes, the
 requests that stopped at ``max_tokens`` unasked (and whether the statistics count
-them), and each cell's prefix-cache hits and lowest host-available memory.
+them), those whose server never named a finish_reason, and each cell's prefix-cache hits
+and lowest host-available memory.
 """
 
 from __future__ import annotations
 
-from evidence.comparison.model import CellEntry, Comparison
+from collections.abc import Iterable
+
+from evidence.comparison.model import ArmCell, CellEntry, Comparison
 from evidence.comparison.probe_model import ProbeAnswer, Unit
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
@@ -28,6 +31,7 @@ def probes(c: Comparison, sources: Sources) -> str:
     parts += [_streams(cell) for cell in c.cells if cell.streams]
     parts.append(_cold_starts(c, sources))
     parts.append(_length_finishes(c))
+    parts.append(unnamed_finishes((cell.id, a) for cell in c.cells for a in cell.arms))
     parts.append(_cache_and_host(c))
     return "\n\n".join(p for p in parts if p)
 
@@ -109,6 +113,20 @@ def _length_finishes(c: Comparison) -> str:
     return (
         "Scored requests that stopped at max_tokens unasked (finish `length`; counted in the "
         "statistics only where the cell's `length_finishes` is `include`): "
+        + fmt.join_words(found, "and")
+        + "."
+    )
+
+
+def unnamed_finishes(arms: Iterable[tuple[str, ArmCell]]) -> str:
+    """Each (cell, arm) whose server ended streams without naming why; said only where one
+    did (vLLM always names it)."""
+    found = [f"{cell} / {a.arm}: {a.unnamed_finishes}" for cell, a in arms if a.unnamed_finishes]
+    if not found:
+        return ""
+    return (
+        "Scored requests whose server never named a finish_reason (usage and [DONE] only; "
+        "counted ok, or as errors where the matrix sets `require_finish_reason`): "
         + fmt.join_words(found, "and")
         + "."
     )
