@@ -3,7 +3,8 @@
 NVML missing or failing never ends the cell: the sample says "unavailable" with
 the reason, and the next tick tries to open NVML again. One failing reading of
 a device (power on a board that does not report it) marks that reading, not the
-device.
+device. Each compute process is marked the lane's or foreign when the sampler
+knows the lane (``owner``); a sample read from a simulator's virtual GPU says so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from collectors.gpu_owner import ProcessOwner
 from collectors.nvml import Nvml, NvmlDevice
 from collectors.records import GPU_FILE
 from collectors.sampler import Clocks, Tick
@@ -24,11 +26,20 @@ T = TypeVar("T")
 class GpuSampler:
     name = "gpu"
 
-    def __init__(self, nvml: Nvml, gpu_ids: Sequence[int], folder: Path, *, clocks: Clocks) -> None:
+    def __init__(
+        self,
+        nvml: Nvml,
+        gpu_ids: Sequence[int],
+        folder: Path,
+        *,
+        clocks: Clocks,
+        owner: ProcessOwner | None = None,
+    ) -> None:
         self.nvml = nvml
         self.gpu_ids = tuple(gpu_ids)
         self.folder = Path(folder)
         self.clocks = clocks
+        self.owner = owner
         self._devices: dict[int, NvmlDevice] | None = None
         self._open_error: str | None = None
         self._appender: JsonlAppender | None = None
@@ -47,7 +58,7 @@ class GpuSampler:
         if devices is None:
             status, error, readings = ReadStatus.UNAVAILABLE, self._open_error, []
         else:
-            readings = [read_device(index, device) for index, device in devices.items()]
+            readings = [read_device(index, device, self.owner) for index, device in devices.items()]
             status = _status(readings)
             error = (
                 "no GPU of the arm reported its memory"
@@ -56,7 +67,11 @@ class GpuSampler:
             )
         latency = self.clocks.mono_ns() - tick.actual_ns
         sample = GpuSample(
-            **tick_fields(tick, wall, latency), status=status, error=error, devices=readings
+            **tick_fields(tick, wall, latency),
+            status=status,
+            error=error,
+            devices=readings,
+            simulated=self.nvml.simulated,
         )
         assert self._appender is not None
         self._appender.append(sample)
@@ -87,7 +102,7 @@ class GpuSampler:
         return self._devices
 
 
-def read_device(index: int, device: NvmlDevice) -> GpuReading:
+def read_device(index: int, device: NvmlDevice, owner: ProcessOwner | None = None) -> GpuReading:
     errors: list[str] = []
 
     def attempt(what: str, call: Callable[[], T]) -> T | None:
@@ -100,6 +115,8 @@ def read_device(index: int, device: NvmlDevice) -> GpuReading:
     memory = attempt("memory", device.memory)
     util = attempt("utilization", device.utilization)
     processes = attempt("processes", device.processes)
+    ecc = attempt("ecc errors", device.ecc_errors)
+    xid = attempt("xid errors", device.xid_errors)
     return GpuReading(
         index=index,
         uuid=attempt("uuid", device.uuid),
@@ -111,11 +128,24 @@ def read_device(index: int, device: NvmlDevice) -> GpuReading:
         memory_util_percent=util.memory_percent if util else None,
         power_w=attempt("power", device.power_w),
         temperature_c=attempt("temperature", device.temperature_c),
-        processes=None
-        if processes is None
-        else [GpuProcess(pid=pid, used_bytes=used) for pid, used in processes],
+        processes=None if processes is None else _processes(processes, owner),
+        energy_mj=attempt("energy", device.energy_mj),
+        clock_event_reasons=attempt("clock event reasons", device.clock_event_reasons),
+        sm_clock_mhz=attempt("sm clock", device.sm_clock_mhz),
+        max_sm_clock_mhz=attempt("max sm clock", device.max_sm_clock_mhz),
+        ecc_corrected=ecc.corrected if ecc else None,
+        ecc_uncorrected=ecc.uncorrected if ecc else None,
+        xid_errors=xid.count if xid else None,
+        last_xid=xid.last if xid else None,
         errors=errors,
     )
+
+
+def _processes(found: list[tuple[int, int | None]], owner: ProcessOwner | None) -> list[GpuProcess]:
+    return [
+        GpuProcess(pid=pid, used_bytes=used, lane=None if owner is None else owner.owns(pid))
+        for pid, used in found
+    ]
 
 
 def _status(readings: list[GpuReading]) -> ReadStatus:
