@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
 
 from collectors.gpu_owner import ProcessOwner
-from collectors.nvml import Nvml, NvmlDevice
+from collectors.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.records import GPU_FILE
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields
 from faceoff.files import JsonlAppender
-
-T = TypeVar("T")
 
 
 class GpuSampler:
@@ -90,28 +87,21 @@ class GpuSampler:
         try:
             self.nvml.init()
         except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
-            self._open_error = f"NVML unavailable: {_why(exc)}"
+            self._open_error = f"NVML unavailable: {why(exc)}"
             return None
         try:
             self._devices = {i: self.nvml.device(i) for i in self.gpu_ids}
         except Exception as exc:
             _quietly(self.nvml.shutdown)
-            self._open_error = f"NVML has no handle for GPU ids {list(self.gpu_ids)}: {_why(exc)}"
+            self._open_error = f"NVML has no handle for GPU ids {list(self.gpu_ids)}: {why(exc)}"
             return None
         self._open_error = None
         return self._devices
 
 
 def read_device(index: int, device: NvmlDevice, owner: ProcessOwner | None = None) -> GpuReading:
-    errors: list[str] = []
-
-    def attempt(what: str, call: Callable[[], T]) -> T | None:
-        try:
-            return call()
-        except Exception as exc:  # NVMLError_NotSupported and friends: say which reading
-            errors.append(f"{what}: {_why(exc)}")
-            return None
-
+    attempts = Attempts()
+    attempt = attempts.read
     memory = attempt("memory", device.memory)
     util = attempt("utilization", device.utilization)
     processes = attempt("processes", device.processes)
@@ -137,7 +127,7 @@ def read_device(index: int, device: NvmlDevice, owner: ProcessOwner | None = Non
         ecc_uncorrected=ecc.uncorrected if ecc else None,
         xid_errors=xid.count if xid else None,
         last_xid=xid.last if xid else None,
-        errors=errors,
+        errors=attempts.errors,
     )
 
 
@@ -154,10 +144,6 @@ def _status(readings: list[GpuReading]) -> ReadStatus:
     if all(r.has_memory for r in readings):
         return ReadStatus.OK
     return ReadStatus.PARTIAL
-
-
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _quietly(call: Callable[[], object]) -> None:

@@ -9,14 +9,16 @@ callers record which reading failed and why, and keep the rest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import pynvml
 
 MW_PER_W = 1000.0
 VOLATILE = pynvml.NVML_VOLATILE_ECC  # since the driver loaded (not the lifetime total)
 ENABLED = pynvml.NVML_FEATURE_ENABLED
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -289,6 +291,24 @@ class PynvmlLibrary:
                 continue
         self._opened = []
         pynvml.nvmlShutdown()
+
+
+@dataclass
+class Attempts:
+    """Readings taken one by one: a failing one is None, and ``errors`` says which and why."""
+
+    errors: list[str] = field(default_factory=list)
+
+    def read(self, what: str, call: Callable[[], T]) -> T | None:
+        try:
+            return call()
+        except Exception as exc:  # NVMLError_NotSupported and friends: say which reading
+            self.errors.append(f"{what}: {why(exc)}")
+            return None
+
+
+def why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _text(value: str | bytes) -> str:

@@ -22,7 +22,14 @@ from collectors.gpu import GpuSampler
 from collectors.gpu_owner import LaneProcessOwner
 from collectors.host import LaneTarget
 from collectors.memory_summary import gpu_summary
-from collectors.nvml import EccCounts, MemoryInfo, PynvmlLibrary, Utilization, XidCount
+from collectors.nvml import (
+    EccCounts,
+    MemoryInfo,
+    Modes,
+    PynvmlLibrary,
+    Utilization,
+    XidCount,
+)
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuSample, ReadStatus
@@ -47,6 +54,7 @@ class FakeDevice:
     power: float = 300.0
     energy: int = 5_000_000
     reasons: int = 0
+    power_limit: float = 600.0
     listed: list[tuple[int, int | None]] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)  # reading -> NVML error code
 
@@ -105,6 +113,35 @@ class FakeDevice:
         self._check("xid errors")
         return XidCount(0, None)
 
+    def persistence_mode(self) -> bool:
+        self._check("persistence mode")
+        return True
+
+    def power_limit_w(self) -> float:
+        return self.power_limit
+
+    def default_power_limit_w(self) -> float:
+        return 600.0
+
+    def enforced_power_limit_w(self) -> float:
+        return self.power_limit
+
+    def application_sm_clock_mhz(self) -> int:
+        return 1980
+
+    def application_memory_clock_mhz(self) -> int:
+        return 2619
+
+    def vbios_version(self) -> str:
+        return "97.00.5E.00.01"
+
+    def mig_mode(self) -> Modes:
+        self._check("mig mode")
+        return Modes(current=False, pending=False)
+
+    def ecc_mode(self) -> Modes:
+        return Modes(current=True, pending=True)
+
 
 @dataclass
 class FakeNvml:
@@ -123,6 +160,15 @@ class FakeNvml:
         if index not in self.devices:
             raise nvml_error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
         return self.devices[index]
+
+    def device_count(self) -> int:
+        return len(self.devices)
+
+    def driver_version(self) -> str:
+        return "580.65.06"
+
+    def cuda_driver_version(self) -> str:
+        return "13.0"
 
     def shutdown(self) -> None:
         self.shutdowns += 1
