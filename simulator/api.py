@@ -249,7 +249,7 @@ class Api:
             prompt=req.prompt_tokens,
             planned=len(plan.tokens),
             max_tokens=max_tokens,
-            per_step=self.engine.per_step(plan.text_kind),
+            acceptance=self.engine.acceptance(plan.reasoning_count, plan.text_kind),
             finish_reason=plan.finish_reason,
             arrival_ns=arrival,
             sink=queue.put_nowait,

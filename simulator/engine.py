@@ -12,10 +12,11 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from simulator.costmodel import step_cost, tokens_per_step
+from simulator.costmodel import step_cost
 from simulator.profile import Profile
 from simulator.recorder import Recorder
 from simulator.scheduler import Emission, Scheduler, Seq, Step
+from simulator.speculation import Acceptance, acceptance_for
 
 RESYNC_NS = 1_000_000_000  # a loop this late (real time) restarts its schedule from now
 
@@ -39,8 +40,8 @@ class Engine:
         self.hung = False
         self._wake = asyncio.Event()
 
-    def per_step(self, text_kind: str) -> float:
-        return tokens_per_step(self.speculative, text_kind)
+    def acceptance(self, reasoning_tokens: int, text_kind: str) -> Acceptance | None:
+        return acceptance_for(self.speculative, reasoning_tokens, text_kind)
 
     def submit(self, seq: Seq) -> None:
         self.scheduler.add(seq)
@@ -88,11 +89,10 @@ class Engine:
         return int(seconds * 1e9 / self.time_scale)
 
     def _commit(self, step: Step, now: int) -> None:
-        decoding = set(step.decode)
         for seq, emission in self.scheduler.commit(step, now):
             self.recorder.emitted(seq, emission)
-            if seq in decoding:
-                self.recorder.speculated(emission.count - 1)
+            if emission.accepted is not None:
+                self.recorder.speculated(emission.accepted)
             if emission.finished:
                 self.recorder.finished(seq, seq.finish_reason, now)
             seq.sink(emission)
