@@ -107,11 +107,13 @@ def test_an_effort_the_template_renders_is_a_pair_of_the_same_messages_rendered_
     (target,) = frozen.matrix.cells
     template = tmp_path / "effort.jinja"
     template.write_text(EFFORT_TEMPLATE)
-    with serving(tiny_model, tmp_path / "engine.log", "--chat-template", str(template)) as url:
+    log = tmp_path / "engine.log"
+    with serving(tiny_model, log, "--chat-template", str(template)) as engine:
         plans: dict[str, RequestPlan] = {}
         for arm in ("inc", "cand"):  # the candidate retokenizes the incumbent's texts
             plans[arm] = plan_cell(
-                target, frozen.matrix.arm(arm), base_url=url, seed=13, namespace="vllm-effort",
+                target, frozen.matrix.arm(arm), base_url=engine.url, seed=13,
+                namespace="vllm-effort",
                 reference=plans.get("inc"),
             )  # fmt: skip
 
