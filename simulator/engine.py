@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from simulator.costmodel import step_cost
+from simulator.gpu import VirtualGpus
 from simulator.profile import Profile
 from simulator.recorder import Recorder
 from simulator.scheduler import Emission, Scheduler, Seq, Step
@@ -29,6 +30,7 @@ class Engine:
         *,
         time_scale: float = 1.0,
         clock: Callable[[], int] = time.perf_counter_ns,
+        gpus: VirtualGpus | None = None,
     ) -> None:
         self.timing = profile.timing
         self.speculative = profile.speculative
@@ -36,6 +38,7 @@ class Engine:
         self.recorder = recorder
         self.time_scale = time_scale
         self.clock = clock
+        self.gpus = gpus
         self.warm = profile.timing.jit_warmup_s == 0
         self.hung = False
         self._wake = asyncio.Event()
@@ -65,6 +68,8 @@ class Engine:
         deadline: int | None = None
         while True:
             if not self.scheduler.has_work:
+                if self.gpus is not None:
+                    self.gpus.idle(self.clock())
                 self._wake.clear()
                 await self._wake.wait()
                 deadline = None
@@ -77,12 +82,16 @@ class Engine:
                 self._fail_head(now)
                 continue
             deadline = start + self._duration_ns(step)
+            if self.gpus is not None:
+                self.gpus.step_started(start, step)
             await asyncio.sleep(max(deadline - self.clock(), 0) / 1e9)
             if not self.hung:
                 self._commit(step, self.clock())
 
     def _duration_ns(self, step: Step) -> int:
         seconds = step_cost(self.timing, step)
+        if self.gpus is not None:
+            seconds /= self.gpus.clock_ratio  # a throttled GPU computes more slowly
         if not self.warm:
             seconds += self.timing.jit_warmup_s
             self.warm = True
