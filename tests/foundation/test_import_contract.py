@@ -27,6 +27,7 @@ LIBRARIES = (
 MACHINERY = (
     *("collectors.cell", "collectors.engine", "collectors.gpu", "collectors.host"),
     *("collectors.nvml", "collectors.stall", "collectors.stall_monitor"),
+    *("collectors.virtual_nvml", "collectors.gpu_owner", "collectors.gpu_posture"),
     *("workload.client", "workload.run_cell", "workload.runner", "workload.transport"),
     *("lanes.docker", "lanes.factory", "lanes.images", "lanes.leftovers", "lanes.process"),
     "lanes.restoration",
