@@ -36,7 +36,7 @@ from collectors.cadence import journal_window
 from collectors.engine import EngineSampler, Scrape
 from collectors.gpu import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
-from collectors.nvml import MemoryInfo, Utilization
+from collectors.nvml import EccCounts, MemoryInfo, Utilization, XidCount
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.samples import EngineStatus
@@ -164,8 +164,28 @@ class StandInGpu:
     def processes(self) -> list[tuple[int, int | None]]:
         return [(os.getpid(), 120 * 2**30)]
 
+    def energy_mj(self) -> int:
+        return self.clock.now_ns * 420 // 10**6  # 420 W since the clock began
+
+    def clock_event_reasons(self) -> int:
+        return 0
+
+    def sm_clock_mhz(self) -> int:
+        return 1980
+
+    def max_sm_clock_mhz(self) -> int:
+        return 1980
+
+    def ecc_errors(self) -> EccCounts:
+        return EccCounts(0, 0)
+
+    def xid_errors(self) -> XidCount:
+        return XidCount(0, None)
+
 
 class StandInNvml:
+    simulated = False
+
     def __init__(self, clock: SyntheticClock) -> None:
         self.clock = clock
 

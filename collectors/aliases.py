@@ -38,9 +38,9 @@ def _hist(name: str, *older: str) -> Alias:
     return Alias(name, Kind.HISTOGRAM, (f"vllm:{name}", *(f"vllm:{o}" for o in older)))
 
 
-def _counter(name: str, *older: str, by_label: str | None = None) -> Alias:
+def _counter(name: str, *older: str, by_label: str | None = None, expected: bool = True) -> Alias:
     wire = (f"vllm:{name}", *(f"vllm:{o}" for o in older))
-    return Alias(name, Kind.COUNTER, wire, by_label=by_label)
+    return Alias(name, Kind.COUNTER, wire, by_label=by_label, expected=expected)
 
 
 CACHE_CONFIG_LABELS = (
@@ -76,6 +76,11 @@ VLLM_ALIASES: tuple[Alias, ...] = (
     _counter("num_preemptions"),
     _counter("prefix_cache_queries", "gpu_prefix_cache_queries"),
     _counter("prefix_cache_hits", "gpu_prefix_cache_hits"),
+    # Only an engine that decodes speculatively has these (vllm/v1/spec_decode/metrics.py).
+    _counter("spec_decode_num_drafts", expected=False),
+    _counter("spec_decode_num_draft_tokens", expected=False),
+    _counter("spec_decode_num_accepted_tokens", expected=False),
+    _counter("spec_decode_num_accepted_tokens_per_pos", by_label="position", expected=False),
     _hist("time_to_first_token_seconds"),
     _hist("inter_token_latency_seconds", "time_per_output_token_seconds"),
     _hist("e2e_request_latency_seconds"),

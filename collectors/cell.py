@@ -22,6 +22,7 @@ from pydantic import Field
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.gpu import GpuSampler
+from collectors.gpu_owner import LaneProcessOwner
 from collectors.host import HostSampler, MemoryTarget
 from collectors.nvml import Nvml, PynvmlLibrary
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
@@ -113,7 +114,13 @@ class CellCollectors:
             (host, self.folder / HOST_FILE, s.memory_period_ns),
         ]
         if gpu_ids:
-            gpu = GpuSampler(nvml or PynvmlLibrary(), gpu_ids, self.folder, clocks=clocks)
+            gpu = GpuSampler(
+                nvml or PynvmlLibrary(),
+                gpu_ids,
+                self.folder,
+                clocks=clocks,
+                owner=LaneProcessOwner(target),
+            )
             built.append((gpu, self.folder / GPU_FILE, s.memory_period_ns))
         return built
 

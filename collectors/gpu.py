@@ -3,32 +3,40 @@
 NVML missing or failing never ends the cell: the sample says "unavailable" with
 the reason, and the next tick tries to open NVML again. One failing reading of
 a device (power on a board that does not report it) marks that reading, not the
-device.
+device. Each compute process is marked the lane's or foreign when the sampler
+knows the lane (``owner``); a sample read from a simulator's virtual GPU says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
 
-from collectors.nvml import Nvml, NvmlDevice
+from collectors.gpu_owner import ProcessOwner
+from collectors.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.records import GPU_FILE
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields
 from faceoff.files import JsonlAppender
 
-T = TypeVar("T")
-
 
 class GpuSampler:
     name = "gpu"
 
-    def __init__(self, nvml: Nvml, gpu_ids: Sequence[int], folder: Path, *, clocks: Clocks) -> None:
+    def __init__(
+        self,
+        nvml: Nvml,
+        gpu_ids: Sequence[int],
+        folder: Path,
+        *,
+        clocks: Clocks,
+        owner: ProcessOwner | None = None,
+    ) -> None:
         self.nvml = nvml
         self.gpu_ids = tuple(gpu_ids)
         self.folder = Path(folder)
         self.clocks = clocks
+        self.owner = owner
         self._devices: dict[int, NvmlDevice] | None = None
         self._open_error: str | None = None
         self._appender: JsonlAppender | None = None
@@ -47,7 +55,7 @@ class GpuSampler:
         if devices is None:
             status, error, readings = ReadStatus.UNAVAILABLE, self._open_error, []
         else:
-            readings = [read_device(index, device) for index, device in devices.items()]
+            readings = [read_device(index, device, self.owner) for index, device in devices.items()]
             status = _status(readings)
             error = (
                 "no GPU of the arm reported its memory"
@@ -56,7 +64,11 @@ class GpuSampler:
             )
         latency = self.clocks.mono_ns() - tick.actual_ns
         sample = GpuSample(
-            **tick_fields(tick, wall, latency), status=status, error=error, devices=readings
+            **tick_fields(tick, wall, latency),
+            status=status,
+            error=error,
+            devices=readings,
+            simulated=self.nvml.simulated,
         )
         assert self._appender is not None
         self._appender.append(sample)
@@ -75,31 +87,26 @@ class GpuSampler:
         try:
             self.nvml.init()
         except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
-            self._open_error = f"NVML unavailable: {_why(exc)}"
+            self._open_error = f"NVML unavailable: {why(exc)}"
             return None
         try:
             self._devices = {i: self.nvml.device(i) for i in self.gpu_ids}
         except Exception as exc:
             _quietly(self.nvml.shutdown)
-            self._open_error = f"NVML has no handle for GPU ids {list(self.gpu_ids)}: {_why(exc)}"
+            self._open_error = f"NVML has no handle for GPU ids {list(self.gpu_ids)}: {why(exc)}"
             return None
         self._open_error = None
         return self._devices
 
 
-def read_device(index: int, device: NvmlDevice) -> GpuReading:
-    errors: list[str] = []
-
-    def attempt(what: str, call: Callable[[], T]) -> T | None:
-        try:
-            return call()
-        except Exception as exc:  # NVMLError_NotSupported and friends: say which reading
-            errors.append(f"{what}: {_why(exc)}")
-            return None
-
+def read_device(index: int, device: NvmlDevice, owner: ProcessOwner | None = None) -> GpuReading:
+    attempts = Attempts()
+    attempt = attempts.read
     memory = attempt("memory", device.memory)
     util = attempt("utilization", device.utilization)
     processes = attempt("processes", device.processes)
+    ecc = attempt("ecc errors", device.ecc_errors)
+    xid = attempt("xid errors", device.xid_errors)
     return GpuReading(
         index=index,
         uuid=attempt("uuid", device.uuid),
@@ -111,11 +118,24 @@ def read_device(index: int, device: NvmlDevice) -> GpuReading:
         memory_util_percent=util.memory_percent if util else None,
         power_w=attempt("power", device.power_w),
         temperature_c=attempt("temperature", device.temperature_c),
-        processes=None
-        if processes is None
-        else [GpuProcess(pid=pid, used_bytes=used) for pid, used in processes],
-        errors=errors,
+        processes=None if processes is None else _processes(processes, owner),
+        energy_mj=attempt("energy", device.energy_mj),
+        clock_event_reasons=attempt("clock event reasons", device.clock_event_reasons),
+        sm_clock_mhz=attempt("sm clock", device.sm_clock_mhz),
+        max_sm_clock_mhz=attempt("max sm clock", device.max_sm_clock_mhz),
+        ecc_corrected=ecc.corrected if ecc else None,
+        ecc_uncorrected=ecc.uncorrected if ecc else None,
+        xid_errors=xid.count if xid else None,
+        last_xid=xid.last if xid else None,
+        errors=attempts.errors,
     )
+
+
+def _processes(found: list[tuple[int, int | None]], owner: ProcessOwner | None) -> list[GpuProcess]:
+    return [
+        GpuProcess(pid=pid, used_bytes=used, lane=None if owner is None else owner.owns(pid))
+        for pid, used in found
+    ]
 
 
 def _status(readings: list[GpuReading]) -> ReadStatus:
@@ -124,10 +144,6 @@ def _status(readings: list[GpuReading]) -> ReadStatus:
     if all(r.has_memory for r in readings):
         return ReadStatus.OK
     return ReadStatus.PARTIAL
-
-
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _quietly(call: Callable[[], object]) -> None:

@@ -6,6 +6,10 @@ recomputed from the file alone.
 
 Format history of ``schema_version`` (all three sample kinds):
   1 — first release.
+  2 — GPU samples only: each reading gains the energy counter, the clock-event reasons, SM
+      clock and its maximum, ECC error totals and Xid events; each compute process whether
+      it belongs to the lane; the sample whether it came from a simulator's virtual GPU.
+      Every new field defaults to None (False for ``simulated``), so version-1 lines read.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Literal, TypedDict
 
 from pydantic import AwareDatetime, Field
 
+from collectors.clock_events import slowed_down
 from collectors.sampler import Tick
 from faceoff.artifact import Artifact, Spec
 
@@ -90,6 +95,11 @@ class ReadStatus(StrEnum):
 class GpuProcess(Spec):
     pid: int = Field(description="Process id as NVML reports it (host pid namespace).")
     used_bytes: int | None = Field(description="GPU memory of the process; None if not told.")
+    lane: bool | None = Field(
+        default=None,
+        description="True: the lane's own (its cgroup or process tree); False: foreign; "
+        "None: not told (no lane to compare with, or a version-1 line).",
+    )
 
 
 class GpuReading(Spec):
@@ -108,18 +118,48 @@ class GpuReading(Spec):
     processes: list[GpuProcess] | None = Field(
         default=None, description="Compute processes and their memory; None where not available."
     )
+    energy_mj: int | None = Field(
+        default=None, description="NVML's total-energy counter (mJ since the driver loaded)."
+    )
+    clock_event_reasons: int | None = Field(
+        default=None,
+        description="NVML clock-event (throttle) reasons bitmask; names in collectors/"
+        "clock_events.py.",
+    )
+    sm_clock_mhz: int | None = Field(default=None, description="Current SM clock (MHz).")
+    max_sm_clock_mhz: int | None = Field(default=None, description="Maximum SM clock (MHz).")
+    ecc_corrected: int | None = Field(
+        default=None, description="Volatile corrected ECC errors (since the driver loaded)."
+    )
+    ecc_uncorrected: int | None = Field(
+        default=None, description="Volatile uncorrected ECC errors (since the driver loaded)."
+    )
+    xid_errors: int | None = Field(
+        default=None, description="Xid critical-error events since the sampler opened NVML."
+    )
+    last_xid: int | None = Field(default=None, description="The code of the last Xid seen.")
     errors: list[str] = Field(default_factory=list, description="Readings that failed, and why.")
 
     @property
     def has_memory(self) -> bool:
         return None not in (self.used_bytes, self.free_bytes, self.total_bytes)
 
+    @property
+    def slowed_down(self) -> bool | None:
+        """A thermal or power-delivery slowdown at this reading; None where not read."""
+        mask = self.clock_event_reasons
+        return None if mask is None else slowed_down(mask)
+
 
 class GpuSample(SampleBase):
-    schema_version: Literal[1] = Field(default=1, description="GPU sample format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="GPU sample format version.")
     status: ReadStatus = Field(description="ok, partial or unavailable.")
     error: str | None = Field(default=None, description="Why NVML could not be read at all.")
     devices: list[GpuReading] = Field(description="One reading per GPU id of the arm.")
+    simulated: bool = Field(
+        default=False,
+        description="True: read from a simulator lane's virtual GPU, not from hardware.",
+    )
 
 
 class LaneMemorySource(StrEnum):

@@ -1,7 +1,8 @@
 """The native artifacts of one cell attempt, read once, for the pure rules to judge.
 
 ``load_cell`` is the guards' only reader: ``cell.json``, ``requests.json``,
-``journal.jsonl``, the sample files and the host-stall monitor's
+``journal.jsonl``, the sample files (GPU samples kept for the GPU rules) and the
+host-stall monitor's
 ``stalls.jsonl``; the telemetry summary is recomputed from the samples
 (``collectors.summary.summarize``) rather than trusted from ``telemetry.json``,
 so a verdict depends on native files alone. Every file read
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
-from collectors.samples import EngineSample
+from collectors.samples import EngineSample, GpuSample
 from collectors.stall_log import StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
@@ -54,6 +55,7 @@ class CellArtifacts:
     engine: Sequence[EngineSample] = ()
     inputs: dict[str, str] = field(default_factory=dict)
     stalls: StallLog | None = None  # None: no monitor ran (no stalls.jsonl)
+    gpu: Sequence[GpuSample] | None = None  # None: the arm has no GPU ids (no gpu.jsonl)
 
     @property
     def outcomes(self) -> list[RequestOutcome]:
@@ -129,6 +131,7 @@ def load_cell(
         telemetry=_telemetry(record, samples, table or vllm_aliases()),
         engine=[s for s in samples.engine if s.ok],
         stalls=samples.stalls,
+        gpu=samples.gpu,
         inputs={
             name: digest_of(folder / name) for name in NATIVE_FILES if (folder / name).exists()
         },

@@ -33,6 +33,9 @@ class Reason(StrEnum):
     FAMILY_MISSING = "family_missing"
     HOST_STALL = "host_stall"
     SCHEDULE_LAG = "schedule_lag"
+    GPU_THROTTLED = "gpu_throttled"
+    GPU_CONTENDED = "gpu_contended"
+    GPU_ERRORS = "gpu_errors"
     # failed: validity rules, in precedence order
     OOM = "oom"
     LANE_EXITED = "lane_exited"
@@ -65,6 +68,9 @@ BLOCKING = frozenset(
         Reason.FAMILY_MISSING,
         Reason.HOST_STALL,
         Reason.SCHEDULE_LAG,
+        Reason.GPU_THROTTLED,
+        Reason.GPU_CONTENDED,
+        Reason.GPU_ERRORS,
     }
 )
 PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
@@ -90,6 +96,13 @@ MEANINGS = MappingProxyType(
         Reason.SCHEDULE_LAG: "an open-loop client fell behind its arrival schedule: the p99 of "
         "send − due over the scored requests exceeds max_schedule_lag_ms, so the load offered "
         "was not the load declared",
+        Reason.GPU_THROTTLED: "an arm's GPU slowed down for heat or power delivery (NVML "
+        "clock-event reasons) in more than max_gpu_slowdown_share of its readings in the "
+        "window; the numbers describe the machine, not the recipe",
+        Reason.GPU_CONTENDED: "a compute process that is not the lane's ran on one of the arm's "
+        "GPUs during the window, sharing what was measured",
+        Reason.GPU_ERRORS: "Xid critical errors or uncorrected ECC errors on the arm's GPUs rose "
+        "during the window",
         Reason.OOM: "an out-of-memory kill was observed (Docker's OOMKilled, or a rise of the "
         "OOM-kill count of a host lane's cgroup; a SIGKILL alone is not one) beyond max_oom",
         Reason.LANE_EXITED: "the lane was no longer running, or its API no longer answered "

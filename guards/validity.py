@@ -17,6 +17,7 @@ from collections.abc import Callable
 from collectors.cadence import journal_window
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
+from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled
 from guards.host_stall import host_stall
 from guards.needle import needle
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
@@ -359,6 +360,9 @@ RULES: tuple[Rule, ...] = (
     window,
     host_stall,
     schedule_lag,
+    gpu_throttled,
+    gpu_contended,
+    gpu_errors,
 )
 
 

@@ -175,7 +175,7 @@ def container_kwargs(
             for m in arm.mounts
         ],
     }
-    if arm.gpu_ids:
+    if arm.gpu_ids and arm.simulator is None:  # a simulator's GPUs are virtual
         kwargs["device_requests"] = [
             DeviceRequest(device_ids=[str(i) for i in arm.gpu_ids], capabilities=[["gpu"]])
         ]

@@ -38,6 +38,11 @@ SIMULATOR_FAULTS = frozenset(
         "contract_overrun",
         "needle_miss_above_tokens",
         "tokenize_delay_s",
+        "gpu_throttle_after_requests",
+        "gpu_throttle_requests",
+        "gpu_foreign_after_requests",
+        "gpu_foreign_gib",
+        "gpu_xid_after_requests",
         "seed",
     }
 )

@@ -16,6 +16,7 @@ MAX_STALLED_REQUESTS = 0.1
 MAX_CLIENT_CPU_WAIT = 0.1
 
 MAX_SCHEDULE_LAG_MS = 100.0
+MAX_GPU_SLOWDOWN_SHARE = 0.1
 
 
 class Thresholds(Spec):
@@ -88,4 +89,14 @@ class Thresholds(Spec):
         exclude_if=omitted_at(MAX_SCHEDULE_LAG_MS),
         description="Open loop: p99 of send − due (ms) over the scored requests beyond which "
         "the cell is blocked schedule_lag (the load offered was not the load declared).",
+    )
+    # GPU validity (docs/guards.md "GPU validity").
+    max_gpu_slowdown_share: float = Field(
+        default=MAX_GPU_SLOWDOWN_SHARE,
+        ge=0,
+        le=1,
+        exclude_if=omitted_at(MAX_GPU_SLOWDOWN_SHARE),
+        description="Share of a GPU's readings in the cell window with a thermal or "
+        "power-delivery slowdown beyond which the cell is blocked gpu_throttled (any fewer "
+        "are flagged).",
     )

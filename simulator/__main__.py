@@ -3,7 +3,7 @@
     python -m simulator --profile exl3-r11 --port 8000 [--host 127.0.0.1]
         [--time-scale 20] [--served-model-name NAME] [--model-path /models/x]
         [--ground-truth PATH] [--legacy-names] [--reasoning-field reasoning_content]
-        [--fault key=value ...] [--set section.key=value ...]
+        [--fault key=value ...] [--set section.key=value ...] [--gpus N]
 
 The only module that prints or exits. Exit codes: 0 after SIGTERM/SIGINT, 2 for a
 bad profile or option, the configured code for the crash fault, 137 (SIGKILL)
@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--reasoning-field", choices=("reasoning", "reasoning_content"))
     add("--fault", action="append", default=[], metavar="KEY=VALUE", help="set a [faults] key")
     add("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a key")
+    add("--gpus", type=int, default=0, help="virtual GPUs (GET /_sim/gpu); 0: the profile's TP")
     return parser.parse_args(argv)
 
 
@@ -88,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.time_scale <= 0:
         print("error: --time-scale must be positive", file=sys.stderr)
         return 2
+    if args.gpus < 0:
+        print(
+            "error: --gpus must be 0 (the profile's tensor parallel size) or more", file=sys.stderr
+        )
+        return 2
     try:
         profile = build_profile(args)
     except ProfileError as exc:
@@ -101,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         served_model_name=args.served_model_name,
         model_path=args.model_path,
         ground_truth=args.ground_truth,
+        gpus=args.gpus,
     )
     try:
         asyncio.run(run(config))

@@ -1,4 +1,4 @@
-"""The HTTP routes: vLLM's OpenAI server surface, ``/metrics``, and ``/_sim/faults``.
+"""The HTTP routes: vLLM's OpenAI server surface, ``/metrics``, ``/_sim/faults``, ``/_sim/gpu``.
 
 ``Api`` holds what the handlers share (built once by ``server.build``); a
 middleware turns ``ApiError`` into vLLM's error body, counts requests like
@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from simulator.engine import Engine
 from simulator.faults import FaultState
+from simulator.gpu import VirtualGpus
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
 from simulator.output import OutputPlan, needle_limited, plan_output
@@ -59,6 +60,7 @@ class Api:
     ready: bool = False
     started: int = 0
     fingerprint: str = "vllm-0.32.0"
+    gpus: VirtualGpus | None = None
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -72,6 +74,7 @@ class Api:
             web.post("/v1/completions", self.completions),
             web.get("/_sim/faults", self.get_faults),
             web.post("/_sim/faults", self.set_faults),
+            web.get("/_sim/gpu", self.gpu),
         ]
 
     @web.middleware
@@ -156,6 +159,12 @@ class Api:
         except ProfileError as exc:
             raise ApiError(400, str(exc)) from exc
         return json_response(self.faults.as_dict())
+
+    async def gpu(self, _request: web.Request) -> web.Response:
+        """The virtual GPUs' readings, for faceoff's virtual NVML (not a vLLM route)."""
+        if self.gpus is None:
+            raise ApiError(404, "This simulator models no GPU.")
+        return json_response(self.gpus.snapshot())
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         self._require_ready()
@@ -249,7 +258,7 @@ class Api:
             prompt=req.prompt_tokens,
             planned=len(plan.tokens),
             max_tokens=max_tokens,
-            per_step=self.engine.per_step(plan.text_kind),
+            acceptance=self.engine.acceptance(plan.reasoning_count, plan.text_kind),
             finish_reason=plan.finish_reason,
             arrival_ns=arrival,
             sink=queue.put_nowait,

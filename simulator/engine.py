@@ -12,10 +12,12 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from simulator.costmodel import step_cost, tokens_per_step
+from simulator.costmodel import step_cost
+from simulator.gpu import VirtualGpus
 from simulator.profile import Profile
 from simulator.recorder import Recorder
 from simulator.scheduler import Emission, Scheduler, Seq, Step
+from simulator.speculation import Acceptance, acceptance_for
 
 RESYNC_NS = 1_000_000_000  # a loop this late (real time) restarts its schedule from now
 
@@ -28,6 +30,7 @@ class Engine:
         *,
         time_scale: float = 1.0,
         clock: Callable[[], int] = time.perf_counter_ns,
+        gpus: VirtualGpus | None = None,
     ) -> None:
         self.timing = profile.timing
         self.speculative = profile.speculative
@@ -35,12 +38,13 @@ class Engine:
         self.recorder = recorder
         self.time_scale = time_scale
         self.clock = clock
+        self.gpus = gpus
         self.warm = profile.timing.jit_warmup_s == 0
         self.hung = False
         self._wake = asyncio.Event()
 
-    def per_step(self, text_kind: str) -> float:
-        return tokens_per_step(self.speculative, text_kind)
+    def acceptance(self, reasoning_tokens: int, text_kind: str) -> Acceptance | None:
+        return acceptance_for(self.speculative, reasoning_tokens, text_kind)
 
     def submit(self, seq: Seq) -> None:
         self.scheduler.add(seq)
@@ -64,6 +68,8 @@ class Engine:
         deadline: int | None = None
         while True:
             if not self.scheduler.has_work:
+                if self.gpus is not None:
+                    self.gpus.idle(self.clock())
                 self._wake.clear()
                 await self._wake.wait()
                 deadline = None
@@ -76,23 +82,26 @@ class Engine:
                 self._fail_head(now)
                 continue
             deadline = start + self._duration_ns(step)
+            if self.gpus is not None:
+                self.gpus.step_started(start, step)
             await asyncio.sleep(max(deadline - self.clock(), 0) / 1e9)
             if not self.hung:
                 self._commit(step, self.clock())
 
     def _duration_ns(self, step: Step) -> int:
         seconds = step_cost(self.timing, step)
+        if self.gpus is not None:
+            seconds /= self.gpus.clock_ratio  # a throttled GPU computes more slowly
         if not self.warm:
             seconds += self.timing.jit_warmup_s
             self.warm = True
         return int(seconds * 1e9 / self.time_scale)
 
     def _commit(self, step: Step, now: int) -> None:
-        decoding = set(step.decode)
         for seq, emission in self.scheduler.commit(step, now):
             self.recorder.emitted(seq, emission)
-            if seq in decoding:
-                self.recorder.speculated(emission.count - 1)
+            if emission.accepted is not None:
+                self.recorder.speculated(emission.accepted)
             if emission.finished:
                 self.recorder.finished(seq, seq.finish_reason, now)
             seq.sink(emission)

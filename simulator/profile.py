@@ -3,7 +3,8 @@
 A profile describes one serving recipe as the simulator plays it: what the boot
 log and ``/v1/models`` say (``[model]``), the scheduler's limits (``[engine]``),
 how long steps take (``[timing]``), speculative decoding (``[speculative]``),
-what the model answers (``[output]``) and injected faults (``[faults]``).
+what the model answers (``[output]``), the GPUs it runs on (``[gpu]``, virtual:
+what faceoff's virtual NVML reads) and injected faults (``[faults]``).
 Durations are simulated seconds; the server divides them by its time scale.
 
 The simulator runs in a bare Debian Python (stdlib, aiohttp, prometheus_client),
@@ -102,6 +103,19 @@ class OutputSpec:
 
 
 @dataclass(frozen=True)
+class GpuSpec:
+    """One virtual GPU; the default is the Blackwell card of the published comparison."""
+
+    name: str = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+    memory_gib: float = 95.6
+    idle_w: float = 90.0
+    max_w: float = 600.0
+    max_sm_clock_mhz: int = 2617
+    throttled_sm_clock_mhz: int = 1500  # while a throttle fault holds
+    overhead_gib: float = 1.5  # CUDA context, activations and graphs, per device
+
+
+@dataclass(frozen=True)
 class FaultSpec:
     crash_after_requests: int = 0  # 0 = never; request N+1 finds the process exiting
     crash_exit_code: int = 1
@@ -117,6 +131,12 @@ class FaultSpec:
     refuse_above_tokens: int = 0  # 0 = no refusal below max_model_len
     contract_overrun: bool = False  # ignore "exactly N words" and run to max_tokens
     needle_miss_above_tokens: int = 0  # 0 = off; longer prompts recall a garbled marker
+    # virtual GPU faults (simulator/gpu.py), triggered like the crash: after N arrivals
+    gpu_throttle_after_requests: int = 0  # 0 = never: thermal slowdown, SM clock down
+    gpu_throttle_requests: int = 0  # arrivals the throttle lasts; 0 = until the lane stops
+    gpu_foreign_after_requests: int = 0  # 0 = never: a foreign process on the first GPU
+    gpu_foreign_gib: float = 2.0  # the memory it holds
+    gpu_xid_after_requests: int = 0  # 0 = never: Xid 48 and an uncorrected ECC error
     seed: int = 0  # for the error-rate draws
 
 
@@ -128,6 +148,7 @@ class Profile:
     timing: TimingSpec
     speculative: SpeculativeSpec = field(default_factory=SpeculativeSpec)
     output: OutputSpec = field(default_factory=OutputSpec)
+    gpu: GpuSpec = field(default_factory=GpuSpec)
     faults: FaultSpec = field(default_factory=FaultSpec)
     legacy_names: bool = False
 
@@ -138,6 +159,7 @@ SECTIONS: dict[str, type] = {
     "timing": TimingSpec,
     "speculative": SpeculativeSpec,
     "output": OutputSpec,
+    "gpu": GpuSpec,
     "faults": FaultSpec,
 }
 
@@ -274,6 +296,7 @@ def check_profile(profile: Profile, where: str) -> None:
     if profile.output.default_reasoning_effort not in EFFORTS:
         problems.append(f"{where} [output] default_reasoning_effort: use one of {EFFORTS}")
     problems += check_rates(profile, where)
+    problems += check_gpu(profile.gpu, where)
     if problems:
         raise ProfileError("; ".join(problems))
 
@@ -297,6 +320,20 @@ def check_rates(profile: Profile, where: str) -> list[str]:
         problems.append(f"{where} [faults] error_rate: must be within 0..1")
     if profile.timing.mixed_prefill_factor < 1.0:
         problems.append(f"{where} [timing] mixed_prefill_factor: must be ≥ 1")
+    return problems
+
+
+def check_gpu(gpu: GpuSpec, where: str) -> list[str]:
+    problems = []
+    if not 0 < gpu.idle_w <= gpu.max_w:
+        problems.append(f"{where} [gpu] idle_w: must be > 0 and at most max_w ({gpu.max_w})")
+    if not 0 < gpu.throttled_sm_clock_mhz <= gpu.max_sm_clock_mhz:
+        problems.append(
+            f"{where} [gpu] throttled_sm_clock_mhz: must be > 0 and at most max_sm_clock_mhz "
+            f"({gpu.max_sm_clock_mhz})"
+        )
+    if gpu.memory_gib <= 0:
+        problems.append(f"{where} [gpu] memory_gib: must be > 0")
     return problems
 
 

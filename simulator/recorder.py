@@ -53,7 +53,8 @@ class Recorder:
         self.f.h_ttft.observe((at_ns - seq.arrival_ns) / NS)
 
     def speculated(self, accepted: int) -> None:
-        """One decode step of one sequence under speculative decoding."""
+        """One decode step of one sequence under speculative decoding: one draft of
+        ``draft_tokens`` tokens, its first ``accepted`` accepted (vLLM's observe_draft)."""
         if not self.draft_tokens:
             return
         self.f.drafts.inc()

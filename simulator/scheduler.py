@@ -2,7 +2,8 @@
 
 Per step there is a token budget (``max_num_batched_tokens``). Running sequences
 come first, in arrival order: a decoding sequence takes one token (plus its draft
-tokens under speculative decoding), a prefilling one takes the next chunk of its
+tokens under speculative decoding, of which ``speculation`` decides how many the
+step accepts), a prefilling one takes the next chunk of its
 prompt (capped by ``long_prefill_token_threshold``). Waiting sequences are then
 admitted first-come-first-served while budget, ``max_num_seqs`` and KV blocks
 last. When a running sequence cannot grow, the most recently admitted one is
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from simulator.kvcache import BlockPool, BlockTable, block_hashes
 from simulator.profile import EngineSpec, Profile
+from simulator.speculation import Acceptance, accepted_drafts, fresh_credits
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Emission:
     at_ns: int
     finished: bool
     previous_ns: int | None  # the sequence's previous emission; None for its first token
+    accepted: int | None = None  # draft tokens accepted in a speculative decode step
 
 
 @dataclass(eq=False)
@@ -39,7 +42,6 @@ class Seq:
     prompt: Sequence[int]
     planned: int  # tokens the request will emit in all
     max_tokens: int
-    per_step: float  # expected tokens per decode step (speculative acceptance)
     finish_reason: str
     arrival_ns: int
     sink: Callable[[Emission], None]
@@ -48,8 +50,9 @@ class Seq:
     status: str = "waiting"  # waiting | running | finished | aborted
     computed: int = 0  # tokens whose KV is computed
     target: int = 0  # tokens to prefill: the prompt, plus outputs when recomputing
+    acceptance: Acceptance | None = None  # None: no speculative decoding
     generated: int = 0
-    credit: float = 0.0
+    draft_credits: list[float] = field(default_factory=list)
     preemptions: int = 0
     cached_tokens: int = 0  # prefix-cache hits at first admission
     first_scheduled_ns: int | None = None
@@ -232,12 +235,19 @@ class Scheduler:
         for seq in step.decode:
             if seq.status != "running":
                 continue
-            seq.credit += seq.per_step
-            count = min(int(seq.credit), seq.remaining)
-            seq.credit -= int(seq.credit)
+            accepted = self._verify(seq)
+            count = min(1 + (accepted or 0), seq.remaining)
             seq.computed += count
-            out.append((seq, self._emit(seq, count, now_ns)))
+            out.append((seq, self._emit(seq, count, now_ns, accepted)))
         return out
+
+    def _verify(self, seq: Seq) -> int | None:
+        """Draft tokens the target model accepts in this step; None without speculation."""
+        if seq.acceptance is None or not self.draft_tokens:
+            return None
+        if not seq.draft_credits:
+            seq.draft_credits = fresh_credits(self.draft_tokens)
+        return accepted_drafts(seq.draft_credits, seq.acceptance.at(seq.generated))
 
     def _promote_full_blocks(self, seq: Seq) -> None:
         if not self.pool.prefix_caching:
@@ -246,7 +256,7 @@ class Scheduler:
         while len(seq.table.shared) < done and seq.table.private > 0:
             self.pool.promote(seq.table, seq.hashes[len(seq.table.shared)])
 
-    def _emit(self, seq: Seq, count: int, now_ns: int) -> Emission:
+    def _emit(self, seq: Seq, count: int, now_ns: int, accepted: int | None = None) -> Emission:
         previous = seq.last_token_ns
         seq.generated += count
         if seq.first_token_ns is None:
@@ -257,4 +267,6 @@ class Scheduler:
             seq.status = "finished"
             self.running.remove(seq)
             self.pool.release(seq.table)
-        return Emission(count=count, at_ns=now_ns, finished=finished, previous_ns=previous)
+        return Emission(
+            count=count, at_ns=now_ns, finished=finished, previous_ns=previous, accepted=accepted
+        )

@@ -23,6 +23,7 @@ from simulator.api import Api
 from simulator.bootlog import listening_line, ready_lines, starting_lines
 from simulator.engine import Engine
 from simulator.faults import FaultState
+from simulator.gpu import VirtualGpus
 from simulator.groundtruth import GroundTruth
 from simulator.metrics import Families
 from simulator.profile import Profile
@@ -41,6 +42,7 @@ class ServerConfig:
     served_model_name: str | None = None
     model_path: str | None = None
     ground_truth: Path | None = None
+    gpus: int = 0  # virtual GPUs; 0: the profile's tensor_parallel_size
 
     @property
     def model_name(self) -> str:
@@ -55,14 +57,18 @@ def build(config: ServerConfig, on_fatal: Callable[[str, int], None]) -> Api:
     profile = config.profile
     families = Families(profile, config.model_name, legacy=profile.legacy_names)
     recorder = Recorder(families, profile.speculative.num_speculative_tokens)
+    faults = FaultState(profile.faults)
+    devices = config.gpus or profile.model.tensor_parallel_size
+    gpus = VirtualGpus(profile, devices, faults, time.perf_counter_ns)
     return Api(
         profile=profile,
         model_name=config.model_name,
         model_path=config.root,
         tokenizer=Tokenizer.build(),
-        engine=Engine(profile, recorder, time_scale=config.time_scale),
+        engine=Engine(profile, recorder, time_scale=config.time_scale, gpus=gpus),
         families=families,
-        faults=FaultState(profile.faults),
+        faults=faults,
+        gpus=gpus,
         truth=GroundTruth(config.ground_truth),
         on_fatal=on_fatal,
         started=int(time.time()),

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from simulator.costmodel import step_cost, tokens_per_step
+from simulator.costmodel import step_cost
 from simulator.profile import Profile
 from simulator.scheduler import Emission, Scheduler, Seq
+from simulator.speculation import acceptance_for
 
 NS = 1_000_000_000
 
@@ -100,7 +101,9 @@ class VirtualEngine:
             prompt=prompt_of(job, index),
             planned=job.output_tokens,
             max_tokens=job.output_tokens,
-            per_step=tokens_per_step(self.profile.speculative, job.text_kind),
+            acceptance=acceptance_for(
+                self.profile.speculative, job.reasoning_tokens, job.text_kind
+            ),
             finish_reason="stop",
             arrival_ns=int(timing.sent * NS),
             sink=lambda emission: self._record(timing, job, emission),

@@ -20,6 +20,7 @@ from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget as CollectorTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
+from collectors.virtual_nvml import nvml_for_arm
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from flows.campaign import spans
@@ -148,12 +149,19 @@ def _measure(
 def _collectors(context: CampaignContext, run: ArmRun, folder: Path) -> CellCollectors:
     assert run.lane is not None
     target = run.lane.target()
+    arm = run.arm
     return CellCollectors(
         metrics_url=f"{run.base_url}/metrics",
         target=CollectorTarget(container_id=target.container_id, pid=target.pid),
-        gpu_ids=run.arm.gpu_ids,
+        gpu_ids=arm.gpu_ids,
         folder=folder,
         settings=collector_settings(context),
+        nvml=nvml_for_arm(
+            simulator=arm.simulator is not None,
+            base_url=run.base_url,
+            gpu_ids=arm.gpu_ids,
+            lane_pid=target.pid,
+        ),
         docker=None if context.docker is None else context.docker.api,
     )
 

@@ -6,15 +6,30 @@ machine or in CI); tests/gpu runs the real NVML on a GPU host.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
 import pynvml
 import pytest
 
+from collectors.clock_events import HW_THERMAL_SLOWDOWN, SW_POWER_CAP, reason_names
 from collectors.gpu import GpuSampler
+from collectors.gpu_owner import LaneProcessOwner
+from collectors.host import MemoryTarget
 from collectors.memory_summary import gpu_summary
-from collectors.nvml import MemoryInfo, PynvmlLibrary, Utilization
+from collectors.nvml import (
+    EccCounts,
+    MemoryInfo,
+    Modes,
+    PynvmlLibrary,
+    Utilization,
+    XidCount,
+)
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuSample, ReadStatus
@@ -23,6 +38,7 @@ from collectors.summary import read_samples
 
 GIB = 2**30
 PERIOD = 2_000_000_000
+NO_SUCH_PID = 4_194_303  # above any pid this host hands out in a test run
 
 
 def nvml_error(code: int) -> pynvml.NVMLError:
@@ -36,6 +52,10 @@ class FakeDevice:
     total_gib: float = 96.0
     util: int = 50
     power: float = 300.0
+    energy: int = 5_000_000
+    reasons: int = 0
+    power_limit: float = 600.0
+    listed: list[tuple[int, int | None]] = field(default_factory=list)
     fail: dict[str, int] = field(default_factory=dict)  # reading -> NVML error code
 
     def _check(self, what: str) -> None:
@@ -67,12 +87,66 @@ class FakeDevice:
 
     def processes(self) -> list[tuple[int, int | None]]:
         self._check("processes")
-        return [(4242, int(self.used_gib * GIB) - GIB), (4343, None)]
+        return self.listed or [(4242, int(self.used_gib * GIB) - GIB), (4343, None)]
+
+    def energy_mj(self) -> int:
+        self._check("energy")
+        return self.energy
+
+    def clock_event_reasons(self) -> int:
+        self._check("clock event reasons")
+        return self.reasons
+
+    def sm_clock_mhz(self) -> int:
+        self._check("sm clock")
+        return 1200 if self.reasons else 1980
+
+    def max_sm_clock_mhz(self) -> int:
+        self._check("max sm clock")
+        return 1980
+
+    def ecc_errors(self) -> EccCounts:
+        self._check("ecc errors")
+        return EccCounts(3, 0)
+
+    def xid_errors(self) -> XidCount:
+        self._check("xid errors")
+        return XidCount(0, None)
+
+    def persistence_mode(self) -> bool:
+        self._check("persistence mode")
+        return True
+
+    def power_limit_w(self) -> float:
+        return self.power_limit
+
+    def default_power_limit_w(self) -> float:
+        return 600.0
+
+    def enforced_power_limit_w(self) -> float:
+        return self.power_limit
+
+    def application_sm_clock_mhz(self) -> int:
+        return 1980
+
+    def application_memory_clock_mhz(self) -> int:
+        return 2619
+
+    def vbios_version(self) -> str:
+        return "97.00.5E.00.01"
+
+    def mig_mode(self) -> Modes:
+        self._check("mig mode")
+        return Modes(current=False, pending=False)
+
+    def ecc_mode(self) -> Modes:
+        return Modes(current=True, pending=True)
 
 
 @dataclass
 class FakeNvml:
     devices: dict[int, FakeDevice]
+    simulated = False
     init_failures: int = 0  # init raises this many times, then works
     inits: int = 0
     shutdowns: int = 0
@@ -86,6 +160,15 @@ class FakeNvml:
         if index not in self.devices:
             raise nvml_error(pynvml.NVML_ERROR_INVALID_ARGUMENT)
         return self.devices[index]
+
+    def device_count(self) -> int:
+        return len(self.devices)
+
+    def driver_version(self) -> str:
+        return "580.65.06"
+
+    def cuda_driver_version(self) -> str:
+        return "13.0"
 
     def shutdown(self) -> None:
         self.shutdowns += 1
@@ -175,6 +258,93 @@ def test_summary_names_the_worst_single_gpu_never_the_sum_with_fake_nvml(tmp_pat
     assert summary.min_free_bytes == 96 * GIB - int(95.0 * GIB)
     assert [d.max_used_bytes for d in summary.devices] == [int(95.0 * GIB), int(90.0 * GIB)]
     assert summary.families["gpu_memory"].coverage == 1.0
+
+
+def test_energy_clock_events_ecc_and_xid_are_read_each_tick_with_fake_nvml(tmp_path: Path) -> None:
+    hot = FakeDevice(0, 10.0, energy=7_250_000, reasons=SW_POWER_CAP | HW_THERMAL_SLOWDOWN)
+    found = run_ticks(GpuSampler(FakeNvml({0: hot}), [0], tmp_path, clocks=Clocks()), 1)
+    reading = found[0].devices[0]
+    assert found[0].schema_version == 2 and found[0].simulated is False
+    assert reading.energy_mj == 7_250_000
+    assert reading.clock_event_reasons == SW_POWER_CAP | HW_THERMAL_SLOWDOWN
+    assert reason_names(reading.clock_event_reasons) == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert reading.slowed_down is True
+    assert (reading.sm_clock_mhz, reading.max_sm_clock_mhz) == (1200, 1980)
+    assert (reading.ecc_corrected, reading.ecc_uncorrected) == (3, 0)
+    assert (reading.xid_errors, reading.last_xid) == (0, None)
+    assert reading.errors == []
+
+
+def test_a_consumer_board_without_energy_ecc_or_events_degrades_per_reading_with_fake_nvml(
+    tmp_path: Path,
+) -> None:
+    unsupported = pynvml.NVML_ERROR_NOT_SUPPORTED
+    board = FakeDevice(
+        0, 10.0, fail=dict.fromkeys(("energy", "ecc errors", "xid errors"), unsupported)
+    )
+    found = run_ticks(GpuSampler(FakeNvml({0: board}), [0], tmp_path, clocks=Clocks()), 1)
+    reading = found[0].devices[0]
+    assert found[0].status is ReadStatus.OK
+    assert (reading.energy_mj, reading.ecc_uncorrected, reading.xid_errors) == (None, None, None)
+    assert reading.clock_event_reasons == 0 and reading.slowed_down is False
+    assert [e.split(":")[0] for e in reading.errors] == ["ecc errors", "xid errors", "energy"]
+
+
+def test_a_version_1_gpu_line_still_reads(tmp_path: Path) -> None:
+    line = {
+        "schema_version": 1, "seq": 0, "final": False, "period_ns": PERIOD, "scheduled_ns": 0,
+        "actual_ns": 5, "wall_utc": "2025-01-01T00:00:00Z", "latency_ns": 1, "status": "ok",
+        "devices": [{"index": 0, "used_bytes": 1, "free_bytes": 2, "total_bytes": 3,
+                     "processes": [{"pid": 7, "used_bytes": None}], "errors": []}],
+    }  # fmt: skip
+    path = tmp_path / "gpu.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (sample,), bad = read_samples(path, GpuSample)
+    assert bad == 0 and sample.schema_version == 1 and sample.simulated is False
+    reading = sample.devices[0]
+    assert reading.energy_mj is None and reading.slowed_down is None
+    assert reading.processes is not None and reading.processes[0].lane is None
+
+
+def test_processes_are_told_apart_as_the_lane_s_or_foreign_with_fake_nvml(tmp_path: Path) -> None:
+    # The lane is a real process tree: a shell and its child. NVML (faked) lists the child,
+    # the orchestrator itself, and a pid that does not exist on this host.
+    lane = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+    try:
+        child = wait_for_child(lane.pid)
+        owner = LaneProcessOwner(MemoryTarget(pid=lane.pid))
+        assert owner.owns(child) is True and owner.owns(lane.pid) is True
+        assert owner.owns(os.getpid()) is False
+        assert owner.owns(NO_SUCH_PID) is False
+        device = FakeDevice(0, 10.0)
+        device.listed = [(child, GIB), (os.getpid(), None)]
+        found = run_ticks(
+            GpuSampler(FakeNvml({0: device}), [0], tmp_path, clocks=Clocks(), owner=owner), 1
+        )
+    finally:
+        lane.kill()
+        lane.wait()
+    processes = found[0].devices[0].processes or []
+    assert [(p.pid, p.lane) for p in processes] == [(child, True), (os.getpid(), False)]
+
+
+def test_a_container_lane_owns_the_processes_of_its_cgroup(tmp_path: Path) -> None:
+    proc = tmp_path / "proc"
+    for pid, cgroup in ((11, "0::/system.slice/docker-abc123.scope"), (12, "0::/user.slice")):
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "cgroup").write_text(cgroup + "\n")
+    owner = LaneProcessOwner(MemoryTarget(container_id="abc123"), proc=proc)
+    assert (owner.owns(11), owner.owns(12), owner.owns(13)) == (True, False, False)
+
+
+def wait_for_child(pid: int) -> int:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        children = psutil.Process(pid).children()
+        if children:
+            return int(children[0].pid)
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} started no child within 30 s")
 
 
 def test_the_real_nvml_on_a_host_without_a_gpu_is_unavailable_not_a_crash(tmp_path: Path) -> None:

@@ -17,18 +17,9 @@ from flows.prefect.runner import run_campaign
 from guards.verdict import Presence, Verdict
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
-from tests.gpu.nvml_probe import NoGpu, device_count
+from tests.gpu.check import no_gpu
 
-
-def gpus() -> str | None:
-    """Why this host cannot run the test, or None when NVML sees a GPU."""
-    try:
-        return None if device_count() >= 1 else "NVML reports no GPU"
-    except NoGpu as exc:
-        return str(exc)
-
-
-NO_GPU = gpus()
+NO_GPU = no_gpu()
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.prefect,

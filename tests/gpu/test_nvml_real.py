@@ -1,21 +1,24 @@
-"""The real NVML path on a GPU host (skipped elsewhere; never part of CI's GPU-less run)."""
+"""The real NVML path on a GPU host: ``deploy/gpu-check`` run as an operator runs it (skipped
+elsewhere; never part of CI's GPU-less run)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.gpu.nvml_probe import NoGpu, device_count, probe
+from tests.gpu.check import no_gpu, run_entry
 
 pytestmark = pytest.mark.gpu
 
 
-def test_real_nvml_samples_follow_a_device_allocation() -> None:
-    try:
-        count = device_count()
-        result = probe(seconds=9.0, period_s=1.0, gpu_ids=list(range(count)), alloc_gib=2.0)
-    except NoGpu as exc:
-        pytest.skip(str(exc))
-    failed = [name for name, ok in result.checks if not ok]
-    assert not failed, failed
-    assert result.summary.worst_device is not None
-    assert all(d.total_bytes and d.name for d in result.summary.devices)
+def test_gpu_check_passes_on_this_gpu_host(tmp_path: Path) -> None:
+    why = no_gpu()
+    if why is not None:
+        pytest.skip(f"not a GPU host: {why}")
+    done = run_entry("--seconds", "9", "--period", "1", "--alloc-gib", "2", cwd=tmp_path)
+    report = json.loads((tmp_path / "gpu-check-report.json").read_text())
+    failed = [c for c in report["checks"] if not c["ok"]]
+    assert done.returncode == 0 and report["status"] == "passed", (failed, done.stdout)
+    assert report["energy"]["exact"] and report["posture_start"]["status"] != "unavailable"

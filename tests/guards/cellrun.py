@@ -3,7 +3,8 @@
 What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``requests.json`` (planned on the lane's own /tokenize), ``journal.jsonl`` from
 ``python -m workload.run_cell`` in its own process, ``engine.jsonl`` /
-``host.jsonl`` / ``telemetry.json`` from ``collectors.cell.CellCollectors``, and
+``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
+when the run names GPU ids) from ``collectors.cell.CellCollectors``, and
 ``cell.json`` (``guards.records.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
+from collectors.virtual_nvml import nvml_for_arm
 from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix
@@ -77,6 +79,7 @@ class CellRun:
     settings: CollectorSettings
     attempt: int = 1
     during: Callable[[CellRun], None] | None = None  # runs while the client process runs
+    gpu_ids: list[int] = field(default_factory=list)  # the simulator's virtual GPUs
 
     @property
     def cell(self) -> Cell:
@@ -94,12 +97,16 @@ def run_cell(run: CellRun, plan: RequestPlan | None = None) -> CellRecord:
     plan = plan or plan_on(run.cell, run.frozen, run.server, run.model)
     plan.write(folder / PLAN_NAME)
     started = utc_now()
+    pid = run.server.process.pid
     collectors = CellCollectors(
         metrics_url=run.server.url + "/metrics",
-        target=MemoryTarget(pid=run.server.process.pid),
-        gpu_ids=[],
+        target=MemoryTarget(pid=pid),
+        gpu_ids=run.gpu_ids,
         folder=folder,
         settings=run.settings,
+        nvml=nvml_for_arm(
+            simulator=True, base_url=run.server.url, gpu_ids=run.gpu_ids, lane_pid=pid
+        ),
     )
     collectors.start()
     try:

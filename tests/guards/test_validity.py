@@ -60,10 +60,16 @@ def test_clean_cells_pass_every_rule_that_applies(name: str, frozen: FrozenMatri
         Reason.WINDOW_MISMATCH,
         Reason.HOST_STALL,
         Reason.SCHEDULE_LAG,
+        Reason.GPU_THROTTLED,
+        Reason.GPU_CONTENDED,
+        Reason.GPU_ERRORS,
     ]
     assert len(RULES) == len(results)
     # closed-loop cells: their streams send when free, there is no schedule to keep
     assert results[Reason.SCHEDULE_LAG].outcome is Outcome.NOT_APPLICABLE
+    # simulator arms without GPU ids: no gpu.jsonl
+    for code in (Reason.GPU_THROTTLED, Reason.GPU_CONTENDED, Reason.GPU_ERRORS):
+        assert results[code].outcome is Outcome.NOT_APPLICABLE
     # These cells were captured before the host-stall monitor existed: no stalls.jsonl.
     assert results.pop(Reason.HOST_STALL).outcome is Outcome.NOT_EVALUATED
     outcomes = {r.outcome for r in results.values()}

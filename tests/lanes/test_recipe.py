@@ -87,6 +87,19 @@ def test_simulator_arms_become_simulator_flags() -> None:
     assert container_command(docker_sim) == simulator_args(sim)
 
 
+def test_a_simulator_arm_s_gpu_ids_are_virtual_gpus(tmp_path: Path) -> None:
+    sim = arm(lane="simulator", command=None, gpu_ids=[2, 3], simulator={"profile": "tiny"})
+    flags = simulator_args(sim)
+    assert flags[flags.index("--gpus") + 1] == "2"
+    docker_sim = sim.model_copy(update={"lane": "docker", "image": PINNED})
+    kwargs = container_kwargs(
+        docker_sim, context(tmp_path, docker_sim), resolve_env(docker_sim, {}),
+        parse_pinned(PINNED, where=""),
+    )  # fmt: skip
+    assert "device_requests" not in kwargs  # Docker is asked for no real GPU
+    assert "--gpus" not in simulator_args(sim.model_copy(update={"gpu_ids": []}))
+
+
 def test_a_list_fault_is_rendered_as_the_toml_array_the_simulator_parses() -> None:
     faults = {"missing_families": ["request_prefill_time_seconds"]}
     sim = arm(lane="simulator", command=None, simulator={"profile": "tiny", "faults": faults})

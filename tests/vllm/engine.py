@@ -14,6 +14,7 @@ import subprocess
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +122,16 @@ def cell(cell_id: str, *, concurrency: int, **fields: Any) -> dict[str, Any]:
     return base | fields
 
 
+@dataclass(frozen=True)
+class Serving:
+    url: str  # base URL of its API and /metrics
+    pid: int  # the process group leader (the API server)
+
+
 @contextmanager
-def serving(model: Path, log: Path, *args: str) -> Iterator[str]:
+def serving(model: Path, log: Path, *args: str) -> Iterator[Serving]:
     """The engine serving ``model`` on a free port outside any campaign (``vllm serve MODEL
-    ARGS``, as an arm would run it), until the block ends; yields its base URL."""
+    ARGS``, as an arm would run it), until the block ends."""
     port = free_port()
     command = [*ONE_CORE, str(python()), str(CLI), "serve", str(model), "--host", "127.0.0.1",
                "--port", str(port), "--served-model-name", SERVED, "--max-model-len",
@@ -140,7 +147,7 @@ def serving(model: Path, log: Path, *args: str) -> Iterator[str]:
             lambda: engine.poll() is not None or _healthy(base_url), "vLLM", STARTUP_DEADLINE_S
         )
         assert engine.poll() is None, log.read_text()[-3000:]
-        yield base_url
+        yield Serving(base_url, engine.pid)
     finally:
         with suppress(ProcessLookupError):
             os.killpg(engine.pid, signal.SIGTERM)

@@ -107,10 +107,11 @@ def test_an_effort_the_template_renders_is_a_pair_of_the_same_messages_rendered_
     (target,) = frozen.matrix.cells
     template = tmp_path / "effort.jinja"
     template.write_text(EFFORT_TEMPLATE)
-    with serving(tiny_model, tmp_path / "engine.log", "--chat-template", str(template)) as url:
+    log = tmp_path / "engine.log"
+    with serving(tiny_model, log, "--chat-template", str(template)) as engine:
         plans: dict[str, RequestPlan] = {}
         for arm in ("inc", "cand"):  # the candidate retokenizes the incumbent's texts
-            lane = PlanTarget(frozen.matrix.arm(arm), url, 13, "vllm-effort")
+            lane = PlanTarget(frozen.matrix.arm(arm), engine.url, 13, "vllm-effort")
             plans[arm] = plan_cell(target, lane, reference=plans.get("inc"))
 
     inc, cand = plans["inc"].requests, plans["cand"].requests
