@@ -23,7 +23,7 @@ import pytest
 from evidence.attempt.summary import summarize_journal
 from evidence.comparison.cells import arm_cell
 from evidence.comparison.read import AttemptInputs
-from evidence.comparison.standing import read_judgement
+from evidence.comparison.standing import read_standing
 from evidence.folder.layout import AttemptDir
 from evidence.views.card.probes import unnamed_finishes
 from matrix.cell import Cell
@@ -111,7 +111,7 @@ def test_streams_without_a_finish_reason_are_ok_and_counted_on_the_card(
     summary = summarize_journal(journal, plan, arm="inc", attempt=1, slo=None)
     assert summary.statuses == {"ok": REQUESTS} and summary.unnamed_finishes == REQUESTS
     assert summary.metrics["ttft_s"].n == REQUESTS  # counted in the statistics, like any ok
-    attempt = AttemptInputs(where, summary, None, read_judgement(where))
+    attempt = AttemptInputs(where, summary, None, read_standing(where))
     arm = arm_cell(CELL, "inc", attempt, root)
     assert arm.unnamed_finishes == REQUESTS
     line = unnamed_finishes([(CELL.id, arm)])
