@@ -1,22 +1,30 @@
-"""How a cell offers its load: closed loop, open-loop arrivals at a rate, or a sweep of rates.
+"""How a cell offers its load: closed loop, open-loop arrivals at a rate, a ramp, or a sweep.
 
 Closed loop (the default): ``concurrency`` streams send back to back. Open loop
-(``arrival = "poisson"`` or ``"constant"``): requests are sent at seeded arrival times
-at ``rate`` requests per second whether or not earlier ones have ended, with at most
-``concurrency`` in flight (a request due while the bound is full waits, and the wait
-shows as schedule lag). A sweep (``[cells.sweep]``) runs ``requests`` open-loop
+(``arrival = "poisson"``, ``"gamma"`` or ``"constant"``): requests are sent at seeded
+arrival times at ``rate`` requests per second whether or not earlier ones have ended,
+with at most ``concurrency`` in flight (a request due while the bound is full waits, and
+the wait shows as schedule lag). Gamma gaps have shape ``burstiness`` and mean 1 / rate
+(``vllm bench serve --burstiness``: 1 is Poisson, below 1 burstier, above 1 steadier). A
+ramp (``[cells.ramp]``) moves the rate from ``start`` to ``end`` over the cell, linearly or
+in ``stages`` equal steps. A sweep (``[cells.sweep]``) runs ``requests`` open-loop
 requests at each rate of a ladder: explicit ``rates``, or a bisection between ``low``
-and ``high`` for ``steps`` steps, each step judged against the cell's SLO.
+and ``high`` for ``steps`` steps, each step judged against the cell's SLO. A trace cell
+(``arrival = "trace"``) sends at the times its trace recorded.
 """
 
 from __future__ import annotations
 
 import itertools
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
+
+if TYPE_CHECKING:  # matrix.model validates with check_load: no import cycle at run time
+    from matrix.model import Cell
 
 MAX_RATE = 1_000_000.0  # requests per second; far beyond any engine, so a typo is an error
 MAX_STEPS = 64
@@ -26,6 +34,43 @@ class Arrival(StrEnum):
     CLOSED = "closed"  # concurrency streams, each sends when its previous request ends
     POISSON = "poisson"  # exponential gaps with mean 1 / rate
     CONSTANT = "constant"  # gaps of exactly 1 / rate
+    GAMMA = "gamma"  # gamma gaps of shape burstiness and mean 1 / rate
+    TRACE = "trace"  # the times a trace recorded (a trace cell's only arrival)
+
+
+SEEDED = frozenset({Arrival.POISSON, Arrival.CONSTANT, Arrival.GAMMA})  # a schedule of offsets
+MAX_BURSTINESS = 1000.0  # gamma shape: 1000 is as steady as constant arrivals get
+
+
+class Ramp(Spec):
+    """The rate of an open-loop cell moving from ``start`` to ``end`` over its requests."""
+
+    start: float = Field(gt=0, le=MAX_RATE, description="Requests/s when the cell begins.")
+    end: float = Field(gt=0, le=MAX_RATE, description="Requests/s when it ends.")
+    stages: int | None = Field(
+        default=None,
+        ge=2,
+        le=MAX_STEPS,
+        description="None: the rate moves linearly; k: k stages of equal length, their rates "
+        "evenly spaced from start to end.",
+    )
+
+    def stage_rates(self) -> list[float]:
+        """Each stage's rate (one stage per call of a linear ramp: its two ends' mean)."""
+        if self.stages is None:
+            return [(self.start + self.end) / 2]
+        step = (self.end - self.start) / (self.stages - 1)
+        return [self.start + k * step for k in range(self.stages)]
+
+    @property
+    def mean_rate(self) -> float:
+        """Requests/s over the whole ramp: requests / duration."""
+        rates = self.stage_rates()
+        return sum(rates) / len(rates)
+
+    def duration_s(self, requests: int) -> float:
+        """How long the ramp lasts: the time in which ``requests`` are expected."""
+        return requests / self.mean_rate
 
 
 class Sweep(Spec):
@@ -78,3 +123,64 @@ def _check_ladder(rates: list[float]) -> None:
         raise ValueError(f"sweep rates: each must be in (0, {MAX_RATE:g}] requests/s")
     if any(b <= a for a, b in itertools.pairwise(rates)):
         raise ValueError(f"sweep rates {rates} must be strictly ascending")
+
+
+def check_load(cell: Cell) -> None:
+    """The load-shape fields agree with the cell's arrival, and its arrivals fit its deadline."""
+    if not cell.open_loop:
+        given = _given(cell, "rate", "sweep", "ramp", "burstiness")
+        if given:
+            raise ValueError(
+                f'{" and ".join(given)} need an open-loop arrival: add arrival = "poisson" or '
+                '"constant" (or "gamma" with a burstiness)'
+            )
+        return
+    if cell.arrival is Arrival.TRACE:
+        given = _given(cell, "rate", "sweep", "ramp", "burstiness")
+        if given:
+            raise ValueError(
+                f"a trace cell sends at its recorded times; drop {', '.join(given)} (speed it "
+                "up with trace.time_scale)"
+            )
+        return
+    _check_burstiness(cell)
+    sources = _given(cell, "rate", "sweep", "ramp")
+    if len(sources) != 1:
+        has = f"not both: it has {' and '.join(sources)}" if sources else "it has none"
+        raise ValueError(
+            f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
+            f"or a [cells.sweep] ladder or a [cells.ramp], one of them; {has}"
+        )
+    _check_span(cell)
+
+
+def _given(cell: Cell, *names: str) -> list[str]:
+    return [name for name in names if getattr(cell, name) is not None]
+
+
+def _check_burstiness(cell: Cell) -> None:
+    gamma = cell.arrival is Arrival.GAMMA
+    if gamma and cell.burstiness is None:
+        raise ValueError(
+            'arrival = "gamma" needs burstiness = <shape> (1 is Poisson, below 1 burstier)'
+        )
+    if not gamma and cell.burstiness is not None:
+        raise ValueError(
+            f'burstiness shapes gamma arrivals; set arrival = "gamma" (it is '
+            f"{cell.arrival.value!r}) or drop burstiness"
+        )
+
+
+def _check_span(cell: Cell) -> None:
+    if cell.ramp is not None:
+        scheduled_s, rates = cell.ramp.duration_s(cell.requests), f"a ramp {cell.ramp.start:g} → "
+        rates += f"{cell.ramp.end:g}"
+    else:
+        ladder = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else [])
+        scheduled_s, rates = sum((cell.requests - 1) / r for r in ladder or []), f"{ladder}"
+    if scheduled_s >= cell.deadline_s:
+        raise ValueError(
+            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
+            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
+            "give fewer requests or higher rates"
+        )

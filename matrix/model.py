@@ -17,13 +17,14 @@ from pydantic import Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
 from matrix.agentic import Agentic, check_agentic, last_turn_tokens
-from matrix.arrival import MAX_RATE, Arrival, Sweep
+from matrix.arrival import MAX_BURSTINESS, MAX_RATE, Arrival, Ramp, Sweep, check_load
 from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
 from matrix.families import DEFAULT_REGISTRY, FAMILY_NAMES, FamilySpec, FamilyStatus
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Rule
 from matrix.search import NeedleSearch, check_search
 from matrix.slo import Slo
+from matrix.traffic import Dataset, Prefix, Trace, check_traffic, reuses_prefixes
 from matrix.variants import check_variants
 
 SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
@@ -102,6 +103,8 @@ class WorkloadKind(StrEnum):
     SESSION_REUSE = "session_reuse"
     NEEDLE_SEARCH = "needle_search"
     AGENTIC = "agentic"
+    DATASET = "dataset"
+    TRACE = "trace"
 
 
 # Whether requests that stopped at max_tokens unasked enter a cell's statistics.
@@ -479,6 +482,33 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="agentic: turns of each conversation and tokens of each tool result.",
     )
+    burstiness: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_BURSTINESS,
+        exclude_if=omitted_at(None),
+        description="Gamma arrivals: the gaps' shape (1 is Poisson, below 1 burstier).",
+    )
+    ramp: Ramp | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: the rate moves from ramp.start to ramp.end over the cell.",
+    )
+    dataset: Dataset | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="dataset: the prompt file, its format and sha256 (matrix/traffic.py).",
+    )
+    trace: Trace | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="trace: the trace file replayed, its format, sha256 and time scale.",
+    )
+    prefix: Prefix | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Shared system prompts: tokens each, groups of them.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -492,6 +522,7 @@ class Cell(Spec):
         _check_shape(self)
         check_search(self)
         check_agentic(self)
+        check_traffic(self)
         _check_arrival(self)
         return self
 
@@ -523,8 +554,9 @@ class Cell(Spec):
     @property
     def cold(self) -> bool:
         """Whether the prefix cache must stay cold (a conversation's later turns find its
-        earlier ones cached: session reuse and agentic cells are warm by design)."""
-        return self.kind not in WARM_BY_DESIGN
+        earlier ones cached: session reuse and agentic cells are warm by design, and so are
+        cells whose prompts share prefixes: a trace, shared system prompts)."""
+        return self.kind not in WARM_BY_DESIGN and not reuses_prefixes(self)
 
     @property
     def peak_input_tokens(self) -> int:
@@ -563,17 +595,9 @@ WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
 
 def _check_arrival(cell: Cell) -> None:
+    check_load(cell)
     if not cell.open_loop:
-        if cell.rate is not None or cell.sweep is not None:
-            raise ValueError(
-                'rate and sweep need an open-loop arrival: add arrival = "poisson" or "constant"'
-            )
         return
-    if (cell.rate is None) == (cell.sweep is None):
-        raise ValueError(
-            f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
-            "or a [cells.sweep] ladder, not both"
-        )
     if cell.kind in CLOSED_ONLY:
         raise ValueError(
             f"a {cell.kind.value} cell runs its pattern as a closed loop; drop arrival, rate "
@@ -583,14 +607,6 @@ def _check_arrival(cell: Cell) -> None:
         raise ValueError(
             f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
             f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
-        )
-    rates = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else None)
-    scheduled_s = sum((cell.requests - 1) / r for r in rates or [])
-    if scheduled_s >= cell.deadline_s:
-        raise ValueError(
-            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
-            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
-            "give fewer requests or higher rates"
         )
 
 
