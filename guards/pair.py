@@ -6,7 +6,8 @@ prompt-token vector hash for every index: each lane tokenized the same text with
 its own tokenizer and chat template, so equal hashes prove both engines prefilled
 the same tokens. Wire hashes may differ (the model name is in the body). An
 open-loop cell's plans must also hold the same load (arrival, rate or ladder, SLO)
-and give every request the same step and arrival time: the same offered schedule.
+and give every request the same step and arrival time: the same offered schedule. A
+dataset or trace cell's plans must hold the same source: the same file, rows and records.
 Sampling parameters must be equal request by request, except the fields the cell
 declares as variants, which are listed as differing by design (``pair_sampling``).
 Each journal line is bound to its plan by ``plan_sha256`` (the terminal rule). A needle
@@ -36,6 +37,8 @@ def _header_differences(incumbent: RequestPlan, candidate: RequestPlan) -> list[
         found.append("the cell specs differ")
     if incumbent.load != candidate.load:
         found.append("the open-loop loads (arrival, rate or sweep, SLO) differ")
+    if incumbent.source != candidate.source:
+        found.append("the source rows (the dataset rows or trace records drawn) differ")
     return found
 
 

@@ -33,6 +33,7 @@ class Reason(StrEnum):
     FAMILY_MISSING = "family_missing"
     HOST_STALL = "host_stall"
     SCHEDULE_LAG = "schedule_lag"
+    ROWS_MISMATCH = "rows_mismatch"
     # failed: validity rules, in precedence order
     OOM = "oom"
     LANE_EXITED = "lane_exited"
@@ -65,6 +66,7 @@ BLOCKING = frozenset(
         Reason.FAMILY_MISSING,
         Reason.HOST_STALL,
         Reason.SCHEDULE_LAG,
+        Reason.ROWS_MISMATCH,
     }
 )
 PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
@@ -90,6 +92,9 @@ MEANINGS = MappingProxyType(
         Reason.SCHEDULE_LAG: "an open-loop client fell behind its arrival schedule: the p99 of "
         "send − due over the scored requests exceeds max_schedule_lag_ms, so the load offered "
         "was not the load declared",
+        Reason.ROWS_MISMATCH: "a dataset or trace cell's requests are not what the rows its plan "
+        "holds rebuild (messages, token target or max_tokens), so what was sent cannot be "
+        "traced to its file",
         Reason.OOM: "an out-of-memory kill was observed (Docker's OOMKilled, or a rise of the "
         "OOM-kill count of a host lane's cgroup; a SIGKILL alone is not one) beyond max_oom",
         Reason.LANE_EXITED: "the lane was no longer running, or its API no longer answered "
