@@ -125,6 +125,19 @@ def _check_ladder(rates: list[float]) -> None:
         raise ValueError(f"sweep rates {rates} must be strictly ascending")
 
 
+def rate_label(cell: Cell) -> str:
+    """An open-loop cell's rate in a stratum's name: ``8rps``, ``sweep``, ``ramp-2-8rps``, or a
+    trace's speed ``x10`` (its recorded times, ten times faster)."""
+    if cell.sweep is not None:
+        return "sweep"
+    if cell.ramp is not None:
+        return f"ramp-{cell.ramp.start:g}-{cell.ramp.end:g}rps"
+    if cell.rate is not None:
+        return f"{cell.rate:g}rps"
+    scale = cell.trace.time_scale if cell.trace is not None else 1.0
+    return f"x{scale:g}"
+
+
 def check_load(cell: Cell) -> None:
     """The load-shape fields agree with the cell's arrival, and its arrivals fit its deadline."""
     if not cell.open_loop:

@@ -131,9 +131,9 @@ def _check_prefix(cell: Cell, prefix: Prefix) -> None:
 
 def reuses_prefixes(cell: Cell) -> bool:
     """Whether the cell's prompts share prefixes by design (its prefix cache is warm)."""
-    dataset = cell.dataset
+    dataset, trace = cell.dataset, cell.trace
     return (
-        cell.trace is not None
+        (trace is not None and trace.format == "mooncake")  # an Azure trace shares nothing
         or cell.prefix is not None
         or (dataset is not None and not dataset.nonce)
     )

@@ -98,7 +98,7 @@ def azure_trace(rows: int = 200, seed: int = SEED) -> str:
     at = AZURE_START
     for _ in range(rows):
         stamp = at.strftime("%Y-%m-%d %H:%M:%S.%f") + "0"  # the trace's seven digits
-        writer.writerow([stamp, rng.randint(64, 4096), rng.randint(8, 256)])
+        writer.writerow([stamp, rng.randint(64, 4096), rng.randint(16, 256)])
         at += timedelta(seconds=rng.expovariate(2.0))
     return out.getvalue()
 
