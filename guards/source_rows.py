@@ -17,8 +17,9 @@ from guards.outcomes import judged, not_evaluated
 from guards.reasons import Reason
 from guards.verdict import RuleResult
 from matrix.model import Cell, Thresholds
+from workload.plan import RequestPlan
 from workload.request import PlannedRequest
-from workload.source_rows import DatasetRow, Source, TraceRow, rebuilt_request, rows_by_request
+from workload.source_rows import DatasetRow, TraceRow, rebuilt_request, rows_by_request
 
 CODE = Reason.ROWS_MISMATCH
 MAX_LISTED = 10
@@ -28,21 +29,13 @@ def source_rows(art: CellArtifacts, cell: Cell, _: Thresholds) -> RuleResult:
     plan = art.plan
     if plan is None or plan.source is None:
         return not_evaluated(CODE, "requests.json holds no source rows")
-    source, rows = plan.source, rows_by_request(plan.source)
-    differ: list[str] = []
-    for request in plan.requests:
-        row = rows.get((request.phase, request.index))
-        differ += [f"{request.phase.value} {request.index}: {what}"
-                   for what in _differences(source, row, request, art, cell)]  # fmt: skip
-    unused = len(rows) - len(plan.requests)
+    source, differ = plan.source, rebuild_differences(plan, cell)
     shown = "; ".join(differ[:MAX_LISTED])
     return judged(
         CODE,
-        not differ and unused == 0,
-        f"{len(plan.requests) - len(differ)} of {len(plan.requests)} requests rebuilt from the "
-        f"{source.kind} rows of {source.file} (sha256 {source.sha256[:12]})"
-        + (f"; differing: {shown}" if differ else "")
-        + (f"; {unused} row(s) belong to no request" if unused else ""),
+        not differ,
+        f"{len(plan.requests)} requests rebuilt from the {source.kind} rows of {source.file} "
+        f"(sha256 {source.sha256[:12]})" + (f"; differing: {shown}" if differ else ""),
         requests=len(plan.requests),
         differing=len(differ),
         file=source.file,
@@ -50,19 +43,27 @@ def source_rows(art: CellArtifacts, cell: Cell, _: Thresholds) -> RuleResult:
     )
 
 
+def rebuild_differences(plan: RequestPlan, cell: Cell) -> list[str]:
+    """What differs between each planned request and what its row rebuilds, and rows that
+    belong to no request; empty when the plan is its rows'."""
+    assert plan.source is not None, "only a sourced plan has rows"
+    rows = rows_by_request(plan.source)
+    found = []
+    for request in plan.requests:
+        row = rows.pop((request.phase, request.index), None)
+        found += [f"{request.phase.value} request {request.index}: {what}"
+                  for what in _differences(plan, cell, row, request)]  # fmt: skip
+    found += [f"{phase.value} row {index}: no request" for phase, index in sorted(rows)]
+    return found
+
+
 def _differences(
-    source: Source,
-    row: DatasetRow | TraceRow | None,
-    request: PlannedRequest,
-    art: CellArtifacts,
-    cell: Cell,
+    plan: RequestPlan, cell: Cell, row: DatasetRow | TraceRow | None, request: PlannedRequest
 ) -> list[str]:
-    if row is None:
+    if row is None or plan.source is None:
         return ["no row"]
-    assert art.plan is not None
-    plan, cap = art.plan, cell.sampling.max_tokens
-    rebuilt = rebuilt_request(source, row, request, seed=plan.seed, namespace=plan.namespace,
-                              prompt_id=cell.prompt_id, cap=cap)  # fmt: skip
+    rebuilt = rebuilt_request(plan.source, row, request, seed=plan.seed, namespace=plan.namespace,
+                              prompt_id=cell.prompt_id, cap=cell.sampling.max_tokens)  # fmt: skip
     found = []
     if [m.model_dump() for m in request.messages] != rebuilt.messages:
         found.append("messages")

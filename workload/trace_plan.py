@@ -60,6 +60,7 @@ class TracePlanner(SourcedPlanner):
         self.block_words: dict[str, int] = {}
         self.block_rate = Rate()
         self.tail_tokens = TAIL_TOKENS  # the template and the last block's tag
+        self.cuts: dict[tuple[tuple[str, ...], int], int] = {}  # (blocks, length) -> words
         self.rows: list[TraceRow] = []
 
     @property
@@ -114,13 +115,18 @@ class TracePlanner(SourcedPlanner):
     async def _fit(
         self, slot: Slot, key: TraceKey, ids: list[str], words: list[int], record: ParsedRecord
     ) -> Fit:
-        """The words, in all, that bring the prompt to the record's input_length."""
+        """The words, in all, that bring the prompt to the record's input_length (a record
+        with the same blocks and length as one before gets the same cut: the same prompt)."""
+        tag, canary = block_tag(key, ids[0]), canary_of(self.key(slot))  # its first block opens it
+        cut = self.cuts.get((tuple(ids), record.input_length))
+        if cut is not None:
+            prompt = _user(trace_content(key, ids, words, cut), tag, canary)
+            return Fit(cut, prompt, await self.count(prompt.messages))
         tpw, whole = self.block_rate.tokens_per_word, sum(words)
         blocks = (len(ids) - 1) * self.spec.block_tokens - tpw * whole  # their tags' tokens
         rate = Rate(tpw, self.tail_tokens + blocks, measured=True)
-        tag = block_tag(key, ids[0])  # the prompt opens with its first block
         fit = await fit_filler(
-            lambda n: _user(trace_content(key, ids, words, n), tag, canary_of(self.key(slot))),
+            lambda n: _user(trace_content(key, ids, words, n), tag, canary),
             record.input_length,
             self.tokenizer,
             template_kwargs=self.template_kwargs,
@@ -129,6 +135,7 @@ class TracePlanner(SourcedPlanner):
         )
         if fit.filler_words > whole:  # the cut fell in the last block: learn what it adds
             self.tail_tokens = fit.tokens.count - tpw * fit.filler_words - blocks
+        self.cuts[(tuple(ids), record.input_length)] = fit.filler_words
         return fit
 
     def _reuse(self) -> Reuse:
