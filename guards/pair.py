@@ -3,8 +3,8 @@
 Both arms' plans (``requests.json``) must record the same prompt-token vector hash for every
 request index: each lane tokenized the same text with its own tokenizer and chat template,
 so equal hashes prove both engines prefilled the same tokens. What else must match (seed,
-namespace, cell spec, an open loop's schedule, sampling but the declared variants, a needle
-search's range): docs/guards.md, "Validity rules".
+namespace, cell spec, an open loop's schedule, sampling but the declared variants, a dataset
+or trace cell's source, a needle search's range): docs/guards.md, "Validity rules".
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def _header_differences(incumbent: RequestPlan, candidate: RequestPlan) -> list[
         found.append("the cell specs differ")
     if incumbent.load != candidate.load:
         found.append("the open-loop loads (arrival, rate or sweep, SLO) differ")
+    if incumbent.source != candidate.source:
+        found.append("the source rows (the dataset rows or trace records drawn) differ")
     return found
 
 

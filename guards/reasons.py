@@ -36,6 +36,7 @@ class Reason(StrEnum):
     GPU_THROTTLED = "gpu_throttled"
     GPU_CONTENDED = "gpu_contended"
     GPU_ERRORS = "gpu_errors"
+    ROWS_MISMATCH = "rows_mismatch"
     # failed: validity rules, in precedence order
     OOM = "oom"
     LANE_EXITED = "lane_exited"
@@ -71,6 +72,7 @@ BLOCKING = frozenset(
         Reason.GPU_THROTTLED,
         Reason.GPU_CONTENDED,
         Reason.GPU_ERRORS,
+        Reason.ROWS_MISMATCH,
     }
 )
 PAIR_REASONS = frozenset({Reason.PAIR_MISMATCH, Reason.ARM_NOT_ACCEPTED})
@@ -103,6 +105,9 @@ MEANINGS = MappingProxyType(
         "GPUs during the window, sharing what was measured",
         Reason.GPU_ERRORS: "Xid critical errors or uncorrected ECC errors on the arm's GPUs rose "
         "during the window",
+        Reason.ROWS_MISMATCH: "a dataset or trace cell's requests are not what the rows its plan "
+        "holds rebuild (messages, token target or max_tokens), so what was sent cannot be "
+        "traced to its file",
         Reason.OOM: "an out-of-memory kill was observed (Docker's OOMKilled, or a rise of the "
         "OOM-kill count of a host lane's cgroup; a SIGKILL alone is not one) beyond max_oom",
         Reason.LANE_EXITED: "the lane was no longer running, or its API no longer answered "

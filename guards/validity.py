@@ -24,6 +24,7 @@ from guards.outcomes import failed, judged, not_applicable, not_evaluated, passe
 from guards.reasons import Reason
 from guards.records import LaneAtEnd
 from guards.schedule_lag import schedule_lag
+from guards.source_rows import source_rows
 from guards.verdict import RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
@@ -367,5 +368,8 @@ RULES: tuple[Rule, ...] = (
 
 
 def validity(art: CellArtifacts, cell: Cell, thresholds: Thresholds) -> list[RuleResult]:
-    """Every validity rule, in precedence order."""
-    return [rule(art, cell, thresholds) for rule in RULES]
+    """Every validity rule, in precedence order; a plan built from a file's rows is also
+    rebuilt from them (a rule only such plans get: other verdicts keep their rules)."""
+    sourced = art.plan is not None and art.plan.source is not None
+    rules = (source_rows, *RULES) if sourced else RULES
+    return [rule(art, cell, thresholds) for rule in rules]

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
 from matrix.agentic import Agentic
-from matrix.arrival import MAX_RATE, Arrival, Sweep
+from matrix.arrival import MAX_BURSTINESS, MAX_RATE, Arrival, Ramp, Sweep
 from matrix.fields import (
     MAX_CONCURRENCY,
     MAX_DEADLINE_S,
@@ -24,6 +24,7 @@ from matrix.fields import (
 )
 from matrix.search import NeedleSearch
 from matrix.slo import Slo
+from matrix.traffic import PREFIXABLE, Dataset, Prefix, Trace
 
 
 class WorkloadKind(StrEnum):
@@ -38,6 +39,8 @@ class WorkloadKind(StrEnum):
     SESSION_REUSE = "session_reuse"
     NEEDLE_SEARCH = "needle_search"
     AGENTIC = "agentic"
+    DATASET = "dataset"
+    TRACE = "trace"
 
 
 # Whether requests that stopped at max_tokens unasked enter a cell's statistics.
@@ -159,6 +162,33 @@ class Cell(Spec):
         exclude_if=omitted_at(None),
         description="agentic: turns of each conversation and tokens of each tool result.",
     )
+    burstiness: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_BURSTINESS,
+        exclude_if=omitted_at(None),
+        description="Gamma arrivals: the gaps' shape (1 is Poisson, below 1 burstier).",
+    )
+    ramp: Ramp | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Open loop: the rate moves from ramp.start to ramp.end over the cell.",
+    )
+    dataset: Dataset | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="dataset: the prompt file, its format and sha256 (matrix/traffic.py).",
+    )
+    trace: Trace | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="trace: the trace file replayed, its format, sha256 and time scale.",
+    )
+    prefix: Prefix | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Shared system prompts: tokens each, groups of them.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> Cell:
@@ -172,6 +202,7 @@ class Cell(Spec):
         _check_shape(self)
         check_search(self)
         check_agentic(self)
+        check_traffic(self)
         _check_arrival(self)
         return self
 
@@ -203,8 +234,9 @@ class Cell(Spec):
     @property
     def cold(self) -> bool:
         """Whether the prefix cache must stay cold (a conversation's later turns find its
-        earlier ones cached: session reuse and agentic cells are warm by design)."""
-        return self.kind not in WARM_BY_DESIGN
+        earlier ones cached: session reuse and agentic cells are warm by design, and so are
+        cells whose prompts share prefixes: a trace, shared system prompts)."""
+        return self.kind not in WARM_BY_DESIGN and not reuses_prefixes(self)
 
     @property
     def peak_input_tokens(self) -> int:
@@ -244,17 +276,9 @@ WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
 
 def _check_arrival(cell: Cell) -> None:
+    check_load(cell)
     if not cell.open_loop:
-        if cell.rate is not None or cell.sweep is not None:
-            raise ValueError(
-                'rate and sweep need an open-loop arrival: add arrival = "poisson" or "constant"'
-            )
         return
-    if (cell.rate is None) == (cell.sweep is None):
-        raise ValueError(
-            f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
-            "or a [cells.sweep] ladder, not both"
-        )
     if cell.kind in CLOSED_ONLY:
         raise ValueError(
             f"a {cell.kind.value} cell runs its pattern as a closed loop; drop arrival, rate "
@@ -264,14 +288,6 @@ def _check_arrival(cell: Cell) -> None:
         raise ValueError(
             f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
             f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
-        )
-    rates = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else None)
-    scheduled_s = sum((cell.requests - 1) / r for r in rates or [])
-    if scheduled_s >= cell.deadline_s:
-        raise ValueError(
-            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
-            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
-            "give fewer requests or higher rates"
         )
 
 
@@ -361,3 +377,120 @@ def sampling_for(cell: Cell, arm: str) -> Sampling:
     """The cell's sampling as ``arm`` sends it."""
     update = {field: values[arm] for field, values in cell.variants.items() if arm in values}
     return cell.sampling.model_copy(update=update) if update else cell.sampling
+
+
+def rate_label(cell: Cell) -> str:
+    """An open-loop cell's rate in a stratum's name: ``8rps``, ``sweep``, ``ramp-2-8rps``, or a
+    trace's speed ``x10`` (its recorded times, ten times faster)."""
+    if cell.sweep is not None:
+        return "sweep"
+    if cell.ramp is not None:
+        return f"ramp-{cell.ramp.start:g}-{cell.ramp.end:g}rps"
+    if cell.rate is not None:
+        return f"{cell.rate:g}rps"
+    scale = cell.trace.time_scale if cell.trace is not None else 1.0
+    return f"x{scale:g}"
+
+
+def check_load(cell: Cell) -> None:
+    """The load-shape fields agree with the cell's arrival, and its arrivals fit its deadline."""
+    if not cell.open_loop:
+        given = _given(cell, "rate", "sweep", "ramp", "burstiness")
+        if given:
+            raise ValueError(
+                f'{" and ".join(given)} need an open-loop arrival: add arrival = "poisson" or '
+                '"constant" (or "gamma" with a burstiness)'
+            )
+        return
+    if cell.arrival is Arrival.TRACE:
+        given = _given(cell, "rate", "sweep", "ramp", "burstiness")
+        if given:
+            raise ValueError(
+                f"a trace cell sends at its recorded times; drop {', '.join(given)} (speed it "
+                "up with trace.time_scale)"
+            )
+        return
+    _check_burstiness(cell)
+    sources = _given(cell, "rate", "sweep", "ramp")
+    if len(sources) != 1:
+        has = f"not both: it has {' and '.join(sources)}" if sources else "it has none"
+        raise ValueError(
+            f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
+            f"or a [cells.sweep] ladder or a [cells.ramp], one of them; {has}"
+        )
+    _check_span(cell)
+
+
+def _given(cell: Cell, *names: str) -> list[str]:
+    return [name for name in names if getattr(cell, name) is not None]
+
+
+def _check_burstiness(cell: Cell) -> None:
+    gamma = cell.arrival is Arrival.GAMMA
+    if gamma and cell.burstiness is None:
+        raise ValueError(
+            'arrival = "gamma" needs burstiness = <shape> (1 is Poisson, below 1 burstier)'
+        )
+    if not gamma and cell.burstiness is not None:
+        raise ValueError(
+            f'burstiness shapes gamma arrivals; set arrival = "gamma" (it is '
+            f"{cell.arrival.value!r}) or drop burstiness"
+        )
+
+
+def _check_span(cell: Cell) -> None:
+    if cell.ramp is not None:
+        scheduled_s, rates = cell.ramp.duration_s(cell.requests), f"a ramp {cell.ramp.start:g} → "
+        rates += f"{cell.ramp.end:g}"
+    else:
+        ladder = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else [])
+        scheduled_s, rates = sum((cell.requests - 1) / r for r in ladder or []), f"{ladder}"
+    if scheduled_s >= cell.deadline_s:
+        raise ValueError(
+            f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
+            f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
+            "give fewer requests or higher rates"
+        )
+
+
+def check_traffic(cell: Cell) -> None:
+    """A dataset or trace cell has its source, a prefix opens independent prompts; else
+    ValueError."""
+    kind = cell.kind.value
+    for name, table in (("dataset", cell.dataset), ("trace", cell.trace)):
+        if (kind == name) != (table is not None):
+            raise ValueError(
+                f"a {name} cell needs a [cells.{name}] table with its file and format"
+                if table is None
+                else f"{name}: only a {name} cell has one (kind is {kind})"
+            )
+    if (kind == "trace") != (cell.arrival.value == "trace"):
+        raise ValueError(
+            'a trace cell sends at its recorded times: arrival = "trace" (the loader sets it), '
+            "and no other cell has that arrival"
+        )
+    if cell.prefix is not None:
+        _check_prefix(cell, cell.prefix)
+
+
+def _check_prefix(cell: Cell, prefix: Prefix) -> None:
+    if cell.kind.value not in PREFIXABLE:
+        raise ValueError(
+            f"prefix: a {cell.kind.value} cell has no independent prompts to share a system "
+            f"prompt; kinds with one: {', '.join(sorted(PREFIXABLE))}"
+        )
+    if prefix.tokens >= cell.input_tokens:
+        raise ValueError(
+            f"prefix.tokens = {prefix.tokens} leaves no room in input_tokens = "
+            f"{cell.input_tokens}; the shared system prompt is part of each prompt"
+        )
+
+
+def reuses_prefixes(cell: Cell) -> bool:
+    """Whether the cell's prompts share prefixes by design (its prefix cache is warm)."""
+    dataset, trace = cell.dataset, cell.trace
+    return (
+        (trace is not None and trace.format == "mooncake")  # an Azure trace shares nothing
+        or cell.prefix is not None
+        or (dataset is not None and not dataset.nonce)
+    )

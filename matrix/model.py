@@ -20,6 +20,7 @@ from matrix.quality import QualityImport, check_quality
 from matrix.rule import Rule
 from matrix.slo import Slo
 from matrix.thresholds import Thresholds
+from matrix.traffic import SourceFile
 from matrix.window import Window
 
 
@@ -251,3 +252,21 @@ def _unique(what: str, values: list[str]) -> None:
         if value in seen:
             raise ValueError(f"duplicate {what} {value!r}")
         seen.add(value)
+
+
+def changed_sources(frozen: Matrix, current: Matrix) -> list[str]:
+    """Per cell of both matrices, the source file whose bytes changed since it was frozen."""
+    now = {cell.id: cell for cell in current.cells}
+    found = []
+    for cell in frozen.cells:
+        was, other = _source(cell), _source(now[cell.id]) if cell.id in now else None
+        if was is not None and other is not None and was.sha256 != other.sha256:
+            found.append(
+                f"cell {cell.id}: {other.file} now hashes to {other.sha256}, but the campaign "
+                f"was frozen with {was.sha256}"
+            )
+    return found
+
+
+def _source(cell: Cell) -> SourceFile | None:
+    return cell.dataset or cell.trace

@@ -34,6 +34,7 @@ from matrix.engines import WILDCARD_HOSTS
 from matrix.fields import SLUG
 from matrix.model import Matrix
 from matrix.search import search_defaults
+from matrix.source_entry import source_entry
 
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
@@ -66,7 +67,7 @@ def load_matrix(path: Path) -> Matrix:
     raw = _read_toml(path)
     try:
         check_values(raw)
-        data, origins = expand(raw)
+        data, origins = expand(raw, base=path.parent)
     except ValueError as exc:
         raise MatrixError(str(exc), where=str(path), fix=FIX_FIELDS) from exc
     try:
@@ -173,8 +174,9 @@ def check_values(value: Any, where: str = "", depth: int = 0) -> None:
             check_values(item, f"{where}[{index}]", depth + 1)
 
 
-def expand(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
-    """Apply ``[defaults]`` and expand cell grids; returns the data and each cell's origin."""
+def expand(raw: dict[str, Any], *, base: Path | None = None) -> tuple[dict[str, Any], list[Origin]]:
+    """Apply ``[defaults]`` and expand cell grids; returns the data and each cell's origin.
+    ``base``: the matrix file's folder, against which a cell's dataset or trace file resolves."""
     data = {k: v for k, v in raw.items() if k != "defaults"}
     defaults = raw.get("defaults", {})
     if not isinstance(defaults, dict):
@@ -189,7 +191,8 @@ def expand(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Origin]]:
             cells.append(entry)
             origins.append(Origin(index, f"cells[{index}]"))
             continue
-        filled = _deep_defaults(defaults, search_defaults(entry))
+        own = source_entry(search_defaults(entry), base, f"cells[{index}]")
+        filled = _deep_defaults(defaults, own)
         for cell in _expand_entry(filled, f"cells[{index}]"):
             cells.append(cell)
             origins.append(Origin(index, f"cells[{index}] (id={cell.get('id')!r})"))
@@ -281,8 +284,8 @@ def _load_label(cell: dict[str, Any]) -> str:
     arrival = cell.get("arrival", "closed")
     if arrival == "closed":
         return f"c{cell.get('concurrency')}"
-    if "sweep" in cell:
-        return f"{arrival}-sweep"
+    if "sweep" in cell or "ramp" in cell:
+        return f"{arrival}-{'sweep' if 'sweep' in cell else 'ramp'}"
     rate = cell.get("rate")
     return f"{arrival}-{rate:g}rps" if isinstance(rate, int | float) else str(arrival)
 

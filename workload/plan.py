@@ -16,7 +16,11 @@ Format history of ``schema_version``:
       1, ``shared_prefix_tokens`` (None in plans written before it); later in 1, an
       agentic cell's requests have system, user and assistant messages and roles turn_1 …
       turn_8, and a needle_search cell's plan has no requests (its client plans each probe;
-      its ``shared_prefix_tokens`` is measured on two short probes).
+      its ``shared_prefix_tokens`` is measured on two short probes); later in 1, a dataset or
+      trace cell's plan has ``source`` (its file and the row of each request), an open-loop
+      ``load`` may have ``burstiness`` or ``ramp``, and a cell with shared prefixes opens its
+      requests with a system message (each left out where unused: older plans keep their
+      bytes).
 """
 
 from __future__ import annotations
@@ -24,37 +28,46 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Literal, Protocol, Self
 
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from faceoff.canonical import canonical_bytes, sha256_hex
 from faceoff.errors import FaceoffError
 from faceoff.recent import Recent, identity
 from matrix.cell import Cell, Sampling, WorkloadKind
 from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
+from workload.dataset_plan import DatasetPlanner
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import RequestRole, turn_of
-from workload.prompts import Prompt, PromptKey, compose, follow_up
+from workload.prefix import SharedPrefixes, with_prefix
+from workload.prompts import Message, Prompt, PromptKey, compose, follow_up
 from workload.records import Phase
+from workload.request import (
+    Body,
+    ChatMessage,
+    PlannedRequest,
+    chat_template_kwargs,
+    planned_request,
+    sent_for,
+)
 from workload.schedule import OpenLoad, open_load, step_arrivals
-from workload.text import derive_int
-from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_prefix
+from workload.source_rows import DatasetSource, TraceSource
+from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_by_all
+from workload.trace_plan import TracePlanner
+
+__all__ = [  # the request models are read from here too
+    "Body", "ChatMessage", "PlanOptions", "PlannedRequest", "RequestPlan", "build_plan",
+    "chat_template_kwargs", "retokenize",
+]  # fmt: skip
 
 PREFIX_PROBE_WORDS = 32  # a short document: only the prompts' common start matters
 RETOKENIZE_IN_FLIGHT = 4  # /tokenize calls a retokenize keeps open at once
-
-
-class ChatMessage(Spec):
-    role: Literal["system", "user", "assistant"] = Field(description="Chat role.")
-    content: str = Field(description="Message text, exactly as sent.")
 
 
 class PlanOptions(Spec):
@@ -67,114 +80,6 @@ class PlanOptions(Spec):
     scored_phase: Phase = Field(
         default=Phase.SCORED, description="Phase of the non-warmup requests (diagnostic runs)."
     )
-
-
-def chat_template_kwargs(reasoning_effort: str | None) -> dict[str, Any] | None:
-    """``chat_template_kwargs`` of a request: sent in its body and to ``/tokenize`` alike."""
-    return {"reasoning_effort": reasoning_effort} if reasoning_effort else None
-
-
-class PlannedRequest(Spec):
-    phase: Phase = Field(description="warmup | scored | diagnostic.")
-    index: int = Field(ge=0, description="Index within the phase; the pair key.")
-    stream: int = Field(ge=0, description="Closed-loop stream that sends it.")
-    order: int = Field(ge=0, description="Position within its stream.")
-    start_offset_ms: int = Field(ge=0, description="First of a stream: delay after the start.")
-    role: RequestRole = Field(description="Role in the workload's pattern.")
-    text_kind: Literal["prose", "structured"] = Field(description="Kind of document text.")
-    messages: list[ChatMessage] = Field(description="Chat messages; the nonce starts the first.")
-    max_tokens: int = Field(ge=1, description="max_tokens sent.")
-    temperature: float = Field(description="Sampling temperature sent.")
-    top_p: float = Field(description="top_p sent.")
-    seed: int | None = Field(description="Sampling seed sent; None: none (sampling.seed off).")
-    reasoning_effort: str | None = Field(description="chat_template_kwargs.reasoning_effort.")
-    ignore_eos: bool = Field(description="ignore_eos sent (only when true).")
-    nonce: str = Field(description="Cold-cache nonce at the very start of the prompt.")
-    canary: str = Field(description="Per-request canary string in the prompt.")
-    marker: str | None = Field(description="Needle marker, when the prompt holds one.")
-    contract_words: int | None = Field(description="Output contract: exactly N words.")
-    filler_words: int = Field(ge=0, description="Words of document text the search settled on.")
-    target_input_tokens: int = Field(description="Input token target.")
-    input_tokens: int = Field(description="Prompt tokens by the lane's /tokenize (template on).")
-    prompt_sha256: str = Field(description="sha256 of the prompt-token vector (compact JSON).")
-    wire_sha256: str = Field(description="sha256 of the serialized request body.")
-    wire_bytes: int = Field(description="Size of the serialized request body.")
-    expect_length_finish: bool = Field(
-        description="finish_reason 'length' is the intended end (ignore_eos or max_tokens=1)."
-    )
-    step: int | None = Field(
-        default=None,
-        ge=0,
-        exclude_if=omitted_at(None),
-        description="Open loop: the sweep step (0 for a single run) that sends it.",
-    )
-    arrival_s: float | None = Field(
-        default=None,
-        ge=0,
-        exclude_if=omitted_at(None),
-        description="Open loop: seconds after its step's start it is due, at 1 request/s "
-        "(divided by the step's rate when sent).",
-    )
-
-    def template_kwargs(self) -> dict[str, Any] | None:
-        return chat_template_kwargs(self.reasoning_effort)
-
-    def wire(self, model: str) -> bytes:
-        """The request body, byte for byte as sent (canonical JSON)."""
-        return self.body().wire(model)
-
-    def body(self) -> Body:
-        return Body(
-            messages=self.messages,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            seed=self.seed,
-            reasoning_effort=self.reasoning_effort,
-            ignore_eos=self.ignore_eos,
-        )
-
-
-@dataclass(frozen=True)
-class Body:
-    """What a request's body carries besides the model: the part its wire hash covers."""
-
-    messages: list[ChatMessage]
-    max_tokens: int
-    temperature: float
-    top_p: float
-    seed: int | None
-    reasoning_effort: str | None
-    ignore_eos: bool
-
-    def wire(self, model: str) -> bytes:
-        """The request body, byte for byte as sent (canonical JSON)."""
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [m.model_dump() for m in self.messages],
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if self.seed is not None:
-            body["seed"] = self.seed
-        if kwargs := chat_template_kwargs(self.reasoning_effort):
-            body["chat_template_kwargs"] = kwargs
-        if self.ignore_eos:
-            body["ignore_eos"] = True
-        return canonical_bytes(body)
-
-    def hashes(self, tokens: TokenCount, model: str) -> dict[str, Any]:
-        """The fields of a planned request that count and hash this body on a lane."""
-        wire = self.wire(model)
-        return {
-            "input_tokens": tokens.count,
-            "prompt_sha256": tokens.vector_sha256,
-            "wire_sha256": sha256_hex(wire),
-            "wire_bytes": len(wire),
-        }
 
 
 class RequestPlan(Artifact):
@@ -197,6 +102,13 @@ class RequestPlan(Artifact):
         exclude_if=omitted_at(None),  # a plan written before it keeps its hash
         description="Leading tokens every request's prompt shares on this lane (the chat "
         "template's preamble, before the nonce): a cold cell may hit them in the prefix cache.",
+    )
+    source: DatasetSource | TraceSource | None = Field(
+        default=None,
+        discriminator="kind",
+        exclude_if=omitted_at(None),
+        description="A dataset or trace cell: its file and the row of every request "
+        "(workload/source_rows.py).",
     )
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:
@@ -255,14 +167,14 @@ async def build_plan(
         short_input_tokens=options.short_input_tokens,
         hol_delay_ms=options.hol_delay_ms,
     )
-    planner = _Planner(cell, seed, namespace, model, tokenizer, sampling or cell.sampling)
+    planner = _planner(cell, seed, namespace, model, tokenizer, sampling or cell.sampling)
     # the fingerprint's small round trip is asked while the search runs
     requests, tokenizer_fingerprint = await asyncio.gather(
         planner.plan_all(slots), fingerprint(tokenizer)
     )
-    load = open_load(cell, slo)
+    load = open_load(cell, slo, trace_rate=planner.trace_rate)
     if load is not None:
-        requests = _scheduled(requests, load, step_arrivals(load, seed, namespace, cell.prompt_id))
+        requests = _scheduled(requests, load, planner.arrivals(load))
     return RequestPlan(
         cell=cell,
         seed=seed,
@@ -273,10 +185,35 @@ async def build_plan(
         options=options,
         requests=requests,
         load=load,
-        shared_prefix_tokens=(
-            await planner.probe_prefix() if cell.search is not None else planner.shared_prefix()
-        ),
+        shared_prefix_tokens=await planner.shared_prefix_tokens(),
+        source=planner.source,
     )
+
+
+class Planner(Protocol):
+    """What builds a cell's requests on one lane: synthetic prompts, or a file's rows."""
+
+    max_model_len: int | None
+    trace_rate: float | None
+
+    @property
+    def source(self) -> DatasetSource | TraceSource | None: ...
+
+    async def plan_all(self, slots: list[Slot]) -> list[PlannedRequest]: ...
+
+    async def shared_prefix_tokens(self) -> int | None: ...
+
+    def arrivals(self, load: OpenLoad) -> list[float]: ...
+
+
+def _planner(  # noqa: PLR0917  (the plan's identity, one argument each)
+    cell: Cell, seed: int, namespace: str, model: str, tokenizer: Tokenizer, sampling: Sampling
+) -> Planner:
+    kinds: dict[WorkloadKind, type[DatasetPlanner | TracePlanner]] = {
+        WorkloadKind.DATASET: DatasetPlanner,
+        WorkloadKind.TRACE: TracePlanner,
+    }
+    return kinds.get(cell.kind, _Planner)(cell, seed, namespace, model, tokenizer, sampling)
 
 
 def _scheduled(
@@ -336,7 +273,7 @@ async def retokenize(
             "requests": [
                 _rehashed(r, tokens, model) for r, tokens in zip(texts, counts, strict=True)
             ],
-            "shared_prefix_tokens": _shared([tokens.tokens for tokens in counts]),
+            "shared_prefix_tokens": shared_by_all([tokens.tokens for tokens in counts]),
         }
     )
 
@@ -357,6 +294,18 @@ class _Planner:
         self.rates: dict[tuple[str, RequestRole], Rate] = {}
         self.fits: dict[tuple[Phase, int], Fit] = {}
         self.max_model_len: int | None = None
+        self.prefixes = (
+            SharedPrefixes(cell.prefix, tokenizer, self.template_kwargs) if cell.prefix else None
+        )
+
+    trace_rate: float | None = None
+    source: None = None  # synthetic prompts: no file
+
+    async def shared_prefix_tokens(self) -> int | None:
+        return await self.probe_prefix() if self.cell.search is not None else self.shared_prefix()
+
+    def arrivals(self, load: OpenLoad) -> list[float]:
+        return step_arrivals(load, self.seed, self.namespace, self.cell.prompt_id)
 
     async def plan_all(self, slots: list[Slot]) -> list[PlannedRequest]:
         """In order: a request learns from the ones before it (rate, turn 1)."""
@@ -376,8 +325,12 @@ class _Planner:
         return self._request(slot, key, fit, target)
 
     async def _fit(self, slot: Slot, key: PromptKey) -> Fit:
+        compose_one = self._composer(slot, key)
+        if self.prefixes is not None:  # the group's system prompt opens the request
+            system = await self.prefixes.message(key)
+            compose_one = _opened(system, compose_one)
         return await fit_filler(
-            self._composer(slot, key),
+            compose_one,
             slot.target_tokens,
             self.tokenizer,
             template_kwargs=self.template_kwargs,
@@ -418,7 +371,7 @@ class _Planner:
         return Fit(first.filler_words, prompt, tokens), target
 
     def shared_prefix(self) -> int | None:
-        return _shared([fit.tokens.tokens for fit in self.fits.values()])
+        return shared_by_all([fit.tokens.tokens for fit in self.fits.values()])
 
     async def probe_prefix(self) -> int | None:
         """What any two probes of a needle search share on this lane (its client plans
@@ -432,7 +385,7 @@ class _Planner:
             prompt = compose(needle, key, RequestRole.SINGLE, PREFIX_PROBE_WORDS)
             tokens = await self.tokenizer.tokenize(prompt.messages, self.template_kwargs)
             vectors.append(tokens.tokens)
-        return _shared(vectors)
+        return shared_by_all(vectors)
 
     def _check_context(self, tokens: TokenCount, slot: Slot) -> None:
         self.max_model_len = tokens.max_model_len
@@ -445,36 +398,14 @@ class _Planner:
             )
 
     def _request(self, slot: Slot, key: PromptKey, fit: Fit, target: int) -> PlannedRequest:
-        sampling, prompt = self.sampling, fit.prompt
         probe = self.cell.kind is WorkloadKind.PREFILL_PROBE
+        sampling = self.sampling
         max_tokens = 1 if probe else sampling.max_tokens
-        body = Body(
-            messages=[ChatMessage.model_validate(m) for m in prompt.messages],
-            max_tokens=max_tokens,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            seed=derive_int(2**31, *key.parts("seed")) if sampling.seed else None,
-            reasoning_effort=sampling.reasoning_effort,
-            ignore_eos=sampling.ignore_eos,
-        )
-        return PlannedRequest(
-            **asdict(body),
-            **body.hashes(fit.tokens, self.model),
-            phase=slot.phase,
-            index=slot.index,
-            stream=slot.stream,
-            order=slot.order,
-            start_offset_ms=slot.start_offset_ms,
-            role=slot.role,
-            text_kind=prompt.text_kind,
-            nonce=prompt.nonce,
-            canary=prompt.canary,
-            marker=prompt.marker,
-            contract_words=prompt.contract_words,
+        sent = sent_for(sampling, key, max_tokens=max_tokens, ignore_eos=sampling.ignore_eos)
+        return planned_request(
+            slot, fit.prompt, fit.tokens, sent, model=self.model, target=target,
             filler_words=fit.filler_words,
-            target_input_tokens=target,
-            expect_length_finish=sampling.ignore_eos or max_tokens == 1,
-        )
+        )  # fmt: skip
 
 
 def _rehashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
@@ -484,7 +415,5 @@ def _rehashed(request: PlannedRequest, tokens: TokenCount, model: str) -> Planne
     )
 
 
-def _shared(vectors: list[tuple[int, ...]]) -> int | None:
-    """The shared prefix of the vectors; None for one vector (nothing shares it) or when the
-    tokenizer gave no token ids."""
-    return shared_prefix(vectors) if len(vectors) > 1 and all(vectors) else None
+def _opened(system: Message, compose_one: Callable[[int], Prompt]) -> Callable[[int], Prompt]:
+    return lambda n: with_prefix(system, compose_one(n))

@@ -46,6 +46,12 @@ def shared_prefix(vectors: Sequence[Sequence[int]]) -> int:
     return shortest
 
 
+def shared_by_all(vectors: Sequence[Sequence[int]]) -> int | None:
+    """The shared prefix of the vectors; None for one vector (nothing shares it) or when the
+    tokenizer gave no token ids."""
+    return shared_prefix(vectors) if len(vectors) > 1 and all(vectors) else None
+
+
 class Tokenizer(Protocol):
     async def tokenize(
         self, messages: Sequence[dict[str, str]], template_kwargs: dict[str, Any] | None

@@ -31,7 +31,7 @@ from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.arm import Arm
-from matrix.cell import Cell
+from matrix.cell import Cell, rate_label
 from workload.metrics import TimedRequest, higher_is_better, measures_of
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
@@ -46,8 +46,7 @@ def stratum(cell: Cell) -> str:
     rate (or sweep), so that ratios never pool requests offered different loads."""
     if not cell.open_loop:
         return f"{cell.kind.value}/{cell.input_tokens}/c{cell.concurrency}"
-    load = "sweep" if cell.sweep is not None else f"{cell.rate:g}rps"
-    return f"{cell.kind.value}/{cell.input_tokens}/{cell.arrival.value}-{load}"
+    return f"{cell.kind.value}/{cell.input_tokens}/{cell.arrival.value}-{rate_label(cell)}"
 
 
 def cell_entry(

@@ -46,7 +46,7 @@ from matrix.aa import aa_twin
 from matrix.arm import Arm
 from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
-from matrix.model import Matrix
+from matrix.model import Matrix, changed_sources
 from matrix.plan import plan
 from matrix.toml_reader import load_matrix
 from workload.records import JOURNAL_NAME
@@ -98,6 +98,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     so does the host's name (``FACEOFF_HOST``, else the machine's)."""
     engine = open_ledger(resolve_url(None, workdir))
     campaign_dir = campaign_dir_of(workdir, frozen)
+    refuse_changed_sources(frozen, campaign_dir)
     with session_scope(engine) as session:
         row, resumed = open_campaign(
             session,
@@ -127,6 +128,20 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     carried = carry_over(context)
     set_status(context, RUNNING)
     return Opened(context, resumed, restored, interrupted, carried)
+
+
+def refuse_changed_sources(frozen: FrozenMatrix, campaign_dir: Path) -> None:
+    """A resumed campaign whose dataset or trace file changed since it was frozen is refused,
+    naming the file and both hashes (before the ledger's plain "the matrix changed")."""
+    path = campaign_dir / FROZEN_FILE
+    changed = changed_sources(read_frozen(path).matrix, frozen.matrix) if path.is_file() else []
+    if changed:
+        raise FaceoffError(
+            "; ".join(changed),
+            where=str(path),
+            fix="restore the file the campaign was frozen with to resume it, or rename the "
+            "campaign to start anew over the new file",
+        )
 
 
 def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:

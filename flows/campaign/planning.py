@@ -30,6 +30,7 @@ PATTERNLESS = {
     WorkloadKind.SESSION_REUSE: WorkloadKind.NATURAL,
     WorkloadKind.AGENTIC: WorkloadKind.NATURAL,
     WorkloadKind.NEEDLE_SEARCH: WorkloadKind.NEEDLE,
+    WorkloadKind.TRACE: WorkloadKind.NATURAL,
 }
 
 
@@ -79,13 +80,14 @@ def warmup_shape(cell: Cell, warmups: int) -> Cell:
     several streams or whole sessions warms up as natural requests of its input and
     sampling; a copy that kept the kind would fail that kind's shape checks. They are
     closed loop whatever the cell's arrival: a warmup has no schedule to keep. A needle
-    search warms up as needles of its low end, the length it expects to recall.
+    search warms up as needles of its low end, the length it expects to recall; a trace as
+    natural requests of its longest input (a dataset keeps its rows: they are independent).
     """
     kind = PATTERNLESS.get(cell.kind, cell.kind)
     fields = cell.model_dump()
     fields |= {"kind": kind, "requests": warmups, "warmups": 0, "concurrency": 1}
     fields |= {"arrival": Arrival.CLOSED, "rate": None, "sweep": None}
-    fields |= {"search": None, "agentic": None}
+    fields |= {"search": None, "agentic": None, "trace": None, "ramp": None, "burstiness": None}
     if cell.search is not None:
         fields["input_tokens"] = cell.search.low
     fields.pop("arms", None)

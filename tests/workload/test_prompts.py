@@ -16,6 +16,7 @@ from workload.layout import layout
 from workload.outcome import RequestRole
 from workload.prompts import PromptKey, compose, follow_up
 from workload.records import Phase
+from workload.sourced import SOURCED
 from workload.text import prose, records, split_at_depth
 
 # What the kinds with a declared shape need besides the common fields.
@@ -33,6 +34,10 @@ def cell(kind: WorkloadKind = WorkloadKind.NATURAL, **fields: Any) -> Cell:
     base: dict[str, Any] = {"id": "c", "kind": kind, "input_tokens": 2000}
     base |= {"concurrency": 2, "requests": 4} | SHAPES.get(kind, {})
     return Cell(**(base | fields))
+
+
+# Kinds whose prompts are composed here (a dataset or trace cell sends its file's rows).
+SYNTHETIC = [kind for kind in WorkloadKind if kind not in SOURCED]
 
 
 def key(index: int = 0, phase: Phase = Phase.SCORED, **fields: Any) -> PromptKey:
@@ -74,7 +79,7 @@ def test_only_controlled_prompts_carry_a_word_contract() -> None:
     prompt = compose(cell(WorkloadKind.CONTROLLED), key(), RequestRole.SINGLE, 300)
     assert prompt.contract_words == 128
     assert "exactly 128 words" in prompt.messages[-1]["content"]
-    for kind in WorkloadKind:
+    for kind in SYNTHETIC:
         if kind is not WorkloadKind.CONTROLLED:
             assert "exactly" not in user_text(kind), kind
 
@@ -83,7 +88,7 @@ def test_only_structured_decode_prompts_look_structured() -> None:
     structured = compose(cell(WorkloadKind.DECODE_STRUCTURED), key(), RequestRole.SINGLE, 300)
     assert structured.text_kind == "structured"
     assert "JSON" in structured.messages[-1]["content"]
-    for kind in WorkloadKind:
+    for kind in SYNTHETIC:
         if kind is not WorkloadKind.DECODE_STRUCTURED:
             text = user_text(kind)
             assert "JSON" not in text.upper() and "```" not in text, kind
