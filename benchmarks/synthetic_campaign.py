@@ -34,9 +34,9 @@ from typing import Any
 from collectors.aliases import vllm_aliases
 from collectors.cadence import journal_window
 from collectors.engine import EngineSampler, Scrape
-from collectors.gpu import GpuSampler
+from collectors.gpu.nvml import EccCounts, MemoryInfo, Utilization, XidCount
+from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
-from collectors.nvml import EccCounts, MemoryInfo, Utilization, XidCount
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.samples import EngineStatus

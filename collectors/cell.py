@@ -21,10 +21,10 @@ from pydantic import Field
 
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
-from collectors.gpu import GpuSampler
-from collectors.gpu_owner import LaneProcessOwner
+from collectors.gpu.nvml import Nvml, PynvmlLibrary
+from collectors.gpu.owner import LaneProcessOwner
+from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
-from collectors.nvml import Nvml, PynvmlLibrary
 from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings

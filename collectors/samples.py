@@ -20,7 +20,7 @@ from typing import Literal, TypedDict
 
 from pydantic import AwareDatetime, Field
 
-from collectors.clock_events import slowed_down
+from collectors.gpu.clock_events import slowed_down
 from collectors.sampler import Tick
 from faceoff.artifact import Artifact, Spec
 

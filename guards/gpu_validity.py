@@ -5,7 +5,7 @@ the numbers of a throttled, shared or failing GPU describe the machine, not the 
 and must not trigger the stop policy.
 
 - ``gpu_throttled``: the share of the window's readings of a GPU with a thermal or
-  power-delivery slowdown among NVML's clock-event reasons (``collectors.clock_events``;
+  power-delivery slowdown among NVML's clock-event reasons (``collectors.gpu.clock_events``;
   the software power cap is reported, not judged) above ``max_gpu_slowdown_share``,
   for the worst GPU, blocks the cell; any slowdown short of that flags it.
 - ``gpu_contended``: a compute process that is not the lane's (``GpuProcess.lane``
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from collectors.clock_events import SW_POWER_CAP, reason_names
+from collectors.gpu.clock_events import SW_POWER_CAP, reason_names
 from collectors.records import CellWindow
 from collectors.samples import GpuReading, GpuSample, ReadStatus
 from guards.artifacts import CellArtifacts

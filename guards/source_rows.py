@@ -1,6 +1,6 @@
 """The ``rows_mismatch`` rule: does a file-sourced plan send what its rows say?
 
-A dataset or trace cell's plan keeps the row of every request (``workload.source_rows``).
+A dataset or trace cell's plan keeps the row of every request (``workload.traffic.rows``).
 From the rows alone the rule rebuilds each request's messages, token target and
 max_tokens (a dataset row's messages and its count on the planning lane; a trace
 record's blocks, cut where the plan says, its ``input_length`` and ``output_length``) and
@@ -20,7 +20,7 @@ from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.plan import RequestPlan
 from workload.request import PlannedRequest
-from workload.source_rows import DatasetRow, TraceRow, rebuilt_request, rows_by_request
+from workload.traffic.rows import DatasetRow, TraceRow, rebuilt_request, rows_by_request
 
 CODE = Reason.ROWS_MISMATCH
 MAX_LISTED = 10

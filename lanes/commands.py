@@ -25,7 +25,7 @@ def simulator_args(arm: Arm) -> list[str]:
         args += ["--model-path", arm.weights_manifest]
     if sim.legacy_names:
         args.append("--legacy-names")
-    if arm.gpu_ids:  # one virtual GPU per GPU id (collectors/virtual_nvml.py reads them)
+    if arm.gpu_ids:  # one virtual GPU per GPU id (collectors/gpu/virtual.py reads them)
         args += ["--gpus", str(len(arm.gpu_ids))]
     for key, value in sorted(sim.faults.items()):
         args += ["--fault", f"{key}={_fault_value(value)}"]

@@ -1,6 +1,6 @@
 """The GPUs the simulated engine runs on: power that follows its steps, and GPU faults.
 
-What ``GET /_sim/gpu`` reports and faceoff's virtual NVML (``collectors/virtual_nvml.py``)
+What ``GET /_sim/gpu`` reports and faceoff's virtual NVML (``collectors/gpu/virtual.py``)
 turns into NVML readings. Every device of the lane is equally busy (tensor parallel):
 
 - power: idle between steps; during a step idle + (max − idle) × intensity, where the

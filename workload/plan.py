@@ -41,11 +41,9 @@ from matrix.cell import Cell, Sampling, WorkloadKind
 from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
-from workload.dataset_plan import DatasetPlanner
 from workload.fit import Fit, Rate, fit_filler
 from workload.layout import Slot, layout
 from workload.outcome import RequestRole, turn_of
-from workload.prefix import SharedPrefixes, with_prefix
 from workload.prompts import Message, Prompt, PromptKey, compose, follow_up
 from workload.records import Phase
 from workload.request import (
@@ -57,9 +55,11 @@ from workload.request import (
     sent_for,
 )
 from workload.schedule import OpenLoad, open_load, step_arrivals
-from workload.source_rows import DatasetSource, TraceSource
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_by_all
-from workload.trace_plan import TracePlanner
+from workload.traffic.dataset import DatasetPlanner
+from workload.traffic.prefix import SharedPrefixes, with_prefix
+from workload.traffic.rows import DatasetSource, TraceSource
+from workload.traffic.trace import TracePlanner
 
 __all__ = [  # the request models are read from here too
     "Body", "ChatMessage", "PlanOptions", "PlannedRequest", "RequestPlan", "build_plan",
@@ -108,7 +108,7 @@ class RequestPlan(Artifact):
         discriminator="kind",
         exclude_if=omitted_at(None),
         description="A dataset or trace cell: its file and the row of every request "
-        "(workload/source_rows.py).",
+        "(workload/traffic/rows.py).",
     )
 
     def phase(self, phase: Phase) -> list[PlannedRequest]:

@@ -3,7 +3,7 @@
     deploy/gpu-check/gpu-check [--seconds 60] [--period 2] [--alloc-gib 2] [--out FILE]
 
 For about a minute the collectors' own GPU sampler reads every GPU (NVML through
-``collectors.nvml``, the process-owner check of ``collectors.gpu_owner``); through the
+``collectors.gpu.nvml``, the process-owner check of ``collectors.gpu.owner``); through the
 middle third it holds ``--alloc-gib`` on each GPU, allocated through the CUDA driver API
 (libcuda via ctypes: cuInit, cuCtxCreate, cuMemAlloc; no framework, no network). The GPU
 posture is read before and after. It then checks, per GPU, that every reading family was
@@ -35,12 +35,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.energy import CellEnergy, cell_energy
-from collectors.gpu import GpuSampler
-from collectors.gpu_owner import LaneProcessOwner
-from collectors.gpu_posture import GpuPosture, collect_gpu_posture, gpu_posture_changes
+from collectors.gpu.energy import CellEnergy, cell_energy
+from collectors.gpu.nvml import Nvml, PynvmlLibrary, why
+from collectors.gpu.owner import LaneProcessOwner
+from collectors.gpu.posture import GpuPosture, collect_gpu_posture, gpu_posture_changes
+from collectors.gpu.sampler import GpuSampler
 from collectors.host import MemoryTarget
-from collectors.nvml import Nvml, PynvmlLibrary, why
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.samples import GpuReading, GpuSample

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
+from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget as CollectorTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from collectors.virtual_nvml import nvml_for_arm
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from flows.campaign import spans

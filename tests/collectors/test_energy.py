@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from collectors.energy import EnergyMethod, cell_energy, integral, value_at
+from collectors.gpu.energy import EnergyMethod, cell_energy, integral, value_at
 from collectors.records import CellWindow
 from collectors.samples import GpuReading, GpuSample, ReadStatus
 

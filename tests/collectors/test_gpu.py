@@ -17,12 +17,8 @@ import psutil
 import pynvml
 import pytest
 
-from collectors.clock_events import HW_THERMAL_SLOWDOWN, SW_POWER_CAP, reason_names
-from collectors.gpu import GpuSampler
-from collectors.gpu_owner import LaneProcessOwner
-from collectors.host import MemoryTarget
-from collectors.memory_summary import gpu_summary
-from collectors.nvml import (
+from collectors.gpu.clock_events import HW_THERMAL_SLOWDOWN, SW_POWER_CAP, reason_names
+from collectors.gpu.nvml import (
     EccCounts,
     MemoryInfo,
     Modes,
@@ -30,6 +26,10 @@ from collectors.nvml import (
     Utilization,
     XidCount,
 )
+from collectors.gpu.owner import LaneProcessOwner
+from collectors.gpu.sampler import GpuSampler
+from collectors.host import MemoryTarget
+from collectors.memory_summary import gpu_summary
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuSample, ReadStatus

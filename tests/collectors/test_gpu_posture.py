@@ -9,14 +9,14 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from collectors.gpu_posture import (
+from collectors.gpu.nvml import PynvmlLibrary
+from collectors.gpu.posture import (
     GpuPosture,
     collect_gpu_posture,
     gpu_posture_changes,
     read_gpu_posture,
     write_gpu_posture,
 )
-from collectors.nvml import PynvmlLibrary
 from collectors.samples import ReadStatus
 from tests.collectors.test_gpu import FakeDevice, FakeNvml
 

@@ -1,5 +1,5 @@
 """The GPU path on the virtual GPU of a simulator lane: the collectors' own sampler and posture
-reader over ``collectors.virtual_nvml``, against a live simulator under load and faults."""
+reader over ``collectors.gpu.virtual``, against a live simulator under load and faults."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from typing import Any
 
 import pytest
 
-from collectors.clock_events import reason_names
-from collectors.energy import EnergyMethod, cell_energy
-from collectors.gpu import GpuSampler
-from collectors.gpu_owner import LaneProcessOwner
-from collectors.gpu_posture import collect_gpu_posture
+from collectors.gpu.clock_events import reason_names
+from collectors.gpu.energy import EnergyMethod, cell_energy
+from collectors.gpu.owner import LaneProcessOwner
+from collectors.gpu.posture import collect_gpu_posture
+from collectors.gpu.sampler import GpuSampler
+from collectors.gpu.virtual import VirtualGpuError, VirtualNvml, nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.samples import GpuSample, ReadStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
-from collectors.virtual_nvml import VirtualGpuError, VirtualNvml, nvml_for_arm
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC
 from simulator.launch import SimServer, running
 from tests.collectors.test_gpu import run_ticks

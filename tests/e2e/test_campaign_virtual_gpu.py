@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.energy import cell_energy
+from collectors.gpu.energy import cell_energy
 from collectors.records import GPU_FILE
 from collectors.samples import GpuSample
 from collectors.summary import read_samples

@@ -24,7 +24,7 @@ from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair
 from tests.conftest import free_port
 from workload.plan import RequestPlan
-from workload.source_rows import DatasetSource, TraceSource
+from workload.traffic.rows import DatasetSource, TraceSource
 
 pytestmark = pytest.mark.prefect
 

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from collectors.nvml import PynvmlLibrary
+from collectors.gpu.nvml import PynvmlLibrary
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "deploy" / "gpu-check"

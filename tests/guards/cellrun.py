@@ -22,10 +22,10 @@ import aiohttp
 
 from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
+from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from collectors.virtual_nvml import nvml_for_arm
 from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from collectors.energy import cell_energy
+from collectors.gpu.energy import cell_energy
 from collectors.records import GPU_FILE
 from collectors.samples import GpuSample
 from collectors.settings import CollectorSettings

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from collectors.clock_events import HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, SW_POWER_CAP
+from collectors.gpu.clock_events import HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, SW_POWER_CAP
 from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus
 from guards.artifacts import CellArtifacts
 from guards.dispositions import decide

@@ -1,6 +1,6 @@
 """A replayed trace on two real vLLM engines: the prefix reuse it records is the reuse they see.
 
-A Mooncake-format trace (``workload.samples``, sized for the tiny model's 8,192-token
+A Mooncake-format trace (``workload.traffic.samples``, sized for the tiny model's 8,192-token
 context: at most 10 blocks of 512 tokens, outputs of 8–16 tokens, one request every 2 s so
 each prompt is computed before a later one reuses it) is replayed on an incumbent with
 vLLM's prefix caching and a candidate started with ``--no-enable-prefix-caching``. The
@@ -24,8 +24,8 @@ from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, vllm_arm
 from workload.plan import RequestPlan
-from workload.samples import TraceShape, jsonl, mooncake_trace
-from workload.source_rows import TraceSource
+from workload.traffic.rows import TraceSource
+from workload.traffic.samples import TraceShape, jsonl, mooncake_trace
 
 pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
 

@@ -16,8 +16,8 @@ from workload.layout import layout
 from workload.outcome import RequestRole
 from workload.prompts import PromptKey, compose, follow_up
 from workload.records import Phase
-from workload.sourced import SOURCED
 from workload.text import prose, records, split_at_depth
+from workload.traffic.sourced import SOURCED
 
 # What the kinds with a declared shape need besides the common fields.
 SHAPES: dict[WorkloadKind, dict[str, Any]] = {

@@ -23,11 +23,11 @@ from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat
 from workload.fit import precision
 from workload.plan import RequestPlan, build_plan, retokenize
-from workload.prefix import group_of
 from workload.prompts import PromptKey
 from workload.records import Phase
-from workload.source_rows import DatasetSource, TraceSource
 from workload.tokenizer import TokenCount, shared_prefix, vector_sha256
+from workload.traffic.prefix import group_of
+from workload.traffic.rows import DatasetSource, TraceSource
 
 DATA = Path(__file__).resolve().parents[2] / "matrix/examples/data"
 EMPTY = [{"role": "user", "content": ""}]

@@ -12,8 +12,8 @@ import pytest
 from faceoff.errors import FaceoffError
 from matrix.sources import dataset_rows, pinned_bytes, trace_records
 from workload.records import Phase
-from workload.samples import write_samples
-from workload.trace_text import block_ids, offline_reuse
+from workload.traffic.samples import write_samples
+from workload.traffic.trace_text import block_ids, offline_reuse
 
 DATA = Path(__file__).resolve().parents[2] / "matrix/examples/data"
 

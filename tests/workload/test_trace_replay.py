@@ -1,6 +1,6 @@
 """A 1,000-request Mooncake-format trace replayed at ten times its speed on two simulator lanes.
 
-The shipped sample (``workload.samples``: about 100 s of arrivals at 10×, 62 % of its
+The shipped sample (``workload.traffic.samples``: about 100 s of arrivals at 10×, 62 % of its
 prompt tokens computed by an earlier request) is planned on one lane and retokenized on
 the other: both arms get the same records, token vectors and schedule (the pair guard),
 each arm's client keeps to the schedule within the schedule-lag guard's default p99, and
@@ -33,8 +33,8 @@ from workload.outcome import Status
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.records import Phase
 from workload.run_cell import client_command
-from workload.source_rows import TraceSource
 from workload.tokenizer import LaneTokenizer
+from workload.traffic.rows import TraceSource
 
 TRACE = Path(__file__).resolve().parents[2] / "matrix/examples/data/mooncake-1000.jsonl"
 MODEL = "sim-bench"

@@ -1,6 +1,6 @@
 """The rows of a dataset or trace file a plan used, kept in its ``requests.json``.
 
-A plan built from a file (``workload.sourced``) records the file (path, sha256, format)
+A plan built from a file (``workload.traffic.sourced``) records the file (path, sha256, format)
 and, for every planned request, the row it came from: a dataset row's prompt messages,
 its prompt tokens on the planning lane and its output length; a trace record's time,
 lengths and hash_ids, with each block's fitted word count. From these alone
@@ -20,7 +20,7 @@ from faceoff.artifact import Spec
 from workload.prompts import PromptKey
 from workload.records import Phase
 from workload.request import PlannedRequest
-from workload.trace_text import TraceKey, block_ids, trace_content
+from workload.traffic.trace_text import TraceKey, block_ids, trace_content
 
 
 class Turn(Spec):

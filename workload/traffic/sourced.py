@@ -1,9 +1,9 @@
 """What the planners of file-sourced cells share: the lane's counts, the context, the request.
 
-A dataset cell (``workload.dataset_plan``) and a trace cell (``workload.trace_plan``) plan
+A dataset cell (``workload.traffic.dataset``) and a trace cell (``workload.traffic.trace``) plan
 their requests from a file's rows instead of searched filler text; both count every prompt
 on the lane's ``/tokenize``, refuse a request the lane's context cannot hold, and record
-the rows in the plan (``workload.source_rows``). Their other arm retokenizes the plan as
+the rows in the plan (``workload.traffic.rows``). Their other arm retokenizes the plan as
 any other (``workload.plan.retokenize``): the same rows, texts and schedule.
 """
 

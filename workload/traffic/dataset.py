@@ -22,10 +22,10 @@ from workload.layout import Slot
 from workload.prompts import Prompt, canary_of, nonce_of
 from workload.records import Phase
 from workload.request import PlannedRequest
-from workload.source_rows import DatasetRow, DatasetSource, Turn, dataset_messages, rebuilt_dataset
-from workload.sourced import SourcedPlanner
 from workload.text import rng_for
 from workload.tokenizer import TokenCount, Tokenizer
+from workload.traffic.rows import DatasetRow, DatasetSource, Turn, dataset_messages, rebuilt_dataset
+from workload.traffic.sourced import SourcedPlanner
 
 EMPTY = ({"role": "user", "content": ""},)  # what an answer's turn costs without its text
 

@@ -2,7 +2,7 @@
 
 The first ``requests`` records are the scored requests, in file order; a warmup replays
 record ``i`` (cycling) with block texts of its own phase. Each block id's text is fitted
-once, on the planning lane, to ``block_tokens`` tokens (``workload.trace_text``); each
+once, on the planning lane, to ``block_tokens`` tokens (``workload.traffic.trace_text``); each
 prompt is cut after the word that makes it the record's ``input_length`` on the lane, and
 its max_tokens is the record's ``output_length`` (at most the cell's sampling.max_tokens),
 sent with ignore_eos. The scored requests are due at their recorded times divided by
@@ -23,10 +23,10 @@ from workload.prompts import Prompt, canary_of
 from workload.records import Phase
 from workload.request import PlannedRequest
 from workload.schedule import OpenLoad, trace_arrivals
-from workload.source_rows import Reuse, TraceRow, TraceSource
-from workload.sourced import SourcedPlanner
 from workload.tokenizer import Tokenizer
-from workload.trace_text import (
+from workload.traffic.rows import Reuse, TraceRow, TraceSource
+from workload.traffic.sourced import SourcedPlanner
+from workload.traffic.trace_text import (
     TraceKey,
     block_ids,
     block_tag,

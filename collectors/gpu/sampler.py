@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from collectors.gpu_owner import ProcessOwner
-from collectors.nvml import Attempts, Nvml, NvmlDevice, why
+from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
+from collectors.gpu.owner import ProcessOwner
 from collectors.records import GPU_FILE
 from collectors.sampler import Clocks, Tick
 from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields

@@ -1,6 +1,6 @@
 """Small sample traffic files, generated deterministically: what ``matrix/examples/data`` ships.
 
-``python -m workload.samples matrix/examples/data`` writes them again, byte for byte:
+``python -m workload.traffic.samples matrix/examples/data`` writes them again, byte for byte:
 
 - ``mooncake-1000.jsonl``: 1,000 Mooncake-format records (``timestamp`` ms,
   ``input_length``, ``output_length``, ``hash_ids`` of 512-token blocks): Poisson arrivals

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from collectors.nvml import EccCounts, MemoryInfo, Modes, NvmlDevice, Utilization, XidCount
+from collectors.gpu.nvml import EccCounts, MemoryInfo, Modes, NvmlDevice, Utilization, XidCount
 
 GPU_PATH = "/_sim/gpu"
 MAX_AGE_NS = 250_000_000  # a tick's readings share one fetch; the next tick fetches anew

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.nvml import Attempts, Nvml, NvmlDevice, why
+from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.samples import ReadStatus
 from faceoff.artifact import Artifact, Spec
 
