@@ -117,6 +117,7 @@ class FaultSpec:
     refuse_above_tokens: int = 0  # 0 = no refusal below max_model_len
     contract_overrun: bool = False  # ignore "exactly N words" and run to max_tokens
     needle_miss_above_tokens: int = 0  # 0 = off; longer prompts recall a garbled marker
+    health_status: int = 200  # what /health answers once ready, e.g. 503 for a sick engine
     seed: int = 0  # for the error-rate draws
 
 
