@@ -9,7 +9,8 @@ Format history of ``schema_version``:
       read (both new fields None). Later in 2, an open-loop request's line carries its
       ``step`` and ``rate_rps`` (absent from closed-loop lines and from lines written before).
       Later in 2, ``phase`` may be ``probe`` (a needle search's probe) and ``role``
-      ``turn_3`` … ``turn_8`` (an agentic conversation's later turns).
+      ``turn_3`` … ``turn_8`` (an agentic conversation's later turns). Later in 2, ``phase``
+      may be ``pilot`` (one request of a cell contract before the scored cells).
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ class RequestOutcome(Artifact):
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
     plan_sha256: str = Field(description="sha256 of the requests.json content that was run.")
     client_run: str = Field(description="Random id of the client process that wrote the line.")
-    phase: Phase = Field(description="scored | warmup | diagnostic; only scored lines count.")
+    phase: Phase = Field(
+        description="scored | warmup | diagnostic | pilot | probe; only scored lines count."
+    )
     index: int = Field(ge=0, description="Request index within its phase (the pair key).")
     stream: int = Field(ge=0, description="Closed-loop stream that sent it.")
     role: RequestRole = Field(description="Role of the request in its workload's pattern.")
