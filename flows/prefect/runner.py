@@ -7,7 +7,8 @@ Exit status of ``faceoff run`` (also in docs/flows.md):
     4    the incumbent's restoration failed (the last one of the run: a resume's pending
          restoration when no cell was left to run, else the one after the cells): read
          receipt.json and run `faceoff restore`
-    2    an error before or during the run (the message says what and where)
+    2    an error before or during the run (the message says what and where), a preflight
+         FAIL nobody waived among them (nothing touched)
     143  terminated by SIGTERM (the incumbent was restored before exit; see receipt.json)
     130  interrupted by Ctrl-C
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from prefect.client.schemas.objects import State
 
+from evidence.folder.preflight import PreflightReport
 from flows.campaign.closing import CampaignResult
 from flows.campaign.signals import sigterm_raises
 from flows.prefect.flow import campaign
@@ -32,13 +34,16 @@ EXIT_PARTIAL = 3
 EXIT_NOT_RESTORED = 4
 
 
-def run_campaign(matrix: Path | FrozenMatrix, workdir: Path) -> CampaignResult:
+def run_campaign(
+    matrix: Path | FrozenMatrix, workdir: Path, *, checked: PreflightReport | None = None
+) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
     ``matrix``: a TOML file, or the frozen matrix the command line made of one. The ledger
-    is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file."""
+    is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file. ``checked``: the preflight the
+    command line ran already (else the flow runs it)."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = campaign(matrix=given, workdir=str(workdir), return_state=True)
+        state = campaign(matrix=given, workdir=str(workdir), checked=checked, return_state=True)
     return result_of(state)
 
 
