@@ -19,6 +19,7 @@ from matrix.engines import (
     Binding,
     binding_conflicts,
     max_model_len_flag,
+    model_argument,
     runs_vllm,
 )
 from matrix.fields import MAX_DEADLINE_S, MAX_WARMUPS, SLUG, omitted_at
@@ -265,6 +266,14 @@ class Arm(Spec):
     def engine_argv(self) -> list[str]:
         """The engine's flags as it reads them: the command's, then engine_args (last wins)."""
         return [*(self.command or []), *self.engine_args]
+
+    @property
+    def model(self) -> str | None:
+        """The model a vLLM arm serves, as its command names it (a container's command
+        follows the image's ``vllm serve`` entrypoint); None for other engines."""
+        if not self.runs_vllm:
+            return None
+        return model_argument(self.engine_argv, entrypoint_serves=self.lane is LaneKind.DOCKER)
 
     @property
     def max_model_len(self) -> int | None:

@@ -120,11 +120,16 @@ def gpus_asked(argv: Sequence[str]) -> int:
     return total
 
 
-def model_argument(argv: Sequence[str]) -> str | None:
-    """The model a vLLM command serves: the word after ``serve``, else ``--model``."""
+def model_argument(argv: Sequence[str], *, entrypoint_serves: bool = False) -> str | None:
+    """The model a vLLM command serves: the word after ``serve``, else ``--model``; with
+    ``entrypoint_serves`` (an image whose entrypoint is ``vllm serve``), a first word that
+    is no flag."""
     words = list(argv)
     if "serve" in words:
         after = words[words.index("serve") + 1 :]
         if after and not after[0].startswith("-"):
             return after[0]
-    return flag_value(words, "--model")
+    given = flag_value(words, "--model")
+    if given is None and entrypoint_serves and words and not words[0].startswith("-"):
+        return words[0]
+    return given

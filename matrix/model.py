@@ -28,6 +28,17 @@ class StopPolicy(StrEnum):
     BLOCK_WORKLOAD = "block_workload"  # a failed cell blocks later cells of its kind, every arm
     STOP_CAMPAIGN = "stop_campaign"  # a failed cell blocks every later cell
 
+    @property
+    def sentence(self) -> str:
+        return STOP_POLICY_WORDS[self]
+
+
+STOP_POLICY_WORDS = {
+    StopPolicy.CONTINUE: "a failed cell blocks nothing",
+    StopPolicy.BLOCK_WORKLOAD: "a failed cell blocks the later cells of its kind, on every arm",
+    StopPolicy.STOP_CAMPAIGN: "a failed cell blocks every later cell",
+}
+
 
 class CampaignSpec(Spec):
     name: str = Field(pattern=SLUG, description="Campaign name; resuming is keyed on it.")

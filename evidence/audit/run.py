@@ -532,7 +532,8 @@ def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) ->
             source=stored.source,
             written_at=stored.written_at,
             posture=fresh.posture,
-        ).model_copy(update={"version": stored.version})
+            waived=fresh.waivers,
+        ).model_copy(update={"version": stored.version, "schema_version": stored.schema_version})
 
     _compare(folder, path, Manifest, report, recompute)
 

@@ -153,6 +153,7 @@ def write_bundle(
         source=source,
         written_at=now(),
         posture=comparison.posture,
+        waived=comparison.waivers,
     ).write(folder.path(MANIFEST_FILE), replace=True)
     files["SHA256SUMS"] = write_sums(folder, key)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)

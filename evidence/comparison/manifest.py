@@ -4,10 +4,13 @@ Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
       (``collectors.posture``); None for a campaign run without the flow.
+  3 — ``waivers``: each preflight FAIL the operator waived to run anyway, with the reason
+      (``evidence.folder.preflight``). Files of versions 1 and 2 still read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -16,6 +19,7 @@ from pydantic import Field
 from collectors.host_facts import HostFacts, SourceFacts
 from collectors.posture import PostureView
 from evidence.comparison.model import ArmEntry
+from evidence.folder.preflight import CheckResult
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 
@@ -33,8 +37,15 @@ class ManifestArm(Spec):
     lane_run: str | None = Field(description="The lane run the identity is from.")
 
 
+class ManifestWaiver(Spec):
+    check: str = Field(description="The preflight check, as --waive named it.")
+    subject: str = Field(description="What it looked at.")
+    finding: str = Field(description="What it found.")
+    reason: str = Field(description="The operator's reason to run anyway.")
+
+
 class Manifest(Artifact):
-    schema_version: Literal[1, 2] = Field(default=2, description="Manifest format version.")
+    schema_version: Literal[1, 2, 3] = Field(default=3, description="Manifest format version.")
     tool: Literal["faceoff"] = Field(default="faceoff", description="The tool that wrote it.")
     version: str = Field(description="faceoff version.")
     source: SourceFacts = Field(description="git commit of faceoff's checkout, when known.")
@@ -45,6 +56,9 @@ class Manifest(Artifact):
     arms: list[ManifestArm] = Field(description="Arms with digests and identity.")
     posture: PostureView | None = Field(
         default=None, description="Host posture at the campaign's start and end, changes named."
+    )
+    waivers: list[ManifestWaiver] = Field(
+        default_factory=list, description="Preflight FAILs the operator waived to run anyway."
     )
 
 
@@ -57,9 +71,16 @@ def manifest(
     source: SourceFacts,
     written_at: datetime,
     posture: PostureView | None = None,
+    waived: Sequence[CheckResult] = (),
 ) -> Manifest:
     return Manifest(
         posture=posture,
+        waivers=[
+            ManifestWaiver(
+                check=c.check, subject=c.subject, finding=c.finding, reason=c.waived or ""
+            )
+            for c in waived
+        ],
         version=__version__,
         source=source,
         written_at=written_at,

@@ -41,6 +41,10 @@ Format history of ``Comparison.schema_version``:
       ``tokens`` (a needle search's longest verified length per arm, ``statistic``
       ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
       latency ratio).
+  9 — ``preflight``: each run's preflight report (every check ok, WARN or FAIL, and the
+      operator's waivers); ``pilot``: what the pilot found before the scored cells and the
+      cell runs it blocked (``evidence.attempt.pilot``); both empty for a campaign run
+      without them.
 """
 
 from __future__ import annotations
@@ -53,11 +57,13 @@ from pydantic import Field
 from collectors.posture import PostureView
 from evidence.attempt.cold_start import ColdStart
 from evidence.attempt.goodput import Goodput
+from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
 from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
+from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
 from matrix.arm import Recipe
@@ -420,7 +426,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[8] = Field(default=8, description="Comparison format version.")
+    schema_version: Literal[9] = Field(default=9, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -464,3 +470,15 @@ class Comparison(Artifact):
         default=None,
         description="A successor's cells carried over from a closed campaign; None otherwise.",
     )
+    preflight: list[PreflightReport] = Field(
+        default_factory=list,
+        description="Each run's preflight on the campaign host, oldest first (waivers too).",
+    )
+    pilot: PilotRecord | None = Field(
+        default=None, description="What the pilot found before the scored cells; None: none ran."
+    )
+
+    @property
+    def waivers(self) -> list[CheckResult]:
+        """Every FAIL the operator waived, over every run of the campaign."""
+        return [c for report in self.preflight for c in report.waived]

@@ -105,10 +105,9 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
-        write_report(opened.context.campaign_dir, report)
         _log_opening(opened)
         try:
-            restoration = run_arms(opened.context, mode)
+            restoration = run_arms(opened.context, mode, report)
         except BaseException:
             set_status(opened.context, OPEN)
             raise
@@ -145,13 +144,19 @@ def final_state(result: CampaignResult) -> State[CampaignResult]:
     return Failed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
-def run_arms(context: CampaignContext, pilot: PilotMode | None = None) -> RestoreOutcome | None:
+def run_arms(
+    context: CampaignContext,
+    pilot: PilotMode | None = None,
+    checked: PreflightReport | None = None,
+) -> RestoreOutcome | None:
     """Every arm with cells left, after the pilot; restoration in ``finally``. None when
-    nothing was left."""
+    nothing was left. ``checked``: the run's preflight, filed once there is work."""
     work = [(arm, cells) for arm, cells in remaining_work(context) if cells]
     if not work:
         get_run_logger().info("every planned cell run has a disposition; no lane is touched")
         return None
+    if checked is not None:
+        write_report(context.campaign_dir, checked)
     check_incumbent_port(context)
     require_task(context)
     try:

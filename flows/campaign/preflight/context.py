@@ -16,7 +16,7 @@ from typing import Any
 from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
 from flows.campaign.preflight.catalog import arm_subject, fail, ok, warn
-from flows.campaign.preflight.files import model_directory
+from flows.campaign.preflight.files import model_directory, mount_missing
 from lanes.weights_manifest import host_path
 from matrix.arm import Arm
 from matrix.cell import Cell
@@ -57,6 +57,8 @@ def context_checks(arms: list[Arm], cells_of: Mapping[str, list[Cell]]) -> list[
 def _arm_context(arm: Arm, cells: list[Cell]) -> CheckResult:
     directory = model_directory(arm) or _manifest_directory(arm)
     subject = arm_subject(arm.name)
+    if directory is not None and mount_missing(arm, directory):
+        return ok("context", subject, "not checked: its mount source is missing (see mounts)")
     if directory is None or not (directory / CONFIG).is_file():
         where = f"{directory}/{CONFIG}" if directory else "no model directory on this host"
         return warn(

@@ -12,7 +12,6 @@ from faceoff.errors import FaceoffError
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.weights_manifest import host_path
 from matrix.arm import Arm, LaneKind
-from matrix.engines import model_argument
 
 
 def mount_checks(arms: list[Arm]) -> list[CheckResult]:
@@ -39,7 +38,7 @@ def mount_checks(arms: list[Arm]) -> list[CheckResult]:
 def model_directory(arm: Arm) -> Path | None:
     """Where a vLLM arm's model lies on this host, when it names a path (None for a hub id,
     or a Docker path under no mount: the static check says so)."""
-    model = model_argument(arm.engine_argv) if arm.runs_vllm else None
+    model = arm.model
     if model is None or not model.startswith("/"):
         return None
     try:
@@ -52,7 +51,7 @@ def model_checks(arms: list[Arm]) -> list[CheckResult]:
     found = []
     for arm in arms:
         directory = model_directory(arm)
-        if directory is None:
+        if directory is None or mount_missing(arm, directory):
             continue
         if directory.exists():
             found.append(ok("model_path", arm_subject(arm.name), f"{directory} exists"))
@@ -78,6 +77,8 @@ def weights_checks(arms: list[Arm]) -> list[CheckResult]:
         except FaceoffError as exc:
             found.append(fail("weights", subject, exc.what, exc.fix or ""))
             continue
+        if mount_missing(arm, root):
+            continue
         if root.is_dir():
             found.append(ok("weights", subject, f"{root} is a directory of this host"))
         else:
@@ -91,6 +92,15 @@ def weights_checks(arms: list[Arm]) -> list[CheckResult]:
                 )
             )
     return found
+
+
+def mount_missing(arm: Arm, host_directory: Path) -> bool:
+    """A path inside a mount whose source is missing: the mounts check names the source."""
+    return any(
+        host_directory.is_relative_to(m.source) and not Path(m.source).exists()
+        for m in arm.mounts
+        if arm.lane is LaneKind.DOCKER
+    )
 
 
 def protected_checks(paths: list[str]) -> list[CheckResult]:

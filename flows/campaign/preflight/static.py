@@ -14,7 +14,7 @@ from evidence.folder.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, warn
 from lanes.deadlines import HOUR_S, worst_case
 from matrix.arm import Arm, LaneKind
-from matrix.engines import gpus_asked, model_argument
+from matrix.engines import gpus_asked
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.freeze import FrozenMatrix
 from matrix.model import Matrix
@@ -28,7 +28,8 @@ EFFORTS = frozenset({"none", "minimal", "low", "medium", "high", "max"})
 
 
 def static_checks(frozen: FrozenMatrix) -> list[CheckResult]:
-    """Every finding of the matrix alone, in the catalog's order."""
+    """Every finding of the matrix alone but its time (the preflight's time check judges
+    the estimate too; ``faceoff validate`` adds ``window_length``), in the catalog's order."""
     matrix = frozen.matrix
     return [
         *gpu_ids(matrix, frozen.registry),
@@ -36,7 +37,6 @@ def static_checks(frozen: FrozenMatrix) -> list[CheckResult]:
         *lane_settings(matrix),
         *relative_mounts(matrix),
         *unmounted_models(matrix),
-        *window_length(matrix),
     ]
 
 
@@ -190,7 +190,7 @@ def unmounted_models(matrix: Matrix) -> list[CheckResult]:
     """A Docker vLLM arm serves a path inside its container: it must come from a mount."""
     found = []
     for arm in matrix.arms:
-        model = model_argument(arm.engine_argv) if arm.runs_vllm else None
+        model = arm.model
         if arm.lane is not LaneKind.DOCKER or model is None or not model.startswith("/"):
             continue
         if not any(_under(model, m.target) for m in arm.mounts):

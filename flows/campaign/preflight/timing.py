@@ -129,13 +129,12 @@ def time_check(
 
 
 def night_start(matrix: Matrix, now: datetime, zone: tzinfo, *, ahead: bool) -> datetime:
-    """When the campaign starts: now, or checked ahead of the night outside its window,
-    when the window next opens."""
+    """When the campaign starts: now for a run, or for a check ahead of the night, when its
+    window next opens (the whole window is the night's)."""
     window = matrix.campaign.window
     if not ahead or window is None:
         return now
-    parsed = Window.parse(window)
-    return now if parsed.contains(now, zone) else parsed.next_open(now, zone)
+    return Window.parse(window).next_open(now, zone)
 
 
 def _h(seconds: float) -> str:
