@@ -88,16 +88,25 @@ class PilotRecord(Artifact):
         contracts = len({(p.arm, p.contract) for p in self.probes})
         said = f"the pilot sent {len(self.probes)} request(s) over {contracts} arm contract(s)"
         lanes = [f"{lane.arm}'s lane could not serve it" for lane in self.lanes if lane.reason]
-        failed = [f"{p.cell_id} on {p.arm}: {p.failure}" for p in self.failures]
-        if not failed and not lanes:
+        if not self.failures and not lanes:
             return f"{said}; every one passed"
-        found = "; ".join([*lanes, *failed])
         ending = (
             "the strict pilot stopped the campaign before its scored cells"
             if self.stopped
             else f"{len(self.blocked)} cell run(s) blocked pilot_failed before the scored cells"
         )
-        return f"{said}; {found}; {ending}"
+        return "; ".join([said, *lanes, *self._failed_contracts(), ending])
+
+    def _failed_contracts(self) -> list[str]:
+        """Each contract that failed, the arms it failed on and its first failure."""
+        by_contract: dict[str, list[PilotProbe]] = {}
+        for probe in self.failures:
+            by_contract.setdefault(probe.contract, []).append(probe)
+        return [
+            f"{contract} failed on {' and '.join(dict.fromkeys(p.arm for p in found))} "
+            f"({found[0].cell_id}: {found[0].failure})"
+            for contract, found in by_contract.items()
+        ]
 
 
 def probe_failure(outcome: RequestOutcome | None, setup_error: str | None) -> str | None:

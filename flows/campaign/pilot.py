@@ -152,9 +152,9 @@ def _contract_failing(
         if shortest is not None and shortest is not longest and shortest.failure is None
         else list(contract.cells)
     )
-    reason = f"{longest.cell_id} {longest.failure}"
+    reason = f"{longest.cell_id}: {longest.failure}"
     if shortest is not None and shortest is not longest:
-        reason += f"; {shortest.cell_id} " + (shortest.failure or "passed")
+        reason += f"; {shortest.cell_id}: " + (shortest.failure or "passed")
     return {(c.id, arm): reason for c in condemned}
 
 
