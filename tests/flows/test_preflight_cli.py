@@ -73,3 +73,11 @@ def test_a_waiver_needs_a_known_check_and_a_reason(tmp_path: Path) -> None:
     )  # fmt: skip
     assert unused.returncode == 0, unused.stdout + unused.stderr
     assert "waiver of gpus: nothing failed there; it changes nothing" in unused.stdout
+
+
+def test_the_docs_table_of_checks_is_the_catalog() -> None:
+    from flows.campaign.preflight.catalog import CHECKS
+
+    docs = (REPO / "docs" / "flows.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", docs.split("## Before the night")[1], re.M)
+    assert dict(rows[: len(CHECKS)]) == dict(CHECKS)
