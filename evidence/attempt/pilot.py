@@ -4,7 +4,8 @@
 arm's lane, one request of each distinct contract of its cells (``matrix.contracts``: the
 longest input, then the shortest when that fails), journaled in phase ``pilot`` and never
 scored. A request that breaks what the guards would judge (it errored, was refused,
-overran its output contract, missed its needle) or a lane that could not serve is found
+overran its output contract, missed its needle), one the engine cut short of its
+max_tokens at its context, or a lane that could not serve is found
 before the first scored cell; the cells it condemns are blocked ``pilot_failed`` at once
 (``"strict"``: the campaign stops there). Each request lands in
 ``pilot/<arm>/<cell>/`` (requests.json, journal.jsonl, client.log); ``pilot/pilot.json``
@@ -124,6 +125,9 @@ def request_failure(outcome: RequestOutcome) -> str | None:
         return f"the engine refused it: {_short(outcome.error or outcome.status.value)}"
     if outcome.status in ERROR_STATUSES:
         return f"{outcome.status.value}: {_short(outcome.error or 'no error text')}"
+    cut = _cut_short(outcome)
+    if cut is not None:
+        return cut
     if outcome.overran_contract:
         return (
             f"it overran its {outcome.contract_words}-word contract: {outcome.output_words} "
@@ -132,6 +136,19 @@ def request_failure(outcome: RequestOutcome) -> str | None:
     if outcome.marker_found is False:
         return "it did not recall its needle marker verbatim"
     return None
+
+
+def _cut_short(outcome: RequestOutcome) -> str | None:
+    """An engine that stops a request at its context before max_tokens (vLLM 0.32 shortens
+    max_tokens to what the context has left instead of refusing): the cell would not
+    measure the output it declares."""
+    written = outcome.usage.completion_tokens if outcome.usage is not None else None
+    if outcome.finish_reason != "length" or written is None or written >= outcome.max_tokens:
+        return None
+    return (
+        f"the engine cut its output at {written} of the {outcome.max_tokens} max_tokens asked "
+        f"({outcome.input_tokens} prompt tokens: the engine's context ran out)"
+    )
 
 
 def read_probe(

@@ -170,9 +170,10 @@ def _why_blocked(
             f"({failing[(cell, incumbent)]}), so no pair of it could decide; not run"
         )
     if arm == incumbent and candidates and all((cell, c) in failing for c in candidates):
+        why = "; ".join(f"{c}: {failing[(cell, c)]}" for c in candidates)
         return (
-            f"the pilot found no candidate can run {cell} ({', '.join(candidates)}), so no "
-            "pair of it could decide; not run"
+            f"the pilot found no candidate can run {cell} ({why}), so no pair of it could "
+            "decide; not run"
         )
     return None
 

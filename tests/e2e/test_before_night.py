@@ -193,5 +193,7 @@ def test_a_length_the_candidate_refuses_blocks_only_that_length_on_every_arm(
     assert refused.cell_id == "natural-1500-c1" and "refused" in (refused.failure or "")
     assert "maximum context length is 1000 tokens" in (refused.failure or "")
     incumbent = Verdict.read(result.bundle / "cells/natural-1500-c1/inc/attempt-1/verdict.json")
-    assert "no candidate can run natural-1500-c1 (cand)" in incumbent.sentence
+    assert "no candidate can run natural-1500-c1 (cand: natural-1500-c1: the engine refused" in (
+        incumbent.sentence
+    )
     assert audit_bundle(result.bundle).ok

@@ -3,12 +3,17 @@ and the pilot finds a cell above the engine's context before any scored request.
 
 The tiny Llama's config.json says max_position_embeddings = 8192; its arms here give no
 --max-model-len, so the engine serves the model's own limit, which only config.json (and
-the engine) know. A cell of 8,000 prompt tokens asking 256 more needs 8,256.
+the engine) know. A cell of 8,000 prompt tokens asking 256 more needs 8,256: vLLM 0.32 does
+not refuse it, it shortens max_tokens to what the context has left, so the cell would
+quietly measure shorter outputs than it declares. The pilot finds that before the scored
+cells; the preflight's context check, reading config.json, says it during the day (waived
+here, to show the pilot).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -90,17 +95,23 @@ def test_the_pilot_finds_a_cell_above_the_engines_context_before_the_scored_cell
     refused = {p.arm: p for p in record.failures}
     assert sorted(refused) == ["cand", "inc"]
     assert all(p.cell_id == LONG for p in refused.values())
-    said = refused["cand"].failure or ""
-    assert said.startswith("the engine refused it:") and "maximum context length is 8192" in said
+    said = refused["cand"].failure or ""  # vLLM 0.32 shortens max_tokens to the context left
+    cut = re.fullmatch(
+        r"the engine cut its output at (\d+) of the 256 max_tokens asked \((\d+) prompt tokens: "
+        r"the engine's context ran out\)",
+        said,
+    )
+    assert cut is not None, said
+    assert int(cut[1]) + int(cut[2]) == 8192  # exactly what config.json's context left
     assert {(p.arm, p.cell_id) for p in record.probes if p.failure is None} == {
         ("inc", SHORT),
         ("cand", SHORT),
     }  # the shortest of the contract passed: only the long cell is blocked
     for arm in ("inc", "cand"):
         verdict = Verdict.read(result.bundle / "cells" / LONG / arm / "attempt-1" / "verdict.json")
-        assert "maximum context length is 8192" in verdict.sentence
+        assert "the engine cut its output at" in verdict.sentence
     (probe,) = read_journal(result.bundle / refused["inc"].folder / "journal.jsonl").outcomes
-    assert probe.phase is Phase.PILOT and probe.http_status == 400
+    assert probe.phase is Phase.PILOT and probe.finish_reason == "length"
     scored = [
         o.wall_anchor_utc
         for j in result.bundle.glob("cells/*/*/attempt-*/journal.jsonl")
