@@ -383,6 +383,13 @@ def test_the_incumbent_an_earlier_campaign_restored_holds_its_port_and_gpu_right
         assert answers.status.value == "ok" and "answers as 'sim-tiny'" in answers.finding
         assert by_check[("gpus", "arm inc")].status.value == "ok"
 
+        faults = f"{earlier.record.base_url}/_sim/faults"
+        sick = UrllibHttp().post_json(faults, {"health_status": 503}, timeout=10)
+        assert sick.ok, sick.describe()  # it lists its model, and calls itself unhealthy
+        report = run_preflight(frozen, host(tmp_path, nvml), pilot=False)
+        unwell = next(c for c in report.checks if c.check == "incumbent")
+        assert unwell.status.value == "WARN" and "/health says HTTP 503" in unwell.finding
+
         data["arms"][0]["served_model"] = "sim-tiny-v2"  # not what serves there
         frozen = freeze(load_matrix(write_matrix(tmp_path, data)))
         found = only_failure(run_preflight(frozen, host(tmp_path, nvml), pilot=False), "incumbent")
