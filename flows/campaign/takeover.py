@@ -20,18 +20,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from docker import errors as docker_errors
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from faceoff.ports import DockerClient
 from flows.campaign.arm import probe_port
 from flows.campaign.context import CampaignContext
-from lanes.context import LANES_DIR, LanePurpose
+from flows.campaign.live_lanes import own_lanes, production_lanes
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
-from lanes.process import is_same_process
-from lanes.records import LANE_FILE, LaneRecord
+from lanes.records import LaneRecord
 from lanes.router import RouterAction, RouterHook
 from matrix.arm import Arm
 
@@ -108,22 +105,6 @@ def earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[Path, L
     return production_lanes(context.workdir, context.campaign_dir, arm, context.docker)
 
 
-def production_lanes(
-    workdir: Path, campaign_dir: Path, arm: Arm, docker: DockerClient | None
-) -> list[tuple[Path, LaneRecord]]:
-    """``earlier_production`` from the folders alone, before any campaign is opened."""
-    base_url = arm.base_url
-    found = []
-    pattern = f"*/{LANES_DIR}/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
-    for path in sorted(workdir.resolve().glob(pattern)):
-        if path.parent.parent.parent.parent == campaign_dir.resolve():
-            continue  # this campaign's own lanes are cleared by take_over
-        record = LaneRecord.read(path)
-        if record.base_url == base_url and lane_alive(docker, record):
-            found.append((path.parent, record))
-    return found
-
-
 def stop_earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[str, Leftover]]:
     stopped: list[tuple[str, Leftover]] = []
     for run_dir, record in earlier_production(context, arm):
@@ -135,26 +116,6 @@ def stop_earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[st
             done = stop_processes([(run_dir, record)], context.tools.now, context.tools.grace_s)
         stopped += [(record.campaign, x) for x in done]
     return stopped
-
-
-def lane_alive(docker: DockerClient | None, record: LaneRecord) -> bool:
-    """Whether the lane a record describes still runs (its process, or its container)."""
-    if record.container_id is None:
-        return record.pid is not None and is_same_process(record.pid, record.pid_started_at)
-    if docker is None:
-        return False
-    try:
-        return bool(docker.containers.get(record.container_id).status == "running")
-    except docker_errors.NotFound:
-        return False
-
-
-def own_lanes(campaign_dir: Path, docker: DockerClient | None) -> list[LaneRecord]:
-    """This campaign's lanes that still run (a kill or a restoration left them): take_over
-    removes them."""
-    paths = sorted(campaign_dir.glob(f"{LANES_DIR}/*/*/{LANE_FILE}"))
-    records = [LaneRecord.read(p) for p in paths]
-    return [r for r in records if r.state != "removed" and lane_alive(docker, r)]
 
 
 def _own_lanes(context: CampaignContext, arm: Arm) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from faceoff.ports import DockerClient
-from flows.campaign.takeover import own_lanes, production_lanes
+from flows.campaign.live_lanes import own_lanes, production_lanes
 from lanes.records import LaneRecord
 from matrix.arm import Arm
 

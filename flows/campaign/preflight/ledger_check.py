@@ -16,7 +16,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
 from flows.campaign.preflight.catalog import fail, ok
-from flows.campaign.succession import check_source_closed
 from ledger.durations import cell_durations
 from ledger.migrate import HEAD_REVISION, known_revision, stored_revision
 from matrix.freeze import FrozenMatrix
@@ -66,7 +65,7 @@ def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) 
         said = f"is at revision {revision or 'none'}; the run upgrades it to {HEAD_REVISION}"
         return LedgerSeen(ok("ledger", shown, said))
     try:
-        check_source_closed(engine, frozen)
+        _source_closed(engine, frozen)
     except FaceoffError as exc:
         return LedgerSeen(fail("ledger", shown, exc.what, exc.fix or ""))
     durations = cell_durations(conn, [c.id for c in frozen.matrix.cells])
@@ -74,6 +73,15 @@ def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) 
     return LedgerSeen(
         ok("ledger", shown, f"answers at revision {HEAD_REVISION}{nights}"), durations
     )
+
+
+def _source_closed(engine: Engine, frozen: FrozenMatrix) -> None:
+    if frozen.matrix.campaign.successor_of is None:
+        return
+    # only a successor loads the succession, and the evidence it reads
+    from flows.campaign.succession import check_source_closed  # noqa: PLC0415
+
+    check_source_closed(engine, frozen)
 
 
 @contextmanager
