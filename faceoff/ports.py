@@ -78,6 +78,8 @@ class DockerImages(Protocol):
 
     def pull(self, repository: str, tag: str | None = None) -> DockerImage: ...
 
+    def get_registry_data(self, name: str) -> Any: ...  # the registry's manifest, nothing pulled
+
 
 class DockerApi(Protocol):
     """The low-level API calls the host sampler makes (docker.APIClient)."""

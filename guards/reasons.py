@@ -29,6 +29,7 @@ class Reason(StrEnum):
     ARTIFACTS_MISSING = "artifacts_missing"
     SETUP_FAILED = "setup_failed"
     WARMUPS_FAILED = "warmups_failed"
+    PILOT_FAILED = "pilot_failed"
     STOP_POLICY = "stop_policy"
     FAMILY_MISSING = "family_missing"
     HOST_STALL = "host_stall"
@@ -65,6 +66,7 @@ BLOCKING = frozenset(
         Reason.ARTIFACTS_MISSING,
         Reason.SETUP_FAILED,
         Reason.WARMUPS_FAILED,
+        Reason.PILOT_FAILED,
         Reason.STOP_POLICY,
         Reason.FAMILY_MISSING,
         Reason.HOST_STALL,
@@ -90,6 +92,10 @@ MEANINGS = MappingProxyType(
         Reason.WARMUPS_FAILED: "the arm's warmups errored, or its lane died during them, on the "
         "lane run just started (the verdict names how many errored, the first error and how the "
         "lane died); the cell was not run",
+        Reason.PILOT_FAILED: "before the scored cells, one request of the cell's contract "
+        "failed on an arm that runs it (the pilot: errored, refused, overran its output "
+        "contract, missed its needle, or its lane could not serve); the verdict names the arm "
+        "and why; the cell was not run",
         Reason.STOP_POLICY: "an earlier cell failed and the campaign's stop policy blocks this one",
         Reason.FAMILY_MISSING: "a required metric family is missing from the cell's artifacts",
         Reason.HOST_STALL: "the host could not run faceoff for long enough during the cell: "

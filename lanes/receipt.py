@@ -38,7 +38,7 @@ RECEIPT_FILE = "receipt.json"
 # What the campaign wrote before restoration ended; everything else of the bundle
 # is written after the receipt (tickets, views, reviews) and checked otherwise.
 BOUND_ROOTS = (LANES_DIR, "cells", "diagnostics", "handoffs", "matrix.frozen.json",
-               "protected.before.json")  # fmt: skip
+               "protected.before.json", "preflight", "pilot")  # fmt: skip
 # Written by the bundle writer after the receipt, recomputed by the audit.
 UNBOUND_NAMES = frozenset({"summary.json"})
 

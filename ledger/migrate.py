@@ -123,3 +123,15 @@ def _config(conn: Connection) -> Config:
     config.set_main_option("script_location", str(MIGRATIONS))
     config.set_main_option("path_separator", "os")
     return config
+
+
+def stored_revision(conn: Connection) -> str | None:
+    """The revision a ledger is at (None: no ``alembic_version``), read without changing it."""
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def known_revision(revision: str) -> bool:
+    """Whether this faceoff ships ``revision`` (an unknown one was written by a newer one)."""
+    return revision in {rev.revision for rev in revisions().walk_revisions()}

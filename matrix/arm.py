@@ -12,7 +12,15 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from faceoff.artifact import Spec
-from matrix.engines import VLLM, Binding, binding_conflicts, runs_vllm
+from matrix.engines import (
+    MAX_MODEL_LEN_FLAG,
+    VLLM,
+    Binding,
+    binding_conflicts,
+    max_model_len_flag,
+    model_argument,
+    runs_vllm,
+)
 from matrix.fields import MAX_DEADLINE_S, MAX_WARMUPS, SLUG, omitted_at
 from matrix.secrets import secret_in, secret_name
 
@@ -36,6 +44,7 @@ SIMULATOR_FAULTS = frozenset(
         "error_status",
         "refuse_above_tokens",
         "contract_overrun",
+        "health_status",
         "needle_miss_above_tokens",
         "tokenize_delay_s",
         "gpu_throttle_after_requests",
@@ -177,7 +186,12 @@ class Arm(Spec):
         "runs `vllm … serve`.",
     )
     host: str = Field(default="127.0.0.1", description="Host the lane's API listens on.")
-    port: int = Field(ge=1, le=65535, description="Port of the lane's OpenAI API and /metrics.")
+    port: int = Field(
+        ge=1,
+        le=65535,
+        strict=True,  # a quoted port is a typo of the matrix, not a number to guess at
+        description="Port of the lane's OpenAI API and /metrics.",
+    )
     gpu_ids: list[Annotated[int, Field(ge=0)]] = Field(
         default_factory=list, description="GPU indices the lane may use."
     )
@@ -227,6 +241,34 @@ class Arm(Spec):
     @property
     def binding(self) -> Binding:
         return Binding(self.host, self.port, self.served_model)
+
+    @property
+    def engine_argv(self) -> list[str]:
+        """The engine's flags as it reads them: the command's, then engine_args (last wins)."""
+        return [*(self.command or []), *self.engine_args]
+
+    @property
+    def model(self) -> str | None:
+        """The model a vLLM arm serves, as its command names it (a container's command
+        follows the image's ``vllm serve`` entrypoint); None for other engines."""
+        if not self.runs_vllm:
+            return None
+        return model_argument(self.engine_argv, entrypoint_serves=self.lane is LaneKind.DOCKER)
+
+    @property
+    def max_model_len(self) -> int | None:
+        """The context the engine serves: ``recipe.max_model_len``, else ``--max-model-len``.
+
+        Derived, never written back: the frozen content keeps what the matrix says, so a
+        matrix giving only the flag keeps its id (``_one_context`` refuses disagreement)."""
+        return self.recipe.max_model_len or max_model_len_flag(self.engine_argv)
+
+    @property
+    def max_model_len_words(self) -> str:
+        """``max_model_len`` and where it is written, as an error names it."""
+        if self.recipe.max_model_len is not None:
+            return f"recipe.max_model_len = {self.recipe.max_model_len}"
+        return f"{MAX_MODEL_LEN_FLAG} {self.max_model_len} in its engine flags"
 
     @field_validator("host")
     @classmethod
@@ -286,6 +328,20 @@ class Arm(Spec):
                     "[arms.secrets] as the lane env var the engine reads instead (vLLM: "
                     "VLLM_API_KEY, HF_TOKEN)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _one_context(self) -> Arm:
+        """The context is written once: the engine flag and the card's recipe agree."""
+        flag = max_model_len_flag(self.engine_argv)  # ValueError names a bad value
+        written = self.recipe.max_model_len
+        if flag is not None and written is not None and flag != written:
+            raise ValueError(
+                f"arm {self.name!r} gives the context twice and they disagree: "
+                f"{MAX_MODEL_LEN_FLAG} {flag} in its engine flags but recipe.max_model_len = "
+                f"{written}; drop recipe.max_model_len (it is derived from the flag) or make "
+                "the two equal"
+            )
         return self
 
     @model_validator(mode="after")

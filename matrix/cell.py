@@ -243,6 +243,18 @@ class Cell(Spec):
         """The largest nominal input of the cell: an agentic cell's last turn."""
         return last_turn_tokens(self) or self.input_tokens
 
+    @property
+    def output_tokens(self) -> int:
+        """The completion tokens a request asks room for (a prefill probe asks for one:
+        workload/plan.py)."""
+        return 1 if self.kind is WorkloadKind.PREFILL_PROBE else self.sampling.max_tokens
+
+    @property
+    def context_tokens(self) -> int:
+        """The context its longest request needs: vLLM refuses one whose prompt plus
+        max_tokens exceeds max_model_len."""
+        return self.peak_input_tokens + self.output_tokens
+
 
 def _check_shape(cell: Cell) -> None:
     """Workload kinds whose request pattern needs a particular concurrency or count."""

@@ -76,3 +76,60 @@ def missing_binding(argv: Sequence[str], binding: Binding) -> list[str]:
         if flag_value(argv, flag) is None:
             added += [flag, wanted]
     return added
+
+
+# vLLM's context flag, and its spellings of "fit the context to memory" (no fixed limit).
+MAX_MODEL_LEN_FLAG = "--max-model-len"
+AUTO_LENGTHS = ("auto", "-1")
+# vLLM's human-readable integers: lower case decimal, upper case binary multipliers.
+MULTIPLIERS = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}
+PARALLEL_FLAGS = (
+    ("--tensor-parallel-size", "-tp"),
+    ("--pipeline-parallel-size", "-pp"),
+    ("--data-parallel-size", "-dp"),
+)
+
+
+def max_model_len_flag(argv: Sequence[str]) -> int | None:
+    """The context ``--max-model-len`` gives (``8192``, ``32k``, ``128K``), None when absent
+    or ``auto``; ValueError for a value vLLM would refuse too."""
+    given = flag_value(argv, MAX_MODEL_LEN_FLAG)
+    if given is None or given.strip().lower() in AUTO_LENGTHS:
+        return None
+    return human_int(given.strip(), MAX_MODEL_LEN_FLAG)
+
+
+def human_int(text: str, flag: str) -> int:
+    """``8192``, ``32k`` (32,000) or ``32K`` (32,768), as vLLM reads them."""
+    number, unit = (text[:-1], MULTIPLIERS[text[-1]]) if text[-1:] in MULTIPLIERS else (text, 1)
+    try:
+        value = round(float(number) * unit)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{flag} {text!r} is not a token count (e.g. 8192, 32k or 32K)")
+    return value
+
+
+def gpus_asked(argv: Sequence[str]) -> int:
+    """GPUs the engine flags ask for: tensor × pipeline × data parallel sizes (1 when unset)."""
+    total = 1
+    for flags in PARALLEL_FLAGS:
+        given = next((v for f in flags if (v := flag_value(argv, f)) is not None), None)
+        total *= int(given) if given is not None and given.isdigit() else 1
+    return total
+
+
+def model_argument(argv: Sequence[str], *, entrypoint_serves: bool = False) -> str | None:
+    """The model a vLLM command serves: the word after ``serve``, else ``--model``; with
+    ``entrypoint_serves`` (an image whose entrypoint is ``vllm serve``), a first word that
+    is no flag."""
+    words = list(argv)
+    if "serve" in words:
+        after = words[words.index("serve") + 1 :]
+        if after and not after[0].startswith("-"):
+            return after[0]
+    given = flag_value(words, "--model")
+    if given is None and entrypoint_serves and words and not words[0].startswith("-"):
+        return words[0]
+    return given

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, field_validator, model_validator
+from pydantic import AwareDatetime, Field, StrictBool, field_validator, model_validator
 
 from faceoff.artifact import Spec
 from matrix.arm import Arm, Role
@@ -28,6 +28,17 @@ class StopPolicy(StrEnum):
     CONTINUE = "continue"  # a failed cell blocks nothing
     BLOCK_WORKLOAD = "block_workload"  # a failed cell blocks later cells of its kind, every arm
     STOP_CAMPAIGN = "stop_campaign"  # a failed cell blocks every later cell
+
+    @property
+    def sentence(self) -> str:
+        return STOP_POLICY_WORDS[self]
+
+
+STOP_POLICY_WORDS = {
+    StopPolicy.CONTINUE: "a failed cell blocks nothing",
+    StopPolicy.BLOCK_WORKLOAD: "a failed cell blocks the later cells of its kind, on every arm",
+    StopPolicy.STOP_CAMPAIGN: "a failed cell blocks every later cell",
+}
 
 
 class CampaignSpec(Spec):
@@ -68,6 +79,14 @@ class CampaignSpec(Spec):
         default=None,
         exclude_if=omitted_at(None),
         description="An absolute end, with its UTC offset; with a window, the earlier counts.",
+    )
+    pilot: StrictBool | Literal["strict"] | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="Before the first scored cell, each arm answers one request of each cell "
+        "contract (journaled, never scored): true blocks the cells whose contract failed "
+        "(pilot_failed), 'strict' stops the campaign there; unset: the flow's default (off "
+        "for `faceoff run`, on in the scheduled deployment).",
     )
 
     @property
@@ -166,13 +185,11 @@ def _fits_context(matrix: Matrix) -> None:
     """A cell's input plus the max_tokens it asks for must fit each arm's declared context:
     vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len."""
     for arm in matrix.arms:
-        limit = arm.recipe.max_model_len
+        limit = arm.max_model_len
         if limit is None:
             continue
         for cell in matrix.cells_for(arm):
-            # a prefill probe asks for one token (workload/plan.py)
-            output = 1 if cell.kind is WorkloadKind.PREFILL_PROBE else cell.sampling.max_tokens
-            if cell.peak_input_tokens + output > limit:
+            if cell.context_tokens > limit:
                 grown = (
                     f" (grown to {cell.peak_input_tokens} by the last turn)"
                     if cell.peak_input_tokens != cell.input_tokens
@@ -180,9 +197,10 @@ def _fits_context(matrix: Matrix) -> None:
                 )
                 raise ValueError(
                     f"cell {cell.id!r}: input_tokens = {cell.input_tokens}{grown} plus "
-                    f"max_tokens = {output} exceed arm {arm.name!r}'s recipe.max_model_len = "
-                    f"{limit}, so the engine would refuse every request; lower input_tokens or "
-                    "sampling.max_tokens, or leave the arm out of the cell (arms = [...])"
+                    f"max_tokens = {cell.output_tokens} exceed arm {arm.name!r}'s "
+                    f"{arm.max_model_len_words}, so the engine would refuse every request; "
+                    "lower input_tokens or sampling.max_tokens, or leave the arm out of the "
+                    "cell (arms = [...])"
                 )
 
 

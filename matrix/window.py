@@ -33,6 +33,19 @@ class Window(Spec):
             raise ValueError(f"window {text!r} opens and closes at the same minute")
         return cls(opens=opens, closes=closes)
 
+    @property
+    def length_s(self) -> float:
+        """How long the window stays open, in seconds."""
+        day = datetime(2000, 1, 1)
+        opens, closes = datetime.combine(day, self.opens), datetime.combine(day, self.closes)
+        return ((closes - opens) % timedelta(days=1)).total_seconds()
+
+    def next_open(self, moment: datetime, zone: tzinfo) -> datetime:
+        """The first opening of the window after ``moment``, timezone-aware."""
+        local = moment.astimezone(zone)
+        opening = datetime.combine(local.date(), self.opens, tzinfo=zone)
+        return opening if opening > local else opening + timedelta(days=1)
+
     def contains(self, moment: datetime, zone: tzinfo) -> bool:
         """Whether ``moment`` falls inside the window, read in ``zone``."""
         local = moment.astimezone(zone).time()

@@ -44,6 +44,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--ground-truth", type=Path, help="journal every emitted chunk's times to this file")
     add("--legacy-names", action="store_true", help="expose pre-V1 metric names")
     add("--reasoning-field", choices=("reasoning", "reasoning_content"))
+    add(
+        "--max-model-len",
+        type=int,
+        help="vLLM's flag: the context, in tokens (model.max_model_len)",
+    )
     add("--fault", action="append", default=[], metavar="KEY=VALUE", help="set a [faults] key")
     add("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a key")
     add("--gpus", type=int, default=0, help="virtual GPUs (GET /_sim/gpu); 0: the profile's TP")
@@ -56,6 +61,8 @@ def build_profile(args: argparse.Namespace) -> Profile:
         assignments.append("legacy_names=true")
     if args.reasoning_field:
         assignments.append(f"output.reasoning_field={args.reasoning_field}")
+    if args.max_model_len is not None:
+        assignments.append(f"model.max_model_len={args.max_model_len}")
     profile = load_profile(args.profile)
     return with_overrides(profile, assignments, where="command-line options")
 

@@ -100,7 +100,7 @@ class Api:
             ).inc()
 
     async def health(self, _request: web.Request) -> web.Response:
-        return web.Response(status=200 if self.ready else 503)
+        return web.Response(status=self.faults.spec.health_status if self.ready else 503)
 
     async def version(self, _request: web.Request) -> web.Response:
         return json_response({"version": self.profile.model.vllm_version})

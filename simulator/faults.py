@@ -15,7 +15,12 @@ Each fault is something a client (or a lane, or a collector) can observe:
 - ``refuse_above_tokens``: a 400 for prompts longer than that;
 - ``contract_overrun``: "exactly N words" is ignored and output runs to max_tokens;
 - ``needle_miss_above_tokens``: a needle prompt longer than that recalls a garbled marker
-  (it lowers the profile's ``output.needle_verified_tokens``).
+  (it lowers the profile's ``output.needle_verified_tokens``);
+- ``health_status``: what ``/health`` answers once the engine is ready (503: an engine that
+  serves ``/v1/models`` but reports itself unhealthy).
+
+An engine flag problem needs no fault: ``--max-model-len N`` (vLLM's flag) lowers the
+profile's context, and the simulator refuses a longer request as vLLM does.
 """
 
 from __future__ import annotations

@@ -137,6 +137,7 @@ class FaultSpec:
     gpu_foreign_after_requests: int = 0  # 0 = never: a foreign process on the first GPU
     gpu_foreign_gib: float = 2.0  # the memory it holds
     gpu_xid_after_requests: int = 0  # 0 = never: Xid 48 and an uncorrected ECC error
+    health_status: int = 200  # what /health answers once ready, e.g. 503 for a sick engine
     seed: int = 0  # for the error-rate draws
 
 

@@ -15,7 +15,8 @@ Format history of ``schema_version``:
       returned, as every line of versions 1 and 2 was); None when no event arrived.
       ``status`` ``ok`` may carry ``finish_reason`` None: the server ended the stream with
       usage and [DONE] but named no reason (before 3 such a stream was a stream_error).
-      Lines of versions 1 and 2 still read (``arrival_stamps`` None).
+      Lines of versions 1 and 2 still read (``arrival_stamps`` None). Later in 3, ``phase``
+      may be ``pilot`` (one request of a cell contract before the scored cells).
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ class RequestOutcome(Artifact):
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
     plan_sha256: str = Field(description="sha256 of the requests.json content that was run.")
     client_run: str = Field(description="Random id of the client process that wrote the line.")
-    phase: Phase = Field(description="scored | warmup | diagnostic; only scored lines count.")
+    phase: Phase = Field(
+        description="scored | warmup | diagnostic | pilot | probe; only scored lines count."
+    )
     index: int = Field(ge=0, description="Request index within its phase (the pair key).")
     stream: int = Field(ge=0, description="Closed-loop stream that sent it.")
     role: RequestRole = Field(description="Role of the request in its workload's pattern.")

@@ -28,6 +28,7 @@ class Phase(StrEnum):
     SCORED = "scored"
     DIAGNOSTIC = "diagnostic"  # journaled, never scored
     PROBE = "probe"  # a needle search's probe: judged by what it recalled, never a sample
+    PILOT = "pilot"  # one request of a cell contract before the scored cells; never scored
 
 
 class Usage(Spec):

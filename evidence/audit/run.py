@@ -540,6 +540,7 @@ def _manifest(folder: CampaignFolder, fresh: Comparison, report: AuditReport) ->
             written_at=stored.written_at,
             posture=fresh.posture,
             signer=stored.signer,  # a claim: the signature check holds it to the seal
+            waived=fresh.waivers,
         ).model_copy(update={"version": stored.version, "schema_version": stored.schema_version})
 
     _compare(folder, path, Manifest, report, recompute)

@@ -148,6 +148,7 @@ def write_bundle(
         written_at=now(),
         posture=comparison.posture,
         signer=credentials.signer,
+        waived=comparison.waivers,
     ).write(folder.path(MANIFEST_FILE), replace=True)
     files[SUMS_FILE] = _sealed(folder, comparison, credentials)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)

@@ -81,6 +81,8 @@ def build_comparison(
         goodput_method=GOODPUT_METHOD,
         ruling=_ruling(matrix, cells, replicated),
         carried=inputs.carried.view() if inputs.carried else None,
+        preflight=list(inputs.preflight),
+        pilot=inputs.pilot,
     )
 
 

@@ -4,11 +4,14 @@ Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
       (``collectors.posture``); None for a campaign run without the flow.
-  3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret).
+  3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret);
+      ``waivers``: each preflight FAIL the operator waived to run anyway, with the reason
+      (``evidence.folder.preflight``). Files of versions 1 and 2 still read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -17,6 +20,7 @@ from pydantic import Field
 from collectors.host_facts import HostFacts, SourceFacts
 from collectors.posture import PostureView
 from evidence.comparison.model import ArmEntry
+from evidence.folder.preflight import CheckResult
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 
@@ -32,6 +36,13 @@ class ManifestArm(Spec):
     weights_sha256: str | None = Field(description="Weights-manifest hash.")
     identity_verified: bool | None = Field(description="Identity matched every pin.")
     lane_run: str | None = Field(description="The lane run the identity is from.")
+
+
+class ManifestWaiver(Spec):
+    check: str = Field(description="The preflight check, as --waive named it.")
+    subject: str = Field(description="What it looked at.")
+    finding: str = Field(description="What it found.")
+    reason: str = Field(description="The operator's reason to run anyway.")
 
 
 class Manifest(Artifact):
@@ -53,6 +64,9 @@ class Manifest(Artifact):
         "secret, or None (unsigned). A bundle that says it was signed and has no seal was "
         "stripped.",
     )
+    waivers: list[ManifestWaiver] = Field(
+        default_factory=list, description="Preflight FAILs the operator waived to run anyway."
+    )
 
 
 def manifest(
@@ -65,10 +79,17 @@ def manifest(
     written_at: datetime,
     posture: PostureView | None = None,
     signer: str | None = None,
+    waived: Sequence[CheckResult] = (),
 ) -> Manifest:
     return Manifest(
         posture=posture,
         signer=signer,
+        waivers=[
+            ManifestWaiver(
+                check=c.check, subject=c.subject, finding=c.finding, reason=c.waived or ""
+            )
+            for c in waived
+        ],
         version=__version__,
         source=source,
         written_at=written_at,

@@ -15,6 +15,8 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
   7 — expanded percentile intervals (wider where few blocks); same shape.
   8 — ``carried``; later in 8, a needle search's answer in ``tokens``, its pair ``not compared``;
       later in 8, ``unnamed_finishes`` (requests ok without a finish_reason).
+  9 — ``preflight`` (each run's preflight report and the operator's waivers) and ``pilot``
+      (what the pilot found before the scored cells, the runs it blocked); both empty without.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from pydantic import Field
 from collectors.posture import PostureView
 from evidence.attempt.cold_start import ColdStart
 from evidence.attempt.goodput import Goodput
+from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
 from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
+from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
 from guards.reasons import Disposition
 from matrix.arm import Recipe
@@ -400,7 +404,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[8] = Field(default=8, description="Comparison format version.")
+    schema_version: Literal[9] = Field(default=9, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -444,3 +448,15 @@ class Comparison(Artifact):
         default=None,
         description="A successor's cells carried over from a closed campaign; None otherwise.",
     )
+    preflight: list[PreflightReport] = Field(
+        default_factory=list,
+        description="Each run's preflight on the campaign host, oldest first (waivers too).",
+    )
+    pilot: PilotRecord | None = Field(
+        default=None, description="What the pilot found before the scored cells; None: none ran."
+    )
+
+    @property
+    def waivers(self) -> list[CheckResult]:
+        """Every FAIL the operator waived, over every run of the campaign."""
+        return [c for report in self.preflight for c in report.waived]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from evidence.attempt.pilot import PilotRecord, read_pilot
 from evidence.attempt.roles import counted
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.comparison.quality import LoadedResult, read_quality
@@ -20,6 +21,7 @@ from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.carried import CarriedRecord, read_carried
 from evidence.folder.layout import AttemptDir, CampaignFolder
+from evidence.folder.preflight import PreflightReport, read_reports
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
@@ -88,6 +90,8 @@ class CampaignInputs:
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
     posture: PostureView | None = None  # the host's posture at the start and the end
     carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
+    preflight: tuple[PreflightReport, ...] = ()  # each run's preflight, oldest first
+    pilot: PilotRecord | None = None  # what the pilot found before the scored cells
 
 
 def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[RequestOutcome]:
@@ -112,6 +116,8 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         quality=read_quality(folder.root, frozen.matrix.quality),
         posture=read_posture(folder.root),
         carried=read_carried(folder.root),
+        preflight=tuple(read_reports(folder.root)),
+        pilot=read_pilot(folder.root),
     )
 
 

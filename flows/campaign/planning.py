@@ -140,3 +140,15 @@ def reference_plan(newest_first: list[Path]) -> RequestPlan | None:
         if path.is_file():
             return RequestPlan.read(path)
     return None
+
+
+def plan_pilot(cell: Cell, target: PlanTarget) -> RequestPlan:
+    """One request of ``cell``'s contract in the pilot phase (journaled, never scored): its
+    own prompts (the phase is part of every derivation, so they warm no cell's prefix), as
+    one independent request like a warmup, at the cell's largest input (an agentic cell's
+    last turn, as one request)."""
+    options = PlanOptions(scored_phase=Phase.PILOT)
+    shaped = warmup_shape(cell, 1)
+    if cell.agentic is not None:
+        shaped = shaped.model_copy(update={"input_tokens": cell.peak_input_tokens})
+    return asyncio.run(_plan(shaped, target, options=options))

@@ -17,17 +17,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import docker.errors
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from flows.campaign.arm import probe_port
 from flows.campaign.context import CampaignContext
-from lanes.context import LANES_DIR, LanePurpose, arm_lanes_dir
+from flows.campaign.live_lanes import own_lanes, production_lanes
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
-from lanes.process import is_same_process
-from lanes.records import LANE_FILE, LaneRecord
+from lanes.records import LaneRecord
 from lanes.router import RouterAction, RouterHook
 from matrix.arm import Arm
 
@@ -101,23 +99,14 @@ def _drain(context: CampaignContext, arm: Arm) -> RouterAction | None:
 
 def earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[Path, LaneRecord]]:
     """Live restore lanes of other campaigns under the workdir serving on the arm's address."""
-    base_url = arm.base_url
-    found = []
-    pattern = f"*/{LANES_DIR}/{arm.name}/{LanePurpose.RESTORE.value}-*/{LANE_FILE}"
-    for path in sorted(context.workdir.resolve().glob(pattern)):
-        if path.parent.parent.parent.parent == context.campaign_dir:
-            continue  # this campaign's own lanes are cleared by take_over
-        record = LaneRecord.read(path)
-        if record.base_url == base_url and _alive(context, record):
-            found.append((path.parent, record))
-    return found
+    return production_lanes(context.workdir, context.campaign_dir, arm, context.docker)
 
 
 def stop_earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[str, Leftover]]:
     stopped: list[tuple[str, Leftover]] = []
     for run_dir, record in earlier_production(context, arm):
         if record.container_id is not None:
-            assert context.docker is not None  # _alive found the container through it
+            assert context.docker is not None  # lane_alive found the container through it
             container = context.docker.containers.get(record.container_id)
             done = remove_containers([container], context.tools.grace_s)
         else:
@@ -126,22 +115,9 @@ def stop_earlier_production(context: CampaignContext, arm: Arm) -> list[tuple[st
     return stopped
 
 
-def _alive(context: CampaignContext, record: LaneRecord) -> bool:
-    if record.container_id is None:
-        return record.pid is not None and is_same_process(record.pid, record.pid_started_at)
-    if context.docker is None:
-        return False
-    try:
-        return bool(context.docker.containers.get(record.container_id).status == "running")
-    except docker.errors.NotFound:
-        return False
-
-
 def _own_lanes(context: CampaignContext, arm: Arm) -> bool:
-    """A lane of this campaign that is still alive (a kill or a restoration left it)."""
-    paths = arm_lanes_dir(context.campaign_dir, arm.name).glob(f"*/{LANE_FILE}")
-    records = [LaneRecord.read(p) for p in paths]
-    return any(_alive(context, r) for r in records if r.state != "removed")
+    """A lane of this arm of this campaign that is still alive."""
+    return any(r.arm == arm.name for r in own_lanes(context.campaign_dir, context.docker))
 
 
 def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:

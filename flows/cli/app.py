@@ -50,6 +50,16 @@ AsJson = Annotated[
     bool,
     typer.Option("--json", help="Print JSON for scripts (docs/flows.md: output for scripts)."),
 ]
+Waive = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--waive",
+        metavar="CHECK",
+        help="Go on despite this preflight check's FAILs (repeat); needs --reason. Recorded "
+        "in MANIFEST.json and on the card.",
+    ),
+]
+WaiveReason = Annotated[str | None, typer.Option("--reason", help="Why the waived checks.")]
 
 
 @app.command()
@@ -59,6 +69,25 @@ def validate(path: MatrixPath, as_json: AsJson = False, aa: AaTwin = False) -> N
     from flows.cli.validate import validate as command  # noqa: PLC0415  (see the module docstring)
 
     command(path, as_json=as_json, aa=aa)
+
+
+@app.command()
+def preflight(
+    path: MatrixPath,
+    *,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    as_json: AsJson = False,
+    waive: Waive = None,
+    reason: WaiveReason = None,
+    aa: AaTwin = False,
+) -> None:
+    """Check the campaign host before the night, touching no lane: GPUs, images, mounts,
+    context, secrets, ports, the serving incumbent, disk, Prefect, the ledger, protected
+    files and time. Exit 2 on a FAIL nobody waived (docs/flows.md: before the night)."""
+    from flows.cli.preflight import preflight as command  # noqa: PLC0415
+
+    command(path, workdir, db, as_json=as_json, waive=waive or [], reason=reason, aa=aa)
 
 
 @app.command("freeze")
@@ -103,6 +132,7 @@ def status(
 @app.command()
 def run(
     path: MatrixPath,
+    *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
     diagnose: Annotated[
@@ -116,12 +146,15 @@ def run(
         ),
     ] = None,
     aa: AaTwin = False,
+    waive: Waive = None,
+    reason: WaiveReason = None,
 ) -> None:
-    """Run (or resume) the campaign of a matrix (or with --aa its A/A twin). Exit 0
-    complete, 3 closed partial, 4 not restored, 143 terminated (docs/flows.md)."""
+    """Run (or resume) the campaign of a matrix (or with --aa its A/A twin), after its
+    preflight. Exit 0 complete, 3 closed partial, 4 not restored, 2 preflight failed,
+    143 terminated (docs/flows.md)."""
     from flows.cli.run import run as command  # noqa: PLC0415
 
-    command(path, workdir, db, diagnose, aa=aa)
+    command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""JSON Schemas of the ``--json`` output of ``status``, ``audit``, ``validate`` and ``tickets``,
+"""JSON Schemas of the ``--json`` output of ``status``, ``audit``, ``validate``, ``tickets`` and
+``preflight``,
 shipped beside comparison.json's under ``evidence/schemas/<command>.output.schema.json``.
 
 Each output carries its own ``schema_version`` (the models' modules keep their format
@@ -16,6 +17,7 @@ from pydantic import BaseModel
 
 from evidence.audit.checklist import AuditOutput
 from evidence.bundle.schema_export import SCHEMAS_DIR, model_schema_text
+from evidence.folder.preflight import PreflightReport
 from faceoff.files import write_text_atomic
 from flows.cli.script_output import PlanOutput, TicketsOutput
 from flows.cli.status_report import StatusReport
@@ -25,6 +27,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "audit": AuditOutput,
     "validate": PlanOutput,
     "tickets": TicketsOutput,
+    "preflight": PreflightReport,
 }
 
 

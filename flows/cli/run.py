@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -15,13 +15,16 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from evidence.folder.carried import CARRIED_FILE
+from evidence.folder.preflight import PreflightReport
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
+from flows.campaign.preflight.run import waivers_of
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
 from flows.cli.ledger_open import existing_ledger, ledger_url, required_ledger
+from flows.cli.preflight import checked_run
 from flows.cli.server_lost import server_lost
 from flows.cli.validate import matrix_of
 from flows.cli.views import console as views
@@ -33,9 +36,17 @@ from matrix.freeze import FrozenMatrix, freeze
 
 
 def run(
-    path: Path, workdir: Path, db: str | None, diagnose: str | None = None, *, aa: bool = False
+    path: Path,
+    workdir: Path,
+    db: str | None,
+    diagnose: str | None = None,
+    *,
+    aa: bool = False,
+    waive: Sequence[str] = (),
+    reason: str | None = None,
 ) -> None:
     frozen = freeze(matrix_of(path, aa=aa))  # a bad matrix fails here, before Prefect starts
+    waivers = waivers_of(waive, reason)
     if diagnose is not None:
         if aa:
             raise FaceoffError(
@@ -51,6 +62,7 @@ def run(
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
         )
+    checked = checked_run(frozen, workdir, db, waivers)  # a FAIL stops here: nothing touched
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
@@ -65,7 +77,7 @@ def run(
     ):
         servers += [server] if server is not None else []
         if diagnose is None:
-            report = _campaign(frozen, workdir)
+            report = _campaign(frozen, workdir, checked)
         else:
             report = _diagnose(frozen, workdir, diagnose)
     status = report(out)  # once the view has given way
@@ -77,10 +89,10 @@ def run(
 Report = Callable[[Console], int]  # prints how a run ended, returns its exit status
 
 
-def _campaign(frozen: FrozenMatrix, workdir: Path) -> Report:
+def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> Report:
     from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
-    result = run_campaign(frozen, workdir)
+    result = run_campaign(frozen, workdir, checked=checked)
 
     def report(out: Console) -> int:
         out.print(end_summary(result))

@@ -6,6 +6,10 @@ docs/flows.md, "Output for scripts", shows the shapes.
 
 Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_version``:
   1 — first release.
+  2 — ``PlanOutput`` only: ``cell_ids`` (the expanded cells), ``stop_policy`` and its
+      sentence, ``order`` (the arms run one after another), each arm's ``gpu_ids``, and
+      ``warnings``: what the matrix alone shows will cost the night (the preflight's
+      static checks, docs/flows.md "Before the night").
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.folder.preflight import CheckResult
 from faceoff.artifact import Artifact, Spec
+from flows.campaign.preflight.static import static_checks, window_length
 from lanes.deadlines import worst_case
 from matrix.freeze import FrozenMatrix
+from matrix.model import Matrix
 from matrix.plan import plan
 from tickets.model import Ticket
 from tickets.store import ticket_file
@@ -27,7 +34,8 @@ class ArmPlanOutput(Spec):
     name: str
     role: str
     lane: str
-    image: str | None
+    image: str | None = Field(description="The pinned image, repo@sha256:<64 hex>.")
+    gpu_ids: list[int] = Field(description="GPU indices its lane uses.")
     url: str = Field(description="Where the arm's API listens.")
     served_model: str
     cells: int
@@ -44,14 +52,21 @@ class WorstCaseOutput(Spec):
 
 
 class PlanOutput(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="validate --json format version.")
+    schema_version: Literal[2] = Field(default=2, description="validate --json format version.")
     campaign: str
     matrix_id: str
     cells: int
+    cell_ids: list[str] = Field(description="The expanded cells, in the order they run.")
+    stop_policy: str = Field(description="continue, block_workload or stop_campaign.")
+    stop_policy_sentence: str = Field(description="What the stop policy does, in words.")
+    order: str = Field(description="How the arms run: one after another, incumbent first.")
     cell_runs: int
     matched_pairs: int
     arms: list[ArmPlanOutput]
     worst_case: WorstCaseOutput = Field(description="Seconds, by the matrix's own deadlines.")
+    warnings: list[CheckResult] = Field(
+        description="What the matrix alone shows will cost the night (WARN or FAIL)."
+    )
 
 
 class TicketOutput(Spec):
@@ -68,10 +83,16 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
     matrix = frozen.matrix
     the_plan = plan(matrix)
     worst = worst_case(matrix)
+    policy = matrix.campaign.stop_policy
     return PlanOutput(
         campaign=matrix.campaign.name,
         matrix_id=frozen.matrix_id,
         cells=len(matrix.cells),
+        cell_ids=[c.id for c in matrix.cells],
+        stop_policy=policy.value,
+        stop_policy_sentence=policy.sentence,
+        order=order_sentence(matrix),
+        warnings=[*static_checks(frozen), *window_length(matrix)],
         cell_runs=len(the_plan.cell_runs),
         matched_pairs=len(the_plan.pairs),
         arms=[
@@ -80,6 +101,7 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
                 role=p.arm.role.value,
                 lane=p.arm.lane.value,
                 image=p.arm.image,
+                gpu_ids=p.arm.gpu_ids,
                 url=p.arm.base_url,
                 served_model=p.arm.served_model,
                 cells=len(p.cells),
@@ -95,6 +117,17 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
             restoration_s=worst.restoration_s,
             total_s=worst.total_s,
         ),
+    )
+
+
+def order_sentence(matrix: Matrix) -> str:
+    """How the arms take their turns on the host."""
+    names = [a.name for a in matrix.arm_order()]
+    shared = sorted({g for a in matrix.arms for g in a.gpu_ids})
+    gpus = f" on GPU(s) {', '.join(map(str, shared))}" if shared else ""
+    return (
+        f"the arms run one after another{gpus}, never at once: {' then '.join(names)}, each "
+        "lane stopped before the next starts; the incumbent is restored at the end"
     )
 
 

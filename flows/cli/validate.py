@@ -8,29 +8,47 @@ from pathlib import Path
 import typer
 
 from flows.cli.output_file import fresh_file
-from flows.cli.script_output import plan_output
+from flows.cli.script_output import PlanOutput, plan_output
 from flows.cli.views import console as views
 from lanes.commands import binding_line
 from lanes.deadlines import worst_case
 from matrix.aa import aa_line, aa_twin
-from matrix.freeze import freeze
+from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 from matrix.toml_reader import load_matrix
 
 
 def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
     frozen = freeze(matrix_of(path, aa=aa))
+    output = plan_output(frozen)
     if as_json:
-        typer.echo(plan_output(frozen).model_dump_json(indent=2))
+        typer.echo(output.model_dump_json(indent=2))
         return
     out = views.make_console()
     if aa:
         out.print(aa_line(frozen.matrix), highlight=False)
     out.print(views.plan_table(frozen))
-    for arm in frozen.matrix.arm_order():
-        out.print(binding_line(arm), highlight=False)
-    out.print(worst_case(frozen.matrix).sentence, highlight=False)
+    for line in plan_lines(frozen, output):
+        out.print(line, highlight=False, soft_wrap=True)
     out.print(f"matrix id: {frozen.matrix_id}")
+
+
+def plan_lines(frozen: FrozenMatrix, output: PlanOutput) -> list[str]:
+    """Where each arm listens, its image in full, the cells, the order, the stop policy,
+    the worst case and the warnings."""
+    matrix = frozen.matrix
+    images = [f"image of {a.name}: {a.image}" for a in matrix.arm_order() if a.image]
+    warnings = [f"warning: {w.line}" for w in output.warnings]
+    return [
+        *(binding_line(arm) for arm in matrix.arm_order()),
+        *images,
+        f"cells ({len(output.cell_ids)}): {', '.join(output.cell_ids)}",
+        f"order: {output.order}",
+        f"stop policy {output.stop_policy}: {output.stop_policy_sentence}",
+        worst_case(matrix).sentence,
+        *warnings,
+        *(["no warnings: `faceoff preflight MATRIX` checks the host"] if not warnings else []),
+    ]
 
 
 def matrix_of(path: Path, *, aa: bool) -> Matrix:

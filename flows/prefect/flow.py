@@ -19,6 +19,8 @@ from prefect.client.schemas.objects import State
 from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
+from evidence.attempt.pilot import PilotMode
+from evidence.folder.preflight import PreflightReport, Waiver, write_report
 from faceoff.errors import FaceoffError
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, judged_warmups, lane_death
@@ -34,8 +36,10 @@ from flows.campaign.opening import (
     remaining_work,
     set_status,
 )
+from flows.campaign.pilot import mode_of
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.takeover import check_incumbent_port
+from flows.prefect.before_night import pilot_step, preflight_task
 from flows.prefect.nightly import deployment_timezone, night_of, refuse_closed
 from flows.prefect.tasks import (
     block_task,
@@ -59,8 +63,14 @@ PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed pa
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def campaign(
-    matrix: str | FrozenMatrix, workdir: str = "runs", dated: bool = False, aa: bool = False
+def campaign(  # noqa: PLR0917  (the deployment's parameters)
+    matrix: str | FrozenMatrix,
+    workdir: str = "runs",
+    dated: bool = False,
+    aa: bool = False,
+    pilot: bool = False,
+    waivers: list[Waiver] | None = None,
+    checked: PreflightReport | None = None,
 ) -> State[CampaignResult]:
     """Run, or resume, a campaign: of a matrix TOML file (a deployment's parameter), or of the
     frozen matrix ``faceoff run`` has read and frozen already, run as it is.
@@ -71,16 +81,24 @@ def campaign(
     ``FACEOFF_DB_URL``'s, else ``<workdir>/faceoff.db``: never a parameter, which Prefect
     stores in its database (a PostgreSQL URL carries a password). ``aa``: run the matrix's
     A/A twin, the incumbent's recipe on every arm, as campaign ``<name>-aa`` (``matrix.aa``).
+    ``pilot``: pilot the cells before the scored hours unless the matrix says otherwise
+    (``[campaign] pilot``). ``waivers``: preflight checks whose FAILs the run goes on
+    despite; ``checked``: the preflight ``faceoff run`` ran already (docs/flows.md, "Before
+    the night").
     """
     frozen = _frozen(matrix, dated, aa)
     if dated:
         refuse_closed(Path(workdir), frozen.matrix.campaign.name)
+    mode = mode_of(frozen.matrix.campaign.pilot, pilot)
+    report = checked or preflight_task(
+        frozen, Path(workdir), waivers or [], deployment.id, pilot=mode is not None
+    )
     tools = restore_tools(os.environ)
     with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         _log_opening(opened)
         try:
-            restoration = run_arms(opened.context)
+            restoration = run_arms(opened.context, mode, report)
         except BaseException:
             set_status(opened.context, OPEN)
             raise
@@ -117,30 +135,40 @@ def final_state(result: CampaignResult) -> State[CampaignResult]:
     return Failed(data=result, name=PARTIAL, message=result.closure.sentence)
 
 
-def run_arms(context: CampaignContext) -> RestoreOutcome | None:
-    """Every arm with cells left; restoration in ``finally``. None when nothing was left."""
+def run_arms(
+    context: CampaignContext,
+    pilot: PilotMode | None = None,
+    checked: PreflightReport | None = None,
+) -> RestoreOutcome | None:
+    """Every arm with cells left, after the pilot; restoration in ``finally``. None when
+    nothing was left. ``checked``: the run's preflight, filed once there is work."""
     work = [(arm, cells) for arm, cells in remaining_work(context) if cells]
     if not work:
         get_run_logger().info("every planned cell run has a disposition; no lane is touched")
         return None
+    if checked is not None:
+        write_report(context.campaign_dir, checked)
     check_incumbent_port(context)
     require_task(context)
     try:
         handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
-        for arm, cells in work:
-            walk_arm(context, arm, cells)
+        piloted = pilot_step(context, work, pilot, bring_up)
+        for arm, cells in piloted.work:
+            walk_arm(context, arm, cells, piloted.lane(arm))
     finally:
         outcome = restore_task(context)
         get_run_logger().info("%s", outcome.message)
     return outcome
 
 
-def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
-    """The arm's cells in order on one lane, started for the first cell that will run (the
-    stop policy may block cells without one) and started again if it died; then lane down.
-    Cells on a lane whose warmups failed are blocked, never run."""
-    run: ArmRun | None = None
+def walk_arm(
+    context: CampaignContext, arm: Arm, cells: list[Cell], run: ArmRun | None = None
+) -> None:
+    """The arm's cells in order on one lane (``run``: one the pilot left up), started for
+    the first cell that will run (the stop policy may block cells without one) and started
+    again if it died; then lane down. Cells on a lane whose warmups failed are blocked,
+    never run."""
     try:
         for cell in cells:
             span = functools.partial(context.spans.span, cell=cell.id, arm=arm.name)

@@ -15,6 +15,7 @@ from typing import Any
 
 from prefect.client.schemas.objects import State
 
+from evidence.folder.preflight import PreflightReport
 from flows.campaign.closing import CampaignResult
 from flows.campaign.signals import sigterm_raises
 from flows.prefect.flow import campaign
@@ -25,13 +26,16 @@ EXIT_PARTIAL = 3
 EXIT_NOT_RESTORED = 4
 
 
-def run_campaign(matrix: Path | FrozenMatrix, workdir: Path) -> CampaignResult:
+def run_campaign(
+    matrix: Path | FrozenMatrix, workdir: Path, *, checked: PreflightReport | None = None
+) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
     ``matrix``: a TOML file, or the frozen matrix the command line made of one. The ledger
-    is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file."""
+    is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file. ``checked``: the preflight the
+    command line ran already (else the flow runs it)."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = campaign(matrix=given, workdir=str(workdir), return_state=True)
+        state = campaign(matrix=given, workdir=str(workdir), checked=checked, return_state=True)
     return result_of(state)
 
 

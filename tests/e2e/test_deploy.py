@@ -53,6 +53,7 @@ def test_prefect_yaml_is_what_prefect_itself_accepts() -> None:
     (nightly,) = model.deployments
     assert nightly.entrypoint == "flows/prefect/flow.py:campaign"
     assert nightly.parameters["dated"] is True
+    assert nightly.parameters["pilot"] is True  # the scheduled night pilots its cells
 
 
 @pytest.mark.prefect
@@ -87,7 +88,8 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     assert deployment.parameter_openapi_schema is not None
     # No ledger URL among the parameters: Prefect stores them, a password included.
     parameters = set(deployment.parameter_openapi_schema["properties"])
-    assert parameters == {"matrix", "workdir", "dated", "aa"}
+    assert parameters == {"matrix", "workdir", "dated", "aa", "pilot", "waivers", "checked"}
+    assert deployment.parameters["pilot"] is True
 
 
 def test_compose_runs_the_server_on_the_postgresql_that_also_holds_the_ledger() -> None:

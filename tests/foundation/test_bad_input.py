@@ -317,6 +317,29 @@ CASES = [
         MINIMAL + '\n[families.not_applicable]\ngpu_mem = "no"\n',
         ("unknown metric family 'gpu_mem'",),
     ),
+    Case(
+        "context-flag-disagrees-with-recipe",
+        first_arm(
+            'engine_args = ["--max-model-len", "65536"]\n[arms.recipe]\nmax_model_len = 131072\n'
+        ),
+        ("--max-model-len 65536", "recipe.max_model_len = 131072", "drop recipe.max_model_len"),
+    ),
+    Case(
+        "cell-beyond-the-context-flag",
+        first_arm('engine_args = ["--max-model-len=2k"]\n'),
+        ("input_tokens = 1024 plus max_tokens = 16384", "--max-model-len 2000 in its engine flags"),
+    ),
+    Case(
+        "context-flag-not-a-number",
+        first_arm('engine_args = ["--max-model-len", "lots"]\n'),
+        ("--max-model-len 'lots' is not a token count",),
+    ),
+    Case("port-as-a-string", edit("port = 9001", 'port = "9001"'), ("(name='old').port",)),
+    Case(
+        "pilot-not-a-mode",
+        edit("seed = 7", 'seed = 7\npilot = "yes"'),
+        ("campaign.pilot",),
+    ),
 ]
 
 
@@ -509,3 +532,17 @@ def test_bare_faceoff_shows_the_help() -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "validate" in result.stdout + result.stderr
+
+
+def test_the_context_flag_alone_limits_the_cells_and_leaves_the_frozen_content_as_written(
+    tmp_path: Path,
+) -> None:
+    from matrix.freeze import freeze
+
+    path = tmp_path / "matrix.toml"
+    path.write_text(first_arm('engine_args = ["--max-model-len", "32K"]\n'))
+    matrix = load_matrix(path)
+    assert matrix.arms[0].max_model_len == 32768  # vLLM's binary K
+    assert matrix.arms[1].max_model_len is None
+    dumped = freeze(matrix).matrix.model_dump(mode="json")
+    assert dumped["arms"][0]["recipe"]["max_model_len"] is None  # derived, never written back

@@ -41,12 +41,24 @@ def test_freeze_writes_the_id_and_status_reads_an_empty_ledger(tmp_path: Path) -
     assert "campaigns" in status.stdout
 
 
+EXL3_IMAGE = (
+    "verdictai/glm53-flash-exl3-k4@"
+    "sha256:0f1cdcc8891f1cc3a444121eb61d366289a1cbba285f0892dcbb24bc94961692"
+)
+
+
 def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
     result = faceoff("validate", str(GLM), "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
-    assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (1, 42, 21)
+    assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (2, 42, 21)
     assert [a["name"] for a in plan["arms"]] == ["exl3-r11", "nvfp4-r2"]
+    assert plan["cell_ids"][:2] == ["natural-10240-c1", "natural-10240-c2"]
+    assert len(plan["cell_ids"]) == 21 and plan["stop_policy"] == "block_workload"
+    assert plan["arms"][0]["image"] == EXL3_IMAGE  # in full
+    assert plan["order"].startswith("the arms run one after another on GPU(s) 0, 1")
+    assert [(w["check"], w["status"]) for w in plan["warnings"]] == [("time", "WARN")]
+    assert "16.4 h, longer than the 8.0 h window 01:30-09:30" in plan["warnings"][0]["finding"]
     assert plan["arms"][0]["role"] == "incumbent" and plan["arms"][0]["url"].startswith("http://")
     parts = ("startup_s", "warmups_s", "cells_s", "restoration_s")
     worst = plan["worst_case"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from contextlib import AbstractContextManager
 
@@ -45,6 +46,7 @@ async def clean(faulty: SimServer, session):
         missing_families=[],
         refuse_above_tokens=0,
         contract_overrun=False,
+        health_status=200,
     )
     return faulty
 
@@ -72,6 +74,22 @@ async def test_refusal_above_a_context_length(clean: SimServer, session) -> None
     status, body = await completion(clean, session, "word " * 200)
     assert status == 400 and "maximum context length is 100 tokens" in body["error"]["message"]
     assert (await completion(clean, session, "short", max_tokens=2))[0] == 200
+
+
+async def test_an_unhealthy_engine_still_lists_its_model(clean: SimServer, session) -> None:
+    await set_faults(clean, session, health_status=503)
+    async with session.get(clean.url + "/health") as answer:
+        assert answer.status == 503
+    status, text = await get(session, clean.url + "/v1/models")
+    assert status == 200 and json.loads(text)["data"][0]["id"] == "sim-tiny"
+
+
+async def test_the_max_model_len_flag_lowers_the_context_as_vllm_does(session) -> None:
+    with running("tiny", time_scale=4, args=["--max-model-len", "128"]) as server:
+        _, text = await get(session, server.url + "/v1/models")
+        assert json.loads(text)["data"][0]["max_model_len"] == 128
+        status, body = await completion(server, session, "word " * 200, max_tokens=4)
+        assert status == 400 and "maximum context length is 128 tokens" in body["error"]["message"]
 
 
 async def test_contract_overrun_runs_to_max_tokens(clean: SimServer, session) -> None:

@@ -25,6 +25,7 @@ from evidence.views.card import posture as card_posture
 from evidence.views.card import probes as card_probes
 from evidence.views.card import quality as card_quality
 from evidence.views.card import tables
+from evidence.views.card.before_night import before_night, before_night_lead
 from evidence.views.card.carried import carried_lead, carried_section
 from evidence.views.card.markdown import Sources, link, links, table
 from evidence.views.card.recipe_diff import recipe_diffs
@@ -68,6 +69,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
+        "## Before the night\n\n" + before_night(c, sources),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
         *([carried_section(c.carried)] if c.carried else []),
@@ -83,6 +85,7 @@ def card_parts(comparison: Comparison) -> CardParts:
             _decision(c),
             _scope(c),
             *([carried_lead(c.carried)] if c.carried else []),
+            *before_night_lead(c),
             *([c.aa.sentence] if c.aa else []),
         ],
         verdicts="## Verdict per cell\n\n" + verdicts(c),

@@ -1,0 +1,183 @@
+"""The pilot: one request of each cell contract on every arm, before the scored hours.
+
+``[campaign] pilot`` (or the scheduled deployment's default) makes the flow send, on each
+arm's lane, one request of each distinct contract of its cells (``matrix.contracts``: the
+longest input, then the shortest when that fails), journaled in phase ``pilot`` and never
+scored. A request that breaks what the guards would judge (it errored, was refused,
+overran its output contract, missed its needle), one the engine cut short of its
+max_tokens at its context, or a lane that could not serve is found
+before the first scored cell; the cells it condemns are blocked ``pilot_failed`` at once
+(``"strict"``: the campaign stops there). Each request lands in
+``pilot/<arm>/<cell>/`` (requests.json, journal.jsonl, client.log); ``pilot/pilot.json``
+says what the pilot found and what it blocked. The comparison carries it and the card says it.
+
+Format history of ``PilotRecord.schema_version``:
+  1 — first release.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from faceoff.artifact import Artifact, Spec
+from guards.validity import ERROR_STATUSES
+from workload.journal import read_journal
+from workload.outcome import RequestOutcome
+from workload.plan import RequestPlan
+from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
+
+PILOT_DIR = "pilot"
+PILOT_FILE = "pilot.json"
+NOT_RUN = "not_run"
+ERROR_CHARS = 300  # of an error, in the record and the card; the journal keeps it whole
+
+
+class PilotMode(StrEnum):
+    ON = "on"  # failing cells are blocked pilot_failed; the rest run
+    STRICT = "strict"  # any failure stops the campaign before its scored cells
+
+
+class PilotLane(Spec):
+    arm: str = Field(description="The arm whose lane the pilot ran on.")
+    lane_run: str = Field(description="Its lane run folder, bundle-relative.")
+    reason: str | None = Field(description="Why it could not serve the pilot; None: it did.")
+
+
+class PilotProbe(Spec):
+    arm: str = Field(description="The arm that answered.")
+    cell_id: str = Field(description="The cell whose prompts the request carried.")
+    contract: str = Field(description="The contract in words: kind and output contract.")
+    contract_cells: list[str] = Field(description="Every cell of that contract on this arm.")
+    input_tokens: int | None = Field(description="Prompt tokens by the lane's /tokenize.")
+    status: str = Field(description="The request's terminal status, or not_run.")
+    finish_reason: str | None = Field(description="finish_reason the stream ended with.")
+    output_words: int | None = Field(description="Words of visible content.")
+    failure: str | None = Field(description="What breaks the cell's judging; None: it passed.")
+    folder: str = Field(description="pilot/<arm>/<cell>, bundle-relative.")
+
+
+class PilotBlock(Spec):
+    cell_id: str = Field(description="The blocked cell.")
+    arm: str = Field(description="The arm it is blocked on.")
+    reason_code: Literal["pilot_failed", "stop_policy"] = Field(
+        description="pilot_failed; stop_policy: the rest of a strict pilot's stop."
+    )
+    sentence: str = Field(description="Why, as its verdict says it.")
+
+
+class PilotRecord(Artifact):
+    schema_version: Literal[1] = Field(default=1, description="Pilot record format version.")
+    mode: PilotMode = Field(description="on, or strict: a failure stops the campaign.")
+    at: datetime = Field(description="When the pilot began (UTC).")
+    lanes: list[PilotLane] = Field(description="The lane run of each arm piloted, in order.")
+    probes: list[PilotProbe] = Field(description="Every pilot request, in the order sent.")
+    blocked: list[PilotBlock] = Field(description="Cell runs blocked before the scored cells.")
+    stopped: bool = Field(description="Strict, and something failed: no scored cell ran.")
+
+    @property
+    def failures(self) -> list[PilotProbe]:
+        return [p for p in self.probes if p.failure is not None]
+
+    @property
+    def sentence(self) -> str:
+        contracts = len({(p.arm, p.contract) for p in self.probes})
+        said = f"the pilot sent {len(self.probes)} request(s) over {contracts} arm contract(s)"
+        lanes = [f"{lane.arm}'s lane could not serve it" for lane in self.lanes if lane.reason]
+        if not self.failures and not lanes:
+            return f"{said}; every one passed"
+        ending = (
+            "the strict pilot stopped the campaign before its scored cells"
+            if self.stopped
+            else f"{len(self.blocked)} cell run(s) blocked pilot_failed before the scored cells"
+        )
+        return "; ".join([said, *lanes, *self._failed_contracts(), ending])
+
+    def _failed_contracts(self) -> list[str]:
+        """Each contract that failed, the arms it failed on and its first failure."""
+        by_contract: dict[str, list[PilotProbe]] = {}
+        for probe in self.failures:
+            by_contract.setdefault(probe.contract, []).append(probe)
+        return [
+            f"{contract} failed on {' and '.join(dict.fromkeys(p.arm for p in found))} "
+            f"({found[0].cell_id}: {found[0].failure})"
+            for contract, found in by_contract.items()
+        ]
+
+
+def probe_failure(outcome: RequestOutcome | None, setup_error: str | None) -> str | None:
+    """Pure: what in one pilot request would fail or block its cells, or None."""
+    if setup_error is not None:
+        return f"it could not be planned on the lane: {_short(setup_error)}"
+    if outcome is None:
+        return "the client journaled no answer"
+    return request_failure(outcome)
+
+
+def request_failure(outcome: RequestOutcome) -> str | None:
+    """Pure: what in a journaled pilot request the guards would fail or block its cells for."""
+    if outcome.refusal:
+        return f"the engine refused it: {_short(outcome.error or outcome.status.value)}"
+    if outcome.status in ERROR_STATUSES:
+        return f"{outcome.status.value}: {_short(outcome.error or 'no error text')}"
+    cut = _cut_short(outcome)
+    if cut is not None:
+        return cut
+    if outcome.overran_contract:
+        return (
+            f"it overran its {outcome.contract_words}-word contract: {outcome.output_words} "
+            f"words, finish {outcome.finish_reason} at {outcome.max_tokens} max_tokens"
+        )
+    if outcome.marker_found is False:
+        return "it did not recall its needle marker verbatim"
+    return None
+
+
+def _cut_short(outcome: RequestOutcome) -> str | None:
+    """An engine that stops a request at its context before max_tokens (vLLM 0.32 shortens
+    max_tokens to what the context has left instead of refusing): the cell would not
+    measure the output it declares."""
+    written = outcome.usage.completion_tokens if outcome.usage is not None else None
+    if outcome.finish_reason != "length" or written is None or written >= outcome.max_tokens:
+        return None
+    return (
+        f"the engine cut its output at {written} of the {outcome.max_tokens} max_tokens asked "
+        f"({outcome.input_tokens} prompt tokens: the engine's context ran out)"
+    )
+
+
+def read_probe(
+    folder: Path, root: Path, *, arm: str, contract: tuple[str, list[str]], setup_error: str | None
+) -> PilotProbe:
+    """The probe of one ``pilot/<arm>/<cell>/`` folder, from its plan and journal."""
+    plan = RequestPlan.read(folder / PLAN_NAME) if (folder / PLAN_NAME).is_file() else None
+    journal = folder / JOURNAL_NAME
+    lines = read_journal(journal).outcomes if journal.is_file() else []
+    outcome = next((o for o in lines if o.phase is Phase.PILOT), None)
+    words, cells = contract
+    return PilotProbe(
+        arm=arm,
+        cell_id=folder.name,
+        contract=words,
+        contract_cells=cells,
+        input_tokens=plan.requests[-1].input_tokens if plan and plan.requests else None,
+        status=outcome.status.value if outcome is not None else NOT_RUN,
+        finish_reason=outcome.finish_reason if outcome is not None else None,
+        output_words=outcome.output_words if outcome is not None else None,
+        failure=probe_failure(outcome, setup_error),
+        folder=folder.relative_to(root).as_posix(),
+    )
+
+
+def read_pilot(root: Path) -> PilotRecord | None:
+    path = Path(root) / PILOT_DIR / PILOT_FILE
+    return PilotRecord.read(path) if path.is_file() else None
+
+
+def _short(text: str) -> str:
+    return textwrap.shorten(" ".join(text.split()), ERROR_CHARS, placeholder=" …")

@@ -1,0 +1,99 @@
+"""The ledger: it answers, it is at this faceoff's revision (an older one is upgraded when
+the run opens it, a newer one refused), and a successor's source is closed there. Read
+only: nothing is created or migrated here. Its earlier nights give the time estimate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+
+from evidence.folder.preflight import CheckResult
+from faceoff.errors import FaceoffError
+from flows.campaign.preflight.catalog import fail, ok
+from ledger.durations import cell_durations
+from ledger.migrate import HEAD_REVISION, known_revision, stored_revision
+from matrix.freeze import FrozenMatrix
+
+CONNECT_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True)
+class LedgerSeen:
+    check: CheckResult
+    durations: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+
+def ledger_check(url: str, frozen: FrozenMatrix) -> LedgerSeen:
+    shown = make_url(url).render_as_string(hide_password=True)
+    sqlite_file = _sqlite_file(url)
+    if sqlite_file is not None and not sqlite_file.exists():
+        return LedgerSeen(ok("ledger", shown, "no ledger yet: the run creates it"))
+    try:
+        with _connected(url) as (engine, conn):
+            return _judged(shown, engine, conn, frozen)
+    except SQLAlchemyError as exc:
+        first = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        return LedgerSeen(
+            fail(
+                "ledger",
+                shown,
+                f"does not answer: {first}",
+                "start the database, or correct --db / FACEOFF_DB_URL",
+            )
+        )
+
+
+def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) -> LedgerSeen:
+    revision = stored_revision(conn)
+    if revision is not None and not known_revision(revision):
+        return LedgerSeen(
+            fail(
+                "ledger",
+                shown,
+                f"is at revision {revision}, newer than this faceoff's "
+                f"{HEAD_REVISION}: the run would refuse it",
+                "upgrade faceoff on this host",
+            )
+        )
+    if revision != HEAD_REVISION:
+        said = f"is at revision {revision or 'none'}; the run upgrades it to {HEAD_REVISION}"
+        return LedgerSeen(ok("ledger", shown, said))
+    try:
+        _source_closed(engine, frozen)
+    except FaceoffError as exc:
+        return LedgerSeen(fail("ledger", shown, exc.what, exc.fix or ""))
+    durations = cell_durations(conn, [c.id for c in frozen.matrix.cells])
+    nights = f"; earlier runs of {len(durations)} cell run(s) of this matrix" if durations else ""
+    return LedgerSeen(
+        ok("ledger", shown, f"answers at revision {HEAD_REVISION}{nights}"), durations
+    )
+
+
+def _source_closed(engine: Engine, frozen: FrozenMatrix) -> None:
+    if frozen.matrix.campaign.successor_of is None:
+        return
+    # only a successor loads the succession, and the evidence it reads
+    from flows.campaign.succession import check_source_closed  # noqa: PLC0415
+
+    check_source_closed(engine, frozen)
+
+
+@contextmanager
+def _connected(url: str) -> Iterator[tuple[Engine, Connection]]:
+    args = {"connect_timeout": CONNECT_TIMEOUT_S} if url.startswith("postgresql") else {}
+    engine = create_engine(url, connect_args=args)
+    try:
+        with engine.connect() as conn:
+            yield engine, conn
+    finally:
+        engine.dispose()
+
+
+def _sqlite_file(url: str) -> Path | None:
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
