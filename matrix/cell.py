@@ -68,6 +68,12 @@ class Replicate(Spec):
     of: str = Field(pattern=SLUG, description="Id of the cell as written, before replication.")
     index: int = Field(ge=1, description="Which replicate, from 1; runs in pass ``index``.")
     count: int = Field(ge=2, description="Replicates of the cell in all (K).")
+    sequential: bool = Field(
+        default=False,
+        exclude_if=omitted_at(False),
+        description='Set by replicates = "auto": the K passes are a sequential design\'s '
+        "looks; a pass runs only while the rule's criteria in the cell are undecided.",
+    )
 
 
 class Cell(Spec):

@@ -41,6 +41,11 @@ Format history of ``Comparison.schema_version``:
       ``tokens`` (a needle search's longest verified length per arm, ``statistic``
       ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
       latency ratio).
+  9 — ``sequential``: each sequential cell's looks (a group-sequential design's intervals
+      per candidate and criterion), its spending and why it stopped, and the passes record's
+      budget; a ratio's ``statistic`` may be ``p99`` (in ``tail_ratios``, only where both
+      arms have the requests to claim one); the cells of a sequential cell's passes that
+      never ran are not in ``cells`` or the coverage's plan.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from evidence.attempt.goodput import Goodput
 from evidence.attempt.summary import Stats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
+from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
 from faceoff.artifact import Artifact, Spec
@@ -183,14 +189,14 @@ class ArmCell(Spec):
     )
 
 
-RatioStatistic = Literal["p50", "p95"]
+RatioStatistic = Literal["p50", "p95", "p99"]
 
 
 class Ratio(Spec):
     metric: str = Field(description="Request metric compared.")
     candidate: str = Field(description="Candidate arm.")
     statistic: RatioStatistic = Field(
-        default="p50", description="The percentile compared: p50, or p95 for a rule's tail."
+        default="p50", description="The percentile compared: p50, or p95 or p99 for a rule's tail."
     )
     ratio: float = Field(description="candidate / incumbent of the statistic (p50 unless p95).")
     low: float = Field(description="Lower bound of the bootstrap interval.")
@@ -420,7 +426,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[8] = Field(default=8, description="Comparison format version.")
+    schema_version: Literal[9] = Field(default=9, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -463,4 +469,8 @@ class Comparison(Artifact):
     carried: Carryover | None = Field(
         default=None,
         description="A successor's cells carried over from a closed campaign; None otherwise.",
+    )
+    sequential: SequentialView | None = Field(
+        default=None,
+        description="Sequential cells' looks, spending and stops; None without one.",
     )

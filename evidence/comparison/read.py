@@ -20,6 +20,7 @@ from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.carried import CarriedRecord, read_carried
 from evidence.folder.layout import AttemptDir, CampaignFolder
+from evidence.folder.passes import PassRecord, read_passes
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
@@ -88,6 +89,7 @@ class CampaignInputs:
     quality: dict[tuple[str, str], LoadedResult]  # (import, arm) -> its copy in the bundle
     posture: PostureView | None = None  # the host's posture at the start and the end
     carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
+    passes: PassRecord | None = None  # the passes run and skipped (passes.json)
 
 
 def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[RequestOutcome]:
@@ -112,6 +114,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         quality=read_quality(folder.root, frozen.matrix.quality),
         posture=read_posture(folder.root),
         carried=read_carried(folder.root),
+        passes=read_passes(folder.root),
     )
 
 

@@ -78,15 +78,25 @@ class Replicates:
 
     ratios: Sequence[ReplicatedRatio] = ()
     written: Mapping[str, str] = field(default_factory=dict)  # replicate id -> id as written
+    # a sequential cell's deciding look (evidence.comparison.sequential), by
+    # (id as written, candidate, metric, statistic)
+    sequential: Mapping[tuple[str, str, str, str], Figure] = field(default_factory=dict)
 
     def names(self, cell: CellEntry) -> set[str]:
         """The ids a rule may name the cell by."""
         return {cell.id, self.written.get(cell.id, cell.id)}
 
-    def group(self, cell: CellEntry, metric: str, candidate: str) -> tuple[str, Figure] | None:
-        """The cell's replicated group (the id as written) and its between-replicate
-        interval, when the group has one."""
+    def group(
+        self, cell: CellEntry, metric: str, candidate: str, statistic: str = "p50"
+    ) -> tuple[str, Figure] | None:
+        """The cell's replicated group (the id as written) and its sequential look or its
+        between-replicate interval (of p50s), when the group has one."""
         written = self.written.get(cell.id, cell.id)
+        looked = self.sequential.get((written, candidate, metric, statistic))
+        if looked is not None:
+            return written, looked
+        if statistic != "p50":
+            return None
         for r in self.ratios:
             if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
                 continue
@@ -177,7 +187,7 @@ def _figures(
     metric, statistic = criterion.metric, criterion.statistic
     found: dict[str, Figure | None] = {}
     for cell in cells:
-        group = replicates.group(cell, metric, candidate) if statistic == "p50" else None
+        group = replicates.group(cell, metric, candidate, statistic)
         if group is None:
             found[cell.id] = figure(cell, metric, candidate, statistic)
         else:
@@ -191,7 +201,14 @@ def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50")
     if metric in GOODPUT_LABELS:
         return _goodput_figure(cell, metric, candidate)
     ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
-    found = next((r for r in ratios if r.candidate == candidate and r.metric == metric), None)
+    found = next(
+        (
+            r
+            for r in ratios
+            if r.candidate == candidate and r.metric == metric and r.statistic == statistic
+        ),
+        None,
+    )
     return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
 
 
