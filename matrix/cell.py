@@ -202,6 +202,11 @@ class Cell(Spec):
         return self.replicate.of if self.replicate else self.id
 
     @property
+    def sequential(self) -> bool:
+        """Whether it is a pass of a sequential cell (replicates = "auto")."""
+        return self.replicate is not None and self.replicate.sequential
+
+    @property
     def pass_index(self) -> int:
         """The pass of the campaign the cell runs in: replicate k runs in pass k."""
         return self.replicate.index if self.replicate else 1

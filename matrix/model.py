@@ -223,7 +223,7 @@ def _sequential_judged(matrix: Matrix) -> None:
     """A sequential cell (replicates = "auto") runs its later passes while the rule's criteria
     in it are undecided, so the rule must judge it."""
     for cell in matrix.cells:
-        if cell.replicate is None or not cell.replicate.sequential or cell.replicate.index > 1:
+        if not cell.sequential or cell.pass_index > 1:
             continue
         names = {cell.id, cell.prompt_id}
         rule = matrix.rule

@@ -329,7 +329,8 @@ def _cells(
         entries = CellEntries(inputs)
     except FaceoffError as exc:
         problem = exc.message
-    walk = list(cells_with_attempts([c.id for c in frozen.matrix.cells], folder.attempts()))
+    planned = entries.cell_ids if entries is not None else [c.id for c in frozen.matrix.cells]
+    walk = list(cells_with_attempts(planned, folder.attempts()))
     job = _CellJob(folder, frozen, judged_under, digest_of, entries, walk)
     built: list[CellEntry] = []
     for done in forked_map(job.check, len(walk), workers(len(walk), processes)):

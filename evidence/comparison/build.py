@@ -115,9 +115,14 @@ class CellEntries:
             p99_metrics=matrix.rule.tail_metrics("p99") if matrix.rule else (),
         )
 
+    @property
+    def cell_ids(self) -> list[str]:
+        """The planned cells in matrix order: a sequential cell's passes that never ran are
+        not planned (passes.json)."""
+        return [c.id for c in self.matrix.cells if c.id not in self.unplanned]
+
     def __iter__(self) -> Iterator[CellEntry]:
-        """Every planned cell's entry: a sequential cell's passes that never ran are none."""
-        return (self(cell) for cell in self.matrix.cells if cell.id not in self.unplanned)
+        return (self(c) for c in self.matrix.cells if c.id not in self.unplanned)
 
     def of(self, cell_id: str) -> CellEntry:
         """The entry of the matrix's cell ``cell_id`` (a walk's ``cells_with_attempts``)."""

@@ -34,7 +34,7 @@ def replicated_ratios(cells: Sequence[Cell], entries: Sequence[CellEntry]) -> li
     groups: dict[str, list[Cell]] = {}
     for cell in cells:
         # a sequential cell's passes are looks of its design (evidence.comparison.sequential)
-        if cell.replicate is not None and not cell.replicate.sequential:
+        if cell.replicate is not None and not cell.sequential:
             groups.setdefault(cell.replicate.of, []).append(cell)
     found = []
     for base, replicas in groups.items():

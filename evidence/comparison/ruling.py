@@ -29,7 +29,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
-from faceoff.format import join_words
+from faceoff.format import join_words, level
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 
@@ -86,6 +86,12 @@ class Replicates:
         """The ids a rule may name the cell by."""
         return {cell.id, self.written.get(cell.id, cell.id)}
 
+    def covers(self, cell: CellEntry, candidate: str) -> bool:
+        """Whether the cell is a pass of a sequential cell judged by its looks for the
+        candidate: a pass not accepted then gives no look, and refuses nothing."""
+        written = self.written.get(cell.id, cell.id)
+        return any(key[:2] == (written, candidate) for key in self.sequential)
+
     def group(
         self, cell: CellEntry, metric: str, candidate: str, statistic: str = "p50"
     ) -> tuple[str, Figure] | None:
@@ -126,7 +132,12 @@ def candidate_ruling(
     groups = replicates or Replicates()
     counted = [c for c in cells if _runs_pair(c, candidate) and rule.counts_cell(groups.names(c))]
     comparable = [c for c in counted if _comparable(c, candidate)]
-    refused = [run for c in counted for run in _not_accepted(c, candidate)]
+    refused = [
+        run
+        for c in counted
+        if not groups.covers(c, candidate)
+        for run in _not_accepted(c, candidate)
+    ]
     lines = [criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
@@ -297,7 +308,9 @@ def _sentence(
         return f"{head}: missing — {worst.cell} has no ratio for it."
     interval = f"{found.ratio:.2f}×"
     if found.confidence is not None:
-        interval += f" ({found.confidence:.0%} {found.interval} {found.low:.2f}–{found.high:.2f})"
+        interval += (
+            f" ({level(found.confidence)} {found.interval} {found.low:.2f}–{found.high:.2f})"
+        )
     why = {
         "met": f"wholly {'≥' if higher else '≤'} {bound:.2f}",
         "not_met": f"wholly on the worse side of {bound:.2f}",

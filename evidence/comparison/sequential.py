@@ -21,8 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evidence.comparison.model import CellEntry, Ratio
-from evidence.comparison.ruling import Figure, Replicates, bound_of, candidate_ruling, figure
+from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
+from evidence.comparison.ruling import (
+    GOODPUT_LABELS,
+    OUTCOME_WORDS,
+    Figure,
+    Replicates,
+    bound_of,
+    candidate_ruling,
+    figure,
+)
 from evidence.comparison.sequential_model import (
     BudgetView,
     LookEntry,
@@ -33,6 +41,7 @@ from evidence.comparison.sequential_model import (
 from evidence.folder.passes import PassRecord
 from evidence.stats.sequential import PassEstimate, look_at, standing
 from evidence.stats.spending import SPENDING, Design, obf_design
+from faceoff.format import join_words
 from matrix.cell import Cell
 from matrix.model import Matrix
 from matrix.rule import Criterion, NotAccepted, Rule
@@ -73,7 +82,7 @@ def sequential_groups(cells: Sequence[Cell]) -> list[SequentialGroup]:
     """Every sequential cell of the matrix, in matrix order."""
     found: dict[str, list[Cell]] = {}
     for cell in cells:
-        if cell.replicate is not None and cell.replicate.sequential:
+        if cell.sequential and cell.replicate is not None:
             found.setdefault(cell.replicate.of, []).append(cell)
     return [
         SequentialGroup(written, replicas[0].kind.value, tuple(replicas))
@@ -142,7 +151,7 @@ def deciding_figures(
             look = look or (line.looks[-1] if line.looks else None)
             if look is None or look.ratio is None or look.low is None or look.high is None:
                 continue
-            words = f"sequential interval, look {look.look} of {max_passes[written]}"
+            words = f"sequential interval at look {look.look} of {max_passes[written]}:"
             confidence = (
                 None if look.confidence >= 1.0 and look.low == look.high else look.confidence
             )
@@ -166,17 +175,29 @@ def sequential_replicates(
 
 def settled(
     rule: Rule, entries: Sequence[CellEntry], candidate: str, replicates: Replicates
-) -> bool:
-    """Whether the candidate's outcome can no longer change, on the cells run so far."""
+) -> str | None:
+    """Why the candidate's outcome can no longer change on the cells run so far; None while
+    it can."""
     ruling = candidate_ruling(rule, entries, candidate, replicates)
+    words = OUTCOME_WORDS[ruling.outcome]
     if ruling.outcome != "no_decision":
-        return True
-    return bool(ruling.not_accepted) and rule.not_accepted is NotAccepted.NO_DECISION
+        return f"{candidate}'s outcome is settled: {words}"
+    if ruling.not_accepted and rule.not_accepted is NotAccepted.NO_DECISION:
+        return f"{candidate}'s outcome is settled: no decision (counted cell runs not accepted)"
+    return None
 
 
-def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, str]:
-    """Each sequential group (id as written) that ran at least once, with why it needs
-    another pass ("" when it does not: every open criterion in it is decided)."""
+@dataclass(frozen=True)
+class Need:
+    """Whether a sequential cell needs another pass, and why (or why not)."""
+
+    more: bool
+    why: str
+
+
+def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need]:
+    """Each sequential cell (id as written) that ran at least once: whether it needs another
+    pass, given the cells run so far (``entries``)."""
     rule, groups = matrix.rule, sequential_groups(matrix.cells)
     if rule is None or not groups:
         return {}
@@ -185,12 +206,26 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, str]
     lines = judged(rule, groups, [a.name for a in matrix.candidates], by_id)
     figures = deciding_figures(lines, {g.written: len(g.cells) for g in groups})
     replicates = Replicates((), written, figures)
-    open_ = {a.name for a in matrix.candidates if not settled(rule, entries, a.name, replicates)}
+    closed = {a.name: settled(rule, entries, a.name, replicates) for a in matrix.candidates}
     return {
-        g.written: _why_more(lines[g.written], open_)
+        g.written: _need(lines[g.written], closed)
         for g in groups
         if any(c.id in by_id for c in g.cells)
     }
+
+
+def _need(lines: Sequence[SequentialCriterion], closed: Mapping[str, str | None]) -> Need:
+    undecided = [ln for ln in lines if closed[ln.candidate] is None and ln.decided_at is None]
+    if undecided:
+        said = join_words([f"{label(ln)} for {ln.candidate}" for ln in undecided], "and")
+        return Need(True, f"undecided: {said}")
+    settled_words = [why for why in closed.values() if why is not None]
+    decided = [ln for ln in lines if ln.decided_at is not None]
+    parts = [
+        f"{label(ln)} {ln.status.replace('_', ' ')} for {ln.candidate} at look {ln.decided_at}"
+        for ln in decided
+    ]
+    return Need(False, "; ".join([*parts, *settled_words]) or "no criterion to decide")
 
 
 def sequential_view(
@@ -225,6 +260,7 @@ def _cell_view(
         passes_run=ran,
         boundaries=list(design.boundaries),
         spent=list(design.spent),
+        levels=[design.nominal_confidence(k) for k in range(1, design.looks + 1)],
         criteria=list(lines),
         stopped=_stopped(group, ran, lines, record),
     )
@@ -236,21 +272,14 @@ def _stopped(
     lines: Sequence[SequentialCriterion],
     record: PassRecord | None,
 ) -> str:
-    decided = [line for line in lines if line.decided_at is not None]
-    tally = f"{len(decided)} of {len(lines)} criteria decided"
-    skipped = next(
-        (
-            s
-            for s in (record.skipped if record else [])
-            if {c.id for c in group.cells} & set(s.cells)
-        ),
-        None,
-    )
+    """Why no further pass of the cell ran: the record's reason where it skipped one."""
+    ids = {c.id for c in group.cells}
+    skipped = next((s for s in (record.skipped if record else []) if ids & set(s.cells)), None)
     if skipped is not None:
-        return f"after {len(ran)} of {len(group.cells)} passes ({tally}): {skipped.sentence}"
-    if len(ran) == len(group.cells):
-        return f"ran all {len(ran)} passes; {tally}"
-    return f"ran {len(ran)} of {len(group.cells)} passes; {tally}"
+        return skipped.sentence if skipped.reason == "decided" else f"budget: {skipped.sentence}"
+    decided = sum(1 for line in lines if line.decided_at is not None)
+    tally = f"{decided} of {len(lines)} criteria decided"
+    return f"every pass ran; {tally}" if len(ran) == len(group.cells) else tally
 
 
 def _budget(record: PassRecord | None) -> BudgetView | None:
@@ -264,9 +293,9 @@ def _budget(record: PassRecord | None) -> BudgetView | None:
     )
 
 
-def _why_more(lines: Sequence[SequentialCriterion], open_: set[str]) -> str:
-    undecided = [ln for ln in lines if ln.candidate in open_ and ln.decided_at is None]
-    return ", ".join(f"{ln.metric} {ln.statistic} for {ln.candidate}" for ln in undecided)
+def label(line: SequentialCriterion) -> str:
+    """'TTFT p50', 'goodput (req/s)': how the card names a criterion's figure."""
+    return GOODPUT_LABELS.get(line.metric) or f"{RATIO_LABELS[line.metric]} {line.statistic}"
 
 
 def _pass_figure(entry: CellEntry, criterion: Criterion, candidate: str) -> Figure | None:

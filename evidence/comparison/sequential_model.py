@@ -38,6 +38,7 @@ class SequentialCell(Spec):
     passes_run: list[str] = Field(description="Replicate cell ids that ran, in pass order.")
     boundaries: list[float] = Field(description="The design's z boundary at each look.")
     spent: list[float] = Field(description="Error spent by each look, per side, cumulative.")
+    levels: list[float] = Field(description="Each look's nominal two-sided confidence.")
     criteria: list[SequentialCriterion] = Field(description="Per candidate and criterion.")
     stopped: str = Field(description="Why no further pass of the cell ran, in words.")
 

@@ -87,4 +87,4 @@ def unplanned(record: PassRecord | None, cells: Sequence[Cell]) -> set[str]:
     if record is None:
         return set()
     skipped = record.skipped_cells()
-    return {c.id for c in cells if c.replicate is not None and c.replicate.sequential} & skipped
+    return {c.id for c in cells if c.sequential} & skipped
