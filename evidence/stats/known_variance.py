@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.stats import student_t
 from evidence.stats.sequential import PassEstimate
 from faceoff.artifact import Spec
 
@@ -63,6 +64,15 @@ def quantile_factor(statistic: str) -> float:
 def per_request(ratio: float, low: float, high: float, n: int, blocks: int) -> float:
     """s² from one 95 % block-bootstrap ratio interval of ``n`` requests per arm."""
     se = PassEstimate.of_interval(ratio, low, high, 0.95, blocks).se
+    return n * se**2
+
+
+def per_request_of_arm(low: float, high: float, n: int, blocks: int) -> float:
+    """s² from one arm's 95 % percentile interval as the history derives it: the ratio's
+    interval shared between the two arms, each holding 1/√2 of its log half-width
+    (``evidence.history.night_read``)."""
+    half = (math.log(high) - math.log(low)) / 2 * math.sqrt(2)
+    se = half / student_t.quantile(0.95, max(1, blocks - 1))
     return n * se**2
 
 

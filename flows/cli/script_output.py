@@ -6,6 +6,7 @@ docs/flows.md, "Output for scripts", shows the shapes.
 
 Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_version``:
   1 — first release.
+  2 — ``PlanOutput.power``: the rule's power table with ``validate --power`` (null without).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.comparison.power_table import PowerTable
 from faceoff.artifact import Artifact, Spec
 from lanes.deadlines import worst_case
 from matrix.freeze import FrozenMatrix
@@ -44,7 +46,7 @@ class WorstCaseOutput(Spec):
 
 
 class PlanOutput(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="validate --json format version.")
+    schema_version: Literal[2] = Field(default=2, description="validate --json format version.")
     campaign: str
     matrix_id: str
     cells: int
@@ -52,6 +54,10 @@ class PlanOutput(Artifact):
     matched_pairs: int
     arms: list[ArmPlanOutput]
     worst_case: WorstCaseOutput = Field(description="Seconds, by the matrix's own deadlines.")
+    power: PowerTable | None = Field(
+        default=None,
+        description="With --power: what the plan can decide per rule criterion and cell.",
+    )
 
 
 class TicketOutput(Spec):
@@ -64,7 +70,7 @@ class TicketsOutput(Artifact):
     tickets: list[TicketOutput]
 
 
-def plan_output(frozen: FrozenMatrix) -> PlanOutput:
+def plan_output(frozen: FrozenMatrix, *, power: PowerTable | None = None) -> PlanOutput:
     matrix = frozen.matrix
     the_plan = plan(matrix)
     worst = worst_case(matrix)
@@ -95,6 +101,7 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
             restoration_s=worst.restoration_s,
             total_s=worst.total_s,
         ),
+        power=power,
     )
 
 

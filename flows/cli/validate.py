@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
+from evidence.comparison.power_table import PowerTable
 from flows.cli.output_file import fresh_file
+from flows.cli.power import planned_power, power_view
 from flows.cli.script_output import plan_output
 from flows.cli.views import console as views
 from lanes.commands import binding_line
@@ -18,10 +21,21 @@ from matrix.model import Matrix
 from matrix.toml_reader import load_matrix
 
 
-def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
+def validate(
+    path: Path,
+    *,
+    as_json: bool,
+    aa: bool = False,
+    power: bool = False,
+    workdir: Path = Path("runs"),
+    db: str | None = None,
+) -> None:
+    """``power``: the rule's power table too, each cell's variance learned from the ledger of
+    ``workdir`` (or ``db``) where it holds earlier nights."""
     frozen = freeze(matrix_of(path, aa=aa))
+    table = planned_power(frozen, workdir, db) if power else None
     if as_json:
-        typer.echo(plan_output(frozen).model_dump_json(indent=2))
+        typer.echo(plan_output(frozen, power=table).model_dump_json(indent=2))
         return
     out = views.make_console()
     if aa:
@@ -30,7 +44,18 @@ def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
     for arm in frozen.matrix.arm_order():
         out.print(binding_line(arm), highlight=False)
     out.print(worst_case(frozen.matrix).sentence, highlight=False)
+    if table is not None:
+        _print_power(out, table)
     out.print(f"matrix id: {frozen.matrix_id}")
+
+
+def _print_power(out: Console, table: PowerTable) -> None:
+    if not table.rows:
+        out.print("power: the matrix declares no [rule], so nothing is planned to be decided")
+        return
+    out.print(power_view(table))
+    for warning in table.warnings:
+        out.print(f"WARN {warning}", highlight=False)
 
 
 def matrix_of(path: Path, *, aa: bool) -> Matrix:
