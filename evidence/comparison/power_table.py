@@ -42,10 +42,16 @@ from matrix.rule import Criterion, Rule
 
 CONFIDENCE = 0.95
 TAIL_FRACTION = {"p95": 0.95, "p99": 0.99}
+# A variance learned from a few nights is itself uncertain: sets of six A/A nights of the same
+# cell gave s² up to 20 % apart (tests/evidence/test_power_table.py), and a plan made at an
+# underestimate falls short of its power. Learned variances are planned 1.2× larger; the
+# default is conservative already.
+LEARNED_MARGIN = 1.2
 METHOD = (
     "per criterion and counted cell: the cell's known variance of the log ratio per request "
-    "(earlier A/A nights of the same workload and incumbent, else earlier nights, else a "
-    "conservative default); the interval half-width of one pass, t(b − 1)·s/√n; the smallest "
+    "(earlier A/A nights of the same workload and incumbent, else earlier nights, planned "
+    f"{LEARNED_MARGIN:g}× larger, else a conservative default); the interval half-width of "
+    "one pass, t(b − 1)·s/√n; the smallest "
     "difference decided with 80 % power at 95 % confidence (a sequential cell's whole "
     "design by its exit probabilities; a replicated cell's between-replicate interval); the "
     "requests per arm that decide the bound when the candidate is as good as the incumbent; "
@@ -135,12 +141,13 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
     if known is None:
         return PowerRow(**base, half_width=None, detectable=None, needed=None, tail_floor=None,
                         decidable=True, warning=None)  # fmt: skip
-    plan = _plan(cells, known.log_ratio, abs(math.log(bound)))
+    variance = known.log_ratio * (LEARNED_MARGIN if known.source != "default" else 1.0)
+    plan = _plan(cells, variance, abs(math.log(bound)))
     floor = _floor(criterion.statistic)
     short = floor is not None and first.scored_requests < floor
     decidable = plan[1] <= abs(math.log(bound)) and not (short and criterion.statistic == "p99")
     n, c = first.scored_requests, first.concurrency
-    half = math.expm1(power.half_width(known.log_ratio, n, c, CONFIDENCE))
+    half = math.expm1(power.half_width(variance, n, c, CONFIDENCE))
     warning = None if decidable and not short else _warning(criterion, cells, plan, floor, half)
     return PowerRow(**base, half_width=half, detectable=math.expm1(plan[1]), needed=plan[2],
                     tail_floor=floor, decidable=decidable, warning=warning)  # fmt: skip
