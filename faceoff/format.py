@@ -54,7 +54,7 @@ def level(confidence: float) -> str:
     value = confidence * 100
     if abs(value - round(value)) < 1e-9:
         return f"{round(value)}%"
-    for digits in range(1, 6):
+    for digits in range(1, 12):
         if round(value, digits) < 100:
             return f"{value:.{digits}f}%"
-    return f"{value:.6f}%"
+    return "100%"

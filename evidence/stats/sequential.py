@@ -33,6 +33,7 @@ from evidence.stats import student_t
 from evidence.stats.spending import Design
 
 LookStatus = Literal["met", "not_met", "inconclusive"]
+MAX_LOG_HALF = 20.0
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,9 @@ def look_at(
     k = len(passes)
     mean, se, df, between = combine(passes)
     confidence = design.nominal_confidence(min(k, design.looks))
-    half = student_t.quantile(confidence, df) * se if se > 0 else 0.0
+    # an early look of many, on few blocks, has a multiplier in the thousands: held at a
+    # factor of e^20 either way, an interval that holds no bound all the same
+    half = min(student_t.quantile(confidence, df) * se, MAX_LOG_HALF) if se > 0 else 0.0
     low, high = math.exp(mean - half), math.exp(mean + half)
     return Look(k, math.exp(mean), low, high, confidence, se, df, between,
                 standing(low, high, bound, higher_is_better))  # fmt: skip

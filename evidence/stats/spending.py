@@ -44,6 +44,8 @@ NORMAL = statistics.NormalDist()
 GRID_STEP = 0.02  # standard errors of one pass between grid points of the score
 GRID_REACH = 9.0  # the grid spans the drift's mean ± this many standard deviations
 SPENDING = "Lan–DeMets O'Brien–Fleming-type"
+MAX_Z = 8.0  # a boundary beyond this spends less than 1e-15: as good as none
+MAX_LEVEL = 1 - 1e-9
 
 
 def obf_spent(alpha: float, fraction: float) -> float:
@@ -64,8 +66,10 @@ class Design:
     spent: tuple[float, ...]  # error spent by each look, cumulative
 
     def nominal_confidence(self, look: int) -> float:
-        """The two-sided confidence of the interval look ``look`` (1-based) judges with."""
-        return 2 * NORMAL.cdf(self.boundaries[look - 1]) - 1
+        """The two-sided confidence of the interval look ``look`` (1-based) judges with; an
+        early look of many, within float rounding of 1, is held at ``MAX_LEVEL`` (an interval
+        that wide holds no bound either)."""
+        return min(2 * NORMAL.cdf(self.boundaries[look - 1]) - 1, MAX_LEVEL)
 
 
 @functools.lru_cache(maxsize=64)
@@ -192,10 +196,10 @@ def _advance(score: _Score, *, drift: float) -> _Score:
 
 def _boundary(score: _Score, look: int, target: float) -> float:
     """The z boundary at ``look`` whose upper tail of ``score`` holds ``target``."""
-    if target <= 0:
-        return math.inf
+    if target <= 0:  # nothing to spend at this look (it underflowed): no crossing
+        return MAX_Z
     low, high = 0.0, float(score.points[-1]) + GRID_STEP
     for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if score.tail(middle) > target else (low, middle)
-    return high / math.sqrt(look)
+    return min(high / math.sqrt(look), MAX_Z)

@@ -86,11 +86,14 @@ def admit(
     left = (budget_end - now).total_seconds()
     reserve = reserve_s or 0.0
     said = (
-        f"it needs ≈ {needed_s:.0f} s (the night's measurements ×{SAFETY:g}) and the "
-        f"restoration ≈ {reserve:.0f} s; {max(left, 0.0):.0f} s are left before "
-        f"{_utc(budget_end)}"
+        f"it needs ≈ {_s(needed_s)} (the night's measurements ×{SAFETY:g}) and the "
+        f"restoration ≈ {_s(reserve)}; {_s(max(left, 0.0))} are left before {_utc(budget_end)}"
     )
     return Admission(needed_s + reserve <= left, said)
+
+
+def _s(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds >= 100 else f"{seconds:.1f} s"
 
 
 def _utc(moment: datetime) -> str:
