@@ -79,8 +79,10 @@ def sequential_detectable(
     variance: float, per_pass: int, design: Design, concurrency: int, power: float = POWER
 ) -> float:
     """The smallest log distance ``design.looks`` passes of ``per_pass`` requests decide
-    with ``power``; a pass's Student t multiplier widens it as in a fixed design."""
-    widen = _multiplier(per_pass, concurrency, 0.95) / NORMAL.inv_cdf(0.975)
+    with ``power``; widened by the Student t multiplier of the last look, whose degrees of
+    freedom are every pass's blocks less one (``evidence.stats.sequential.combine``)."""
+    df = design.looks * max(1, blocks_of(per_pass, concurrency) - 1)
+    widen = student_t.quantile(0.95, df) / NORMAL.inv_cdf(0.975)
     return sequential_drift(design, power) * widen * math.sqrt(variance / per_pass)
 
 
