@@ -1,6 +1,6 @@
 """Sequential passes against the fixed design: error rates, power, requests and lane-time.
 
-    .venv/bin/python -m benchmarks sequential                      # 100 seeds + 3 real campaigns
+    .venv/bin/python -m benchmarks sequential                  # 100 seeds, 3 real campaigns: ~6 min
     .venv/bin/python -m benchmarks sequential --seeds 400 --real 0  # the statistics alone
 
 Two parts, each saying what it rests on.
@@ -331,7 +331,7 @@ def many_seeds(seeds: int, looks: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=60, help="campaigns per scenario (≥ 20)")
+    parser.add_argument("--seeds", type=int, default=100, help="campaigns per scenario (≥ 20)")
     parser.add_argument("--looks", type=int, default=4, help="max_passes of the sequential design")
     parser.add_argument("--real", type=int, default=1, help="real simulator campaigns per ratio")
     args = parser.parse_args()
