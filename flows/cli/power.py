@@ -8,6 +8,7 @@ A workdir without a ledger plans with the conservative default.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from rich.table import Table
@@ -17,6 +18,7 @@ from evidence.comparison.power_table import PowerTable, power_table, wanted_vari
 from evidence.comparison.ruling import GOODPUT_LABELS
 from evidence.history.variance import EarlierNight, known_variances, read_earlier
 from flows.cli.ledger_open import existing_ledger
+from ledger.db import DB_URL_ENV
 from ledger.history import closed_campaigns
 from matrix.freeze import FrozenMatrix
 from workload.metrics import higher_is_better
@@ -32,7 +34,10 @@ def planned_power(frozen: FrozenMatrix, workdir: Path, db: str | None) -> PowerT
 
 
 def earlier_nights(workdir: Path, db: str | None) -> list[EarlierNight]:
-    """Every closed campaign's night in the ledger (none without a ledger)."""
+    """Every closed campaign's night in the ledger (none without a ledger, or without the
+    workdir a ledger would be in: a plan made before any campaign ran)."""
+    if db is None and DB_URL_ENV not in os.environ and not Path(workdir).is_dir():
+        return []
     engine = existing_ledger(db, workdir)
     if engine is None:
         return []
