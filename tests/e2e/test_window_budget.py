@@ -11,8 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from evidence.audit.passes import passes_problems
+from evidence.audit.run import audit_bundle
+from evidence.comparison.build import CellEntries
 from evidence.comparison.model import Comparison
-from evidence.folder.passes import PassRecord
+from evidence.comparison.read import load_campaign
+from evidence.folder.layout import CampaignFolder
+from evidence.folder.passes import PassRecord, SkippedCells
 from flows.prefect.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm, write_matrix
@@ -60,3 +65,21 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
     )
     assert "## Sequential passes" in card and record.stop in card
     assert json.loads((result.bundle / "comparison.json").read_text())["schema_version"] == 9
+    assert audit_bundle(result.bundle).ok
+
+
+def test_the_audit_finds_a_pass_skipped_as_decided_that_the_evidence_left_undecided(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    data = matrix("e2e-undecided", [arm("inc", "incumbent"), arm("cand", "candidate")])
+    data["cells"] = [data["cells"][0] | {"id": "nat", "replicates": "auto", "max_passes": 2}]
+    data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0}]}
+    result = run_campaign(write_matrix(tmp_path, data), workdir)
+    inputs = load_campaign(CampaignFolder.at(result.bundle))
+    assert inputs.passes is not None
+    entries = [e for e in CellEntries(inputs) if e.id == "nat-r1"]
+    claimed = SkippedCells(index=2, cells=["nat-r2"], reason="decided", sentence="decided")
+    forged = inputs.passes.model_copy(update={"skipped": [claimed]})
+    problems = passes_problems(forged, inputs.frozen.matrix, entries)
+    assert problems == [("passes.json", "skipped[0]", "nat's pass 2 was skipped as decided, but "
+                         "the passes before it leave it undecided: TTFT p50 for cand")]  # fmt: skip
