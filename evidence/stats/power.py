@@ -103,18 +103,6 @@ def tail_floor(quantile: float, confidence: float, exceedances: int = TAIL_EXCEE
     return _least(lambda n: _at_most(exceedances, n, 1 - quantile) <= 1 - confidence)
 
 
-def tail_bound_rank(n: int, quantile: float, confidence: float) -> int | None:
-    """Which order statistic (1 = the largest) of ``n`` requests is an upper bound on the
-    ``quantile`` at ``confidence``: the deepest one that still is; None when not even the
-    largest is."""
-    rank = None
-    for exceed in range(n):
-        if _at_most(exceed, n, 1 - quantile) > 1 - confidence:
-            break
-        rank = exceed + 1
-    return rank
-
-
 def _at_most(k: int, n: int, p: float) -> float:
     """P(Binomial(n, p) ≤ k)."""
     return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))

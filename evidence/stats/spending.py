@@ -25,7 +25,7 @@ when the boundary is found, which makes each side's error at most a.
 
 ``exits`` gives the probability of stopping at each look on either side for a given drift
 (the true distance from the bound, in standard errors of one pass): power and expected
-passes of a design.
+passes of a design (``evidence.stats.power.sequential_drift``).
 """
 
 from __future__ import annotations
@@ -127,21 +127,6 @@ def exits(design: Design, drift: float, looks: int | None = None) -> Exits:
         lower.append(score.total() - score.tail(-edge))
         score = score.between(-edge, edge)
     return Exits(tuple(upper), tuple(lower))
-
-
-def inflation(design: Design, power: float) -> float:
-    """How many times the fixed design's information the sequential design needs at most for
-    ``power`` against an alternative: R with drift² = R·(z_a + z_power)²/looks per pass."""
-    fixed = NORMAL.inv_cdf(1 - design.alpha) + NORMAL.inv_cdf(power)
-    low, high = 1.0, 3.0
-    for _ in range(40):
-        middle = (low + high) / 2
-        drift = fixed * math.sqrt(middle / design.looks)
-        if exits(design, drift).upper_total >= power:
-            high = middle
-        else:
-            low = middle
-    return high
 
 
 @dataclass(frozen=True)
