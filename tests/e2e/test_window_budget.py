@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from evidence.audit.passes import passes_problems
 from evidence.audit.run import audit_bundle
@@ -18,6 +19,7 @@ from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.passes import PassRecord, SkippedCells
+from flows.cli.views.ending import end_summary
 from flows.prefect.runner import run_campaign
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm, write_matrix
@@ -66,6 +68,10 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
     assert "## Sequential passes" in card and record.stop in card
     assert json.loads((result.bundle / "comparison.json").read_text())["schema_version"] == 9
     assert audit_bundle(result.bundle).ok
+    console = Console(record=True, width=200)
+    console.print(end_summary(result))
+    said = console.export_text().splitlines()
+    assert said[1] == ruling.headline.replace("**", "")  # the run ends with the rule's outcome
 
 
 def test_the_audit_finds_a_pass_skipped_as_decided_that_the_evidence_left_undecided(
