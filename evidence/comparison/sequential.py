@@ -206,7 +206,11 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need
     lines = judged(rule, groups, [a.name for a in matrix.candidates], by_id)
     figures = deciding_figures(lines, {g.written: len(g.cells) for g in groups})
     replicates = Replicates((), written, figures)
-    closed = {a.name: settled(rule, entries, a.name, replicates) for a in matrix.candidates}
+    # a pass of a sequential cell that was not accepted gives no look, and a later pass may:
+    # it settles nothing while the cell runs on
+    passes = {c.id for g in groups for c in g.cells}
+    kept = [e for e in entries if e.id not in passes or all(p.comparable for p in e.pairs)]
+    closed = {a.name: settled(rule, kept, a.name, replicates) for a in matrix.candidates}
     return {
         g.written: _need(lines[g.written], closed)
         for g in groups
