@@ -45,3 +45,16 @@ def percent(value: float | None) -> str:
 
 def ratio(value: float, low: float, high: float) -> str:
     return f"{value:.2f}× [{low:.2f}, {high:.2f}]"
+
+
+def level(confidence: float) -> str:
+    """A confidence level as a percentage: whole where it is whole (95%), else with the
+    digits that keep it below 100 % (98.8%, 99.98%), so a sequential look's nominal level
+    is neither rounded to its neighbour nor up to certainty."""
+    value = confidence * 100
+    if abs(value - round(value)) < 1e-9:
+        return f"{round(value)}%"
+    for digits in range(1, 12):
+        if round(value, digits) < 100:
+            return f"{value:.{digits}f}%"
+    return "100%"

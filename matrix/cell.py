@@ -71,6 +71,12 @@ class Replicate(Spec):
     of: str = Field(pattern=SLUG, description="Id of the cell as written, before replication.")
     index: int = Field(ge=1, description="Which replicate, from 1; runs in pass ``index``.")
     count: int = Field(ge=2, description="Replicates of the cell in all (K).")
+    sequential: bool = Field(
+        default=False,
+        exclude_if=omitted_at(False),
+        description='Set by replicates = "auto": the K passes are a sequential design\'s '
+        "looks; a pass runs only while the rule's criteria in the cell are undecided.",
+    )
 
 
 class Cell(Spec):
@@ -225,6 +231,11 @@ class Cell(Spec):
         """The id prompts are drawn under: replicates of a cell share one prompt vector, so
         that what differs between them is the window, not the prompts."""
         return self.replicate.of if self.replicate else self.id
+
+    @property
+    def sequential(self) -> bool:
+        """Whether it is a pass of a sequential cell (replicates = "auto")."""
+        return self.replicate is not None and self.replicate.sequential
 
     @property
     def pass_index(self) -> int:

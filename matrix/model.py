@@ -149,6 +149,7 @@ class Matrix(Spec):
         if self.rule is not None:
             _rule_fits(self, self.rule)
         _sweeps_have_slo(self)
+        _sequential_judged(self)
         check_variants(self.cells, [a.name for a in self.arms])
         check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
         if self.campaign.aa:
@@ -234,6 +235,22 @@ def _rule_fits(matrix: Matrix, rule: Rule) -> None:
             raise ValueError(
                 f"rule criterion on {criterion.metric} judges cells without an SLO "
                 f"({', '.join(without)}); declare campaign.slo or the cells' slo"
+            )
+
+
+def _sequential_judged(matrix: Matrix) -> None:
+    """A sequential cell (replicates = "auto") runs its later passes while the rule's criteria
+    in it are undecided, so the rule must judge it."""
+    for cell in matrix.cells:
+        if not cell.sequential or cell.pass_index > 1:
+            continue
+        names = {cell.id, cell.prompt_id}
+        rule = matrix.rule
+        if rule is None or not any(rule.counts(names, cell.kind.value, c) for c in rule.criteria):
+            raise ValueError(
+                f'cell {cell.prompt_id!r} has replicates = "auto", but no [rule] criterion judges '
+                "it: a sequential cell runs another pass only while the rule's criteria in it are "
+                "undecided; declare a [rule] that counts it, or give it replicates = K"
             )
 
 

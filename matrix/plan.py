@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from matrix.arm import Arm
@@ -51,6 +52,14 @@ class Plan:
     @property
     def cell_runs(self) -> tuple[CellRunKey, ...]:
         return tuple(CellRunKey(c.id, p.arm.name) for p in self.arms for c in p.cells)
+
+    def without(self, cell_ids: Collection[str]) -> Plan:
+        """The plan less the cells ``cell_ids`` (a sequential cell's passes that never ran)."""
+        if not cell_ids:
+            return self
+        arms = tuple(ArmPlan(p.arm, tuple(c for c in p.cells if c.id not in cell_ids))
+                     for p in self.arms)  # fmt: skip
+        return Plan(arms, tuple(p for p in self.pairs if p.cell_id not in cell_ids))
 
 
 def plan(matrix: Matrix) -> Plan:

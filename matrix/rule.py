@@ -36,9 +36,10 @@ class NotAccepted(StrEnum):
 
 class Criterion(Spec):
     metric: str = Field(description=f"One of {', '.join(RULE_METRICS)}.")
-    statistic: Literal["p50", "p95"] = Field(
+    statistic: Literal["p50", "p95", "p99"] = Field(
         default="p50",
-        description="The percentile of a request metric whose ratio is judged (goodput: p50).",
+        description="The percentile of a request metric whose ratio is judged (goodput: p50); "
+        "a p99 only in cells with enough requests to claim it (evidence.stats.power).",
     )
     non_inferiority: float | None = Field(
         default=None,
@@ -104,9 +105,10 @@ class Rule(Spec):
             _known(f"{where}: cells", criterion.cells, cell_ids)
             _known(f"{where}: kinds", criterion.kinds, kinds)
 
-    def tail_metrics(self) -> list[str]:
-        """The metrics some criterion judges at p95 (their p95 ratios are computed for it)."""
-        return sorted({c.metric for c in self.criteria if c.statistic == "p95"})
+    def tail_metrics(self, statistic: str = "p95") -> list[str]:
+        """The metrics some criterion judges at ``statistic`` (a tail: their ratios of that
+        percentile are computed for it)."""
+        return sorted({c.metric for c in self.criteria if c.statistic == statistic})
 
     def counts_cell(self, names: Collection[str]) -> bool:
         """Whether a cell known by ``names`` (its id, and the id it was written under when it

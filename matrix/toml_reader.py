@@ -2,7 +2,8 @@
 
 A ``[[cells]]`` entry with lists for ``input_tokens`` and ``concurrency`` expands into one
 cell per combination, ``[defaults]`` supplies the cell fields an entry does not set, and
-``replicates = K`` makes K cells ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector. Every
+``replicates = K`` makes K cells ``<id>-r1`` … ``<id>-rK`` sharing one prompt vector
+(``"auto"`` with ``max_passes``: a sequential cell, its later passes run while undecided). Every
 way a file can be wrong ends in one ``MatrixError`` naming the file and the field. Checks
 that need the host (resolving arm hosts, finding bundled simulator profiles) run here,
 after the pure model validation. Ids, limits and checks: docs/matrix.md, "Format" and
@@ -229,32 +230,53 @@ def _expand_entry(entry: dict[str, Any], label: str) -> list[dict[str, Any]]:
     if template is not None and not isinstance(template, str):
         raise ValueError(f"{label}.id: must be a string, got {template!r}")
     is_grid = any(len(axis) > 1 for axis in axes)
-    count = _replicates(entry, label)
+    count, sequential = _replicates(entry, label)
     cells = []
     for combo in itertools.product(*axes):
-        cell = {k: v for k, v in entry.items() if k != "replicates"}
+        cell = {k: v for k, v in entry.items() if k not in ("replicates", "max_passes")}
         cell |= dict(zip(names, combo, strict=True))
         cell["id"] = _cell_id(cell, template, is_grid, label)
-        cells += _replicated(cell, count)
+        cells += _replicated(cell, count, sequential=sequential)
     return cells
 
 
-def _replicates(entry: dict[str, Any], label: str) -> int:
+def _replicates(entry: dict[str, Any], label: str) -> tuple[int, bool]:
+    """(K, sequential): ``replicates = K``, or ``"auto"`` with ``max_passes = K`` (a
+    sequential cell: as many of its K passes as its rule's criteria need)."""
     count = entry.get("replicates", 1)
+    passes = entry.get("max_passes")
+    if count == "auto":
+        if (
+            isinstance(passes, bool)
+            or not isinstance(passes, int)
+            or not 2 <= passes <= MAX_REPLICATES
+        ):
+            raise ValueError(
+                f'{label}.max_passes: replicates = "auto" needs max_passes, a whole number '
+                f"from 2 to {MAX_REPLICATES} (the most passes a sequential cell may run), got "
+                f"{passes!r}"
+            )
+        return passes, True
+    if passes is not None:
+        raise ValueError(f'{label}.max_passes: only with replicates = "auto"; drop it or set that')
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_REPLICATES:
         raise ValueError(
-            f"{label}.replicates: must be a whole number from 1 to {MAX_REPLICATES}, got {count!r}"
+            f"{label}.replicates: must be a whole number from 1 to {MAX_REPLICATES}, or "
+            f'"auto" with max_passes; got {count!r}'
         )
-    return count
+    return count, False
 
 
-def _replicated(cell: dict[str, Any], count: int) -> list[dict[str, Any]]:
+def _replicated(cell: dict[str, Any], count: int, *, sequential: bool) -> list[dict[str, Any]]:
     """A cell run ``count`` times in separate windows: one cell per replicate, ids ``-r<k>``."""
     if count == 1:
         return [cell]
     base = cell["id"]
+    replicate: dict[str, Any] = {"of": base, "count": count}
+    if sequential:
+        replicate["sequential"] = True
     return [
-        {**cell, "id": f"{base}-r{k}", "replicate": {"of": base, "index": k, "count": count}}
+        {**cell, "id": f"{base}-r{k}", "replicate": replicate | {"index": k}}
         for k in range(1, count + 1)
     ]
 

@@ -26,6 +26,7 @@ from evidence.attempt.diagnostics import recompute as recompute_diagnostic
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.audit.carried import check_carried
 from evidence.audit.diff import differences
+from evidence.audit.passes import passes_problems
 from evidence.bundle.write import comparison_of
 from evidence.comparison.build import CellEntries, cells_with_attempts
 from evidence.comparison.manifest import Manifest, manifest
@@ -336,7 +337,8 @@ def _cells(
         entries = CellEntries(inputs)
     except FaceoffError as exc:
         problem = exc.message
-    walk = list(cells_with_attempts([c.id for c in frozen.matrix.cells], folder.attempts()))
+    planned = entries.cell_ids if entries is not None else [c.id for c in frozen.matrix.cells]
+    walk = list(cells_with_attempts(planned, folder.attempts()))
     job = _CellJob(folder, frozen, judged_under, digest_of, entries, walk)
     built: list[CellEntry] = []
     for done in forked_map(job.check, len(walk), workers(len(walk), processes)):
@@ -478,6 +480,9 @@ def _derived(
         report.find(COMPARISON_FILE, "", f"cannot be rebuilt: {problem}")
         return
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
+    if inputs.passes is not None:  # what the flow skipped as decided, decided again
+        for problem_of in passes_problems(inputs.passes, inputs.frozen.matrix, cells.cells):
+            report.find(*problem_of)
     card = render_card(fresh)
     _rendered(folder, RESULT_FILE, card, report)
     # The renderer loads matplotlib: only an audit that gets this far pays for it.

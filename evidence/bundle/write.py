@@ -61,9 +61,9 @@ def summaries_and_cells(inputs: CampaignInputs) -> list[CellEntry]:
     summaries, while its journals and plans are the ones kept (``faceoff.recent``), and
     from those fresh summaries (``inputs`` is updated with them). Cells are written in
     forked workers where that is safe (``faceoff.forked``), as the audit checks them."""
-    matrix = inputs.frozen.matrix
-    walk = list(cells_with_attempts([c.id for c in matrix.cells], inputs.folder.attempts()))
-    job = _CellWriter(inputs, CellEntries(inputs), walk)
+    entries = CellEntries(inputs)
+    walk = list(cells_with_attempts(entries.cell_ids, inputs.folder.attempts()))
+    job = _CellWriter(inputs, entries, walk)
     built = []
     for written in forked_map(job.write, len(walk), workers(len(walk))):
         for summary_of in written.summaries:

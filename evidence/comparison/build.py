@@ -20,7 +20,9 @@ from evidence.comparison.read import CampaignInputs
 from evidence.comparison.replicates import METHOD as REPLICATE_METHOD
 from evidence.comparison.replicates import replicated_ratios
 from evidence.comparison.ruling import Replicates, rule_ruling
+from evidence.comparison.sequential import sequential_replicates, sequential_view
 from evidence.folder.layout import AttemptDir
+from evidence.folder.passes import unplanned
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
@@ -42,7 +44,7 @@ def build_comparison(
     matrix = inputs.frozen.matrix
     order = matrix.arm_order()
     arms = [arm_entry(arm, inputs.lanes.get(arm.name, [])) for arm in order]
-    the_plan = plan(matrix)
+    the_plan = plan(matrix).without(unplanned(inputs.passes, matrix.cells))
     cells = list(CellEntries(inputs)) if cells is None else list(cells)
     covered = coverage(the_plan, cells)
     replicated = replicated_ratios(matrix.cells, cells)
@@ -83,6 +85,7 @@ def build_comparison(
         carried=inputs.carried.view() if inputs.carried else None,
         preflight=list(inputs.preflight),
         pilot=inputs.pilot,
+        sequential=sequential_view(matrix, cells, inputs.passes),
     )
 
 
@@ -97,6 +100,7 @@ class CellEntries:
         self.matrix = inputs.frozen.matrix
         self.plan = plan(self.matrix)
         self.dispositions = _dispositions(inputs)
+        self.unplanned = unplanned(inputs.passes, self.matrix.cells)
 
     def __call__(self, cell: Cell) -> CellEntry:
         matrix, inputs = self.matrix, self.inputs
@@ -110,10 +114,17 @@ class CellEntries:
             seed=matrix.campaign.seed,
             root=inputs.folder.root,
             tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
+            p99_metrics=matrix.rule.tail_metrics("p99") if matrix.rule else (),
         )
 
+    @property
+    def cell_ids(self) -> list[str]:
+        """The planned cells in matrix order: a sequential cell's passes that never ran are
+        not planned (passes.json)."""
+        return [c.id for c in self.matrix.cells if c.id not in self.unplanned]
+
     def __iter__(self) -> Iterator[CellEntry]:
-        return (self(cell) for cell in self.matrix.cells)
+        return (self(c) for c in self.matrix.cells if c.id not in self.unplanned)
 
     def of(self, cell_id: str) -> CellEntry:
         """The entry of the matrix's cell ``cell_id`` (a walk's ``cells_with_attempts``)."""
@@ -142,7 +153,8 @@ def _ruling(
         return None
     written = {c.id: c.prompt_id for c in matrix.cells}  # a replicate -> the id as written
     candidates = [arm.name for arm in matrix.candidates]
-    return rule_ruling(matrix.rule, cells, candidates, Replicates(replicated, written))
+    replicates = sequential_replicates(matrix, cells, Replicates(replicated, written))
+    return rule_ruling(matrix.rule, cells, candidates, replicates)
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

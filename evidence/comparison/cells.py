@@ -26,7 +26,16 @@ from evidence.comparison.model import (
 from evidence.comparison.read import AttemptInputs, PastAttempt
 from evidence.comparison.standing import NOT_RUN
 from evidence.folder.layout import AttemptDir
-from evidence.stats.bootstrap import Sample, Statistic, median_ratio, p95, time_blocks
+from evidence.stats.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    Sample,
+    Statistic,
+    median_ratio,
+    p95,
+    p99,
+    time_blocks,
+)
+from evidence.stats.power import tail_floor
 from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
@@ -35,7 +44,9 @@ from matrix.cell import Cell, rate_label
 from workload.metrics import TimedRequest, higher_is_better, measures_of
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
-STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95}
+STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95, "p99": p99}
+# A p99 is compared only where each arm has the requests to claim one (evidence.stats.power).
+P99_FLOOR = tail_floor(0.99, DEFAULT_CONFIDENCE)
 RATIO_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 PREFILL_HIST = "request_prefill_time_seconds"
 QUEUE_HIST = "request_queue_time_seconds"
@@ -59,8 +70,10 @@ def cell_entry(
     seed: int,
     root: Path,
     tail_metrics: Sequence[str] = (),
+    p99_metrics: Sequence[str] = (),
 ) -> CellEntry:
-    """``tail_metrics``: the metrics whose p95 ratio a declared rule judges."""
+    """``tail_metrics``, ``p99_metrics``: the metrics whose p95 (p99) ratio a declared rule
+    judges."""
     entries = [
         arm_cell(
             cell,
@@ -124,7 +137,7 @@ def cell_entry(
             cell,
             [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
         ),
-        tail_ratios=pair_of(tail_metrics, "p95"),
+        tail_ratios=pair_of(tail_metrics, "p95") + pair_of(p99_metrics, "p99"),
     )
 
 
@@ -308,6 +321,8 @@ def _ratio(
     seed: int,
     statistic: RatioStatistic,
 ) -> Ratio | None:
+    if statistic == "p99" and min(len(s.values) for s in samples) < P99_FLOOR:
+        return None  # too few requests to claim a p99: the rule finds it missing
     found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None

@@ -17,6 +17,9 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       later in 8, ``unnamed_finishes`` (requests ok without a finish_reason).
   9 — ``preflight`` (each run's preflight report and the operator's waivers) and ``pilot``
       (what the pilot found before the scored cells, the runs it blocked); both empty without.
+  10 — ``sequential``: each sequential cell's looks, its spending and why it stopped, and the
+      passes record's budget; a ratio's ``statistic`` may be ``p99`` (where both arms have
+      the requests to claim one); a sequential cell's passes that never ran are not cells.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
+from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
 from evidence.folder.preflight import CheckResult, PreflightReport
@@ -167,14 +171,14 @@ class ArmCell(Spec):
     )
 
 
-RatioStatistic = Literal["p50", "p95"]
+RatioStatistic = Literal["p50", "p95", "p99"]
 
 
 class Ratio(Spec):
     metric: str = Field(description="Request metric compared.")
     candidate: str = Field(description="Candidate arm.")
     statistic: RatioStatistic = Field(
-        default="p50", description="The percentile compared: p50, or p95 for a rule's tail."
+        default="p50", description="The percentile compared: p50, or p95 or p99 for a rule's tail."
     )
     ratio: float = Field(description="candidate / incumbent of the statistic (p50 unless p95).")
     low: float = Field(description="Lower bound of the bootstrap interval.")
@@ -404,7 +408,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[9] = Field(default=9, description="Comparison format version.")
+    schema_version: Literal[10] = Field(default=10, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -454,6 +458,11 @@ class Comparison(Artifact):
     )
     pilot: PilotRecord | None = Field(
         default=None, description="What the pilot found before the scored cells; None: none ran."
+    )
+
+    sequential: SequentialView | None = Field(
+        default=None,
+        description="Sequential cells' looks, spending and stops; None without one.",
     )
 
     @property

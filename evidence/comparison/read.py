@@ -21,6 +21,7 @@ from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.carried import CarriedRecord, read_carried
 from evidence.folder.layout import AttemptDir, CampaignFolder
+from evidence.folder.passes import PassRecord, read_passes
 from evidence.folder.preflight import PreflightReport, read_reports
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
@@ -92,6 +93,7 @@ class CampaignInputs:
     carried: CarriedRecord | None = None  # a successor's cells carried over (carried.json)
     preflight: tuple[PreflightReport, ...] = ()  # each run's preflight, oldest first
     pilot: PilotRecord | None = None  # what the pilot found before the scored cells
+    passes: PassRecord | None = None  # the passes run and skipped (passes.json)
 
 
 def scored_ok(outcomes: Iterable[RequestOutcome]) -> list[RequestOutcome]:
@@ -118,6 +120,7 @@ def load_campaign(folder: CampaignFolder) -> CampaignInputs:
         carried=read_carried(folder.root),
         preflight=tuple(read_reports(folder.root)),
         pilot=read_pilot(folder.root),
+        passes=read_passes(folder.root),
     )
 
 

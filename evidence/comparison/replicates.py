@@ -29,7 +29,8 @@ def replicated_ratios(cells: Sequence[Cell], entries: Sequence[CellEntry]) -> li
     by_id = {e.id: e for e in entries}
     groups: dict[str, list[Cell]] = {}
     for cell in cells:
-        if cell.replicate is not None:
+        # a sequential cell's passes are looks of its design (evidence.comparison.sequential)
+        if cell.replicate is not None and not cell.sequential:
             groups.setdefault(cell.replicate.of, []).append(cell)
     found = []
     for base, replicas in groups.items():

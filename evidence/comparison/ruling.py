@@ -25,7 +25,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
-from faceoff.format import join_words
+from faceoff.format import join_words, level
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 
@@ -74,15 +74,31 @@ class Replicates:
 
     ratios: Sequence[ReplicatedRatio] = ()
     written: Mapping[str, str] = field(default_factory=dict)  # replicate id -> id as written
+    # a sequential cell's deciding look (evidence.comparison.sequential), by
+    # (id as written, candidate, metric, statistic)
+    sequential: Mapping[tuple[str, str, str, str], Figure] = field(default_factory=dict)
 
     def names(self, cell: CellEntry) -> set[str]:
         """The ids a rule may name the cell by."""
         return {cell.id, self.written.get(cell.id, cell.id)}
 
-    def group(self, cell: CellEntry, metric: str, candidate: str) -> tuple[str, Figure] | None:
-        """The cell's replicated group (the id as written) and its between-replicate
-        interval, when the group has one."""
+    def covers(self, cell: CellEntry, candidate: str) -> bool:
+        """Whether the cell is a pass of a sequential cell judged by its looks for the
+        candidate: a pass not accepted then gives no look, and refuses nothing."""
         written = self.written.get(cell.id, cell.id)
+        return any(key[:2] == (written, candidate) for key in self.sequential)
+
+    def group(
+        self, cell: CellEntry, metric: str, candidate: str, statistic: str = "p50"
+    ) -> tuple[str, Figure] | None:
+        """The cell's replicated group (the id as written) and its sequential look or its
+        between-replicate interval (of p50s), when the group has one."""
+        written = self.written.get(cell.id, cell.id)
+        looked = self.sequential.get((written, candidate, metric, statistic))
+        if looked is not None:
+            return written, looked
+        if statistic != "p50":
+            return None
         for r in self.ratios:
             if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
                 continue
@@ -112,7 +128,12 @@ def candidate_ruling(
     groups = replicates or Replicates()
     counted = [c for c in cells if _runs_pair(c, candidate) and rule.counts_cell(groups.names(c))]
     comparable = [c for c in counted if _comparable(c, candidate)]
-    refused = [run for c in counted for run in _not_accepted(c, candidate)]
+    refused = [
+        run
+        for c in counted
+        if not groups.covers(c, candidate)
+        for run in _not_accepted(c, candidate)
+    ]
     lines = [criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
@@ -173,7 +194,7 @@ def _figures(
     metric, statistic = criterion.metric, criterion.statistic
     found: dict[str, Figure | None] = {}
     for cell in cells:
-        group = replicates.group(cell, metric, candidate) if statistic == "p50" else None
+        group = replicates.group(cell, metric, candidate, statistic)
         if group is None:
             found[cell.id] = figure(cell, metric, candidate, statistic)
         else:
@@ -187,7 +208,14 @@ def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50")
     if metric in GOODPUT_LABELS:
         return _goodput_figure(cell, metric, candidate)
     ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
-    found = next((r for r in ratios if r.candidate == candidate and r.metric == metric), None)
+    found = next(
+        (
+            r
+            for r in ratios
+            if r.candidate == candidate and r.metric == metric and r.statistic == statistic
+        ),
+        None,
+    )
     return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
 
 
@@ -276,7 +304,9 @@ def _sentence(
         return f"{head}: missing — {worst.cell} has no ratio for it."
     interval = f"{found.ratio:.2f}×"
     if found.confidence is not None:
-        interval += f" ({found.confidence:.0%} {found.interval} {found.low:.2f}–{found.high:.2f})"
+        interval += (
+            f" ({level(found.confidence)} {found.interval} {found.low:.2f}–{found.high:.2f})"
+        )
     why = {
         "met": f"wholly {'≥' if higher else '≤'} {bound:.2f}",
         "not_met": f"wholly on the worse side of {bound:.2f}",

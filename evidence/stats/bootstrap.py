@@ -161,6 +161,10 @@ def p95(values: Sequence[float]) -> float:
     return quantile(sorted(values), 0.95)
 
 
+def p99(values: Sequence[float]) -> float:
+    return quantile(sorted(values), 0.99)
+
+
 def median_ratio(
     incumbent: Sample,
     candidate: Sample,

@@ -17,6 +17,7 @@ from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.folder.layout import RESULT_FILE
+from evidence.folder.passes import read_passes, unplanned
 from flows.campaign.context import CampaignContext
 from flows.campaign.restore import RestoreOutcome
 from guards.dispositions import Closure, close_campaign
@@ -62,7 +63,10 @@ def closure_of(context: CampaignContext) -> Closure:
         CellRunKey(cell_id, arm): Disposition(row.disposition)
         for (cell_id, arm), row in latest.items()
     }
-    return close_campaign(plan(context.frozen.matrix).cell_runs, dispositions)
+    matrix = context.frozen.matrix
+    # a sequential cell's passes that never ran are not part of the plan (passes.json)
+    planned = plan(matrix).without(unplanned(read_passes(context.campaign_dir), matrix.cells))
+    return close_campaign(planned.cell_runs, dispositions)
 
 
 def record_closure(context: CampaignContext, closure: Closure) -> None:

@@ -63,12 +63,29 @@ WaiveReason = Annotated[str | None, typer.Option("--reason", help="Why the waive
 
 
 @app.command()
-def validate(path: MatrixPath, as_json: AsJson = False, aa: AaTwin = False) -> None:
+def validate(
+    path: MatrixPath,
+    *,
+    as_json: AsJson = False,
+    aa: AaTwin = False,
+    power: Annotated[
+        bool,
+        typer.Option(
+            "--power",
+            help="Also what the plan can decide: per rule criterion and counted cell, the "
+            "smallest difference detected and the requests needed (docs/evidence.md: power), "
+            "with variances learned from the ledger's earlier nights.",
+        ),
+    ] = False,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+) -> None:
     """Validate a matrix (or with --aa its A/A twin) and print its plan, where each arm
-    listens, the worst-case duration by its deadlines, and its matrix id."""
+    listens, the worst-case duration by its deadlines, and its matrix id; with --power, what
+    the plan can decide."""
     from flows.cli.validate import validate as command  # noqa: PLC0415  (see the module docstring)
 
-    command(path, as_json=as_json, aa=aa)
+    command(path, as_json=as_json, aa=aa, power=power, workdir=workdir, db=db)
 
 
 @app.command()

@@ -10,6 +10,7 @@ Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_versi
       sentence, ``order`` (the arms run one after another), each arm's ``gpu_ids``, and
       ``warnings``: what the matrix alone shows will cost the night (the preflight's
       static checks, docs/flows.md "Before the night").
+      ``power``: the rule's power table with ``validate --power`` (null without).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from evidence.comparison.power_table import PowerTable
 from evidence.folder.preflight import CheckResult
 from faceoff.artifact import Artifact, Spec
 from flows.campaign.preflight.static import static_checks, window_length
@@ -67,6 +69,10 @@ class PlanOutput(Artifact):
     warnings: list[CheckResult] = Field(
         description="What the matrix alone shows will cost the night (WARN or FAIL)."
     )
+    power: PowerTable | None = Field(
+        default=None,
+        description="With --power: what the plan can decide per rule criterion and cell.",
+    )
 
 
 class TicketOutput(Spec):
@@ -79,7 +85,7 @@ class TicketsOutput(Artifact):
     tickets: list[TicketOutput]
 
 
-def plan_output(frozen: FrozenMatrix) -> PlanOutput:
+def plan_output(frozen: FrozenMatrix, *, power: PowerTable | None = None) -> PlanOutput:
     matrix = frozen.matrix
     the_plan = plan(matrix)
     worst = worst_case(matrix)
@@ -117,6 +123,7 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
             restoration_s=worst.restoration_s,
             total_s=worst.total_s,
         ),
+        power=power,
     )
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.console import Console
 
+from evidence.comparison.power_table import PowerTable
 from flows.cli.output_file import fresh_file
+from flows.cli.power import planned_power, power_view
 from flows.cli.script_output import PlanOutput, plan_output
 from flows.cli.views import console as views
 from lanes.commands import binding_line
@@ -18,9 +21,20 @@ from matrix.model import Matrix
 from matrix.toml_reader import load_matrix
 
 
-def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
+def validate(
+    path: Path,
+    *,
+    as_json: bool,
+    aa: bool = False,
+    power: bool = False,
+    workdir: Path = Path("runs"),
+    db: str | None = None,
+) -> None:
+    """``power``: the rule's power table too, each cell's variance learned from the ledger of
+    ``workdir`` (or ``db``) where it holds earlier nights."""
     frozen = freeze(matrix_of(path, aa=aa))
-    output = plan_output(frozen)
+    table = planned_power(frozen, workdir, db) if power else None
+    output = plan_output(frozen, power=table)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))
         return
@@ -30,6 +44,8 @@ def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
     out.print(views.plan_table(frozen))
     for line in plan_lines(frozen, output):
         out.print(line, highlight=False, soft_wrap=True)
+    if table is not None:
+        _print_power(out, table)
     out.print(f"matrix id: {frozen.matrix_id}")
 
 
@@ -49,6 +65,15 @@ def plan_lines(frozen: FrozenMatrix, output: PlanOutput) -> list[str]:
         *warnings,
         *(["no warnings: `faceoff preflight MATRIX` checks the host"] if not warnings else []),
     ]
+
+
+def _print_power(out: Console, table: PowerTable) -> None:
+    if not table.rows:
+        out.print("power: the matrix declares no [rule], so nothing is planned to be decided")
+        return
+    out.print(power_view(table))
+    for warning in table.warnings:
+        out.print(f"WARN {warning}", highlight=False)
 
 
 def matrix_of(path: Path, *, aa: bool) -> Matrix:

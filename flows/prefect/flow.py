@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import functools
 import os
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from prefect import flow, get_run_logger
 from prefect.client.schemas.objects import State
@@ -36,6 +38,7 @@ from flows.campaign.opening import (
     remaining_work,
     set_status,
 )
+from flows.campaign.passes import campaign_passes, uses_passes
 from flows.campaign.pilot import mode_of
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.takeover import check_incumbent_port
@@ -57,6 +60,7 @@ from flows.prefect.tasks import (
 from matrix.arm import Arm
 from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix
+from matrix.window import budget_end
 
 FLOW_NAME = "faceoff-campaign"
 PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial
@@ -154,12 +158,32 @@ def run_arms(
         handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
         piloted = pilot_step(context, work, pilot, bring_up)
-        for arm, cells in piloted.work:
+        matrix = context.frozen.matrix
+        walks = (
+            campaign_passes(context, piloted.work, _budget_end(context))
+            if uses_passes(matrix)
+            else piloted.work
+        )
+        for arm, cells in walks:
             walk_arm(context, arm, cells, piloted.lane(arm))
     finally:
         outcome = restore_task(context)
         get_run_logger().info("%s", outcome.message)
     return outcome
+
+
+def _budget_end(context: CampaignContext) -> datetime | None:
+    """When this run must be over, incumbent restored: the matrix's window (read in the
+    deployment schedule's timezone, else the host's) or deadline, whichever is first."""
+    spec = context.frozen.matrix.campaign
+    if spec.window is None and spec.deadline is None:
+        return None
+    now = context.now()
+    named = deployment_timezone(deployment.id) if spec.window and deployment.id else None
+    zone = ZoneInfo(named) if named else now.astimezone().tzinfo or UTC
+    end = budget_end(spec.window, spec.deadline, now, zone)
+    get_run_logger().info("the night's budget ends %s", end)
+    return end
 
 
 def walk_arm(

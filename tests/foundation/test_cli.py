@@ -52,6 +52,7 @@ def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (2, 42, 21)
+    assert plan["power"] is None  # only with --power
     assert [a["name"] for a in plan["arms"]] == ["exl3-r11", "nvfp4-r2"]
     assert plan["cell_ids"][:2] == ["natural-10240-c1", "natural-10240-c2"]
     assert len(plan["cell_ids"]) == 21 and plan["stop_policy"] == "block_workload"
@@ -66,3 +67,23 @@ def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
     status = faceoff("status", "--workdir", str(tmp_path), "--json")
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout) == {"schema_version": 2, "all_hosts": False, "campaigns": []}
+
+
+def test_validate_power_prints_what_the_plan_can_decide_and_warns_naming_the_cell(
+    tmp_path: Path,
+) -> None:
+    """The demo's rule without a ledger: planned with the conservative default, every
+    criterion warns; --json carries the same rows."""
+    demo = REPO / "matrix" / "examples" / "sim-faceoff.toml"
+    shown = faceoff("validate", str(demo), "--power", "--workdir", str(tmp_path / "none"))
+    assert shown.returncode == 0, shown.stderr
+    assert "What the plan can decide" in shown.stdout
+    assert "WARN natural-8192-c1 TTFT p50: 4 requests give" in " ".join(shown.stdout.split())
+    result = faceoff(
+        "validate", str(demo), "--power", "--json", "--workdir", str(tmp_path / "none")
+    )
+    rows = json.loads(result.stdout)["power"]["rows"]
+    assert {(r["cell"], r["metric"]) for r in rows} == {
+        (c, m) for c in ("natural-8192-c1", "natural-31600-c1") for m in ("ttft_s", "decode_tps")
+    }
+    assert all(r["variance"]["source"] == "default" and r["warning"] for r in rows)

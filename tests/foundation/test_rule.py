@@ -75,7 +75,7 @@ BAD_RULES = {
         "non_inferiority = 0.05\n",
         "goodput_rps is a cell figure with no percentiles",
     ),
-    "p99": (CRITERION + 'statistic = "p99"\nsuperiority = 0.1\n', "statistic"),
+    "p90": (CRITERION + 'statistic = "p90"\nsuperiority = 0.1\n', "statistic"),
     "goodput-without-slo": (
         '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n',
         "judges cells without an SLO (natural-1024-c1)",

@@ -24,6 +24,7 @@ from evidence.comparison.model import (
 from evidence.views.card import posture as card_posture
 from evidence.views.card import probes as card_probes
 from evidence.views.card import quality as card_quality
+from evidence.views.card import sequential as card_sequential
 from evidence.views.card import tables
 from evidence.views.card.before_night import before_night, before_night_lead
 from evidence.views.card.carried import carried_lead, carried_section
@@ -65,6 +66,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         "## Quality evidence\n\n" + card_quality.quality(c, sources),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
         *([_replicated(c)] if c.replicated else []),
+        *([card_sequential.section(c.sequential)] if c.sequential else []),
         f"## {PROBES}\n\n" + card_probes.probes(c, sources),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),

@@ -1,6 +1,7 @@
 """The end of ``faceoff run`` in at most 25 lines: what a person on call reads first.
 
-The campaign's closure, the decision (or how to record one), one row per cell with each
+The campaign's closure, the declared rule's outcome per candidate (with a rule), the decision
+(or how to record one), one row per cell with each
 arm's disposition and each candidate's verdict, how restoration went, and where
 ``RESULT.md`` and ``report.html`` are. Everything else is in the bundle. Built from the
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
@@ -30,13 +31,21 @@ HEADLINE = "ttft_s"
 def end_summary(result: CampaignResult) -> Group:
     comparison = Comparison.model_validate_json((result.bundle / COMPARISON_FILE).read_bytes())
     tail = [*restoration_lines(result), *path_lines(result.bundle)]
-    room = MAX_LINES - 3 - len(tail)  # head, decision, the table's header
+    rule = rule_lines(comparison)
+    room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header
     return Group(
         Text(f"{result.campaign}: {result.closure.sentence}"),
+        *(Text(line) for line in rule),
         Text(decision_line(comparison)),
         cells_table(comparison, room),
         *(Text(line) for line in tail),
     )
+
+
+def rule_lines(comparison: Comparison) -> list[str]:
+    """The declared rule's outcome per candidate, as the card opens (without its markup)."""
+    ruling = comparison.ruling
+    return [c.headline.replace("**", "") for c in ruling.candidates] if ruling else []
 
 
 def decision_line(comparison: Comparison) -> str:

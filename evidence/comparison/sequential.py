@@ -1,0 +1,327 @@
+"""Sequential cells judged look by look, and whether each needs another pass. Pure.
+
+A cell written with ``replicates = "auto"`` and ``max_passes = K`` is planned as K
+replicates (``<id>-r1`` … ``-rK``), each run in its own pass of both arms; the passes are
+the looks of a group-sequential design (``evidence.stats.spending``: Lan–DeMets
+O'Brien–Fleming-type spending over K equally spaced looks, each side of a bound at the
+rule's (1 − confidence)/2). After pass k, each criterion of the rule that judges the cell
+is judged per candidate on the passes so far combined (``evidence.stats.sequential``), with
+the interval look k allows; it is decided (met or not met) at the first look whose
+interval clears the bound, and stays so. The cell needs another pass while some candidate
+whose outcome is still open has a criterion undecided in it; a candidate's outcome is
+settled once the rule's outcome can no longer change: promote (every criterion met),
+do not promote (one not met), or a counted cell run not accepted under ``not_accepted =
+"no_decision"``. The flow runs only the cells that need a pass (``flows.campaign.passes``);
+the comparison judges each sequential cell by its deciding look (``ruling.Replicates``) and
+says on the card how every cell stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
+from evidence.comparison.ruling import (
+    GOODPUT_LABELS,
+    OUTCOME_WORDS,
+    Figure,
+    Replicates,
+    bound_of,
+    candidate_ruling,
+    figure,
+)
+from evidence.comparison.sequential_model import (
+    BudgetView,
+    LookEntry,
+    SequentialCell,
+    SequentialCriterion,
+    SequentialView,
+)
+from evidence.folder.passes import PassRecord
+from evidence.stats.sequential import PassEstimate, look_at, standing
+from evidence.stats.spending import SPENDING, Design, obf_design
+from faceoff.format import join_words
+from matrix.cell import Cell
+from matrix.model import Matrix
+from matrix.rule import Criterion, NotAccepted, Rule
+from workload.metrics import higher_is_better
+
+CONFIDENCE = 0.95  # every ratio interval's, and so the rule's
+METHOD = (
+    f'sequential cells: the K passes of a replicates = "auto" cell are the looks of a '
+    f"group-sequential design ({SPENDING} alpha spending over K equal looks, each side of a "
+    "bound at (1 − confidence)/2); at look k the passes' log ratios are averaged, their "
+    "standard errors read from each pass's block-bootstrap interval, widened by the "
+    "DerSimonian–Laird variance between passes, and the interval at the look's nominal "
+    "confidence (the spending's z boundary as a Student t critical value, Welch–"
+    "Satterthwaite degrees of freedom) is judged against the bound; a criterion is decided at "
+    "the first look whose interval clears it; a cell runs another pass only while a candidate "
+    "whose outcome is open has a criterion undecided in it"
+)
+
+
+@dataclass(frozen=True)
+class SequentialGroup:
+    """A sequential cell as written, and its replicates (passes) in order."""
+
+    written: str
+    kind: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def design(self) -> Design:
+        return obf_design(len(self.cells), CONFIDENCE)
+
+    @property
+    def ids(self) -> set[str]:
+        return {self.written, *(c.id for c in self.cells)}
+
+
+def sequential_groups(cells: Sequence[Cell]) -> list[SequentialGroup]:
+    """Every sequential cell of the matrix, in matrix order."""
+    found: dict[str, list[Cell]] = {}
+    for cell in cells:
+        if cell.sequential and cell.replicate is not None:
+            found.setdefault(cell.replicate.of, []).append(cell)
+    return [
+        SequentialGroup(written, replicas[0].kind.value, tuple(replicas))
+        for written, replicas in found.items()
+    ]
+
+
+def criterion_looks(
+    group: SequentialGroup, criterion: Criterion, candidate: str, entries: Mapping[str, CellEntry]
+) -> SequentialCriterion:
+    """Every look of one criterion for one candidate in the group's passes that ran."""
+    higher, bound = higher_is_better(criterion.metric), bound_of(criterion)
+    looks: list[LookEntry] = []
+    passes: list[PassEstimate] = []
+    for cell in group.cells:
+        entry = entries.get(cell.id)
+        found = _pass_figure(entry, criterion, candidate) if entry is not None else None
+        if found is None:
+            continue
+        if found.confidence is None:  # a goodput figure: its point ratio, no interval
+            status = standing(found.ratio, found.ratio, bound, higher)
+            looks.append(LookEntry(look=len(looks) + 1, ratio=found.ratio, low=found.ratio,
+                                   high=found.ratio, confidence=1.0, status=status))  # fmt: skip
+            continue
+        passes.append(_estimate(entry, criterion, candidate, found))  # type: ignore[arg-type]
+        look = look_at(passes, group.design, bound, higher)
+        looks.append(LookEntry(look=look.look, ratio=look.ratio, low=look.low, high=look.high,
+                               confidence=look.confidence, status=look.status))  # fmt: skip
+    decided = next((look for look in looks if look.status in ("met", "not_met")), None)
+    last = decided or (looks[-1] if looks else None)
+    return SequentialCriterion(
+        candidate=candidate,
+        metric=criterion.metric,
+        statistic=criterion.statistic,
+        bound=bound,
+        looks=looks,
+        decided_at=decided.look if decided else None,
+        status=last.status if last else "missing",
+    )
+
+
+def judged(
+    rule: Rule, groups: Sequence[SequentialGroup], candidates: Sequence[str],
+    entries: Mapping[str, CellEntry],
+) -> dict[str, list[SequentialCriterion]]:  # fmt: skip
+    """Per group (id as written), every criterion judging it, per candidate."""
+    return {
+        g.written: [
+            criterion_looks(g, criterion, candidate, entries)
+            for candidate in candidates
+            for criterion in rule.criteria
+            if rule.counts(g.ids, g.kind, criterion)
+        ]
+        for g in groups
+    }
+
+
+def deciding_figures(
+    groups: Mapping[str, Sequence[SequentialCriterion]], max_passes: Mapping[str, int]
+) -> dict[tuple[str, str, str, str], Figure]:
+    """The ruling's figure of each group and criterion: its deciding look, else its last."""
+    found = {}
+    for written, lines in groups.items():
+        for line in lines:
+            look = next((k for k in line.looks if k.look == line.decided_at), None)
+            look = look or (line.looks[-1] if line.looks else None)
+            if look is None or look.ratio is None or look.low is None or look.high is None:
+                continue
+            words = f"sequential interval at look {look.look} of {max_passes[written]}:"
+            confidence = (
+                None if look.confidence >= 1.0 and look.low == look.high else look.confidence
+            )
+            key = (written, line.candidate, line.metric, line.statistic)
+            found[key] = Figure(look.ratio, look.low, look.high, confidence, words)
+    return found
+
+
+def sequential_replicates(
+    matrix: Matrix, entries: Sequence[CellEntry], base: Replicates
+) -> Replicates:
+    """``base`` with every sequential group's deciding looks."""
+    groups = sequential_groups(matrix.cells)
+    if matrix.rule is None or not groups:
+        return base
+    by_id = {e.id: e for e in entries}
+    lines = judged(matrix.rule, groups, [a.name for a in matrix.candidates], by_id)
+    passes = {g.written: len(g.cells) for g in groups}
+    return Replicates(base.ratios, base.written, deciding_figures(lines, passes))
+
+
+def settled(
+    rule: Rule, entries: Sequence[CellEntry], candidate: str, replicates: Replicates
+) -> str | None:
+    """Why the candidate's outcome can no longer change on the cells run so far; None while
+    it can."""
+    ruling = candidate_ruling(rule, entries, candidate, replicates)
+    words = OUTCOME_WORDS[ruling.outcome]
+    if ruling.outcome != "no_decision":
+        return f"{candidate}'s outcome is settled: {words}"
+    if ruling.not_accepted and rule.not_accepted is NotAccepted.NO_DECISION:
+        return f"{candidate}'s outcome is settled: no decision (counted cell runs not accepted)"
+    return None
+
+
+@dataclass(frozen=True)
+class Need:
+    """Whether a sequential cell needs another pass, and why (or why not)."""
+
+    more: bool
+    why: str
+
+
+def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need]:
+    """Each sequential cell (id as written) that ran at least once: whether it needs another
+    pass, given the cells run so far (``entries``)."""
+    rule, groups = matrix.rule, sequential_groups(matrix.cells)
+    if rule is None or not groups:
+        return {}
+    written = {c.id: c.prompt_id for c in matrix.cells}
+    by_id = {e.id: e for e in entries}
+    lines = judged(rule, groups, [a.name for a in matrix.candidates], by_id)
+    figures = deciding_figures(lines, {g.written: len(g.cells) for g in groups})
+    replicates = Replicates((), written, figures)
+    # a pass of a sequential cell that was not accepted gives no look, and a later pass may:
+    # it settles nothing while the cell runs on
+    passes = {c.id for g in groups for c in g.cells}
+    kept = [e for e in entries if e.id not in passes or all(p.comparable for p in e.pairs)]
+    closed = {a.name: settled(rule, kept, a.name, replicates) for a in matrix.candidates}
+    return {
+        g.written: _need(lines[g.written], closed)
+        for g in groups
+        if any(c.id in by_id for c in g.cells)
+    }
+
+
+def _need(lines: Sequence[SequentialCriterion], closed: Mapping[str, str | None]) -> Need:
+    undecided = [ln for ln in lines if closed[ln.candidate] is None and ln.decided_at is None]
+    if undecided:
+        said = join_words([f"{label(ln)} for {ln.candidate}" for ln in undecided], "and")
+        return Need(True, f"undecided: {said}")
+    settled_words = [why for why in closed.values() if why is not None]
+    decided = [ln for ln in lines if ln.decided_at is not None]
+    parts = [
+        f"{label(ln)} {ln.status.replace('_', ' ')} for {ln.candidate} at look {ln.decided_at}"
+        for ln in decided
+    ]
+    return Need(False, "; ".join([*parts, *settled_words]) or "no criterion to decide")
+
+
+def sequential_view(
+    matrix: Matrix, entries: Sequence[CellEntry], record: PassRecord | None
+) -> SequentialView | None:
+    """The card's account of every sequential cell; None without one."""
+    groups = sequential_groups(matrix.cells)
+    if matrix.rule is None or not groups:
+        return None
+    by_id = {e.id: e for e in entries}
+    lines = judged(matrix.rule, groups, [a.name for a in matrix.candidates], by_id)
+    return SequentialView(
+        spending=SPENDING,
+        confidence=CONFIDENCE,
+        cells=[_cell_view(g, lines[g.written], by_id, record) for g in groups],
+        budget=_budget(record),
+        method=METHOD,
+    )
+
+
+def _cell_view(
+    group: SequentialGroup,
+    lines: Sequence[SequentialCriterion],
+    entries: Mapping[str, CellEntry],
+    record: PassRecord | None,
+) -> SequentialCell:
+    design = group.design
+    ran = [c.id for c in group.cells if c.id in entries]
+    return SequentialCell(
+        cell=group.written,
+        max_passes=design.looks,
+        passes_run=ran,
+        boundaries=list(design.boundaries),
+        spent=list(design.spent),
+        levels=[design.nominal_confidence(k) for k in range(1, design.looks + 1)],
+        criteria=list(lines),
+        stopped=_stopped(group, ran, lines, record),
+    )
+
+
+def _stopped(
+    group: SequentialGroup,
+    ran: Sequence[str],
+    lines: Sequence[SequentialCriterion],
+    record: PassRecord | None,
+) -> str:
+    """Why no further pass of the cell ran: the record's reason where it skipped one."""
+    ids = {c.id for c in group.cells}
+    skipped = next((s for s in (record.skipped if record else []) if ids & set(s.cells)), None)
+    if skipped is not None:
+        return skipped.sentence if skipped.reason == "decided" else f"budget: {skipped.sentence}"
+    decided = sum(1 for line in lines if line.decided_at is not None)
+    tally = f"{decided} of {len(lines)} criteria decided"
+    return f"every pass ran; {tally}" if len(ran) == len(group.cells) else tally
+
+
+def _budget(record: PassRecord | None) -> BudgetView | None:
+    if record is None:
+        return None
+    return BudgetView(
+        budget_end=record.budget_end,
+        restore_reserve_s=record.restore_reserve_s,
+        passes=len(record.passes),
+        stop=record.stop,
+    )
+
+
+def label(line: SequentialCriterion) -> str:
+    """'TTFT p50', 'goodput (req/s)': how the card names a criterion's figure."""
+    return GOODPUT_LABELS.get(line.metric) or f"{RATIO_LABELS[line.metric]} {line.statistic}"
+
+
+def _pass_figure(entry: CellEntry, criterion: Criterion, candidate: str) -> Figure | None:
+    if not any(p.candidate == candidate and p.comparable for p in entry.pairs):
+        return None
+    return figure(entry, criterion.metric, candidate, criterion.statistic)
+
+
+def _estimate(
+    entry: CellEntry, criterion: Criterion, candidate: str, found: Figure
+) -> PassEstimate:
+    ratio = _ratio(entry, criterion, candidate)
+    return PassEstimate.of_interval(
+        found.ratio, found.low, found.high, found.confidence or CONFIDENCE,
+        min(ratio.blocks_incumbent, ratio.blocks_candidate),
+    )  # fmt: skip
+
+
+def _ratio(entry: CellEntry, criterion: Criterion, candidate: str) -> Ratio:
+    ratios = entry.ratios if criterion.statistic == "p50" else entry.tail_ratios
+    return next(
+        r for r in ratios
+        if r.candidate == candidate and r.metric == criterion.metric
+        and r.statistic == criterion.statistic
+    )  # fmt: skip

@@ -1,0 +1,133 @@
+"""The variance each planned cell's ratio is expected to have, learned from the ledger's
+earlier nights of the same workload on the same incumbent.
+
+A night (``evidence.history.night``) holds each accepted cell run's p50 and p95 per metric
+with its interval; the incumbent's interval is its share of the night's ratio interval, so
+it gives back that night's variance of the log ratio per request
+(``evidence.stats.known_variance.per_request_of_arm``). A cell of the plan is matched to a
+night's cells by ``matrix.measure_key``: the same workload (kind, input, concurrency,
+sampling, load shape, SLO) on the same incumbent recipe, whatever the candidate, the prompts'
+namespace or the number of requests. A/A nights (``faceoff run --aa``: the incumbent on every
+arm) are preferred where there are any, being the instrument's own noise; then other nights;
+else the conservative default. A p99, which no night records, is the p50's scaled
+(``known_variance.quantile_factor``), and so is a p95 a night did not compute a tail ratio for.
+
+``read_earlier`` is the I/O edge: each bundle's night and frozen matrix; a bundle that cannot
+be read is passed over (the history lists why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from evidence.folder.layout import FROZEN_FILE
+from evidence.history.night import Night
+from evidence.history.night_read import read_night
+from evidence.stats.known_variance import (
+    KnownVariance,
+    VarianceSource,
+    default_variance,
+    learned,
+    per_request_of_arm,
+)
+from evidence.stats.power import blocks_of
+from faceoff.errors import FaceoffError
+from matrix.freeze import FrozenMatrix, read_frozen
+from matrix.measure_key import measure_key
+
+VarianceKey = tuple[str, str, str]  # (cell id, metric, statistic)
+
+
+@dataclass(frozen=True)
+class EarlierNight:
+    """A closed campaign's night with the frozen matrix it ran."""
+
+    frozen: FrozenMatrix
+    night: Night
+
+    @property
+    def aa(self) -> bool:
+        return self.frozen.matrix.campaign.aa
+
+
+def read_earlier(bundles: Iterable[tuple[Path, date]]) -> list[EarlierNight]:
+    """The nights of these bundle folders (each with the date its campaign opened, for one
+    that never observed anything) that can be read (I/O edge)."""
+    found = []
+    for bundle, opened in bundles:
+        try:
+            frozen = read_frozen(Path(bundle) / FROZEN_FILE)
+            night = read_night(Path(bundle), fallback=opened)
+        except (FaceoffError, OSError, ValueError):
+            continue
+        found.append(EarlierNight(frozen, night))
+    return found
+
+
+def known_variances(
+    frozen: FrozenMatrix, wanted: Sequence[VarianceKey], earlier: Sequence[EarlierNight]
+) -> dict[VarianceKey, KnownVariance]:
+    """Each wanted (cell, metric, statistic): learned from A/A nights, else earlier nights,
+    else the default."""
+    keys = {cell_id: measure_key(frozen, cell_id) for cell_id, _, _ in wanted}
+    matched = [(e, _same_cells(e.frozen, set(keys.values()))) for e in earlier]
+    return {w: _variance(frozen, w, keys[w[0]], matched) for w in wanted}
+
+
+def _variance(
+    frozen: FrozenMatrix,
+    wanted: VarianceKey,
+    key: str,
+    matched: Sequence[tuple[EarlierNight, dict[str, str]]],
+) -> KnownVariance:
+    cell_id, metric, statistic = wanted
+    concurrency = next(c.concurrency for c in frozen.matrix.cells if c.id == cell_id)
+    readings = ("p95", "p50") if statistic == "p95" else ("p50",)  # what a night holds
+    sources: tuple[VarianceSource, ...] = ("aa", "history")
+    for source in sources:
+        nights = [(e, ids) for e, ids in matched if (source == "aa") == e.aa]
+        for read_as in readings:
+            seen = _observed(nights, key, metric, read_as, concurrency)
+            if seen:
+                values, campaigns = zip(*seen, strict=True)
+                scaled = read_as if read_as != statistic else None
+                return learned(metric, statistic, observed=values, source=source,
+                               campaigns=sorted(set(campaigns)), scaled_from=scaled)  # fmt: skip
+    return default_variance(metric, statistic)
+
+
+def _observed(
+    nights: Sequence[tuple[EarlierNight, dict[str, str]]],
+    key: str,
+    metric: str,
+    statistic: str,
+    concurrency: int,
+) -> list[tuple[float, str]]:
+    """(s², campaign) of every incumbent row of the key's cells in these nights."""
+    found = []
+    for earlier, ids in nights:
+        night = earlier.night
+        for row in night.metrics:
+            if ids.get(row.cell) != key or row.role != "incumbent" or row.metric != metric:
+                continue
+            interval = row.p50_interval if statistic == "p50" else row.p95_interval
+            if interval is None or interval.low <= 0 or interval.high <= interval.low:
+                continue
+            blocks = blocks_of(row.n, concurrency)
+            found.append(
+                (per_request_of_arm(interval.low, interval.high, row.n, blocks), night.campaign)
+            )
+    return found
+
+
+def _same_cells(frozen: FrozenMatrix, keys: set[str]) -> dict[str, str]:
+    """Cell id -> measure key, for the earlier matrix's cells whose key is wanted."""
+    found = {}
+    for cell in frozen.matrix.cells:
+        key = measure_key(frozen, cell.id)
+        if key in keys:
+            found[cell.id] = key
+    return found

@@ -1,0 +1,71 @@
+"""The power table of a matrix, with the variances the ledger's earlier nights give: what
+``faceoff validate --power`` prints and its ``--json`` carries, and what a preflight reads.
+
+The statistics are ``evidence.comparison.power_table`` (pure) and ``evidence.history.variance``
+(the nights); this module is their I/O edge: the ledger's closed campaigns and their bundles.
+A workdir without a ledger plans with the conservative default.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.table import Table
+
+from evidence.comparison.model import RATIO_LABELS
+from evidence.comparison.power_table import PowerTable, power_table, wanted_variances
+from evidence.comparison.ruling import GOODPUT_LABELS
+from evidence.history.variance import EarlierNight, known_variances, read_earlier
+from flows.cli.ledger_open import existing_ledger
+from ledger.db import DB_URL_ENV
+from ledger.history import closed_campaigns
+from matrix.freeze import FrozenMatrix
+from workload.metrics import higher_is_better
+
+LABELS = {**RATIO_LABELS, **GOODPUT_LABELS}
+
+
+def planned_power(frozen: FrozenMatrix, workdir: Path, db: str | None) -> PowerTable:
+    """The rule's power table, each cell's variance learned from the ledger where it can be."""
+    wanted = wanted_variances(frozen.matrix)
+    earlier = earlier_nights(workdir, db) if wanted else []
+    return power_table(frozen.matrix, known_variances(frozen, wanted, earlier))
+
+
+def earlier_nights(workdir: Path, db: str | None) -> list[EarlierNight]:
+    """Every closed campaign's night in the ledger (none without a ledger, or without the
+    workdir a ledger would be in: a plan made before any campaign ran)."""
+    if db is None and DB_URL_ENV not in os.environ and not Path(workdir).is_dir():
+        return []
+    engine = existing_ledger(db, workdir)
+    if engine is None:
+        return []
+    try:
+        with engine.connect() as conn:
+            rows = closed_campaigns(conn)
+    finally:
+        engine.dispose()
+    return read_earlier((Path(r.evidence_dir), r.created_at.date()) for r in rows)
+
+
+def power_view(table: PowerTable) -> Table:
+    """The table ``validate --power`` prints, one row per criterion and counted cell."""
+    view = Table(title="What the plan can decide (80 % power, 95 % confidence)")
+    for column in ("cell", "criterion", "plan", "s (from)", "±1 pass", "detects", "needs"):
+        view.add_column(column)
+    for row in table.rows:
+        plan = f"{row.passes}×{row.requests}" if row.passes > 1 else str(row.requests)
+        plan += " seq" if row.sequential else ""
+        known = row.variance
+        sign = "≥" if higher_is_better(row.metric) else "≤"
+        view.add_row(
+            row.cell,
+            f"{LABELS.get(row.metric, row.metric)} {row.statistic} {sign} {row.bound:.2f}",
+            plan,
+            f"{known.log_ratio**0.5:.3f} ({known.source})" if known else "point ratio",
+            f"{row.half_width:.0%}" if row.half_width is not None else "-",
+            f"{row.detectable:.1%}" if row.detectable is not None else "-",
+            f"{row.needed:,}" if row.needed is not None else "-",
+        )
+    return view

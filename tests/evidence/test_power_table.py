@@ -1,0 +1,86 @@
+"""Power at validate: the warning names an underpowered cell and not a well-powered one, and
+the requests it asks for, when used, decide the planted difference in most seeds."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+from evidence.comparison.power_table import power_table, wanted_variances
+from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
+from evidence.stats.known_variance import KnownVariance, learned, per_request
+from evidence.stats.sequential import standing
+from matrix.model import Matrix
+from matrix.toml_reader import load_matrix
+from tests.foundation.test_matrix import MINIMAL, write
+
+SIGMA = 0.2  # log-normal spread of one request's TTFT
+RULE = """
+[[cells]]
+kind = "natural"
+input_tokens = 2048
+concurrency = 1
+requests = {requests}
+
+[rule]
+[[rule.criteria]]
+metric = "ttft_s"
+non_inferiority = 0.05
+"""
+
+
+def matrix_of(tmp_path: Path, requests: int) -> Matrix:
+    return load_matrix(write(tmp_path, MINIMAL.replace("requests = 2", "requests = 1000")
+                             + RULE.format(requests=requests)))  # fmt: skip
+
+
+def sample(rng: random.Random, n: int, scale: float) -> Sample:
+    values = tuple(scale * math.exp(rng.gauss(0, SIGMA)) for _ in range(n))
+    return Sample("natural/2048/c1", values, time_blocks(list(range(n)), 1))
+
+
+def calibrated(seed: int, nights: int = 6) -> KnownVariance:
+    """The variance six A/A nights of 400 requests per arm teach (each night one interval)."""
+    rng = random.Random(seed)
+    observed = []
+    for night in range(nights):
+        found = median_ratio(sample(rng, 400, 1.0), sample(rng, 400, 1.0), seed=seed + night)
+        assert found is not None
+        blocks = min(found.blocks_incumbent, found.blocks_candidate)
+        observed.append(per_request(found.ratio, found.low, found.high, 400, blocks))
+    return learned("ttft_s", "p50", observed=observed, source="aa", campaigns=["cal-aa"])
+
+
+def test_the_warning_names_an_underpowered_cell_and_not_a_well_powered_one(
+    tmp_path: Path,
+) -> None:
+    matrix = matrix_of(tmp_path, requests=8)
+    known = calibrated(1)
+    table = power_table(matrix, dict.fromkeys(wanted_variances(matrix), known))
+    rows = {row.cell: row for row in table.rows}
+    small, large = rows["natural-2048-c1"], rows["natural-1024-c1"]
+    assert small.warning is not None and not small.decidable
+    assert small.warning.startswith("natural-2048-c1 TTFT p50: 8 requests give ±")
+    assert f"≈ {small.needed:,} requests" in small.warning
+    assert large.decidable and large.warning is None and large.needed is not None
+    assert small.needed == large.needed  # the same workload needs the same requests
+    assert small.variance is not None and small.variance.source == "aa"
+
+
+def test_the_requests_it_asks_for_decide_the_planted_difference_in_most_seeds(
+    tmp_path: Path,
+) -> None:
+    """Planted: the candidate as good as the incumbent; the 5 % margin is met when the
+    interval lies wholly below 1.05. With the table's n, in at least 80 % of 100 seeds."""
+    known = calibrated(2)
+    table = power_table(matrix_of(tmp_path, 8), {("natural-2048-c1", "ttft_s", "p50"): known})
+    needed = next(r.needed for r in table.rows if r.cell == "natural-2048-c1")
+    assert needed is not None and 20 < needed < 2000
+    met = 0
+    for seed in range(100):
+        rng = random.Random(1000 + seed)
+        found = median_ratio(sample(rng, needed, 1.0), sample(rng, needed, 1.0), seed=seed)
+        assert found is not None
+        met += standing(found.low, found.high, 1.05, higher_is_better=False) == "met"
+    assert met / 100 >= 0.8
