@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from evidence.comparison.model import Comparison
 from faceoff.files import write_text_atomic
 
-SCHEMAS_DIR = Path(__file__).with_name("schemas")
+SCHEMAS_DIR = Path(__file__).parents[1] / "schemas"  # evidence/schemas/, the package data
 SCHEMA_PATH = SCHEMAS_DIR / "comparison.schema.json"
 
 
