@@ -20,6 +20,7 @@ from matrix.fields import (
     MAX_TOKENS,
     MAX_WARMUPS,
     SLUG,
+    FieldError,
     omitted_at,
 )
 from matrix.search import NeedleSearch
@@ -163,11 +164,15 @@ class Cell(Spec):
     @model_validator(mode="after")
     def _contract(self) -> Cell:
         if self.kind is WorkloadKind.CONTROLLED and self.output_words is None:
-            raise ValueError("a controlled cell needs output_words (the strict output contract)")
+            raise FieldError(
+                ("output_words",),
+                "a controlled cell needs output_words (the strict output contract)",
+            )
         if self.concurrency > self.requests:
-            raise ValueError(
+            raise FieldError(
+                ("concurrency",),
                 f"concurrency {self.concurrency} exceeds requests {self.requests}; "
-                "a closed loop needs at least one request per stream"
+                "a closed loop needs at least one request per stream",
             )
         _check_shape(self)
         check_search(self)
@@ -215,18 +220,21 @@ class Cell(Spec):
 def _check_shape(cell: Cell) -> None:
     """Workload kinds whose request pattern needs a particular concurrency or count."""
     if cell.kind is WorkloadKind.HEAD_OF_LINE and cell.concurrency < 2:
-        raise ValueError(
+        raise FieldError(
+            ("concurrency",),
             "head_of_line needs concurrency ≥ 2: one stream for the long cold prefill, "
-            "the others for short requests behind it"
+            "the others for short requests behind it",
         )
     if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests % 2:
-        raise ValueError(
-            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd"
+        raise FieldError(
+            ("requests",),
+            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd",
         )
     if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests < 2 * cell.concurrency:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"session_reuse at concurrency {cell.concurrency} needs at least "
-            f"{2 * cell.concurrency} requests (a session of two turns per stream)"
+            f"{2 * cell.concurrency} requests (a session of two turns per stream)",
         )
 
 
@@ -246,32 +254,37 @@ WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 def _check_arrival(cell: Cell) -> None:
     if not cell.open_loop:
         if cell.rate is not None or cell.sweep is not None:
-            raise ValueError(
-                'rate and sweep need an open-loop arrival: add arrival = "poisson" or "constant"'
+            raise FieldError(
+                ("arrival",),
+                'rate and sweep need an open-loop arrival: add arrival = "poisson" or "constant"',
             )
         return
     if (cell.rate is None) == (cell.sweep is None):
-        raise ValueError(
+        raise FieldError(
+            ("rate",),
             f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
-            "or a [cells.sweep] ladder, not both"
+            "or a [cells.sweep] ladder, not both",
         )
     if cell.kind in CLOSED_ONLY:
-        raise ValueError(
+        raise FieldError(
+            ("arrival",),
             f"a {cell.kind.value} cell runs its pattern as a closed loop; drop arrival, rate "
-            "and sweep"
+            "and sweep",
         )
     if cell.scored_requests > MAX_REQUESTS:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
-            f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
+            f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps",
         )
     rates = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else None)
     scheduled_s = sum((cell.requests - 1) / r for r in rates or [])
     if scheduled_s >= cell.deadline_s:
-        raise ValueError(
+        raise FieldError(
+            ("deadline_s",),
             f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
             f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
-            "give fewer requests or higher rates"
+            "give fewer requests or higher rates",
         )
 
 
@@ -280,24 +293,27 @@ def check_agentic(cell: Cell) -> None:
     shape = cell.agentic
     if cell.kind.value != "agentic":
         if shape is not None:
-            raise ValueError(
-                f"agentic: only an agentic cell has a transcript (kind is {cell.kind})"
+            raise FieldError(
+                ("agentic",), f"only an agentic cell has a transcript (kind is {cell.kind})"
             )
         return
     if shape is None:
-        raise ValueError(
+        raise FieldError(
+            ("agentic",),
             "an agentic cell needs agentic = { turns, tool_result_tokens } (turns of each "
-            "conversation, tokens of each tool result)"
+            "conversation, tokens of each tool result)",
         )
     if cell.concurrency != 1:
-        raise ValueError(
+        raise FieldError(
+            ("concurrency",),
             f"concurrency = {cell.concurrency}: an agentic cell replays one conversation at a "
-            "time (C1); set concurrency = 1"
+            "time (C1); set concurrency = 1",
         )
     if cell.requests % shape.turns:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"requests = {cell.requests} is not a whole number of {shape.turns}-turn "
-            f"conversations; give a multiple of agentic.turns"
+            f"conversations; give a multiple of agentic.turns",
         )
 
 
@@ -313,12 +329,15 @@ def check_search(cell: Cell) -> None:
     search = cell.search
     if cell.kind.value != "needle_search":
         if search is not None:
-            raise ValueError(f"search: only a needle_search cell searches (kind is {cell.kind})")
+            raise FieldError(
+                ("search",), f"only a needle_search cell searches (kind is {cell.kind})"
+            )
         return
     if search is None:
-        raise ValueError(
+        raise FieldError(
+            ("search",),
             "a needle_search cell needs search = { low, high, step, budget } (input tokens of "
-            "the two ends, the resolution, the probes at most)"
+            "the two ends, the resolution, the probes at most)",
         )
     said = (("input_tokens", cell.input_tokens, "high", search.high),
             ("requests", cell.requests, "budget", search.budget),
@@ -327,9 +346,10 @@ def check_search(cell: Cell) -> None:
     for field, value, source, expected in said:
         if value != expected:
             whence = f"search.{source} = {expected}" if source else f"{expected} for a search"
-            raise ValueError(
+            raise FieldError(
+                (field,),
                 f"{field} = {value} but a needle_search cell's {field} is {whence}; "
-                f"drop {field} from the entry"
+                f"drop {field} from the entry",
             )
 
 
@@ -341,20 +361,18 @@ VARIANT_FIELDS = frozenset({"reasoning_effort"})
 
 
 def check_variants(cells: Sequence[Cell], arms: Sequence[str]) -> None:
-    """Each variant names a field that may vary and arms that run the cell; else ValueError."""
-    for cell in cells:
+    """Each variant names a field that may vary and arms that run the cell; else FieldError."""
+    for index, cell in enumerate(cells):
         for field, values in cell.variants.items():
+            where = ("cells", index, "variants", field)
             if field not in VARIANT_FIELDS:
-                raise ValueError(
-                    f"cell {cell.id!r}: variants.{field} cannot vary by arm; only "
-                    f"{', '.join(sorted(VARIANT_FIELDS))} may"
+                raise FieldError(
+                    where, f"cannot vary by arm; only {', '.join(sorted(VARIANT_FIELDS))} may"
                 )
             runs = set(cell.arms or arms)
             unknown = sorted(set(values) - runs)
             if unknown:
-                raise ValueError(
-                    f"cell {cell.id!r}: variants.{field} names {unknown}, which do not run it"
-                )
+                raise FieldError(where, f"names {unknown}, which do not run the cell")
 
 
 def sampling_for(cell: Cell, arm: str) -> Sampling:
