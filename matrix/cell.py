@@ -250,6 +250,15 @@ CLOSED_ONLY = frozenset(
 
 WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
+# Kinds that each answer one question of the field reports (docs/evidence.md "Probe answers"),
+# some of which a model may fail by what it is (a needle a random-weight model cannot recall),
+# not by how it is served.
+PROBE_KINDS = frozenset(WorkloadKind) - {
+    WorkloadKind.NATURAL,
+    WorkloadKind.CONTROLLED,
+    WorkloadKind.CAPACITY_EDGE,
+}
+
 
 def _check_arrival(cell: Cell) -> None:
     if not cell.open_loop:

@@ -191,35 +191,38 @@ def _fits_context(matrix: Matrix) -> None:
 
 
 def _rule_fits(matrix: Matrix, rule: Rule) -> None:
-    """The rule names cells and kinds of this matrix, and a goodput criterion judges only
-    cells that declare an SLO (goodput is measured against one)."""
+    """The rule names cells, kinds and candidates of this matrix, judges every candidate it
+    names, no criterion judges a needle search, and a goodput criterion judges only cells
+    that declare an SLO (goodput is measured against one)."""
     # a replicated cell may be named by the id it was written under (its prompt_id)
     names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
-    rule.check_against(names, [k.value for k in WorkloadKind])
-    for criterion in rule.criteria:
-        searches = [
-            cell.id
-            for cell in matrix.cells
-            if cell.kind is WorkloadKind.NEEDLE_SEARCH
-            and rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
-        ]
-        if searches:
-            raise ValueError(
-                f"rule criterion on {criterion.metric} judges the needle_search cell(s) "
-                f"{', '.join(searches)}, which have no latency samples; give the criterion "
-                "(or the rule) kinds = [...] or cells = [...] without them"
-            )
-    for criterion in (c for c in rule.criteria if c.on_goodput):
+    candidates = [arm.name for arm in matrix.candidates]
+    rule.check_against(names, [k.value for k in WorkloadKind], candidates)
+    unjudged = [c for c in rule.candidates or [] if not rule.judges(c)]
+    if unjudged:
+        raise FieldError(
+            ("rule", "candidates"),
+            f"names {unjudged}, which no criterion judges (each criterion's candidates leave "
+            "them out); drop them or give a criterion that judges them",
+        )
+    for index, criterion in enumerate(rule.criteria):
         judged = [
-            cell
-            for cell in matrix.cells
-            if rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
+            c for c in matrix.cells if rule.counts({c.id, c.prompt_id}, c.kind.value, criterion)
         ]
-        without = [cell.id for cell in judged if matrix.slo_of(cell) is None]
+        searches = [c.id for c in judged if c.kind is WorkloadKind.NEEDLE_SEARCH]
+        if searches:
+            raise FieldError(
+                ("rule", "criteria", index, "kinds"),
+                f"the criterion on {criterion.metric} judges the needle_search cell(s) "
+                f"{', '.join(searches)}, which have no latency samples; give the criterion "
+                "(or the rule) kinds = [...] or cells = [...] without them",
+            )
+        without = [c.id for c in judged if criterion.on_goodput and matrix.slo_of(c) is None]
         if without:
-            raise ValueError(
-                f"rule criterion on {criterion.metric} judges cells without an SLO "
-                f"({', '.join(without)}); declare campaign.slo or the cells' slo"
+            raise FieldError(
+                ("rule", "criteria", index, "metric"),
+                f"the criterion on {criterion.metric} judges cells without an SLO "
+                f"({', '.join(without)}); declare campaign.slo or the cells' slo",
             )
 
 

@@ -40,7 +40,10 @@ Format history of ``Comparison.schema_version``:
       afresh with why (``evidence.folder.carried``). Later in 8, a probe answer's ``unit`` may be
       ``tokens`` (a needle search's longest verified length per arm, ``statistic``
       ``verified``), and a needle search's pair ``verdict`` is ``not compared`` (it has no
-      latency ratio).
+      latency ratio). Later in 8, the ruling's ``rule`` may carry ``candidates`` (on the rule
+      and its criteria), ``ruling.candidates`` holds only the candidates the rule judges, a
+      criterion may judge ``output_tps``, and a rule without ``cells`` counts the cells its
+      criteria judge (same shape).
 """
 
 from __future__ import annotations

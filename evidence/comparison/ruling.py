@@ -5,11 +5,15 @@ A criterion sets a bound on the candidate/incumbent ratio: a non-inferiority mar
 allows at most 1 + m for a time and at least 1 − m for a rate; a superiority target t
 asks for at most 1 − t for a time and at least 1 + t for a rate. In each cell it judges,
 the ratio's interval is *met* when it lies wholly on the better side of the bound, *not
-met* when wholly on the worse side, and *inconclusive* when it straddles it; goodput
-figures have no interval, so their point ratio decides. A criterion stands as its worst
-cell, which is the cell that decided it. Any criterion not met: do not promote; else any
+met* when wholly on the worse side, and *inconclusive* when it straddles it; a cell figure
+(goodput, the aggregate output throughput ``output_tps``) is one value per arm, so its point
+ratio decides, or in a replicated cell with two or more compared replicates the Student t
+interval of its per-replicate ratios. A criterion stands as its worst cell, which is the
+cell that decided it. Any criterion not met: do not promote; else any
 inconclusive or without a ratio: no decision; else promote. A counted cell not accepted
-on the incumbent or the candidate is handled first, as the rule's ``not_accepted`` says.
+on the incumbent or the candidate is handled first, as the rule's ``not_accepted`` says;
+the cells a rule counts are its ``cells``, else those its criteria judge. A candidate the
+rule is not scoped to (``candidates``) is not ruled on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
+from evidence.comparison.replicates import CONFIDENCE, log_t_interval
 from faceoff.format import join_words
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
@@ -37,10 +42,12 @@ METHOD = (
     "decision rule: per criterion and cell, the candidate/incumbent ratio interval is met when "
     "wholly on the better side of the bound (margin m: 1 + m for times, 1 − m for rates; "
     "target t: 1 − t for times, 1 + t for rates), not met when wholly on the worse side, "
-    "inconclusive when it straddles it; goodput figures compare point ratios; a criterion "
+    "inconclusive when it straddles it; cell figures (goodput, output throughput) compare "
+    "point ratios, or a replicated cell's between-replicate interval of them; a criterion "
     "stands as its worst cell; any not met: do not promote, else any inconclusive or missing: "
-    "no decision, else promote; counted cells not accepted are handled first as declared; a "
-    "criterion at p95 judges the ratio of p95s, its interval from the same block bootstrap"
+    "no decision, else promote; counted cells (the rule's cells, else those its criteria "
+    "judge) not accepted are handled first as declared; a criterion at p95 judges the ratio "
+    "of p95s, its interval from the same block bootstrap"
 )
 OUTCOME_WORDS: dict[RuleOutcome, str] = {
     "promote": "promote",
@@ -52,6 +59,7 @@ GOODPUT_LABELS = {
     "goodput_tps": "goodput (tok/s)",
     "slo_attainment": "SLO attainment",
 }
+CELL_FIGURE_LABELS = {**GOODPUT_LABELS, "output_tps": "output throughput (tok/s)"}
 GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
     "goodput_rps": "requests_per_s",
     "goodput_tps": "output_tps",
@@ -105,7 +113,11 @@ def rule_ruling(
 ) -> Ruling:
     return Ruling(
         rule=rule,
-        candidates=[candidate_ruling(rule, cells, name, replicates) for name in candidates],
+        candidates=[
+            candidate_ruling(rule, cells, name, replicates)
+            for name in candidates
+            if rule.judges(name)
+        ],
         method=METHOD,
     )
 
@@ -114,10 +126,16 @@ def candidate_ruling(
     rule: Rule, cells: Sequence[CellEntry], candidate: str, replicates: Replicates | None = None
 ) -> CandidateRuling:
     groups = replicates or Replicates()
-    counted = [c for c in cells if _runs_pair(c, candidate) and rule.counts_cell(groups.names(c))]
+    counted = [
+        c
+        for c in cells
+        if _runs_pair(c, candidate) and rule.counted(groups.names(c), c.kind, candidate)
+    ]
     comparable = [c for c in counted if _comparable(c, candidate)]
     refused = [run for c in counted for run in _not_accepted(c, candidate)]
-    lines = [criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria]
+    lines = [
+        criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria_for(candidate)
+    ]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
         candidate=candidate,
@@ -175,6 +193,8 @@ def _figures(
     that interval, which also sees the variance between windows; otherwise each replicate
     on its own."""
     metric, statistic = criterion.metric, criterion.statistic
+    if criterion.on_cell_figure:
+        return _cell_figures(cells, metric, candidate, replicates)
     found: dict[str, Figure | None] = {}
     for cell in cells:
         group = replicates.group(cell, metric, candidate) if statistic == "p50" else None
@@ -188,21 +208,47 @@ def _figures(
 def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50") -> Figure | None:
     """The candidate/incumbent ratio of ``metric``'s ``statistic`` in the cell, or None where
     there is none."""
-    if metric in GOODPUT_LABELS:
-        return _goodput_figure(cell, metric, candidate)
+    if metric in CELL_FIGURE_LABELS:
+        return _cell_figure(cell, metric, candidate)
     ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
     found = next((r for r in ratios if r.candidate == candidate and r.metric == metric), None)
     return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
 
 
-def _goodput_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
-    incumbent, theirs = cell.arms[0].goodput, _arm(cell, candidate).goodput
-    if incumbent is None or theirs is None:
-        return None
-    base, top = getattr(incumbent, GOODPUT_FIELDS[metric]), getattr(theirs, GOODPUT_FIELDS[metric])
+def _cell_figures(
+    cells: Sequence[CellEntry], metric: str, candidate: str, replicates: Replicates
+) -> dict[str, Figure | None]:
+    """Judged unit -> the point ratio of a cell figure; a replicated cell with two or more
+    replicate ratios is judged once, by their between-replicate interval."""
+    units: dict[str, list[tuple[str, Figure | None]]] = {}
+    for cell in cells:
+        written = replicates.written.get(cell.id, cell.id)
+        units.setdefault(written, []).append((cell.id, _cell_figure(cell, metric, candidate)))
+    found: dict[str, Figure | None] = {}
+    for written, members in units.items():
+        ratios = [f.ratio for _, f in members if f is not None]
+        if written in {cell_id for cell_id, _ in members} or len(ratios) < 2:
+            found.update(members)  # not replicated, or too few replicates for an interval
+            continue
+        estimate, low, high = log_t_interval(ratios)
+        found[written] = Figure(estimate, low, high, CONFIDENCE, "between-replicate interval")
+    return found
+
+
+def _cell_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
+    """The point ratio of one value per arm: a goodput figure or the aggregate output
+    throughput (Σ completion tokens over the cell window)."""
+    base, top = _cell_value(cell.arms[0], metric), _cell_value(_arm(cell, candidate), metric)
     if base is None or top is None or base <= 0:
-        return None  # a ratio to no goodput says nothing
+        return None  # a ratio to nothing says nothing
     return Figure(top / base, top / base, top / base, None)
+
+
+def _cell_value(arm: ArmCell, metric: str) -> float | None:
+    if metric == "output_tps":
+        return arm.aggregate_output_tps
+    value: float | None = getattr(arm.goodput, GOODPUT_FIELDS[metric]) if arm.goodput else None
+    return value
 
 
 def _standing(found: Figure | None, bound: float, higher: bool) -> CriterionStatus:
@@ -260,7 +306,7 @@ def _headline(
 
 def _criterion_words(criterion: Criterion, bound: float, higher: bool) -> str:
     """'TTFT p50 no worse than 5% (candidate/incumbent ≤ 1.05), in natural cells'."""
-    label = GOODPUT_LABELS.get(criterion.metric) or (
+    label = CELL_FIGURE_LABELS.get(criterion.metric) or (
         f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
     )
     if criterion.non_inferiority is not None:

@@ -5,7 +5,8 @@
 docs/flows.md, "Output for scripts", shows the shapes.
 
 Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_version``:
-  1 — first release.
+  1 — first release. Later in 1, ``PlanOutput`` gains ``warnings`` (what validation warns of
+      without refusing: a rule that counts probe cells).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class PlanOutput(Artifact):
     matched_pairs: int
     arms: list[ArmPlanOutput]
     worst_case: WorstCaseOutput = Field(description="Seconds, by the matrix's own deadlines.")
+    warnings: list[str] = Field(
+        default_factory=list, description="What validation warns of without refusing."
+    )
 
 
 class TicketOutput(Spec):
@@ -64,7 +68,7 @@ class TicketsOutput(Artifact):
     tickets: list[TicketOutput]
 
 
-def plan_output(frozen: FrozenMatrix) -> PlanOutput:
+def plan_output(frozen: FrozenMatrix, warnings: Sequence[str] = ()) -> PlanOutput:
     matrix = frozen.matrix
     the_plan = plan(matrix)
     worst = worst_case(matrix)
@@ -95,6 +99,7 @@ def plan_output(frozen: FrozenMatrix) -> PlanOutput:
             restoration_s=worst.restoration_s,
             total_s=worst.total_s,
         ),
+        warnings=list(warnings),
     )
 
 

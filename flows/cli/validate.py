@@ -15,14 +15,18 @@ from lanes.deadlines import worst_case
 from matrix.aa import aa_line, aa_twin
 from matrix.freeze import freeze
 from matrix.model import Matrix
+from matrix.rule_warnings import rule_warnings
 from matrix.toml_reader import load_matrix
 
 
 def validate(path: Path, *, as_json: bool, aa: bool = False) -> None:
     frozen = freeze(matrix_of(path, aa=aa))
+    warnings = rule_warnings(frozen.matrix)
     if as_json:
-        typer.echo(plan_output(frozen).model_dump_json(indent=2))
+        typer.echo(plan_output(frozen, warnings).model_dump_json(indent=2))
         return
+    for warning in warnings:
+        typer.echo(f"warning: {path}: {warning}", err=True)
     out = views.make_console()
     if aa:
         out.print(aa_line(frozen.matrix), highlight=False)

@@ -27,6 +27,7 @@ from flows.campaign.closing import CampaignResult
 MAX_LINES = 25
 HEADLINE = "ttft_s"
 PADDING = 2  # spaces right of each column
+VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 
 def end_summary(result: CampaignResult) -> Group:
@@ -62,7 +63,8 @@ def cells_table(comparison: Comparison, room: int) -> CellsTable | Group:
         [cell.id, *(_disposition(cell, a) for a in arms), *(verdict(cell, c) for c in candidates)]
         for cell in shown
     ]
-    table = CellsTable(["cell", *arms, *(f"{c} vs {incumbent}" for c in candidates)], rows)
+    headers = ["cell", *arms, *(f"{c} vs {incumbent}" for c in candidates)]
+    table = CellsTable(headers, rows, verdicts=len(candidates))
     if len(shown) == len(comparison.cells):
         return table
     return Group(table, Text(f"… {len(comparison.cells) - len(shown)} more cells in {RESULT_FILE}"))
@@ -72,15 +74,19 @@ def cells_table(comparison: Comparison, room: int) -> CellsTable | Group:
 class CellsTable:
     """The cells table, laid out for the console it is printed on: every column stays, ids
     whole; where the rows are too wide, the widest text is cut first (verdicts, then long
-    dispositions), never below its header."""
+    dispositions), a disposition never below its arm's name, a verdict (and its long
+    header) not below the word that says it."""
 
     headers: list[str]
     rows: list[list[str]]
+    verdicts: int  # the last columns: one verdict per candidate
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         natural = [max((len(r[n]) for r in self.rows), default=0) for n in range(len(self.headers))]
         natural = [max(w, len(h)) for w, h in zip(natural, self.headers, strict=True)]
-        floors = [natural[0], *(len(h) for h in self.headers[1:])]  # ids are never cut
+        arms = len(self.headers) - self.verdicts
+        floors = [natural[0], *(len(h) for h in self.headers[1:arms])]  # ids are never cut
+        floors += [min(w, VERDICT_FLOOR) for w in natural[arms:]]
         room = options.max_width - PADDING * len(self.headers)
         table = Table(box=None, padding=(0, PADDING, 0, 0), show_edge=False)
         for header, width in zip(self.headers, fit_widths(natural, floors, room), strict=True):
