@@ -105,7 +105,7 @@ class Cell(Spec):
         default_factory=dict,
         exclude_if=omitted_at({}),
         description="Sampling field -> arm -> value: what differs by arm by design "
-        "(matrix/variants.py); the prompts stay the same.",
+        "(matrix/cell.py); the prompts stay the same.",
     )
     session_order: Literal["back_to_back", "after_another"] = Field(
         default="back_to_back",

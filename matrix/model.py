@@ -109,8 +109,8 @@ class Matrix(Spec):
     rule: Rule | None = Field(
         default=None,
         exclude_if=omitted_at(None),
-        description="The declared decision rule (matrix/rule.py); None leaves the decision "
-        "to the reviewer alone.",
+        description="The declared decision rule (matrix/rule.py); without one the decision "
+        "is the reviewer's alone.",
     )
 
     @model_validator(mode="after")

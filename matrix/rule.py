@@ -44,7 +44,10 @@ class NotAccepted(StrEnum):
 
 
 class Criterion(Spec):
-    metric: str = Field(description=f"One of {', '.join(RULE_METRICS)}.")
+    metric: str = Field(
+        description=f"One of {', '.join(RULE_METRICS)}.",
+        json_schema_extra={"enum": list(RULE_METRICS)},  # for editors' completion
+    )
     statistic: Literal["p50", "p95"] = Field(
         default="p50",
         description="The percentile of a request metric whose ratio is judged (goodput: p50).",
@@ -68,7 +71,7 @@ class Criterion(Spec):
         default=None,
         min_length=1,
         description="Cell ids it judges (a replicated cell by the id it was written under, or "
-        "one replicate's); default every cell the rule counts.",
+        "one replicate's); default the rule's cells, else every cell.",
     )
     candidates: list[str] | None = Field(
         default=None,
