@@ -10,8 +10,6 @@ field, else one written here. A test fails when the page and the models differ:
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.toml_schema import matrix_schema
+from matrix.toml_text import toml_key, toml_value
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_PATH = ROOT / "docs" / "reference" / "matrix-fields.md"
@@ -188,7 +187,7 @@ class Page:
         description = field.get("description") or resolved.get("description")
         text += f" {_sentence(description)}" if description else ""
         if inner is None:
-            text += f" Example: `{_key(name)} = {toml_value(self.example(path))}`."
+            text += f" Example: `{toml_key(name)} = {toml_value(self.example(path))}`."
         return text
 
     def example(self, path: Path_) -> Any:
@@ -260,29 +259,6 @@ def _number(value: Any) -> str:
 def _sentence(text: str) -> str:
     text = " ".join(text.split())
     return text if text.endswith((".", ")")) else text + "."
-
-
-def _key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
-
-
-def toml_value(value: Any) -> str:
-    """``value`` as TOML writes it (inline)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return (
-            "{ " + ", ".join(f"{_key(str(k))} = {toml_value(v)}" for k, v in value.items()) + " }"
-        )
-    raise TypeError(f"no TOML form for {value!r}")
 
 
 def _map_fields(schema: dict[str, Any]) -> set[Path_]:

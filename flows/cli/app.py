@@ -69,6 +69,49 @@ def validate(path: MatrixPath, as_json: AsJson = False, aa: AaTwin = False) -> N
     command(path, as_json=as_json, aa=aa)
 
 
+ArmImage = Annotated[
+    str | None, typer.Option(metavar="REPO@sha256:…", help="The arm's image, pinned by digest.")
+]
+ArmServe = Annotated[
+    str | None,
+    typer.Option(
+        metavar="'vllm serve MODEL …'",
+        help="The arm's vLLM command line, quoted: its model, --port, --max-model-len, "
+        "--tensor-parallel-size, --quantization, --kv-cache-dtype, --speculative-config… "
+        "fill the arm's fields (with an image: the container's arguments).",
+    ),
+]
+
+
+@app.command()
+def init(
+    output: Annotated[Path, typer.Argument(help="The matrix file to write.")] = Path("matrix.toml"),
+    *,
+    incumbent_image: ArmImage = None,
+    candidate_image: ArmImage = None,
+    incumbent_serve: ArmServe = None,
+    candidate_serve: ArmServe = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model path an image serves, without a serve line.")
+    ] = None,
+    gpus: Annotated[
+        str | None, typer.Option(metavar="0,1", help="GPU indices both arms use, in turn.")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Campaign name (default: the file's).")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starting matrix.
+
+    From flags, or without them on a terminal from questions; it is validated before it is
+    written, and the next command is printed."""
+    from flows.cli.init import InitFlags  # noqa: PLC0415
+    from flows.cli.init import init as command  # noqa: PLC0415
+
+    images = {"incumbent": incumbent_image, "candidate": candidate_image}
+    serves = {"incumbent": incumbent_serve, "candidate": candidate_serve}
+    command(output, InitFlags(images, serves, model, gpus, name), replace=replace)
+
+
 @app.command("freeze")
 def freeze_cmd(
     path: MatrixPath,
