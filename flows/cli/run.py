@@ -29,12 +29,15 @@ from flows.cli.views.ending import end_summary
 from flows.prefect import server as ephemeral
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url
 from matrix.freeze import FrozenMatrix, freeze
+from matrix.rule_warnings import rule_warnings
 
 
 def run(
     path: Path, workdir: Path, db: str | None, diagnose: str | None = None, *, aa: bool = False
 ) -> None:
     frozen = freeze(matrix_of(path, aa=aa))  # a bad matrix fails here, before Prefect starts
+    for warning in rule_warnings(frozen.matrix):  # as validate says them
+        typer.echo(f"warning: {path}: {warning}", err=True)
     if diagnose is not None:
         if aa:
             raise FaceoffError(
