@@ -33,9 +33,9 @@ def effort_matrix(folder: Path) -> Path:
 
 
 def test_the_effort_example_rules_on_the_recipe_and_shows_the_control_and_the_band(
-    tmp_path: Path,
+    tmp_path: Path, workdir: Path
 ) -> None:
-    result = run_campaign(effort_matrix(tmp_path), tmp_path / "runs")
+    result = run_campaign(effort_matrix(tmp_path), workdir)
     comparison = Comparison.read(result.bundle / "comparison.json")
     assert comparison.ruling is not None
     assert [c.candidate for c in comparison.ruling.candidates] == ["nvfp4-max"]
