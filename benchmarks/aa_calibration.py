@@ -42,7 +42,7 @@ from flows.campaign.restore import restore_tools
 from flows.prefect import server as ephemeral
 from lanes.leftovers import teardown as stop_campaign_lanes
 from matrix.cell import Cell
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from workload.journal import JournalScan
 
 REPO = Path(__file__).resolve().parents[1]

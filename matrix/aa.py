@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from faceoff.errors import FaceoffError
 from matrix.arm import Role
 from matrix.model import AA_OWN_FIELDS, Matrix
-from matrix.toml_reader import check_host
+from matrix.toml.reader import check_host
 
 AA_SUFFIX = "-aa"
 

@@ -21,7 +21,7 @@ from matrix.engines import (
     model_argument,
     runs_vllm,
 )
-from matrix.fields import MAX_DEADLINE_S, MAX_WARMUPS, SLUG, omitted_at
+from matrix.fields import MAX_DEADLINE_S, MAX_WARMUPS, SLUG, FieldError, omitted_at
 from matrix.secrets import secret_in, secret_name
 
 HOST_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$")  # a name or an IPv4 address
@@ -106,14 +106,16 @@ class Probes(Spec):
     def _json_smoke_off_has_reason(self) -> Probes:
         reason = (self.json_smoke_off_reason or "").strip()
         if not self.json_smoke and not reason:
-            raise ValueError(
+            raise FieldError(
+                ("json_smoke_off_reason",),
                 "json_smoke = false needs json_smoke_off_reason = '<why this model cannot emit "
-                "JSON>'; the restoration receipt quotes it"
+                "JSON>'; the restoration receipt quotes it",
             )
         if self.json_smoke and reason:
-            raise ValueError(
+            raise FieldError(
+                ("json_smoke",),
                 "json_smoke_off_reason is set but json_smoke is on; add json_smoke = false "
-                "or drop the reason"
+                "or drop the reason",
             )
         return self
 
@@ -304,14 +306,16 @@ class Arm(Spec):
     @model_validator(mode="after")
     def _lane_needs(self) -> Arm:
         if self.lane is LaneKind.DOCKER and self.image is None:
-            raise ValueError("a docker lane needs image = 'repo@sha256:<64 hex>'")
+            raise FieldError(("image",), "a docker lane needs image = 'repo@sha256:<64 hex>'")
         if self.lane is LaneKind.PROCESS and not self.command:
-            raise ValueError("a process lane needs command = [...]")
+            raise FieldError(("command",), "a process lane needs command = [...]")
         if self.lane is LaneKind.SIMULATOR and self.simulator is None:
-            raise ValueError("a simulator lane needs a [arms.simulator] table with a profile")
+            raise FieldError(
+                ("simulator",), "a simulator lane needs a [arms.simulator] table with a profile"
+            )
         if self.simulator is not None and self.engine is not None:
-            raise ValueError(
-                "an arm with an [arms.simulator] table runs the simulator; drop engine"
+            raise FieldError(
+                ("engine",), "an arm with an [arms.simulator] table runs the simulator; drop engine"
             )
         return self
 
@@ -322,11 +326,12 @@ class Arm(Spec):
         for field, args in (("command", self.command or []), ("engine_args", self.engine_args)):
             found = secret_in(args)
             if found is not None:
-                raise ValueError(
+                raise FieldError(
+                    (field,),
                     f"{field} of arm {self.name!r} passes a secret on the command line "
                     f"({found}); it would be recorded in the bundle. Put its value in "
                     "[arms.secrets] as the lane env var the engine reads instead (vLLM: "
-                    "VLLM_API_KEY, HF_TOKEN)"
+                    "VLLM_API_KEY, HF_TOKEN)",
                 )
         return self
 
@@ -350,10 +355,15 @@ class Arm(Spec):
             return self
         conflicts = binding_conflicts([*(self.command or []), *self.engine_args], self.binding)
         if conflicts:
-            raise ValueError(
+            raise FieldError(
+                (
+                    "engine_args"
+                    if binding_conflicts(self.engine_args, self.binding)
+                    else "command",
+                ),
                 f"arm {self.name!r} runs vLLM with {'; '.join(conflicts)}; faceoff makes the "
                 "engine listen on the arm's host and port under served_model, so remove these "
-                "flags from command/engine_args or set host, port and served_model to match"
+                "flags from command/engine_args or set host, port and served_model to match",
             )
         return self
 

@@ -20,6 +20,7 @@ from matrix.fields import (
     MAX_TOKENS,
     MAX_WARMUPS,
     SLUG,
+    FieldError,
     omitted_at,
 )
 from matrix.search import NeedleSearch
@@ -113,7 +114,7 @@ class Cell(Spec):
         default_factory=dict,
         exclude_if=omitted_at({}),
         description="Sampling field -> arm -> value: what differs by arm by design "
-        "(matrix/variants.py); the prompts stay the same.",
+        "(matrix/cell.py); the prompts stay the same.",
     )
     session_order: Literal["back_to_back", "after_another"] = Field(
         default="back_to_back",
@@ -199,11 +200,15 @@ class Cell(Spec):
     @model_validator(mode="after")
     def _contract(self) -> Cell:
         if self.kind is WorkloadKind.CONTROLLED and self.output_words is None:
-            raise ValueError("a controlled cell needs output_words (the strict output contract)")
+            raise FieldError(
+                ("output_words",),
+                "a controlled cell needs output_words (the strict output contract)",
+            )
         if self.concurrency > self.requests:
-            raise ValueError(
+            raise FieldError(
+                ("concurrency",),
                 f"concurrency {self.concurrency} exceeds requests {self.requests}; "
-                "a closed loop needs at least one request per stream"
+                "a closed loop needs at least one request per stream",
             )
         _check_shape(self)
         check_search(self)
@@ -270,18 +275,21 @@ class Cell(Spec):
 def _check_shape(cell: Cell) -> None:
     """Workload kinds whose request pattern needs a particular concurrency or count."""
     if cell.kind is WorkloadKind.HEAD_OF_LINE and cell.concurrency < 2:
-        raise ValueError(
+        raise FieldError(
+            ("concurrency",),
             "head_of_line needs concurrency ≥ 2: one stream for the long cold prefill, "
-            "the others for short requests behind it"
+            "the others for short requests behind it",
         )
     if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests % 2:
-        raise ValueError(
-            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd"
+        raise FieldError(
+            ("requests",),
+            f"session_reuse runs sessions of two turns; requests = {cell.requests} is odd",
         )
     if cell.kind is WorkloadKind.SESSION_REUSE and cell.requests < 2 * cell.concurrency:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"session_reuse at concurrency {cell.concurrency} needs at least "
-            f"{2 * cell.concurrency} requests (a session of two turns per stream)"
+            f"{2 * cell.concurrency} requests (a session of two turns per stream)",
         )
 
 
@@ -297,20 +305,31 @@ CLOSED_ONLY = frozenset(
 
 WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
+# Kinds that each answer one question of the field reports (docs/evidence.md "Probe answers"),
+# some of which a model may fail by what it is (a needle a random-weight model cannot recall),
+# not by how it is served.
+PROBE_KINDS = frozenset(WorkloadKind) - {
+    WorkloadKind.NATURAL,
+    WorkloadKind.CONTROLLED,
+    WorkloadKind.CAPACITY_EDGE,
+}
+
 
 def _check_arrival(cell: Cell) -> None:
     check_load(cell)
     if not cell.open_loop:
         return
     if cell.kind in CLOSED_ONLY:
-        raise ValueError(
+        raise FieldError(
+            ("arrival",),
             f"a {cell.kind.value} cell runs its pattern as a closed loop; drop arrival, rate "
-            "and sweep"
+            "and sweep",
         )
     if cell.scored_requests > MAX_REQUESTS:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"requests = {cell.requests} at each of {cell.steps} sweep steps is "
-            f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps"
+            f"{cell.scored_requests} requests, more than {MAX_REQUESTS}; fewer requests or steps",
         )
 
 
@@ -319,24 +338,27 @@ def check_agentic(cell: Cell) -> None:
     shape = cell.agentic
     if cell.kind.value != "agentic":
         if shape is not None:
-            raise ValueError(
-                f"agentic: only an agentic cell has a transcript (kind is {cell.kind})"
+            raise FieldError(
+                ("agentic",), f"only an agentic cell has a transcript (kind is {cell.kind})"
             )
         return
     if shape is None:
-        raise ValueError(
+        raise FieldError(
+            ("agentic",),
             "an agentic cell needs agentic = { turns, tool_result_tokens } (turns of each "
-            "conversation, tokens of each tool result)"
+            "conversation, tokens of each tool result)",
         )
     if cell.concurrency != 1:
-        raise ValueError(
+        raise FieldError(
+            ("concurrency",),
             f"concurrency = {cell.concurrency}: an agentic cell replays one conversation at a "
-            "time (C1); set concurrency = 1"
+            "time (C1); set concurrency = 1",
         )
     if cell.requests % shape.turns:
-        raise ValueError(
+        raise FieldError(
+            ("requests",),
             f"requests = {cell.requests} is not a whole number of {shape.turns}-turn "
-            f"conversations; give a multiple of agentic.turns"
+            f"conversations; give a multiple of agentic.turns",
         )
 
 
@@ -352,12 +374,15 @@ def check_search(cell: Cell) -> None:
     search = cell.search
     if cell.kind.value != "needle_search":
         if search is not None:
-            raise ValueError(f"search: only a needle_search cell searches (kind is {cell.kind})")
+            raise FieldError(
+                ("search",), f"only a needle_search cell searches (kind is {cell.kind})"
+            )
         return
     if search is None:
-        raise ValueError(
+        raise FieldError(
+            ("search",),
             "a needle_search cell needs search = { low, high, step, budget } (input tokens of "
-            "the two ends, the resolution, the probes at most)"
+            "the two ends, the resolution, the probes at most)",
         )
     said = (("input_tokens", cell.input_tokens, "high", search.high),
             ("requests", cell.requests, "budget", search.budget),
@@ -366,9 +391,10 @@ def check_search(cell: Cell) -> None:
     for field, value, source, expected in said:
         if value != expected:
             whence = f"search.{source} = {expected}" if source else f"{expected} for a search"
-            raise ValueError(
+            raise FieldError(
+                (field,),
                 f"{field} = {value} but a needle_search cell's {field} is {whence}; "
-                f"drop {field} from the entry"
+                f"drop {field} from the entry",
             )
 
 
@@ -380,20 +406,18 @@ VARIANT_FIELDS = frozenset({"reasoning_effort"})
 
 
 def check_variants(cells: Sequence[Cell], arms: Sequence[str]) -> None:
-    """Each variant names a field that may vary and arms that run the cell; else ValueError."""
-    for cell in cells:
+    """Each variant names a field that may vary and arms that run the cell; else FieldError."""
+    for index, cell in enumerate(cells):
         for field, values in cell.variants.items():
+            where = ("cells", index, "variants", field)
             if field not in VARIANT_FIELDS:
-                raise ValueError(
-                    f"cell {cell.id!r}: variants.{field} cannot vary by arm; only "
-                    f"{', '.join(sorted(VARIANT_FIELDS))} may"
+                raise FieldError(
+                    where, f"cannot vary by arm; only {', '.join(sorted(VARIANT_FIELDS))} may"
                 )
             runs = set(cell.arms or arms)
             unknown = sorted(set(values) - runs)
             if unknown:
-                raise ValueError(
-                    f"cell {cell.id!r}: variants.{field} names {unknown}, which do not run it"
-                )
+                raise FieldError(where, f"names {unknown}, which do not run the cell")
 
 
 def sampling_for(cell: Cell, arm: str) -> Sampling:
@@ -420,26 +444,29 @@ def check_load(cell: Cell) -> None:
     if not cell.open_loop:
         given = _given(cell, "rate", "sweep", "ramp", "burstiness")
         if given:
-            raise ValueError(
+            raise FieldError(
+                ("arrival",),
                 f'{" and ".join(given)} need an open-loop arrival: add arrival = "poisson" or '
-                '"constant" (or "gamma" with a burstiness)'
+                '"constant" (or "gamma" with a burstiness)',
             )
         return
     if cell.arrival is Arrival.TRACE:
         given = _given(cell, "rate", "sweep", "ramp", "burstiness")
         if given:
-            raise ValueError(
+            raise FieldError(
+                (given[0],),
                 f"a trace cell sends at its recorded times; drop {', '.join(given)} (speed it "
-                "up with trace.time_scale)"
+                "up with trace.time_scale)",
             )
         return
     _check_burstiness(cell)
     sources = _given(cell, "rate", "sweep", "ramp")
     if len(sources) != 1:
         has = f"not both: it has {' and '.join(sources)}" if sources else "it has none"
-        raise ValueError(
+        raise FieldError(
+            ("rate",),
             f"an open-loop cell (arrival = {cell.arrival.value!r}) needs rate = <requests/s> "
-            f"or a [cells.sweep] ladder or a [cells.ramp], one of them; {has}"
+            f"or a [cells.sweep] ladder or a [cells.ramp], one of them; {has}",
         )
     _check_span(cell)
 
@@ -451,13 +478,15 @@ def _given(cell: Cell, *names: str) -> list[str]:
 def _check_burstiness(cell: Cell) -> None:
     gamma = cell.arrival is Arrival.GAMMA
     if gamma and cell.burstiness is None:
-        raise ValueError(
-            'arrival = "gamma" needs burstiness = <shape> (1 is Poisson, below 1 burstier)'
+        raise FieldError(
+            ("burstiness",),
+            'arrival = "gamma" needs burstiness = <shape> (1 is Poisson, below 1 burstier)',
         )
     if not gamma and cell.burstiness is not None:
-        raise ValueError(
+        raise FieldError(
+            ("burstiness",),
             f'burstiness shapes gamma arrivals; set arrival = "gamma" (it is '
-            f"{cell.arrival.value!r}) or drop burstiness"
+            f"{cell.arrival.value!r}) or drop burstiness",
         )
 
 
@@ -469,10 +498,11 @@ def _check_span(cell: Cell) -> None:
         ladder = [cell.rate] if cell.rate is not None else (cell.sweep.rates if cell.sweep else [])
         scheduled_s, rates = sum((cell.requests - 1) / r for r in ladder or []), f"{ladder}"
     if scheduled_s >= cell.deadline_s:
-        raise ValueError(
+        raise FieldError(
+            ("deadline_s",),
             f"the arrivals alone span {scheduled_s:.0f} s ({cell.requests} requests per step at "
             f"{rates} req/s), beyond deadline_s = {cell.deadline_s:g}; raise deadline_s, or "
-            "give fewer requests or higher rates"
+            "give fewer requests or higher rates",
         )
 
 
@@ -482,15 +512,17 @@ def check_traffic(cell: Cell) -> None:
     kind = cell.kind.value
     for name, table in (("dataset", cell.dataset), ("trace", cell.trace)):
         if (kind == name) != (table is not None):
-            raise ValueError(
+            raise FieldError(
+                (name,),
                 f"a {name} cell needs a [cells.{name}] table with its file and format"
                 if table is None
-                else f"{name}: only a {name} cell has one (kind is {kind})"
+                else f"only a {name} cell has one (kind is {kind})",
             )
     if (kind == "trace") != (cell.arrival.value == "trace"):
-        raise ValueError(
+        raise FieldError(
+            ("arrival",),
             'a trace cell sends at its recorded times: arrival = "trace" (the loader sets it), '
-            "and no other cell has that arrival"
+            "and no other cell has that arrival",
         )
     if cell.prefix is not None:
         _check_prefix(cell, cell.prefix)
@@ -498,14 +530,16 @@ def check_traffic(cell: Cell) -> None:
 
 def _check_prefix(cell: Cell, prefix: Prefix) -> None:
     if cell.kind.value not in PREFIXABLE:
-        raise ValueError(
-            f"prefix: a {cell.kind.value} cell has no independent prompts to share a system "
-            f"prompt; kinds with one: {', '.join(sorted(PREFIXABLE))}"
+        raise FieldError(
+            ("prefix",),
+            f"a {cell.kind.value} cell has no independent prompts to share a system "
+            f"prompt; kinds with one: {', '.join(sorted(PREFIXABLE))}",
         )
     if prefix.tokens >= cell.input_tokens:
-        raise ValueError(
+        raise FieldError(
+            ("prefix", "tokens"),
             f"prefix.tokens = {prefix.tokens} leaves no room in input_tokens = "
-            f"{cell.input_tokens}; the shared system prompt is part of each prompt"
+            f"{cell.input_tokens}; the shared system prompt is part of each prompt",
         )
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
+from matrix.fields import FieldError
 
 
 class FamilySource(StrEnum):
@@ -119,11 +120,10 @@ class Families(Spec):
 
     @model_validator(mode="after")
     def _known(self) -> Families:
-        for name in [*self.not_applicable, *self.require]:
-            if name not in FAMILY_NAMES:
-                raise ValueError(
-                    f"unknown metric family {name!r}; known: {', '.join(sorted(FAMILY_NAMES))}"
-                )
+        for name in self.not_applicable:
+            _known_family(name, ("not_applicable", name))
+        for index, name in enumerate(self.require):
+            _known_family(name, ("require", index))
         return self
 
     def resolve(self) -> tuple[FamilySpec, ...]:
@@ -141,3 +141,10 @@ class Families(Spec):
         if fam.name in self.require:
             return fam.model_copy(update={"status": FamilyStatus.REQUIRED})
         return fam
+
+
+def _known_family(name: str, where: tuple[str | int, ...]) -> None:
+    if name not in FAMILY_NAMES:
+        raise FieldError(
+            where, f"unknown metric family {name!r}; known: {', '.join(sorted(FAMILY_NAMES))}"
+        )

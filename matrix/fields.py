@@ -29,3 +29,13 @@ def omitted_at(default: object) -> Callable[[object], bool]:
     """Leave a field added after the first release out of the dump while it holds its default,
     so a matrix frozen before the field existed keeps its id (the id hashes the dump)."""
     return lambda value: value == default
+
+
+class FieldError(ValueError):
+    """A check across fields that names the field to fix, as a path from the model that
+    raises it (``("cells", 3, "input_tokens")`` from the matrix, ``("output_words",)`` from
+    a cell), so that the loader's message starts with that field (``matrix.toml.errors``)."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc

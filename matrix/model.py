@@ -15,7 +15,7 @@ from faceoff.artifact import Spec
 from matrix.arm import Arm, Role
 from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.families import Families
-from matrix.fields import SLUG, omitted_at
+from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Rule
 from matrix.slo import Slo
@@ -103,9 +103,10 @@ class CampaignSpec(Spec):
     @model_validator(mode="after")
     def _not_its_own_successor(self) -> CampaignSpec:
         if self.successor_of == self.name:
-            raise ValueError(
+            raise FieldError(
+                ("successor_of",),
                 f"successor_of names the campaign itself ({self.name!r}); name the closed "
-                "campaign whose cells it reuses, or rename this one"
+                "campaign whose cells it reuses, or rename this one",
             )
         return self
 
@@ -128,30 +129,31 @@ class Matrix(Spec):
     rule: Rule | None = Field(
         default=None,
         exclude_if=omitted_at(None),
-        description="The declared decision rule (matrix/rule.py); None leaves the decision "
-        "to the reviewer alone.",
+        description="The declared decision rule (matrix/rule.py); without one the decision "
+        "is the reviewer's alone.",
     )
 
     @model_validator(mode="after")
     def _consistent(self) -> Matrix:
-        incumbents = [a.name for a in self.arms if a.role is Role.INCUMBENT]
-        if len(incumbents) != 1:
-            raise ValueError(f"exactly one arm must have role = 'incumbent'; found {incumbents}")
-        _unique("arm name", [a.name for a in self.arms])
-        _unique("cell id", [c.id for c in self.cells])
-        _unique("arm port", [f"{a.host}:{a.port}" for a in self.arms])
+        _one_incumbent(self.arms)
+        _unique("arms", "name", "arm name", [a.name for a in self.arms])
+        _unique("cells", "id", "cell id", [c.id for c in self.cells])
+        _distinct_ports(self.arms)
         names = {a.name for a in self.arms}
-        for cell in self.cells:
+        for index, cell in enumerate(self.cells):
             unknown = set(cell.arms or []) - names
             if unknown:
-                raise ValueError(f"cell {cell.id!r} names unknown arms {sorted(unknown)}")
+                raise FieldError(
+                    ("cells", index, "arms"),
+                    f"names unknown arms {sorted(unknown)}; known: {', '.join(sorted(names))}",
+                )
         _fits_context(self)
         if self.rule is not None:
             _rule_fits(self, self.rule)
         _sweeps_have_slo(self)
         _sequential_judged(self)
         check_variants(self.cells, [a.name for a in self.arms])
-        check_quality(self.quality, [a.name for a in self.arms], incumbents[0])
+        check_quality(self.quality, [a.name for a in self.arms], self.incumbent.name)
         if self.campaign.aa:
             _same_recipe(self.arms)
         return self
@@ -189,52 +191,58 @@ def _fits_context(matrix: Matrix) -> None:
         limit = arm.max_model_len
         if limit is None:
             continue
-        for cell in matrix.cells_for(arm):
+        for index, cell in enumerate(matrix.cells):
+            if cell.arms is not None and arm.name not in cell.arms:
+                continue
             if cell.context_tokens > limit:
                 grown = (
                     f" (grown to {cell.peak_input_tokens} by the last turn)"
                     if cell.peak_input_tokens != cell.input_tokens
                     else ""
                 )
-                raise ValueError(
-                    f"cell {cell.id!r}: input_tokens = {cell.input_tokens}{grown} plus "
+                raise FieldError(
+                    ("cells", index, "input_tokens"),
+                    f"input_tokens = {cell.input_tokens}{grown} plus "
                     f"max_tokens = {cell.output_tokens} exceed arm {arm.name!r}'s "
                     f"{arm.max_model_len_words}, so the engine would refuse every request; "
                     "lower input_tokens or sampling.max_tokens, or leave the arm out of the "
-                    "cell (arms = [...])"
+                    "cell (arms = [...])",
                 )
 
 
 def _rule_fits(matrix: Matrix, rule: Rule) -> None:
-    """The rule names cells and kinds of this matrix, and a goodput criterion judges only
-    cells that declare an SLO (goodput is measured against one)."""
+    """The rule names cells, kinds and candidates of this matrix, judges every candidate it
+    names, no criterion judges a needle search, and a goodput criterion judges only cells
+    that declare an SLO (goodput is measured against one)."""
     # a replicated cell may be named by the id it was written under (its prompt_id)
     names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
-    rule.check_against(names, [k.value for k in WorkloadKind])
-    for criterion in rule.criteria:
-        searches = [
-            cell.id
-            for cell in matrix.cells
-            if cell.kind is WorkloadKind.NEEDLE_SEARCH
-            and rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
-        ]
-        if searches:
-            raise ValueError(
-                f"rule criterion on {criterion.metric} judges the needle_search cell(s) "
-                f"{', '.join(searches)}, which have no latency samples; give the criterion "
-                "(or the rule) kinds = [...] or cells = [...] without them"
-            )
-    for criterion in (c for c in rule.criteria if c.on_goodput):
+    candidates = [arm.name for arm in matrix.candidates]
+    rule.check_against(names, [k.value for k in WorkloadKind], candidates)
+    unjudged = [c for c in rule.candidates or [] if not rule.judges(c)]
+    if unjudged:
+        raise FieldError(
+            ("rule", "candidates"),
+            f"names {unjudged}, which no criterion judges (each criterion's candidates leave "
+            "them out); drop them or give a criterion that judges them",
+        )
+    for index, criterion in enumerate(rule.criteria):
         judged = [
-            cell
-            for cell in matrix.cells
-            if rule.counts({cell.id, cell.prompt_id}, cell.kind.value, criterion)
+            c for c in matrix.cells if rule.counts({c.id, c.prompt_id}, c.kind.value, criterion)
         ]
-        without = [cell.id for cell in judged if matrix.slo_of(cell) is None]
+        searches = [c.id for c in judged if c.kind is WorkloadKind.NEEDLE_SEARCH]
+        if searches:
+            raise FieldError(
+                ("rule", "criteria", index, "kinds"),
+                f"the criterion on {criterion.metric} judges the needle_search cell(s) "
+                f"{', '.join(searches)}, which have no latency samples; give the criterion "
+                "(or the rule) kinds = [...] or cells = [...] without them",
+            )
+        without = [c.id for c in judged if criterion.on_goodput and matrix.slo_of(c) is None]
         if without:
-            raise ValueError(
-                f"rule criterion on {criterion.metric} judges cells without an SLO "
-                f"({', '.join(without)}); declare campaign.slo or the cells' slo"
+            raise FieldError(
+                ("rule", "criteria", index, "metric"),
+                f"the criterion on {criterion.metric} judges cells without an SLO "
+                f"({', '.join(without)}); declare campaign.slo or the cells' slo",
             )
 
 
@@ -256,11 +264,12 @@ def _sequential_judged(matrix: Matrix) -> None:
 
 def _sweeps_have_slo(matrix: Matrix) -> None:
     """A sweep reports the highest rate within SLO, so it needs one."""
-    for cell in matrix.cells:
+    for index, cell in enumerate(matrix.cells):
         if cell.sweep is not None and matrix.slo_of(cell) is None:
-            raise ValueError(
-                f"sweep cell {cell.id!r} has no SLO to judge its steps by; add [campaign.slo] "
-                "or an slo table on the cells entry"
+            raise FieldError(
+                ("cells", index, "sweep"),
+                "a sweep cell with no SLO to judge its steps by; add [campaign.slo] or an slo "
+                "table on the cells entry",
             )
 
 
@@ -271,21 +280,36 @@ def _same_recipe(arms: list[Arm]) -> None:
     """An A/A campaign's arms differ only in name, role and port."""
     incumbent = next(a for a in arms if a.role is Role.INCUMBENT)
     recipe = incumbent.model_dump(exclude=set(AA_OWN_FIELDS))
-    for arm in arms:
+    for index, arm in enumerate(arms):
         theirs = arm.model_dump(exclude=set(AA_OWN_FIELDS))
         differ = sorted(k for k in recipe.keys() | theirs.keys() if recipe.get(k) != theirs.get(k))
         if differ:
-            raise ValueError(
+            raise FieldError(
+                ("arms", index, differ[0]),
                 f"campaign.aa = true needs every arm to run the incumbent's recipe; arm "
-                f"{arm.name!r} differs from {incumbent.name!r} in {', '.join(differ)}"
+                f"{arm.name!r} differs from {incumbent.name!r} in {', '.join(differ)}",
             )
 
 
-def _unique(what: str, values: list[str]) -> None:
+def _one_incumbent(arms: list[Arm]) -> None:
+    incumbents = [n for n, a in enumerate(arms) if a.role is Role.INCUMBENT]
+    if not incumbents:
+        raise FieldError(
+            ("arms",), "no arm has role = 'incumbent'; exactly one must (the recipe compared with)"
+        )
+    if len(incumbents) > 1:
+        names = [arms[n].name for n in incumbents]
+        raise FieldError(
+            ("arms", incumbents[1], "role"),
+            f"a second incumbent; exactly one arm may have role = 'incumbent', found {names}",
+        )
+
+
+def _unique(table: str, field: str, what: str, values: list[str]) -> None:
     seen: set[str] = set()
-    for value in values:
+    for index, value in enumerate(values):
         if value in seen:
-            raise ValueError(f"duplicate {what} {value!r}")
+            raise FieldError((table, index, field), f"duplicate {what} {value!r}")
         seen.add(value)
 
 
@@ -305,3 +329,16 @@ def changed_sources(frozen: Matrix, current: Matrix) -> list[str]:
 
 def _source(cell: Cell) -> SourceFile | None:
     return cell.dataset or cell.trace
+
+
+def _distinct_ports(arms: list[Arm]) -> None:
+    """Two arms on one host and port would be one server (the host-aware check, names
+    resolved, is the loader's)."""
+    for index, arm in enumerate(arms):
+        other = next((o for o in arms[:index] if (o.host, o.port) == (arm.host, arm.port)), None)
+        if other is not None:
+            raise FieldError(
+                ("arms", index, "port"),
+                f"arms {other.name!r} and {arm.name!r} both listen on {arm.host}:{arm.port}; "
+                "give each arm its own port",
+            )

@@ -15,8 +15,8 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from matrix.fields import SLUG, FieldError
 
-SLUG = r"^[a-z0-9][a-z0-9._-]{0,62}$"
 Evaluator = Literal["lm_eval", "tool_eval_bench", "kld"]
 
 
@@ -43,13 +43,16 @@ class QualityImport(Spec):
 
 
 def check_quality(imports: list[QualityImport], arms: list[str], incumbent: str) -> None:
-    """Each import names known arms, the incumbent among them; a ValueError otherwise."""
-    for entry in imports:
+    """Each import names known arms, the incumbent among them; a FieldError otherwise."""
+    for index, entry in enumerate(imports):
         unknown = sorted(set(entry.results) - set(arms))
         if unknown:
-            raise ValueError(f"quality {entry.name!r} names unknown arms {unknown}")
+            raise FieldError(
+                ("quality", index, "results"), f"names unknown arms {unknown}; known: {arms}"
+            )
         if incumbent not in entry.results:
-            raise ValueError(
-                f"quality {entry.name!r} has no result for the incumbent {incumbent!r}; "
-                "a band compares each candidate with it"
+            raise FieldError(
+                ("quality", index, "results"),
+                f"no result for the incumbent {incumbent!r}; a band compares each candidate "
+                "with it",
             )

@@ -6,6 +6,12 @@ either a *non-inferiority* margin ("candidate TTFT no worse than 5 %") or a
 *superiority* target ("decode at least 10 % better"); the direction that is better
 comes from the metric itself (``workload.metrics.higher_is_better``), never from the
 rule. ``evidence.comparison.ruling`` evaluates it against the ratio intervals of the comparison.
+
+A rule may be scoped to some candidates (``candidates = [...]``, on the rule or on a
+criterion): an arm the rule does not judge is measured and shown, never ruled on (the
+control arm of an effort A/B, ``matrix/examples/sim-effort.toml``). The cells a rule counts
+(whose failure makes it ``not_accepted``) are ``cells = [...]`` when given, else the cells
+its criteria judge.
 """
 
 from __future__ import annotations
@@ -17,13 +23,16 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
+from matrix.fields import FieldError, omitted_at
 
 # Metrics whose candidate/incumbent ratio carries a bootstrap interval (a test keeps these
-# equal to evidence.comparison.cells.RATIO_METRICS), and the goodput figures, compared as
-# point ratios.
+# equal to evidence.comparison.cells.RATIO_METRICS); the goodput figures; and the cell
+# figures (one value per arm and cell: goodput and the aggregate output throughput), which
+# compare as point ratios, or by their between-replicate interval in a replicated cell.
 INTERVAL_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 GOODPUT_METRICS = ("goodput_rps", "goodput_tps", "slo_attainment")
-RULE_METRICS = (*INTERVAL_METRICS, *GOODPUT_METRICS)
+CELL_FIGURE_METRICS = (*GOODPUT_METRICS, "output_tps")
+RULE_METRICS = (*INTERVAL_METRICS, *CELL_FIGURE_METRICS)
 
 
 class NotAccepted(StrEnum):
@@ -35,7 +44,10 @@ class NotAccepted(StrEnum):
 
 
 class Criterion(Spec):
-    metric: str = Field(description=f"One of {', '.join(RULE_METRICS)}.")
+    metric: str = Field(
+        description=f"One of {', '.join(RULE_METRICS)}.",
+        json_schema_extra={"enum": list(RULE_METRICS)},  # for editors' completion
+    )
     statistic: Literal["p50", "p95", "p99"] = Field(
         default="p50",
         description="The percentile of a request metric whose ratio is judged (goodput: p50); "
@@ -60,35 +72,60 @@ class Criterion(Spec):
         default=None,
         min_length=1,
         description="Cell ids it judges (a replicated cell by the id it was written under, or "
-        "one replicate's); default every counted cell.",
+        "one replicate's); default the rule's cells, else every cell.",
+    )
+    candidates: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        exclude_if=omitted_at(None),
+        description="Candidate arms it judges; default every candidate the rule judges.",
     )
 
     @model_validator(mode="after")
     def _one_test(self) -> Criterion:
         if self.metric not in RULE_METRICS:
-            raise ValueError(
-                f"rule metric {self.metric!r} is not judged; use one of {', '.join(RULE_METRICS)}"
+            raise FieldError(
+                ("metric",),
+                f"rule metric {self.metric!r} is not judged; use one of {', '.join(RULE_METRICS)}",
             )
-        if self.on_goodput and self.statistic != "p50":
-            raise ValueError(
-                f"rule metric {self.metric} is a cell figure with no percentiles; drop statistic"
+        if self.on_cell_figure and self.statistic != "p50":
+            raise FieldError(
+                ("statistic",),
+                f"rule metric {self.metric} is a cell figure with no percentiles; drop statistic",
             )
         if (self.non_inferiority is None) == (self.superiority is None):
-            raise ValueError(
+            raise FieldError(
+                ("non_inferiority",),
                 f"rule criterion on {self.metric} needs exactly one of non_inferiority "
-                "(a margin) or superiority (a target); declare two criteria for both"
+                "(a margin) or superiority (a target); declare two criteria for both",
             )
         return self
 
     @property
     def on_goodput(self) -> bool:
+        """Judges a goodput figure, which needs the cells' SLO."""
         return self.metric in GOODPUT_METRICS
+
+    @property
+    def on_cell_figure(self) -> bool:
+        """Judges one figure per arm and cell (no percentiles, no interval within a cell)."""
+        return self.metric in CELL_FIGURE_METRICS
 
 
 class Rule(Spec):
     criteria: list[Criterion] = Field(min_length=1, description="Every one must be met.")
     cells: list[str] | None = Field(
-        default=None, min_length=1, description="Cell ids that count; default every cell."
+        default=None,
+        min_length=1,
+        description="Cell ids that count (their failure is not_accepted's business); default "
+        "the cells its criteria judge.",
+    )
+    candidates: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        exclude_if=omitted_at(None),
+        description="Candidate arms it judges; default every candidate. Others are measured "
+        "and shown, not ruled on.",
     )
     not_accepted: NotAccepted = Field(
         default=NotAccepted.NO_DECISION,
@@ -96,14 +133,35 @@ class Rule(Spec):
         "candidate: no_decision (default), do_not_promote, or ignore (judge the others).",
     )
 
-    def check_against(self, cell_ids: Collection[str], kinds: Collection[str]) -> None:
-        """Every cell id and kind the rule names exists in the matrix (``cell_ids``: its cells'
-        ids, and the ids replicated cells were written under; ``kinds``: every workload kind)."""
-        _known("rule.cells", self.cells, cell_ids)
-        for criterion in self.criteria:
-            where = f"rule criterion on {criterion.metric}"
-            _known(f"{where}: cells", criterion.cells, cell_ids)
-            _known(f"{where}: kinds", criterion.kinds, kinds)
+    def check_against(
+        self, cell_ids: Collection[str], kinds: Collection[str], candidates: Collection[str]
+    ) -> None:
+        """Every cell id, kind and candidate the rule names exists in the matrix (``cell_ids``:
+        its cells' ids, and the ids replicated cells were written under; ``kinds``: every
+        workload kind; ``candidates``: its candidate arms); FieldError otherwise."""
+        _known(("rule", "cells"), self.cells, cell_ids)
+        _known(("rule", "candidates"), self.candidates, candidates)
+        for index, criterion in enumerate(self.criteria):
+            where = ("rule", "criteria", index)
+            _known((*where, "cells"), criterion.cells, cell_ids)
+            _known((*where, "kinds"), criterion.kinds, kinds)
+            _known((*where, "candidates"), criterion.candidates, self.candidates or candidates)
+
+    def criteria_for(self, candidate: str) -> list[Criterion]:
+        """The criteria that judge ``candidate`` (none: the rule does not rule on it)."""
+        if self.candidates is not None and candidate not in self.candidates:
+            return []
+        return [c for c in self.criteria if c.candidates is None or candidate in c.candidates]
+
+    def judges(self, candidate: str) -> bool:
+        return bool(self.criteria_for(candidate))
+
+    def counted(self, names: Collection[str], kind: str, candidate: str) -> bool:
+        """Whether a cell counts for ``candidate``: named in ``cells``, or, without ``cells``,
+        judged by one of the candidate's criteria."""
+        if self.cells is not None:
+            return self.counts_cell(names)
+        return any(self.counts(names, kind, c) for c in self.criteria_for(candidate))
 
     def tail_metrics(self, statistic: str = "p95") -> list[str]:
         """The metrics some criterion judges at ``statistic`` (a tail: their ratios of that
@@ -112,7 +170,7 @@ class Rule(Spec):
 
     def counts_cell(self, names: Collection[str]) -> bool:
         """Whether a cell known by ``names`` (its id, and the id it was written under when it
-        is a replicate) counts at all."""
+        is a replicate) is within ``cells``, where given."""
         return self.cells is None or not set(names).isdisjoint(self.cells)
 
     def counts(self, names: Collection[str], kind: str, criterion: Criterion) -> bool:
@@ -124,7 +182,7 @@ class Rule(Spec):
         )
 
 
-def _known(what: str, names: list[str] | None, known: Collection[str]) -> None:
+def _known(where: tuple[str | int, ...], names: list[str] | None, known: Collection[str]) -> None:
     unknown = sorted(set(names or ()) - set(known))
     if unknown:
-        raise ValueError(f"{what} names unknown {unknown}; known: {', '.join(sorted(known))}")
+        raise FieldError(where, f"names unknown {unknown}; known: {', '.join(sorted(known))}")

@@ -198,6 +198,7 @@ HIGHER_IS_BETTER = frozenset(
     {
         *("effective_prefill_tps", "decode_tps", "aggregate_output_tps"),
         *("goodput_rps", "goodput_tps", "slo_attainment"),  # evidence.attempt.goodput's figures
+        "output_tps",  # a rule's name for aggregate_output_tps (matrix/rule.py)
     }
 )
 

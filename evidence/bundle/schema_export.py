@@ -1,8 +1,10 @@
 """JSON Schemas shipped under ``evidence/schemas/``: comparison.json's
-(``comparison.schema.json``) and, through ``flows.cli.output_schemas``, the ``--json`` output of
+(``comparison.schema.json``), the matrix TOML's (``matrix.schema.json``, for editors:
+``matrix.toml.schema``) and, through ``flows.cli.output_schemas``, the ``--json`` output of
 ``status``, ``audit``, ``validate`` and ``tickets``.
 
-Regenerate after changing a model (a test fails until the shipped files match):
+Regenerate after changing a model (a test fails until the shipped files match; the matrix's
+field reference, docs/reference/matrix-fields.md, is written with it):
 
     python -m evidence.bundle.schema_export
     python -m flows.cli.output_schemas
@@ -18,9 +20,12 @@ from pydantic import BaseModel
 
 from evidence.comparison.model import Comparison
 from faceoff.files import write_text_atomic
+from matrix.toml.reference import REFERENCE_PATH, field_reference
+from matrix.toml.schema import SCHEMA_FILE, matrix_schema
 
-SCHEMAS_DIR = Path(__file__).parents[1] / "schemas"
+SCHEMAS_DIR = Path(__file__).parents[1] / "schemas"  # evidence/schemas/, the package data
 SCHEMA_PATH = SCHEMAS_DIR / "comparison.schema.json"
+MATRIX_SCHEMA_PATH = SCHEMAS_DIR / SCHEMA_FILE
 
 
 def model_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -37,5 +42,11 @@ def schema_text() -> str:
     return model_schema_text(Comparison)
 
 
+def matrix_schema_text() -> str:
+    return json.dumps(matrix_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
     write_text_atomic(SCHEMA_PATH, schema_text(), replace=True)
+    write_text_atomic(MATRIX_SCHEMA_PATH, matrix_schema_text(), replace=True)
+    write_text_atomic(REFERENCE_PATH, field_reference(), replace=True)

@@ -14,7 +14,9 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
   6 — ``goodput`` (and its method), ``ruling``, ``overrode_rule``, ``statistic``, ``tail_ratios``.
   7 — expanded percentile intervals (wider where few blocks); same shape.
   8 — ``carried``; later in 8, a needle search's answer in ``tokens``, its pair ``not compared``;
-      later in 8, ``unnamed_finishes`` (requests ok without a finish_reason).
+      later in 8, ``unnamed_finishes`` (requests ok without a finish_reason); later in 8, a
+      rule's ``candidates``, criteria on ``output_tps``, a rule without cells counting the
+      cells its criteria judge (same shape).
   9 — ``preflight`` (each run's preflight report and the operator's waivers) and ``pilot``
       (what the pilot found before the scored cells, the runs it blocked); both empty without.
   10 — ``sequential``: each sequential cell's looks, its spending and why it stopped, and the

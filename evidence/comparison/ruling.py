@@ -25,6 +25,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
+from evidence.comparison.replicates import CONFIDENCE, log_t_interval
 from faceoff.format import join_words, level
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
@@ -33,10 +34,12 @@ METHOD = (
     "decision rule: per criterion and cell, the candidate/incumbent ratio interval is met when "
     "wholly on the better side of the bound (margin m: 1 + m for times, 1 − m for rates; "
     "target t: 1 − t for times, 1 + t for rates), not met when wholly on the worse side, "
-    "inconclusive when it straddles it; goodput figures compare point ratios; a criterion "
+    "inconclusive when it straddles it; cell figures (goodput, output throughput) compare "
+    "point ratios, or a replicated cell's between-replicate interval of them; a criterion "
     "stands as its worst cell; any not met: do not promote, else any inconclusive or missing: "
-    "no decision, else promote; counted cells not accepted are handled first as declared; a "
-    "criterion at p95 judges the ratio of p95s, its interval from the same block bootstrap"
+    "no decision, else promote; counted cells (the rule's cells, else those its criteria "
+    "judge) not accepted are handled first as declared; a criterion at p95 judges the ratio "
+    "of p95s, its interval from the same block bootstrap"
 )
 OUTCOME_WORDS: dict[RuleOutcome, str] = {
     "promote": "promote",
@@ -48,6 +51,7 @@ GOODPUT_LABELS = {
     "goodput_tps": "goodput (tok/s)",
     "slo_attainment": "SLO attainment",
 }
+CELL_FIGURE_LABELS = {**GOODPUT_LABELS, "output_tps": "output throughput (tok/s)"}
 GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
     "goodput_rps": "requests_per_s",
     "goodput_tps": "output_tps",
@@ -117,7 +121,11 @@ def rule_ruling(
 ) -> Ruling:
     return Ruling(
         rule=rule,
-        candidates=[candidate_ruling(rule, cells, name, replicates) for name in candidates],
+        candidates=[
+            candidate_ruling(rule, cells, name, replicates)
+            for name in candidates
+            if rule.judges(name)
+        ],
         method=METHOD,
     )
 
@@ -126,7 +134,11 @@ def candidate_ruling(
     rule: Rule, cells: Sequence[CellEntry], candidate: str, replicates: Replicates | None = None
 ) -> CandidateRuling:
     groups = replicates or Replicates()
-    counted = [c for c in cells if _runs_pair(c, candidate) and rule.counts_cell(groups.names(c))]
+    counted = [
+        c
+        for c in cells
+        if _runs_pair(c, candidate) and rule.counted(groups.names(c), c.kind, candidate)
+    ]
     comparable = [c for c in counted if _comparable(c, candidate)]
     refused = [
         run
@@ -134,7 +146,9 @@ def candidate_ruling(
         if not groups.covers(c, candidate)
         for run in _not_accepted(c, candidate)
     ]
-    lines = [criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria]
+    lines = [
+        criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria_for(candidate)
+    ]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
         candidate=candidate,
@@ -192,6 +206,8 @@ def _figures(
     that interval, which also sees the variance between windows; otherwise each replicate
     on its own."""
     metric, statistic = criterion.metric, criterion.statistic
+    if criterion.on_cell_figure:
+        return _cell_figures(cells, metric, candidate, replicates)
     found: dict[str, Figure | None] = {}
     for cell in cells:
         group = replicates.group(cell, metric, candidate, statistic)
@@ -205,8 +221,8 @@ def _figures(
 def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50") -> Figure | None:
     """The candidate/incumbent ratio of ``metric``'s ``statistic`` in the cell, or None where
     there is none."""
-    if metric in GOODPUT_LABELS:
-        return _goodput_figure(cell, metric, candidate)
+    if metric in CELL_FIGURE_LABELS:
+        return _cell_figure(cell, metric, candidate)
     ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
     found = next(
         (
@@ -219,14 +235,40 @@ def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50")
     return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
 
 
-def _goodput_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
-    incumbent, theirs = cell.arms[0].goodput, _arm(cell, candidate).goodput
-    if incumbent is None or theirs is None:
-        return None
-    base, top = getattr(incumbent, GOODPUT_FIELDS[metric]), getattr(theirs, GOODPUT_FIELDS[metric])
+def _cell_figures(
+    cells: Sequence[CellEntry], metric: str, candidate: str, replicates: Replicates
+) -> dict[str, Figure | None]:
+    """Judged unit -> the point ratio of a cell figure; a replicated cell with two or more
+    replicate ratios is judged once, by their between-replicate interval."""
+    units: dict[str, list[tuple[str, Figure | None]]] = {}
+    for cell in cells:
+        written = replicates.written.get(cell.id, cell.id)
+        units.setdefault(written, []).append((cell.id, _cell_figure(cell, metric, candidate)))
+    found: dict[str, Figure | None] = {}
+    for written, members in units.items():
+        ratios = [f.ratio for _, f in members if f is not None]
+        if written in {cell_id for cell_id, _ in members} or len(ratios) < 2:
+            found.update(members)  # not replicated, or too few replicates for an interval
+            continue
+        estimate, low, high = log_t_interval(ratios)
+        found[written] = Figure(estimate, low, high, CONFIDENCE, "between-replicate interval")
+    return found
+
+
+def _cell_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
+    """The point ratio of one value per arm: a goodput figure or the aggregate output
+    throughput (Σ completion tokens over the cell window)."""
+    base, top = _cell_value(cell.arms[0], metric), _cell_value(_arm(cell, candidate), metric)
     if base is None or top is None or base <= 0:
-        return None  # a ratio to no goodput says nothing
+        return None  # a ratio to nothing says nothing
     return Figure(top / base, top / base, top / base, None)
+
+
+def _cell_value(arm: ArmCell, metric: str) -> float | None:
+    if metric == "output_tps":
+        return arm.aggregate_output_tps
+    value: float | None = getattr(arm.goodput, GOODPUT_FIELDS[metric]) if arm.goodput else None
+    return value
 
 
 def _standing(found: Figure | None, bound: float, higher: bool) -> CriterionStatus:
@@ -284,7 +326,7 @@ def _headline(
 
 def _criterion_words(criterion: Criterion, bound: float, higher: bool) -> str:
     """'TTFT p50 no worse than 5% (candidate/incumbent ≤ 1.05), in natural cells'."""
-    label = GOODPUT_LABELS.get(criterion.metric) or (
+    label = CELL_FIGURE_LABELS.get(criterion.metric) or (
         f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
     )
     if criterion.non_inferiority is not None:

@@ -48,7 +48,7 @@ from matrix.cell import Cell
 from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.model import Matrix, changed_sources
 from matrix.plan import plan
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from workload.records import JOURNAL_NAME
 
 OPEN = "open"  # stopped before it closed; `faceoff run` resumes it

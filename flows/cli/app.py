@@ -7,10 +7,12 @@ answer at once.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -19,7 +21,17 @@ from faceoff import __version__
 from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
 
-app = typer.Typer(add_completion=False, help="LLM serving qualification.")
+# Plain help (no rich markup): a flag shows no "<bool>" it would not take, a command's summary
+# is its first sentence on one line, and brackets in help ("[rule]") are text.
+app = typer.Typer(add_completion=False, help="LLM serving qualification.", rich_markup_mode=None)
+
+
+class ReasoningField(StrEnum):
+    """Where the simulator streams reasoning text (docs/architecture.md "Reasoning field")."""
+
+    REASONING = "reasoning"
+    REASONING_CONTENT = "reasoning_content"
+
 
 MatrixPath = Annotated[Path, typer.Argument(help="Matrix TOML file.")]
 Workdir = Annotated[
@@ -34,7 +46,7 @@ AaTwin = Annotated[
     typer.Option(
         "--aa",
         help="The matrix's A/A twin: the incumbent's recipe on every arm, as campaign "
-        "<name>-aa (docs/guards.md: A/A).",
+        '<name>-aa (docs/matrix.md "A/A twin").',
     ),
 ]
 Trust = Annotated[
@@ -48,7 +60,10 @@ Trust = Annotated[
 ]
 AsJson = Annotated[
     bool,
-    typer.Option("--json", help="Print JSON for scripts (docs/flows.md: output for scripts)."),
+    typer.Option(
+        "--json",
+        help='Print JSON for scripts, errors too (docs/flows.md "Output for scripts").',
+    ),
 ]
 Waive = Annotated[
     list[str] | None,
@@ -80,9 +95,10 @@ def validate(
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
 ) -> None:
-    """Validate a matrix (or with --aa its A/A twin) and print its plan, where each arm
-    listens, the worst-case duration by its deadlines, and its matrix id; with --power, what
-    the plan can decide."""
+    """Check a matrix; print its plan and matrix id.
+
+    Also where each arm listens and the worst case by its deadlines; with --aa, all of it for
+    the matrix's A/A twin; with --power, what the plan can decide."""
     from flows.cli.validate import validate as command  # noqa: PLC0415  (see the module docstring)
 
     command(path, as_json=as_json, aa=aa, power=power, workdir=workdir, db=db)
@@ -99,12 +115,57 @@ def preflight(
     reason: WaiveReason = None,
     aa: AaTwin = False,
 ) -> None:
-    """Check the campaign host before the night, touching no lane: GPUs, images, mounts,
-    context, secrets, ports, the serving incumbent, disk, Prefect, the ledger, protected
-    files and time. Exit 2 on a FAIL nobody waived (docs/flows.md: before the night)."""
+    """Check the campaign host before the night, touching no lane.
+
+    GPUs, images, mounts, context, secrets, ports, the serving incumbent, disk, Prefect, the
+    ledger, protected files, the rule and time. Exit 2 on a FAIL nobody waived (docs/flows.md:
+    before the night)."""
     from flows.cli.preflight import preflight as command  # noqa: PLC0415
 
     command(path, workdir, db, as_json=as_json, waive=waive or [], reason=reason, aa=aa)
+
+
+ArmImage = Annotated[
+    str | None, typer.Option(metavar="REPO@sha256:…", help="The arm's image, pinned by digest.")
+]
+ArmServe = Annotated[
+    str | None,
+    typer.Option(
+        metavar="'vllm serve MODEL …'",
+        help="The arm's vLLM command line, quoted: its model, --port, --max-model-len, "
+        "--tensor-parallel-size, --quantization, --kv-cache-dtype, --speculative-config… "
+        "fill the arm's fields (with an image: the container's arguments).",
+    ),
+]
+
+
+@app.command()
+def init(
+    output: Annotated[Path, typer.Argument(help="The matrix file to write.")] = Path("matrix.toml"),
+    *,
+    incumbent_image: ArmImage = None,
+    candidate_image: ArmImage = None,
+    incumbent_serve: ArmServe = None,
+    candidate_serve: ArmServe = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model path an image serves, without a serve line.")
+    ] = None,
+    gpus: Annotated[
+        str | None, typer.Option(metavar="0,1", help="GPU indices both arms use, in turn.")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Campaign name (default: the file's).")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starting matrix.
+
+    From flags, or without them on a terminal from questions; it is validated before it is
+    written, and the next command is printed."""
+    from flows.cli.init import InitFlags  # noqa: PLC0415
+    from flows.cli.init import init as command  # noqa: PLC0415
+
+    images = {"incumbent": incumbent_image, "candidate": candidate_image}
+    serves = {"incumbent": incumbent_serve, "candidate": candidate_serve}
+    command(output, InitFlags(images, serves, model, gpus, name), replace=replace)
 
 
 @app.command("freeze")
@@ -138,8 +199,10 @@ def status(
     ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Show this host's campaigns (host, start, duration, counts, decision), or one campaign:
-    its times, decision, restoration, whether its incumbent answers now, and its cell runs."""
+    """Show this host's campaigns, or one campaign.
+
+    A list: host, start, duration, counts, decision. One campaign: its times, decision,
+    restoration, whether its incumbent answers now, and its cell runs."""
     with cycle_collection_paused():
         from flows.cli.status import status as show  # noqa: PLC0415
 
@@ -166,9 +229,10 @@ def run(
     waive: Waive = None,
     reason: WaiveReason = None,
 ) -> None:
-    """Run (or resume) the campaign of a matrix (or with --aa its A/A twin), after its
-    preflight. Exit 0 complete, 3 closed partial, 4 not restored, 2 preflight failed,
-    143 terminated (docs/flows.md)."""
+    """Run (or resume) the campaign of a matrix, after its preflight.
+
+    With --aa, its A/A twin. Exit 0 complete, 3 closed partial, 4 not restored, 2 preflight
+    failed or an error, 143 terminated (docs/flows.md)."""
     from flows.cli.run import run as command  # noqa: PLC0415
 
     command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason)
@@ -188,9 +252,10 @@ def restore(
         str | None, typer.Option("--campaign", hidden=True, help="Deprecated: name it plainly.")
     ] = None,
 ) -> None:
-    """Bring the incumbent back and write the restoration receipt. A restored campaign whose
-    incumbent answers is left alone; one whose incumbent stopped answering is restored
-    again, with a new receipt."""
+    """Bring the incumbent back; write the receipt.
+
+    A restored campaign whose incumbent answers is left alone; one whose incumbent stopped
+    answering is restored again, with a new receipt."""
     from flows.cli.restore import restore as command  # noqa: PLC0415
 
     command(campaign or old_campaign, workdir, db)
@@ -206,7 +271,9 @@ def teardown(
     ] = None,
     workdir: Workdir = Path("runs"),
 ) -> None:
-    """Stop every lane a campaign left running, its restored incumbent too (demos, test hosts)."""
+    """Stop every lane a campaign left running.
+
+    Its restored incumbent too: for demos and test hosts."""
     from flows.cli.restore import teardown as command  # noqa: PLC0415
 
     command(campaign, workdir)
@@ -241,9 +308,10 @@ def audit(
     ] = None,
     trust: Trust = None,
 ) -> None:
-    """Re-verify a bundle: hashes, receipt, summaries, guard verdicts and signatures (with
-    --trust, or FACEOFF_SIGNING_KEY for bundles signed with the shared secret), as a
-    checklist."""
+    """Re-verify a bundle, as a checklist.
+
+    Hashes, receipt, summaries, guard verdicts and signatures: with --trust (public keys),
+    or FACEOFF_SIGNING_KEY for bundles signed with the shared secret."""
     from flows.cli.audit import audit as command  # noqa: PLC0415
 
     command(campaign, workdir, db, as_json=as_json, redraw=redraw, processes=processes,
@@ -272,7 +340,7 @@ def review(
         ),
     ] = None,
 ) -> None:
-    """Show the dispositions and card, and record a reviewer's decision."""
+    """Show the dispositions and card; record a decision."""
     from flows.cli.review import review as command  # noqa: PLC0415
 
     command(
@@ -289,7 +357,7 @@ def review(
 
 @app.command()
 def tickets(workdir: Workdir = Path("runs"), as_json: AsJson = False) -> None:
-    """List open follow-up tickets across campaigns, each with its next step."""
+    """List open follow-up tickets, with next steps."""
     from flows.cli.tickets import tickets as command  # noqa: PLC0415
 
     command(workdir, as_json=as_json)
@@ -309,8 +377,10 @@ def history(
     html: Annotated[Path | None, typer.Option(help="Also write the history page here.")] = None,
     trust: Trust = None,
 ) -> None:
-    """Per arm and cell, each night's p50/p95 of the headline metrics with intervals, across
-    hosts; audit failures left out of the trends; drift flagged and ticketed."""
+    """Show each night's p50/p95 per arm and cell.
+
+    The headline metrics with intervals, across hosts; audit failures left out of the
+    trends; drift flagged and ticketed."""
     with cycle_collection_paused():
         from flows.cli.history import history as show  # noqa: PLC0415
 
@@ -329,10 +399,18 @@ def sim(
     model_path: Annotated[str | None, typer.Option(help="Model root to report.")] = None,
     ground_truth: Annotated[Path | None, typer.Option(help="Journal chunk emit times.")] = None,
     legacy_names: Annotated[bool, typer.Option(help="Expose pre-V1 metric names.")] = False,
+    reasoning_field: Annotated[
+        ReasoningField | None,
+        typer.Option(
+            help="The delta field of reasoning text: vLLM 0.32's, or the older reasoning_content."
+        ),
+    ] = None,
     fault: Annotated[list[str] | None, typer.Option(help="A fault setting, key=value.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="section.key=value.")] = None,
 ) -> None:
-    """Start the vLLM-compatible engine simulator in the foreground."""
+    """Start the engine simulator in the foreground.
+
+    A vLLM-compatible server (docs/simulator.md)."""
     # exec, not import: production packages never import the simulator
     args = ["--profile", profile, "--port", str(port), "--host", host]
     args += ["--time-scale", str(time_scale)]
@@ -343,12 +421,15 @@ def sim(
     ):
         args += [flag, str(value)] if value is not None else []
     args += ["--legacy-names"] if legacy_names else []
+    args += ["--reasoning-field", reasoning_field.value] if reasoning_field else []
     args += [arg for item in fault or [] for arg in ("--fault", item)]
     args += [arg for item in set_ or [] for arg in ("--set", item)]
     os.execv(sys.executable, [sys.executable, "-m", "simulator", *args])
 
 
-keys = typer.Typer(help="The operator's signing keys (docs/evidence.md: public-key signatures).")
+keys = typer.Typer(
+    help="The operator's signing keys.\n\nHow they sign: docs/evidence.md, public-key signatures."
+)
 app.add_typer(keys, name="keys")
 
 
@@ -376,23 +457,53 @@ def main() -> None:
     try:
         app(args=args or ["--help"], standalone_mode=False)
     except FaceoffError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
-        raise SystemExit(2) from exc
+        _fail(exc.message, args, what=exc.what, where=exc.where, fix=exc.fix)
     except typer.Abort:
         raise SystemExit(130) from None
     except typer.TyperException as exc:  # usage errors (typer's own click, typer >= 0.26)
-        _usage_error(exc)
+        _usage_error(exc, args)
     if not args:  # bare `faceoff` printed the help; still a usage error, as in click
         raise SystemExit(2)
 
 
-def _usage_error(exc: typer.TyperException) -> None:
+# What a person writes after a switch that takes no value (`--json true`).
+BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+def _usage_error(exc: typer.TyperException, args: list[str]) -> None:
     """One line naming the problem, one naming the help; exit 2 like every bad input."""
-    typer.echo(f"error: {exc.format_message()}", err=True)
     ctx = getattr(exc, "ctx", None)
     command = ctx.command_path if ctx is not None else "faceoff"
-    typer.echo(f"Run '{command} --help' for its arguments and options.", err=True)
-    raise SystemExit(2) from None
+    problem = _switch_given_a_value(ctx, args) or exc.format_message()
+    fix = f"Run '{command} --help' for its arguments and options."
+    _fail(f"{problem}\n{fix}", args, what=problem, where=None, fix=fix)
+
+
+def _switch_given_a_value(ctx: object, args: list[str]) -> str | None:
+    """A switch such as --json followed by a value it does not take, said as such."""
+    params = getattr(getattr(ctx, "command", None), "params", [])
+    switches = {o for p in params if getattr(p, "is_flag", False) for o in p.opts}
+    for flag, value in itertools.pairwise(args):
+        if flag in switches and value.lower() in BOOLEAN_WORDS:
+            return (
+                f"{flag} is a switch and takes no value (got {value!r}); give {flag} alone to "
+                "turn it on, leave it out for off"
+            )
+    return None
+
+
+def _fail(
+    message: str, args: list[str], *, what: str, where: str | None, fix: str | None
+) -> NoReturn:
+    """Exit 2 with the error: on stderr, or with --json as an error object on stdout, where
+    the script reads (docs/flows.md "Output for scripts")."""
+    if "--json" in itertools.takewhile(lambda arg: arg != "--", args):
+        from flows.cli.error_output import error_json  # noqa: PLC0415  (only on an error)
+
+        typer.echo(error_json(message, what=what, where=where, fix=fix))
+    else:
+        typer.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":  # `python -m flows.cli.app`, as `python -m flows` and `faceoff`

@@ -1,6 +1,6 @@
 """JSON Schemas of the ``--json`` output of ``status``, ``audit``, ``validate``, ``tickets`` and
-``preflight``,
-shipped beside comparison.json's under ``evidence/schemas/<command>.output.schema.json``.
+``preflight``, and of the error any of them prints under ``--json`` (``error``), shipped beside
+comparison.json's under ``evidence/schemas/<command>.output.schema.json``.
 
 Each output carries its own ``schema_version`` (the models' modules keep their format
 history). Regenerate after changing one of the models (a test fails until the shipped files
@@ -19,6 +19,7 @@ from evidence.audit.checklist import AuditOutput
 from evidence.bundle.schema_export import SCHEMAS_DIR, model_schema_text
 from evidence.folder.preflight import PreflightReport
 from faceoff.files import write_text_atomic
+from flows.cli.error_output import ErrorOutput
 from flows.cli.script_output import PlanOutput, TicketsOutput
 from flows.cli.status_report import StatusReport
 
@@ -28,6 +29,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "validate": PlanOutput,
     "tickets": TicketsOutput,
     "preflight": PreflightReport,
+    "error": ErrorOutput,
 }
 
 

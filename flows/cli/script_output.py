@@ -9,7 +9,7 @@ Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_versi
   2 — ``PlanOutput`` only: ``cell_ids`` (the expanded cells), ``stop_policy`` and its
       sentence, ``order`` (the arms run one after another), each arm's ``gpu_ids``, and
       ``warnings``: what the matrix alone shows will cost the night (the preflight's
-      static checks, docs/flows.md "Before the night").
+      static checks and the rule's reach, docs/flows.md "Before the night").
       ``power``: the rule's power table with ``validate --power`` (null without).
 """
 

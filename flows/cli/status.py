@@ -45,6 +45,9 @@ def status(
     out = views.make_console()
     if campaign is None:
         title = "campaigns of every host" if all_hosts else f"campaigns on {here}"
+        if not found:  # a table of headers alone would truncate them to its narrow columns
+            out.print(f"{title}: none yet", highlight=False)
+            return
         out.print(views.campaigns_table(found, title=title))
         return
     for line in views.campaign_lines(found[0]):

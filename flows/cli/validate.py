@@ -18,7 +18,7 @@ from lanes.deadlines import worst_case
 from matrix.aa import aa_line, aa_twin
 from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 
 
 def validate(

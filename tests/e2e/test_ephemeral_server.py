@@ -32,7 +32,7 @@ from lanes.http import UrllibHttp
 from lanes.receipt import verify_receipt
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

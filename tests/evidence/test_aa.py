@@ -11,7 +11,7 @@ from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import ratio_verdict
 from evidence.comparison.model import ArmCell, CellEntry, Ratio
 from faceoff.errors import FaceoffError
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 
 AA_MATRIX = Path(__file__).resolve().parents[2] / "matrix" / "examples" / "sim-aa.toml"
 

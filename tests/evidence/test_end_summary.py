@@ -10,7 +10,7 @@ from rich.console import Console
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.model import Comparison
 from flows.campaign.closing import CampaignResult
-from flows.cli.views.ending import MAX_LINES, end_summary
+from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths
 from guards.dispositions import Closure
 
 
@@ -59,3 +59,32 @@ def test_more_cells_than_lines_are_left_to_result_md(built: BundleIndex, tmp_pat
     shown = sum(1 for line in lines for c in many if line.startswith(c.id + " "))
     assert f"… {len(many) - shown} more cells in RESULT.md" in lines
     assert lines[-1] == f"report.html: {tmp_path / 'report.html'}"
+
+
+def test_at_80_columns_every_arm_keeps_its_column(built: BundleIndex, tmp_path: Path) -> None:
+    """A long disposition on a narrow terminal cuts text, never a column (ids stay whole)."""
+    comparison = Comparison.read(built.root / "comparison.json")
+    first, *rest = comparison.cells
+    long_reason = [
+        a.model_copy(update={"disposition": "blocked", "reason_code": "host_stall_and_more_words"})
+        for a in first.arms
+    ]
+    narrow = comparison.model_copy(
+        update={"cells": [first.model_copy(update={"arms": long_reason}), *rest]}
+    )
+    table = cells_table(narrow, room=MAX_LINES)
+    console = Console(record=True, width=80)
+    console.print(table)
+    lines = console.export_text().splitlines()
+    arms = [a.name for a in comparison.arms]
+    assert lines[0].split()[: 1 + len(arms)] == ["cell", *arms], lines[0]
+    assert all(len(line) <= 80 for line in lines), lines
+    for cell in comparison.cells:
+        assert any(line.startswith(cell.id + " ") for line in lines), cell.id
+    assert "blocked (host_st" in lines[1]
+
+
+def test_widths_are_cut_from_the_widest_column_down_to_the_headers() -> None:
+    assert fit_widths([20, 30, 40], [20, 8, 8], room=90) == [20, 30, 40]
+    assert fit_widths([20, 30, 40], [20, 8, 8], room=70) == [20, 25, 25]
+    assert fit_widths([20, 30, 40], [20, 8, 8], room=10) == [20, 8, 8]  # the floors hold

@@ -12,7 +12,7 @@ from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
 from evidence.stats.known_variance import KnownVariance, learned, per_request
 from evidence.stats.sequential import standing
 from matrix.model import Matrix
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 SIGMA = 0.2  # log-normal spread of one request's TTFT

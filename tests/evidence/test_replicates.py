@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evidence.comparison.replicates import log_t_interval
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 

@@ -9,6 +9,7 @@ from evidence.attempt.goodput import Goodput
 from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
 from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from evidence.comparison.ruling import (
+    CELL_FIGURE_LABELS,
     GOODPUT_FIELDS,
     GOODPUT_LABELS,
     Replicates,
@@ -18,14 +19,19 @@ from evidence.comparison.ruling import (
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import rule_contradiction
 from matrix.cell import Sampling
-from matrix.rule import GOODPUT_METRICS, INTERVAL_METRICS, Rule
+from matrix.rule import CELL_FIGURE_METRICS, GOODPUT_METRICS, INTERVAL_METRICS, Rule
 from matrix.slo import Slo
 from workload.metrics import higher_is_better
 
 INCUMBENT, CANDIDATE = "inc", "cand"
 
 
-def arm(name: str, disposition: str = "accepted", goodput_rps: float | None = None) -> ArmCell:
+def arm(
+    name: str,
+    disposition: str = "accepted",
+    goodput_rps: float | None = None,
+    output_tps: float | None = None,
+) -> ArmCell:
     good = None
     if goodput_rps is not None:
         good = Goodput(
@@ -35,7 +41,7 @@ def arm(name: str, disposition: str = "accepted", goodput_rps: float | None = No
     return ArmCell(
         arm=name, attempt=1, disposition=disposition, reason_code=None, reason=None, oom=None,
         planned=10, statuses={"ok": 10}, refusals=0, input_tokens=None, completion_tokens=None,
-        metrics={}, aggregate_output_tps=None, engine=None, memory=None, sources={},
+        metrics={}, aggregate_output_tps=output_tps, engine=None, memory=None, sources={},
         history=[], goodput=good,
     )  # fmt: skip
 
@@ -57,13 +63,16 @@ def cell(
     candidate: str = "accepted",
     goodput: tuple[float, float] | None = None,
     tail: list[Ratio] | None = None,
+    output_tps: tuple[float, float] | None = None,
 ) -> CellEntry:
     inc_gp, cand_gp = goodput if goodput else (None, None)
+    inc_tps, cand_tps = output_tps if output_tps else (None, None)
     comparable = candidate == "accepted"
     return CellEntry(
         id=cell_id, kind=kind, stratum=f"{kind}/512/c1", input_target=512, concurrency=1,
         requests=10, warmups=0, sampling=Sampling(),
-        arms=[arm(INCUMBENT, goodput_rps=inc_gp), arm(CANDIDATE, candidate, cand_gp)],
+        arms=[arm(INCUMBENT, goodput_rps=inc_gp, output_tps=inc_tps),
+              arm(CANDIDATE, candidate, cand_gp, cand_tps)],
         pairs=[PairEntry(candidate=CANDIDATE, comparable=comparable,
                          reason=None if comparable else "arm_not_accepted", sentence="",
                          verdict="mixed" if comparable else "not compared")],
@@ -85,7 +94,8 @@ def test_the_rule_judges_exactly_the_metrics_that_carry_ratio_intervals() -> Non
 
 def test_every_goodput_metric_is_read_labelled_and_better_higher() -> None:
     assert set(GOODPUT_METRICS) == set(GOODPUT_FIELDS) == set(GOODPUT_LABELS)
-    assert all(higher_is_better(m) for m in GOODPUT_METRICS)
+    assert set(CELL_FIGURE_METRICS) == set(CELL_FIGURE_LABELS)
+    assert all(higher_is_better(m) for m in CELL_FIGURE_METRICS)
 
 
 def test_a_time_margin_is_met_below_the_bound_not_met_above_it_inconclusive_across() -> None:
@@ -272,3 +282,95 @@ def test_a_p95_criterion_judges_the_tail_ratio_not_the_median() -> None:
     assert candidate_ruling(rule(TTFT_NI), [slow_tail], "cand").outcome == "promote"
     missing = candidate_ruling(rule(tail_ni), [cell("a", ratio("ttft_s", 0.9, 0.8, 0.95))], "cand")
     assert missing.criteria[0].status == "missing"
+
+
+def test_the_cells_a_rule_counts_default_to_those_its_criteria_judge() -> None:
+    """A needle a model cannot pass fails its cell; a rule about natural cells is not held
+    up by it, unless it names the cell among those it counts."""
+    cells = [
+        cell("nat", ratio("ttft_s", 0.5, 0.4, 0.6)),
+        cell("ndl", kind="needle", candidate="failed"),
+    ]
+    natural = {**TTFT_NI, "kinds": ["natural"]}
+    found = candidate_ruling(rule(natural), cells, "cand")
+    assert (found.outcome, found.not_accepted) == ("promote", [])
+    counted = candidate_ruling(rule(natural, cells=["nat", "ndl"]), cells, "cand")
+    assert (counted.outcome, counted.not_accepted) == ("no_decision", ["ndl/cand failed"])
+    every = candidate_ruling(rule(TTFT_NI), cells, "cand")  # judges every kind: counts both
+    assert every.not_accepted == ["ndl/cand failed"]
+
+
+CONTROL = "ctrl"
+
+
+def three_arm_cell(cell_id: str, cand: Ratio, ctrl: Ratio) -> CellEntry:
+    """A cell run on the incumbent, the candidate and a control arm (an effort A/B's third)."""
+    two = cell(cell_id, cand)
+    ctrl_ratio = ctrl.model_copy(update={"candidate": CONTROL})
+    pair = two.pairs[0].model_copy(update={"candidate": CONTROL})
+    return two.model_copy(
+        update={"arms": [*two.arms, arm(CONTROL)], "pairs": [*two.pairs, pair],
+                "ratios": [*two.ratios, ctrl_ratio]}
+    )  # fmt: skip
+
+
+def test_a_rule_scoped_to_candidates_rules_on_them_alone() -> None:
+    cells = [three_arm_cell("a", ratio("ttft_s", 0.5, 0.4, 0.6), ratio("ttft_s", 2, 1.8, 2.2))]
+    everyone = rule_ruling(rule(TTFT_NI), cells, ["cand", CONTROL])
+    assert [(c.candidate, c.outcome) for c in everyone.candidates] == [
+        ("cand", "promote"), (CONTROL, "do_not_promote"),
+    ]  # fmt: skip
+    scoped = rule_ruling(rule(TTFT_NI, candidates=["cand"]), cells, ["cand", CONTROL])
+    assert [(c.candidate, c.outcome) for c in scoped.candidates] == [("cand", "promote")]
+    assert rule_contradiction(Decision.PROMOTE, scoped) is None  # the control does not count
+
+
+def test_a_criterion_scoped_to_candidates_judges_only_them() -> None:
+    cells = [
+        three_arm_cell(
+            "a", ratio("decode_tps", 1.5, 1.3, 1.7), ratio("decode_tps", 1.0, 0.95, 1.04)
+        )
+    ]
+    ruled = rule_ruling(
+        rule(
+            {**DECODE_SUP, "candidates": ["cand"]},
+            {**DECODE_SUP, "non_inferiority": 0.05, "superiority": None},
+        ),
+        cells,
+        ["cand", CONTROL],
+    )
+    by = {c.candidate: c for c in ruled.candidates}
+    assert [line.test for line in by["cand"].criteria] == ["superiority", "non_inferiority"]
+    assert [line.test for line in by[CONTROL].criteria] == ["non_inferiority"]
+    assert (by["cand"].outcome, by[CONTROL].outcome) == ("promote", "promote")
+
+
+def test_output_throughput_is_judged_on_its_point_ratio() -> None:
+    """ "Candidate superior by 10 % on output throughput": Σ completion tokens over the cell
+    window, one value per arm, so a point ratio decides."""
+    target = {"metric": "output_tps", "superiority": 0.10}
+    faster = candidate_ruling(rule(target), [cell("a", output_tps=(100.0, 115.0))], "cand")
+    assert faster.outcome == "promote" and faster.criteria[0].cells[0].ratio == 1.15
+    assert faster.criteria[0].sentence.startswith(
+        "output throughput (tok/s) at least 10% better (candidate/incumbent ≥ 1.10): met — a 1.15×"
+    )
+    short = candidate_ruling(rule(target), [cell("a", output_tps=(100.0, 105.0))], "cand")
+    assert short.outcome == "do_not_promote"
+    unknown = candidate_ruling(rule(target), [cell("a", output_tps=(0.0, 105.0))], "cand")
+    assert unknown.criteria[0].status == "missing"
+
+
+def test_replicated_output_throughput_is_judged_by_its_between_replicate_interval() -> None:
+    target = {"metric": "output_tps", "superiority": 0.10}
+    steady = [cell("nat-r1", output_tps=(100.0, 120.0)), cell("nat-r2", output_tps=(100.0, 121.0))]
+    line = candidate_ruling(rule(target), steady, "cand", Replicates((), WRITTEN)).criteria[0]
+    assert (line.status, line.deciding_cell, [c.cell for c in line.cells]) == (
+        "met",
+        "nat",
+        ["nat"],
+    )
+    assert line.cells[0].low is not None and line.cells[0].low < 1.2 < line.cells[0].high  # type: ignore[operator]
+    assert "95% between-replicate interval" in line.sentence
+    noisy = [cell("nat-r1", output_tps=(100.0, 100.0)), cell("nat-r2", output_tps=(100.0, 140.0))]
+    line = candidate_ruling(rule(target), noisy, "cand", Replicates((), WRITTEN)).criteria[0]
+    assert line.status == "inconclusive"  # each window alone would say not met, then met

@@ -9,7 +9,7 @@ from flows.cli.views.eta import deadline_bound, eta
 from matrix.freeze import freeze
 from matrix.model import Matrix
 from matrix.plan import CellRunKey
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import arm, campaign, write_matrix
 
 

@@ -22,7 +22,7 @@ from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.flows.conftest import cell, write_plan

@@ -35,7 +35,7 @@ from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
 from matrix.freeze import freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.conftest import free_port
 from tests.e2e.matrices import write_matrix
 from tests.foundation.cli import faceoff

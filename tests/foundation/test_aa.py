@@ -11,7 +11,7 @@ import pytest
 from faceoff.errors import FaceoffError
 from matrix.aa import aa_twin
 from matrix.model import AA_OWN_FIELDS, Matrix
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.foundation.cli import REPO, faceoff
 
 EXAMPLES = REPO / "matrix" / "examples"
@@ -66,7 +66,7 @@ def test_a_twin_whose_arms_would_share_an_address_is_refused_naming_the_file(
 
     with pytest.raises(FaceoffError) as refused:
         aa_twin(load_matrix(path), where=path)
-    assert refused.value.where == str(path) and "duplicate arm port" in refused.value.message
+    assert refused.value.where == str(path) and "both listen on" in refused.value.message
 
     result = faceoff("validate", "--aa", str(path))
     assert result.returncode == 2 and result.stdout == ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,8 @@ import pytest
 
 from flows.cli.app import main
 from matrix.arm import SIMULATOR_FAULTS
-from matrix.toml_reader import load_matrix
+from matrix.model import Matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.cli import faceoff
 from tests.foundation.test_matrix import DIGEST, MINIMAL
 
@@ -185,7 +187,11 @@ CASES = [
     ),
     Case("duplicate-arm-names", edit('name = "new"', 'name = "old"'), ("duplicate arm name",)),
     Case("two-incumbents", edit('role = "candidate"', 'role = "incumbent"'), ("exactly one arm",)),
-    Case("duplicate-port", edit("port = 9002", "port = 9001"), ("duplicate arm port",)),
+    Case(
+        "duplicate-port",
+        edit("port = 9002", "port = 9001"),
+        ("arms[1] (name='new').port: arms 'old' and 'new' both listen on 127.0.0.1:9001",),
+    ),
     Case(
         "localhost-vs-loopback",
         edit("port = 9002", 'port = 9001\nhost = "localhost"'),
@@ -400,6 +406,77 @@ def test_a_bad_matrix_is_one_short_error(
     assert files_under(tmp_path) == before
 
 
+FILE_CASES = frozenset(  # the file itself is wrong: there is no field to name
+    {"syntax-error", "unclosed-string", "missing-file", "a-folder", "latin-1", "utf-16-bom",
+     "utf-16-no-bom", "nul-byte", "nested-600-deep", "a-fifo"}
+)  # fmt: skip
+TABLES = ("defaults", *Matrix.model_fields)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id not in FILE_CASES], ids=lambda c: c.id)
+def test_every_message_starts_with_the_field_the_user_wrote(case: Case, tmp_path: Path) -> None:
+    path = materialize(case, tmp_path)
+    with pytest.raises(MatrixError) as caught:
+        load_matrix(path)
+    first = caught.value.what.split("; ")[0]
+    assert re.match(rf"({'|'.join(TABLES)})\b[^:]*: ", first), first
+
+
+GRID = edit("input_tokens = 1024", "input_tokens = [1024, 2048]")
+LEADS = {
+    # a misspelt grid field: the typo first, said once, no id made of the missing value
+    "concurency": (
+        GRID.replace("concurrency = 1", "concurency = 1"),
+        "cells[0].concurency: unknown field (did you mean 'concurrency'?); "
+        "cells[0].concurrency: Field required",
+    ),
+    # a wrong value of a grid entry: said once for the entry, not once per cell
+    "requests-of-a-grid": (
+        GRID.replace("requests = 2", "requests = 16.5"),
+        "cells[0].requests: Input should be a valid integer, got a number with a fractional part",
+    ),
+    "port-clash": (
+        edit("port = 9002", "port = 9001"),
+        "arms[1] (name='new').port: arms 'old' and 'new' both listen on 127.0.0.1:9001",
+    ),
+    "unknown-cell-arm": (
+        cell_field('arms = ["nobody"]'),
+        "cells[0] (id='natural-1024-c1').arms: names unknown arms ['nobody']",
+    ),
+    "second-incumbent": (
+        edit('role = "candidate"', 'role = "incumbent"'),
+        "arms[1] (name='new').role: a second incumbent",
+    ),
+    "docker-lane-without-image": (
+        edit(f'image = "127.0.0.1:5000/faceoff/sim@{DIGEST}"\n', "", 1),
+        "arms[0] (name='old').image: a docker lane needs image",
+    ),
+    "controlled-without-contract": (
+        edit('kind = "natural"', 'kind = "controlled"'),
+        "cells[0] (id='controlled-1024-c1').output_words: a controlled cell needs output_words",
+    ),
+    "variant-of-a-field-that-cannot-vary": (
+        cell_field('variants = { temperature = { new = "0.1" } }'),
+        "cells[0] (id='natural-1024-c1').variants.temperature: cannot vary by arm",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEADS))
+def test_a_message_leads_with_the_field_and_says_it_once(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    text, lead = LEADS[name]
+    path = tmp_path / "matrix.toml"
+    path.write_text(text)
+    code, _, err = run_main(["validate", str(path)], monkeypatch, capsys)
+    assert_short_error(code, err)
+    assert err.startswith(f"error: {path}: {lead}"), err
+    said = err.removeprefix(f"error: {path}: ").split(". Correct the field")[0].split("; ")
+    assert len(said) == len(set(said)) and "None" not in err, err
+    assert len(err) < 400, err
+
+
 def test_a_byte_order_mark_is_accepted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
@@ -496,7 +573,7 @@ def test_status_of_a_workdir_without_a_ledger_creates_none(
 ) -> None:  # type: ignore[no-untyped-def]
     code, out, err = run_main(["status", "--workdir", str(tmp_path)], monkeypatch, capsys)
     assert code == 0, err
-    assert "name" in out
+    assert "none yet" in out
     restored = run_main(["restore", "--workdir", str(tmp_path)], monkeypatch, capsys)
     assert restored[0] == 0 and "no campaign needs restoration" in restored[1]
     assert files_under(tmp_path) == set()

@@ -14,7 +14,17 @@ HEAVY = ("matplotlib", "aiohttp", "prefect", "pynvml", "docker", "psutil", "sqla
 # What each command does, loaded only when it runs (flows.cli.app names it at the call).
 COMMANDS = tuple(
     f"flows.cli.{name}"
-    for name in ("validate", "run", "restore", "audit", "review", "tickets", "status", "history")
+    for name in (
+        "validate",
+        "init",
+        "run",
+        "restore",
+        "audit",
+        "review",
+        "tickets",
+        "status",
+        "history",
+    )
 )
 PROBE = """
 import json, sys

@@ -10,7 +10,7 @@ import pytest
 from matrix.families import FamilyStatus
 from matrix.freeze import freeze, read_frozen
 from matrix.plan import plan
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix" / "examples"
 GLM = EXAMPLES / "glm53-exl3-vs-nvfp4.toml"

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from matrix.model import Matrix
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.cli import REPO
 
 EXAMPLES = sorted((REPO / "matrix" / "examples").glob("*.toml"))

@@ -9,7 +9,7 @@ import pytest
 from matrix.arrival import Arrival
 from matrix.freeze import freeze
 from matrix.plan import plan
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 CLOSED = 'kind = "natural"\ninput_tokens = 1024\nconcurrency = 1\nrequests = 2\n'

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from matrix.freeze import frozen_content
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 SEARCH = (

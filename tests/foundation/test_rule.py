@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from matrix.cell import sampling_for
 from matrix.freeze import freeze
 from matrix.rule import NotAccepted
-from matrix.toml_reader import load_matrix
+from matrix.rule_warnings import rule_warnings
+from matrix.toml.reader import load_matrix
+from tests.foundation.cli import REPO, faceoff
+from tests.foundation.output_schemas import shaped
 from tests.foundation.test_bad_input import assert_short_error, run_main
 from tests.foundation.test_matrix import MINIMAL, write
 
@@ -76,9 +80,22 @@ BAD_RULES = {
         "goodput_rps is a cell figure with no percentiles",
     ),
     "p90": (CRITERION + 'statistic = "p90"\nsuperiority = 0.1\n', "statistic"),
+    "unknown-rule-candidate": (
+        '[rule]\ncandidates = ["old"]\n' + CRITERION[len("[rule]\n") :] + "superiority = 0.1\n",
+        "rule.candidates: names unknown ['old']; known: new",
+    ),
+    "criterion-candidate-outside-the-rule": (
+        CRITERION + 'superiority = 0.1\ncandidates = ["nobody"]\n',
+        "rule.criteria[0].candidates: names unknown ['nobody']",
+    ),
+    "p50-of-output-throughput-only": (
+        CRITERION.replace("ttft_s", "output_tps") + 'statistic = "p95"\nsuperiority = 0.1\n',
+        "rule.criteria[0].statistic: rule metric output_tps is a cell figure",
+    ),
     "goodput-without-slo": (
         '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n',
-        "judges cells without an SLO (natural-1024-c1)",
+        "rule.criteria[0].metric: the criterion on goodput_rps judges cells without an SLO "
+        "(natural-1024-c1)",
     ),
 }
 
@@ -113,3 +130,62 @@ def test_a_rule_may_name_a_replicated_cell_by_the_id_it_was_written_under(
     matrix = load_matrix(write(tmp_path, text))
     assert [c.id for c in matrix.cells] == ["natural-1024-c1-r1", "natural-1024-c1-r2"]
     assert matrix.rule is not None and matrix.rule.cells == ["natural-1024-c1"]
+
+
+NEEDLE = '\n[[cells]]\nkind = "needle"\ninput_tokens = 1024\nconcurrency = 1\nrequests = 2\n'
+OUTPUT_TPS = '[rule]\n[[rule.criteria]]\nmetric = "output_tps"\nsuperiority = 0.1\n'
+
+
+def test_output_throughput_is_a_rule_metric_that_needs_no_slo(tmp_path: Path) -> None:
+    rule = load_matrix(write(tmp_path, MINIMAL + OUTPUT_TPS)).rule
+    assert rule is not None and rule.criteria[0].on_cell_figure
+    assert not rule.criteria[0].on_goodput
+
+
+def test_a_rule_that_counts_probe_cells_is_warned_of(tmp_path: Path) -> None:
+    """On the real engine a needle a random-weight model cannot recall failed its cell and
+    left a rule about natural cells without a decision; now the counted cells are the judged
+    ones, and a rule that still counts a probe says so."""
+    every_kind = load_matrix(write(tmp_path, MINIMAL + NEEDLE + OUTPUT_TPS))
+    (warning,) = rule_warnings(every_kind)
+    assert warning.startswith("rule.criteria: the rule counts probe cells needle-1024-c1 (needle)")
+    natural = OUTPUT_TPS + 'kinds = ["natural"]\n'
+    assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + natural))) == []
+    named = natural.replace("[rule]\n", '[rule]\ncells = ["natural-1024-c1", "needle-1024-c1"]\n')
+    (warning,) = rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + named)))
+    assert warning.startswith("rule.cells: the rule counts probe cells needle-1024-c1")
+    ignoring = OUTPUT_TPS.replace("[rule]\n", '[rule]\nnot_accepted = "ignore"\n')
+    assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + ignoring))) == []
+
+
+def test_validate_prints_the_warning_and_its_json_carries_it(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + NEEDLE + OUTPUT_TPS)
+    shown = faceoff("validate", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert "rule.criteria: the rule counts probe" in shown.stdout
+    plan = shaped("validate", faceoff("validate", "--json", str(path)).stdout)
+    (warning,) = [w for w in plan["warnings"] if w["check"] == "rule"]
+    assert warning["status"] == "WARN" and warning["finding"].startswith("rule.criteria:")
+
+
+def test_scoping_a_rule_to_candidates_keeps_the_id_of_a_rule_without(tmp_path: Path) -> None:
+    """The new fields are left out of the frozen content while unset."""
+    rule = load_matrix(write(tmp_path, MINIMAL + RULE)).model_dump(mode="json")["rule"]
+    assert "candidates" not in rule and all("candidates" not in c for c in rule["criteria"])
+
+
+EFFORT = REPO / "matrix" / "examples" / "sim-effort.toml"
+
+
+def test_the_effort_example_varies_one_thing_per_candidate_and_rules_on_the_recipe() -> None:
+    matrix = load_matrix(EFFORT)
+    incumbent, recipe, control = matrix.arm_order()
+    own = {"name", "role", "port"}
+    assert incumbent.model_dump(exclude=own) == control.model_dump(exclude=own)
+    assert incumbent.simulator != recipe.simulator  # the weights change, on the candidate
+    for cell in matrix.cells:  # the effort change, on the control alone
+        efforts = [sampling_for(cell, arm.name).reasoning_effort for arm in matrix.arm_order()]
+        assert efforts == ["max", "max", "high"], cell.id
+    assert matrix.rule is not None
+    assert [a.name for a in matrix.candidates if matrix.rule.judges(a.name)] == [recipe.name]
+    assert rule_warnings(matrix) == []

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from matrix.slo import Slo, request_meets
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 

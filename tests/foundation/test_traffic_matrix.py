@@ -13,7 +13,7 @@ from faceoff.errors import FaceoffError
 from flows.campaign.opening import refuse_changed_sources, write_frozen
 from matrix.arrival import Arrival
 from matrix.freeze import freeze
-from matrix.toml_reader import MatrixError, load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 
 TRACE = [

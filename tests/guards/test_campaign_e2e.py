@@ -21,7 +21,7 @@ from guards.reasons import Disposition, Reason
 from guards.verdict import VERDICT_FILE, Presence, Verdict
 from matrix.freeze import FrozenMatrix, freeze
 from matrix.plan import CellRunKey, plan
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell
 

@@ -17,7 +17,7 @@ from guards.pair import pair_integrity
 from guards.reasons import Disposition
 from guards.verdict import Outcome
 from matrix.freeze import freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell

@@ -23,7 +23,7 @@ from guards.judge import judge_cell
 from guards.reasons import Disposition, Reason
 from guards.verdict import Outcome, Presence, Verdict
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import num

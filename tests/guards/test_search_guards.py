@@ -10,7 +10,7 @@ from guards.judge import judge, judge_cell, judge_pair
 from guards.reasons import Disposition, Reason
 from guards.verdict import Outcome
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
-from simulator.launch import SimServer, running
+from simulator.launch import SimServer, running, stop, wait_ready
 from tests.simulator.client import chat, post, stream
 
 
@@ -86,6 +89,28 @@ async def test_reasoning_content_for_older_clients(session) -> None:
         body = await answer(sim, session, "Hi", seed=1)
     assert result.deltas("reasoning_content") and not result.deltas("reasoning")
     assert message(body)["reasoning_content"] and "reasoning" not in message(body)
+
+
+def faceoff_sim(log: Path, *args: str) -> SimServer:
+    """`faceoff sim ARGS` on a free port, started as a person would (not yet ready)."""
+    command = [sys.executable, "-m", "flows", "sim", "--port", "0", *args]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    return SimServer(process=process, log_path=log)
+
+
+async def test_faceoff_sim_takes_the_reasoning_field(session, tmp_path: Path) -> None:
+    """`faceoff sim --reasoning-field` (docs/architecture.md "Reasoning field") reaches the
+    simulator it starts."""
+    server = faceoff_sim(tmp_path / "sim.log", "--reasoning-field", "reasoning_content")
+    try:
+        wait_ready(server)
+        result = await stream(session, server.url + "/v1/chat/completions", chat("Hi", seed=1))
+    finally:
+        stop(server)
+    assert result.deltas("reasoning_content") and not result.deltas("reasoning")
 
 
 async def test_the_needle_miss_fault_garbles_the_marker_beyond_its_length(session) -> None:

@@ -11,7 +11,7 @@ from collectors.settings import CollectorSettings
 from collectors.speculation import spec_acceptance
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.costmodel import tokens_per_step
 from simulator.launch import running
 from simulator.profile import load_profile

@@ -30,7 +30,7 @@ from guards.verdict import Verdict
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm
 from workload.journal import read_journal

@@ -24,7 +24,7 @@ from guards.judge import judge_pair
 from guards.pair import pair_integrity
 from guards.verdict import Outcome, Verdict
 from matrix.freeze import freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, SERVED, cell, serving, vllm_arm
 from workload.plan import RequestPlan

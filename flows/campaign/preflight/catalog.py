@@ -38,6 +38,8 @@ CHECKS = MappingProxyType(
         "ledger": "the ledger answers and is at this faceoff's revision (or will be upgraded); "
         "a successor's source campaign is closed there",
         "protected_files": "every protected file is a readable regular file",
+        "rule": "the declared rule counts no probe cell a model may fail for what it is (a "
+        "needle it cannot recall), which would end the rule in no decision",
         "time": "the worst case by the deadlines and an estimate (earlier nights of the same "
         "cells, else the plan) against the campaign's window or deadline",
     }

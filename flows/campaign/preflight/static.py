@@ -18,6 +18,7 @@ from matrix.engines import gpus_asked
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.freeze import FrozenMatrix
 from matrix.model import Matrix
+from matrix.rule_warnings import rule_warnings
 from matrix.window import Window
 
 GPU_MEMORY = "gpu_memory"
@@ -37,6 +38,7 @@ def static_checks(frozen: FrozenMatrix) -> list[CheckResult]:
         *lane_settings(matrix),
         *relative_mounts(matrix),
         *unmounted_models(matrix),
+        *rule_reach(matrix),
     ]
 
 
@@ -231,4 +233,19 @@ def window_length(matrix: Matrix) -> list[CheckResult]:
             "check the estimate with `faceoff preflight`; lower deadlines, requests or cells "
             "if even it does not fit",
         )
+    ]
+
+
+def rule_reach(matrix: Matrix) -> list[CheckResult]:
+    """A rule that counts probe cells can end in no decision for what the model is, not how
+    it is served (``matrix.rule_warnings``)."""
+    return [
+        warn(
+            "rule",
+            "the rule",
+            finding,
+            "give the criteria kinds = [...] or the rule cells = [...] without the probe cells, "
+            "if they should not count",
+        )
+        for finding in rule_warnings(matrix)
     ]

@@ -13,9 +13,10 @@ the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +27,8 @@ from flows.campaign.closing import CampaignResult
 
 MAX_LINES = 25
 HEADLINE = "ttft_s"
+PADDING = 2  # spaces right of each column
+VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 
 def end_summary(result: CampaignResult) -> Group:
@@ -59,7 +62,7 @@ def decision_line(comparison: Comparison) -> str:
     )
 
 
-def cells_table(comparison: Comparison, room: int) -> Table | Group:
+def cells_table(comparison: Comparison, room: int) -> CellsTable | Group:
     """One row per cell; past ``room`` rows, the last row says how many more RESULT.md has."""
     arms = [a.name for a in comparison.arms]
     candidates = [a.name for a in comparison.arms if a.role == "candidate"]
@@ -70,18 +73,48 @@ def cells_table(comparison: Comparison, room: int) -> Table | Group:
         for cell in shown
     ]
     headers = ["cell", *arms, *(f"{c} vs {incumbent}" for c in candidates)]
-    table = Table(box=None, padding=(0, 2, 0, 0), show_edge=False)
-    for number, header in enumerate(headers):
-        # Ids and dispositions keep their width; a narrow terminal cuts the verdicts' ends.
-        widest = max((len(r[number]) for r in rows), default=0)
-        keep = number <= len(arms)
-        table.add_column(header, no_wrap=True, overflow="ellipsis",
-                         min_width=max(widest, len(header)) if keep else None)  # fmt: skip
-    for row in rows:
-        table.add_row(*row)
+    table = CellsTable(headers, rows, verdicts=len(candidates))
     if len(shown) == len(comparison.cells):
         return table
     return Group(table, Text(f"… {len(comparison.cells) - len(shown)} more cells in {RESULT_FILE}"))
+
+
+@dataclass(frozen=True)
+class CellsTable:
+    """The cells table, laid out for the console it is printed on: every column stays, ids
+    whole; where the rows are too wide, the widest text is cut first (verdicts, then long
+    dispositions), a disposition never below its arm's name, a verdict (and its long
+    header) not below the word that says it."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    verdicts: int  # the last columns: one verdict per candidate
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        natural = [max((len(r[n]) for r in self.rows), default=0) for n in range(len(self.headers))]
+        natural = [max(w, len(h)) for w, h in zip(natural, self.headers, strict=True)]
+        arms = len(self.headers) - self.verdicts
+        floors = [natural[0], *(len(h) for h in self.headers[1:arms])]  # ids are never cut
+        floors += [min(w, VERDICT_FLOOR) for w in natural[arms:]]
+        room = options.max_width - PADDING * len(self.headers)
+        table = Table(box=None, padding=(0, PADDING, 0, 0), show_edge=False)
+        for header, width in zip(self.headers, fit_widths(natural, floors, room), strict=True):
+            table.add_column(header, no_wrap=True, overflow="ellipsis", width=width)
+        for row in self.rows:
+            table.add_row(*row)
+        yield table
+
+
+def fit_widths(natural: list[int], floors: list[int], room: int) -> list[int]:
+    """Column widths summing to at most ``room``: the widest column above its floor gives a
+    character at a time; at the floors they stop (a console too narrow for the headers)."""
+    widths = list(natural)
+    while sum(widths) > room:
+        cuttable = [n for n, (w, f) in enumerate(zip(widths, floors, strict=True)) if w > f]
+        if not cuttable:
+            break
+        widths[max(cuttable, key=lambda n: widths[n])] -= 1
+    return widths
 
 
 def verdict(cell: CellEntry, candidate: str) -> str:

@@ -40,7 +40,7 @@ from pathlib import Path
 from collectors.settings import CollectorSettings
 from guards.artifacts import NATIVE_FILES
 from matrix.freeze import FrozenMatrix, freeze
-from matrix.toml_reader import load_matrix
+from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
 from tests.guards.cellrun import CellRun, plan_on, retokenize_on, run_cell
 from workload.plan import RequestPlan

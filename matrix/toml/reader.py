@@ -12,7 +12,6 @@ after the pure model validation. Ids, limits and checks: docs/matrix.md, "Format
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import itertools
 import json
@@ -22,30 +21,26 @@ import re
 import socket
 import stat
 import tomllib
-import typing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
 from matrix.arm import Arm
 from matrix.engines import WILDCARD_HOSTS
-from matrix.fields import SLUG
 from matrix.model import Matrix
 from matrix.search import search_defaults
-from matrix.source_entry import source_entry
+from matrix.toml.errors import Origin, describe
+from matrix.toml.source_entry import source_entry
 
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
 MAX_FILE_BYTES = 4 * 1024 * 1024  # matrices are a few KiB; more is the wrong file
-TOML_WORDS = (("an object", "a table"), ("a valid array", "an array"), ("a valid list", "an array"))
 MAX_PROTECTED_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 16  # tables and arrays within each other; the deepest field is five levels down
 MAX_CELLS = 1000  # after grid expansion
 MAX_REPLICATES = 20  # beyond this, the between-replicate interval no longer narrows usefully
-MAX_ERRORS_SHOWN = 5
 # C0 controls and DEL, except tab, newline and carriage return (multi-line notes).
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 FIX_FIELDS = "Correct the field(s) named above and run `faceoff validate` again"
@@ -53,14 +48,6 @@ FIX_FIELDS = "Correct the field(s) named above and run `faceoff validate` again"
 
 class MatrixError(FaceoffError):
     """A matrix file that cannot be used, with the file and field named."""
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where an expanded cell came from in the file."""
-
-    entry: int
-    label: str
 
 
 def load_matrix(path: Path) -> Matrix:
@@ -74,7 +61,7 @@ def load_matrix(path: Path) -> Matrix:
     try:
         matrix = strictly(data)
     except ValidationError as exc:
-        raise MatrixError(_describe(exc, data, origins), where=str(path), fix=FIX_FIELDS) from exc
+        raise MatrixError(describe(exc, data, origins), where=str(path), fix=FIX_FIELDS) from exc
     try:
         check_host(matrix)
     except ValueError as exc:
@@ -190,13 +177,13 @@ def expand(raw: dict[str, Any], *, base: Path | None = None) -> tuple[dict[str, 
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             cells.append(entry)
-            origins.append(Origin(index, f"cells[{index}]"))
+            origins.append(Origin(index, None, 1, written_id=False))
             continue
         own = source_entry(search_defaults(entry), base, f"cells[{index}]")
         filled = _deep_defaults(defaults, own)
-        for cell in _expand_entry(filled, f"cells[{index}]"):
-            cells.append(cell)
-            origins.append(Origin(index, f"cells[{index}] (id={cell.get('id')!r})"))
+        expanded = _expand_entry(filled, f"cells[{index}]")
+        cells += expanded
+        origins += [Origin(index, c["id"], len(expanded), "id" in entry) for c in expanded]
         if len(cells) > MAX_CELLS:
             raise ValueError(
                 f"cells[{index}]: the grids expand to more than {MAX_CELLS} cells; "
@@ -350,9 +337,9 @@ def _distinct_listeners(arms: list[Arm]) -> None:
             mine, theirs = addresses[arm.name], addresses[other.name]
             if mine & theirs or (mine | theirs) & set(WILDCARD_HOSTS):  # 0.0.0.0 is every address
                 raise ValueError(
-                    f"arms {other.name!r} ({other.host}:{other.port}) and {arm.name!r} "
-                    f"({arm.host}:{arm.port}) would listen on the same address; "
-                    "give each arm its own port"
+                    f"arms[{index}] (name={arm.name!r}).port: arms {other.name!r} "
+                    f"({other.host}:{other.port}) and {arm.name!r} ({arm.host}:{arm.port}) would "
+                    "listen on the same address; give each arm its own port"
                 )
 
 
@@ -381,72 +368,3 @@ def _known_profile(arm: Arm, label: str) -> None:
             f"{label}.simulator.profile: no bundled profile "
             f"{arm.simulator.profile!r}; known: {', '.join(known)} (or give a path to a .toml)"
         )
-
-
-def _describe(exc: ValidationError, data: dict[str, Any], origins: list[Origin]) -> str:
-    errors = exc.errors()
-    shown = [
-        f"{_field_path(err['loc'], data, origins)}: {_message(err)}"
-        for err in errors[:MAX_ERRORS_SHOWN]
-    ]
-    if len(errors) > MAX_ERRORS_SHOWN:
-        shown.append(f"and {len(errors) - MAX_ERRORS_SHOWN} more")
-    return "; ".join(shown)
-
-
-def _message(err: Any) -> str:
-    if err["type"] == "extra_forbidden":
-        known = _known_fields(err["loc"][:-1])
-        close = difflib.get_close_matches(str(err["loc"][-1]), known, n=3)
-        if close:
-            return f"unknown field (did you mean {' or '.join(map(repr, close))}?)"
-        return f"unknown field; known: {', '.join(known)}" if known else "unknown field"
-    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == SLUG:
-        return (
-            f"{err['input']!r} is not a name faceoff can use: 1 to 63 of a-z, 0-9, '.', '_', '-', "
-            "starting with a letter or digit (names become folder names)"
-        )
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    for json_word, toml_word in TOML_WORDS:  # strict validation speaks JSON
-        msg = msg.replace(json_word, toml_word)
-    return msg
-
-
-def _known_fields(loc: tuple[Any, ...]) -> list[str]:
-    """The field names of the table at ``loc`` (a typo's likely intent is among them)."""
-    model: type[BaseModel] | None = Matrix
-    for part in loc:
-        if isinstance(part, int) or model is None:
-            continue
-        field = model.model_fields.get(str(part))
-        model = _table_model(field.annotation) if field is not None else None
-    return sorted(model.model_fields) if model is not None else []
-
-
-def _table_model(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):  # list[Arm], SimulatorLane | None
-        found = _table_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _field_path(loc: tuple[Any, ...], data: dict[str, Any], origins: list[Origin]) -> str:
-    if not loc:
-        return "matrix"
-    head, *rest = loc
-    parts = [str(head)]
-    if head == "cells" and rest and isinstance(rest[0], int) and rest[0] < len(origins):
-        parts = [origins[rest[0]].label]
-        rest = rest[1:]
-    elif head == "arms" and rest and isinstance(rest[0], int):
-        arms = data.get("arms")
-        arm = arms[rest[0]] if isinstance(arms, list) and rest[0] < len(arms) else None
-        name = arm.get("name") if isinstance(arm, dict) else None
-        parts = [f"arms[{rest[0]}] (name={name!r})" if name else f"arms[{rest[0]}]"]
-        rest = rest[1:]
-    for part in rest:
-        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
-    return "".join(parts)
