@@ -128,8 +128,10 @@ def test_a_tag_and_a_wrong_digest_are_refused(
 def test_the_created_container_carries_the_recipe_and_gpu_request(
     docker_client: Any, sim_image: str, tmp_path: Path, campaign: str
 ) -> None:
-    # Created, never started: this host has no GPU, the request is checked in inspect.
-    the_arm = sim_arm(sim_image, tmp_path, gpu_ids=[0, 1], env={"VLLM_KNOB": "1"})
+    # Created, never started: this host has no GPU, the request is checked in inspect. An
+    # engine arm, not the simulator (whose GPUs are virtual and never requested).
+    simulated = sim_arm(sim_image, tmp_path, gpu_ids=[0, 1], env={"VLLM_KNOB": "1"})
+    the_arm = simulated.model_copy(update={"simulator": None, "command": ["sleep", "60"]})
     ctx = context(tmp_path / "c", the_arm, campaign=campaign, environ={"OP_HF_TOKEN": SECRET})
     lane = DockerLane(the_arm, ctx, docker_client, resolve_env(the_arm, ctx.environ))
     record = lane.create()
@@ -152,6 +154,14 @@ def test_the_created_container_carries_the_recipe_and_gpu_request(
         assert record.gpu_ids == [0, 1] and record.state == "created"
     finally:
         lane.remove()
+    virtual = DockerLane(simulated, ctx, docker_client, resolve_env(simulated, ctx.environ))
+    created = virtual.create()
+    try:
+        host = docker_client.containers.get(created.container_id).attrs["HostConfig"]
+        assert not host["DeviceRequests"]  # the simulator's GPUs are virtual
+        assert created.gpu_ids == [0, 1]
+    finally:
+        virtual.remove()
 
 
 def test_leftover_containers_are_found_by_label(
