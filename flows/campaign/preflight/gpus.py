@@ -32,19 +32,32 @@ class DeviceSeen:
 
 
 def gpu_checks(arms: list[Arm], nvml: Nvml, exempt: Collection[int]) -> list[CheckResult]:
-    """Look at every GPU an arm names; ``exempt``: pids of lanes the take-over stops."""
-    arms = [a for a in arms if a.gpu_ids]
-    if not arms:
+    """Look at every GPU an arm names; ``exempt``: pids of lanes the take-over stops. A
+    simulator arm's GPUs are the simulator's own, virtual: nothing on the host to look at."""
+    named = [a for a in arms if a.gpu_ids]
+    if not named:
         return [ok("gpus", "host", "no arm names GPU ids")]
+    virtual = [_virtual(a) for a in named if a.simulator is not None]
+    arms = [a for a in named if a.simulator is None]
+    if not arms:
+        return virtual
     try:
         nvml.init()
     except Exception as exc:  # NVMLError's many kinds all mean: no driver, no GPU here
-        return [_no_gpu(arm, str(exc)) for arm in arms]
+        return [*virtual, *(_no_gpu(arm, str(exc)) for arm in arms)]
     try:
         seen = {i: see_device(nvml, i) for i in sorted({g for a in arms for g in a.gpu_ids})}
     finally:
         nvml.shutdown()
-    return [judge_gpus(arm, seen, exempt) for arm in arms]
+    return [*virtual, *(judge_gpus(arm, seen, exempt) for arm in arms)]
+
+
+def _virtual(arm: Arm) -> CheckResult:
+    return ok(
+        "gpus",
+        arm_subject(arm.name),
+        f"gpu_ids {arm.gpu_ids} are the simulator's virtual GPUs (simulated): no host GPU needed",
+    )
 
 
 def see_device(nvml: Nvml, index: int) -> DeviceSeen:
