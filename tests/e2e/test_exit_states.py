@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from prefect.states import StateType
 
+from evidence.folder.preflight import Waiver
 from flows.prefect.flow import PARTIAL, campaign
 from flows.prefect.runner import EXIT_NOT_RESTORED, EXIT_PARTIAL, exit_status, result_of
 from ledger.campaigns import require_campaign
@@ -65,8 +66,9 @@ def test_a_resume_whose_pending_restoration_fails_exits_4_and_fails_the_flow_run
         assert row is not None
         begin_attempt(session, row)
 
+    held = Waiver(check="ports", reason="the test holds the incumbent's port on purpose")
     with port_held(inc["port"]):
-        second = campaign(matrix=str(path), workdir=str(workdir), return_state=True)
+        second = campaign(matrix=str(path), workdir=str(workdir), waivers=[held], return_state=True)
 
     result = result_of(second)
     assert result.closure.pending == 0  # every cell run had its disposition: none ran
