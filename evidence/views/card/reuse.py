@@ -4,7 +4,7 @@ its plan expected offline beside each arm's measured prefix-cache hit ratio. A r
 
 from __future__ import annotations
 
-from evidence.comparison.model import CellEntry, Comparison
+from evidence.comparison.model import Comparison
 from evidence.comparison.reuse_model import ArmHits, PrefixReuse
 from evidence.views.card.markdown import Sources
 from faceoff.format import join_words
@@ -19,17 +19,18 @@ NOTE = (
 
 def sections(c: Comparison, sources: Sources) -> list[str]:
     """The section, or none when no cell's prompts come from a dataset or a trace."""
-    lines = [_line(cell, cell.reuse, sources) for cell in c.cells if cell.reuse is not None]
+    lines = [line(cell.id, cell.reuse, sources) for cell in c.cells if cell.reuse is not None]
     if not lines:
         return []
     return ["## Prefix reuse\n\n" + NOTE + "\n\n" + "\n".join(lines)]
 
 
-def _line(cell: CellEntry, reuse: PrefixReuse, sources: Sources) -> str:
-    ref = sources.ref(f"cells[{cell.id}].reuse", reuse.sources)
+def line(cell_id: str, reuse: PrefixReuse, sources: Sources) -> str:
+    """The cell's line: what the plan expected, then each arm's ratio, then its source."""
+    ref = sources.ref(f"cells[{cell_id}].reuse", reuse.sources)
     measured = join_words([_arm(a) for a in reuse.arms], "and")
     said = f"{_expected(reuse)}; prefix-cache hit ratio {measured}"
-    return f"- **{cell.id}** ({reuse.source}): {said} {ref}."
+    return f"- **{cell_id}** ({reuse.source}): {said} {ref}."
 
 
 def _expected(reuse: PrefixReuse) -> str:
@@ -44,6 +45,8 @@ def _expected(reuse: PrefixReuse) -> str:
 
 
 def _arm(hits: ArmHits) -> str:
+    if hits.queries == 0:  # vLLM without prefix caching looks nothing up
+        return f"{hits.arm} none (0 tokens queried)"
     if hits.ratio is None or hits.hits is None or hits.queries is None:
         return f"{hits.arm} not measured (no exact prefix-cache counters)"
     return f"{hits.arm} {hits.ratio:.1%} ({hits.hits:,.0f} of {hits.queries:,.0f} tokens hit)"
