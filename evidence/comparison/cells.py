@@ -24,6 +24,7 @@ from evidence.comparison.model import (
     StallFacts,
 )
 from evidence.comparison.read import AttemptInputs, PastAttempt
+from evidence.comparison.reuse import prefix_reuse
 from evidence.comparison.standing import NOT_RUN
 from evidence.folder.layout import AttemptDir
 from evidence.stats.bootstrap import (
@@ -138,6 +139,7 @@ def cell_entry(
             [_side(cell, a.name, attempts, root) for a in arms if _accepted(cell, a, attempts)],
         ),
         tail_ratios=pair_of(tail_metrics, "p95") + pair_of(p99_metrics, "p99"),
+        reuse=prefix_reuse(cell, [(a.name, attempts.get((cell.id, a.name))) for a in arms], root),
     )
 
 

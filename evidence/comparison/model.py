@@ -21,7 +21,9 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       (what the pilot found before the scored cells, the runs it blocked); both empty without.
   10 — ``sequential``: each sequential cell's looks, its spending and why it stopped, and the
       passes record's budget; a ratio's ``statistic`` may be ``p99`` (where both arms have
-      the requests to claim one); a sequential cell's passes that never ran are not cells.
+      the requests to claim one); a sequential cell's passes that never ran are not cells;
+      later in 10, a dataset or trace cell's ``reuse`` (the plan's offline prefix reuse beside
+      each arm's measured prefix-cache hit ratio), left out elsewhere (same shape).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
+from evidence.comparison.reuse_model import PrefixReuse
 from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
@@ -246,6 +249,12 @@ class CellEntry(Spec):
         default_factory=list,
         description="p95 ratios of the metrics a declared rule judges at p95; the card's tables "
         "show the p50 ones.",
+    )
+    reuse: PrefixReuse | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="A dataset or trace cell's prefix reuse: the plan's offline figure and "
+        "each arm's measured hit ratio; None (left out) for synthetic prompts.",
     )
 
 

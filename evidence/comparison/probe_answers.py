@@ -17,6 +17,7 @@ from evidence.attempt.needle_search import SearchSummary
 from evidence.attempt.roles import by_stream
 from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.comparison.read import AttemptInputs
+from evidence.comparison.reuse import hit_ratio
 from evidence.stats.bootstrap import Sample, describe, median_ratio, time_blocks
 from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
@@ -253,7 +254,7 @@ class _Pair:
 
     def counters(self, question: str, label: str) -> ProbeAnswer:
         """A ratio of the engine's counter deltas over the cell, per arm."""
-        inc, cand = (_hit_ratio(s.telemetry) for s in (self.incumbent, self.candidate))
+        inc, cand = (hit_ratio(s.telemetry) for s in (self.incumbent, self.candidate))
         telemetry = [j.replace(JOURNAL_NAME, TELEMETRY_FILE) for j in self._journals]
         asked = _Question(question, label, "hits / queries", "share")
         return self._one_figure(asked, inc, cand, telemetry)
@@ -331,14 +332,3 @@ def _max(sample: Sample) -> float | None:
 def _p50(sample: Sample) -> float | None:
     dist = describe(sample.values)
     return dist.p50 if dist else None
-
-
-def _hit_ratio(telemetry: TelemetrySummary | None) -> float | None:
-    """prefix_cache_hits / prefix_cache_queries deltas over the cell, when both are exact."""
-    if telemetry is None:
-        return None
-    counters = telemetry.engine.counters
-    hits, queries = counters.get("prefix_cache_hits"), counters.get("prefix_cache_queries")
-    if hits is None or queries is None or not (hits.exact and queries.exact) or queries.delta <= 0:
-        return None
-    return hits.delta / queries.delta

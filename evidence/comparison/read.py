@@ -33,7 +33,9 @@ from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status
+from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR, Phase
+from workload.traffic.rows import DatasetSource, TraceSource
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,12 @@ class AttemptInputs:
         """The journal's scored requests a statistic counts under the cell's length rule
         (``evidence.attempt.roles.counted``)."""
         return counted(read_journal(self.where.path / JOURNAL_NAME), length_rule)
+
+    def plan_source(self) -> DatasetSource | TraceSource | None:
+        """The rows a dataset or trace cell's plan drew (``requests.json``); None for
+        synthetic prompts, or where the attempt has no plan."""
+        path = self.where.path / PLAN_NAME
+        return RequestPlan.read(path).source if path.is_file() else None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """The power table of a matrix, with the variances the ledger's earlier nights give: what
-``faceoff validate --power`` prints and its ``--json`` carries, and what a preflight reads.
+``faceoff validate --power`` prints and its ``--json`` carries; the preflight's power check
+(``flows.campaign.preflight.power``) judges the same table.
 
 The statistics are ``evidence.comparison.power_table`` (pure) and ``evidence.history.variance``
 (the nights); this module is their I/O edge: the ledger's closed campaigns and their bundles.
@@ -14,9 +15,10 @@ from pathlib import Path
 from rich.table import Table
 
 from evidence.comparison.model import RATIO_LABELS
-from evidence.comparison.power_table import PowerTable, power_table, wanted_variances
+from evidence.comparison.power_table import PowerTable, wanted_variances
 from evidence.comparison.ruling import GOODPUT_LABELS
-from evidence.history.variance import EarlierNight, known_variances, read_earlier
+from evidence.history.variance import EarlierNight, read_earlier
+from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger
 from ledger.db import DB_URL_ENV
 from ledger.history import closed_campaigns
@@ -28,9 +30,8 @@ LABELS = {**RATIO_LABELS, **GOODPUT_LABELS}
 
 def planned_power(frozen: FrozenMatrix, workdir: Path, db: str | None) -> PowerTable:
     """The rule's power table, each cell's variance learned from the ledger where it can be."""
-    wanted = wanted_variances(frozen.matrix)
-    earlier = earlier_nights(workdir, db) if wanted else []
-    return power_table(frozen.matrix, known_variances(frozen, wanted, earlier))
+    earlier = earlier_nights(workdir, db) if wanted_variances(frozen.matrix) else []
+    return planned_table(frozen, earlier)
 
 
 def earlier_nights(workdir: Path, db: str | None) -> list[EarlierNight]:

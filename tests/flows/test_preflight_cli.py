@@ -34,10 +34,16 @@ def test_the_simulator_example_passes_in_seconds_touching_nothing(tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     last = result.stdout.splitlines()[-1]
     assert re.match(
-        r"preflight of sim-faceoff on .+: 19 ok, 1 WARN, 0 FAIL in \d\.\d s: passed$", last
+        r"preflight of sim-faceoff on .+: 19 ok, 5 WARN, 0 FAIL in \d\.\d s: passed$", last
     )
-    (warned,) = [line for line in result.stdout.splitlines() if line.startswith("WARN")]
+    warned, *power = [line for line in result.stdout.splitlines() if line.startswith("WARN")]
     assert "incumbent" in warned and "the incumbent is not serving" in warned
+    # no earlier night teaches the variance: the rule's four criteria are planned with the
+    # conservative default, which 3 passes of 4 requests cannot decide
+    assert [line.split()[2:4] for line in power] == [
+        ["cell", f"natural-{n}-c1:"] for n in (8192, 31600, 8192, 31600)
+    ]
+    assert "TTFT p50: 4 requests give" in power[0] and "per pass" in power[0]
     took = float(re.search(r"in (\d+\.\d) s", last)[1])  # type: ignore[index]
     assert took < 3
     assert not workdir.exists()

@@ -6,7 +6,8 @@ each prompt is computed before a later one reuses it) is replayed on an incumben
 vLLM's prefix caching and a candidate started with ``--no-enable-prefix-caching``. The
 incumbent's hit ratio from the ``vllm:prefix_cache_hits`` / ``queries`` deltas over the
 cell (``telemetry.json``) is within 5 points of the reuse computed offline from the
-trace's hash_ids (``requests.json``: ``source.reuse``); the candidate hits nothing.
+trace's hash_ids (``requests.json``: ``source.reuse``); the candidate hits nothing. The
+card's "Prefix reuse" line says both.
 """
 
 from __future__ import annotations
@@ -101,5 +102,11 @@ def test_a_replayed_trace_hits_the_prefix_cache_as_its_hash_ids_say(
     assert source.reuse.ratio > 0.3  # the trace reuses; the comparison below means something
     assert abs(hits / queries - source.reuse.ratio) <= POINTS, (hits, queries, source.reuse)
     assert off_hits == 0, (off_hits, off_queries)
+    card = (bundle / "RESULT.md").read_text()
+    (line,) = [x for x in card.splitlines() if x.startswith("- **replay** (trace)")]
+    assert f"planned {source.reuse.ratio:.1%} offline" in line, line
+    assert f"cached {hits / queries:.1%}" in line, line
+    said = f"{off_hits / off_queries:.1%}" if off_queries else "none (0 tokens queried)"
+    assert f"uncached {said}" in line, line
     report = audit_bundle(bundle)
     assert report.ok, report

@@ -24,6 +24,7 @@ from evidence.comparison.model import (
 from evidence.views.card import posture as card_posture
 from evidence.views.card import probes as card_probes
 from evidence.views.card import quality as card_quality
+from evidence.views.card import reuse as card_reuse
 from evidence.views.card import sequential as card_sequential
 from evidence.views.card import tables
 from evidence.views.card.before_night import before_night, before_night_lead
@@ -69,6 +70,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         *([card_sequential.section(c.sequential)] if c.sequential else []),
         f"## {PROBES}\n\n" + card_probes.probes(c, sources),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
+        *card_reuse.sections(c, sources),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
         "## Before the night\n\n" + before_night(c, sources),

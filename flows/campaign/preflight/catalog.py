@@ -40,6 +40,9 @@ CHECKS = MappingProxyType(
         "protected_files": "every protected file is a readable regular file",
         "rule": "the declared rule counts no probe cell a model may fail for what it is (a "
         "needle it cannot recall), which would end the rule in no decision",
+        "power": "every rule criterion is decidable as planned in each counted cell (80 % "
+        "power at the rule's confidence, the variance of earlier nights or the default); a "
+        "WARN names the cell, the metric and the requests needed",
         "time": "the worst case by the deadlines and an estimate (earlier nights of the same "
         "cells, else the plan) against the campaign's window or deadline",
     }

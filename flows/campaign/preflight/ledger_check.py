@@ -1,12 +1,14 @@
 """The ledger: it answers, it is at this faceoff's revision (an older one is upgraded when
 the run opens it, a newer one refused), and a successor's source is closed there. Read
-only: nothing is created or migrated here. Its earlier nights give the time estimate."""
+only: nothing is created or migrated here. Its earlier nights give the time estimate, and
+its closed campaigns' bundles the variances the power check plans with."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine
@@ -17,6 +19,7 @@ from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
 from flows.campaign.preflight.catalog import fail, ok
 from ledger.durations import cell_durations
+from ledger.history import closed_campaigns
 from ledger.migrate import HEAD_REVISION, known_revision, stored_revision
 from matrix.freeze import FrozenMatrix
 
@@ -27,6 +30,7 @@ CONNECT_TIMEOUT_S = 10
 class LedgerSeen:
     check: CheckResult
     durations: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    closed: list[tuple[Path, date]] = field(default_factory=list)  # bundle, opening date
 
 
 def ledger_check(url: str, frozen: FrozenMatrix) -> LedgerSeen:
@@ -70,8 +74,9 @@ def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) 
         return LedgerSeen(fail("ledger", shown, exc.what, exc.fix or ""))
     durations = cell_durations(conn, [c.id for c in frozen.matrix.cells])
     nights = f"; earlier runs of {len(durations)} cell run(s) of this matrix" if durations else ""
+    closed = [(Path(r.evidence_dir), r.created_at.date()) for r in closed_campaigns(conn)]
     return LedgerSeen(
-        ok("ledger", shown, f"answers at revision {HEAD_REVISION}{nights}"), durations
+        ok("ledger", shown, f"answers at revision {HEAD_REVISION}{nights}"), durations, closed
     )
 
 

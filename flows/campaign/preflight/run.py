@@ -35,6 +35,7 @@ from flows.campaign.preflight.host import PreflightHost
 from flows.campaign.preflight.images import image_checks
 from flows.campaign.preflight.ledger_check import ledger_check
 from flows.campaign.preflight.ports import incumbent_check, port_checks
+from flows.campaign.preflight.power import power_checks
 from flows.campaign.preflight.static import static_checks
 from flows.campaign.preflight.timing import night_start, time_check
 from flows.campaign.restore import restore_tools
@@ -88,6 +89,7 @@ def _checks(
         prefect_home_check(host.prefect_home),
         ledger.check,
         *protected_checks(matrix.protected_files),
+        *power_checks(frozen, ledger.closed),
         time_check(matrix, start, host.zone, ledger.durations, pilot=pilot),
     ]
 

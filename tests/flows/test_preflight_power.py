@@ -1,0 +1,91 @@
+"""The preflight's power check: a rule criterion a counted cell cannot decide as planned is a
+WARN naming the cell, the metric and the requests it needs; with those requests the same
+cell is decidable and the check is ok. The ledger's closed campaigns are what it plans from
+(a real SQLite ledger; a bundle that cannot be read leaves the conservative default)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evidence.folder.preflight import CheckStatus
+from flows.campaign.preflight.ledger_check import ledger_check
+from flows.campaign.preflight.power import judge_power, planned_table, power_checks
+from ledger.campaigns import open_campaign
+from ledger.cells import set_campaign_state
+from ledger.db import open_ledger, session_scope
+from matrix.freeze import FrozenMatrix, freeze
+from matrix.toml.reader import load_matrix
+from tests.conftest import free_port
+from tests.e2e.matrices import write_matrix
+
+SIM = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
+RULE = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.05}]}
+
+
+def ruled(tmp: Path, requests: int, **cell: Any) -> FrozenMatrix:
+    data = {
+        "schema_version": 1,
+        "campaign": {"name": f"tonight-{requests}", "seed": 1},
+        "arms": [SIM | {"name": "inc", "role": "incumbent", "port": free_port()},
+                 SIM | {"name": "cand", "role": "candidate", "port": free_port()}],
+        "cells": [{"kind": "natural", "input_tokens": 600, "concurrency": 1,
+                   "requests": requests, **cell}],
+        "rule": RULE,
+    }  # fmt: skip
+    return freeze(load_matrix(write_matrix(tmp, data)))
+
+
+def test_an_underpowered_cell_warns_with_the_requests_that_decide_it_and_those_pass(
+    tmp_path: Path,
+) -> None:
+    found = judge_power(planned_table(ruled(tmp_path, 8), []))
+    assert [(c.check, c.status, c.subject) for c in found] == [
+        ("power", CheckStatus.WARN, "cell natural-600-c1")
+    ]
+    needed = planned_table(ruled(tmp_path, 8), []).rows[0].needed
+    assert needed is not None and needed > 8
+    assert found[0].finding.startswith("TTFT p50: 8 requests give ±")
+    assert f"deciding a 5% margin needs ≈ {needed:,} requests" in found[0].finding
+    assert found[0].fix is not None and f"requests = {needed:,}" in found[0].fix
+    assert "faceoff run --aa" in found[0].fix  # planned with the default variance
+    enough = judge_power(planned_table(ruled(tmp_path, needed), []))
+    assert [(c.status, c.subject) for c in enough] == [(CheckStatus.OK, "the rule")]
+    assert "decidable as planned in its 1 counted cell(s) (variances: default)" in (
+        enough[0].finding
+    )
+
+
+def test_a_sequential_cell_is_told_its_requests_per_pass(tmp_path: Path) -> None:
+    found = judge_power(planned_table(ruled(tmp_path, 8, replicates="auto", max_passes=3), []))
+    assert [c.status for c in found] == [CheckStatus.WARN]
+    assert "3 passes of 8 requests" in found[0].finding
+    assert found[0].fix is not None and " per pass" in found[0].fix
+
+
+def test_a_matrix_without_a_rule_has_nothing_to_plan(tmp_path: Path) -> None:
+    frozen = ruled(tmp_path, 8)
+    bare = freeze(frozen.matrix.model_copy(update={"rule": None}))
+    assert power_checks(bare, [(Path("/nowhere"), datetime.now(UTC).date())]) == []
+
+
+def test_the_ledger_gives_its_closed_campaigns_and_an_unreadable_bundle_leaves_the_default(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'faceoff.db'}"
+    engine = open_ledger(url)
+    night = datetime(2026, 12, 1, 1, 30, tzinfo=UTC)
+    with session_scope(engine) as session:
+        row, _ = open_campaign(
+            session, name="last-night", matrix_id="a" * 64, evidence_dir=tmp_path / "gone",
+            now=lambda: night,
+        )  # fmt: skip
+        set_campaign_state(session, row, status="complete", now=lambda: night)
+    engine.dispose()
+    frozen = ruled(tmp_path, 8)
+    seen = ledger_check(url, frozen)
+    assert seen.closed == [(tmp_path / "gone", night.date())]
+    found = power_checks(frozen, seen.closed)
+    assert [(c.check, c.status) for c in found] == [("power", CheckStatus.WARN)]
+    assert "faceoff run --aa" in (found[0].fix or "")
