@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from evidence.audit.run import audit_bundle
-from flows.prefect.runner import run_campaign
+from evidence.folder.preflight import Waiver
+from flows.prefect.flow import campaign
+from flows.prefect.runner import result_of
 from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm as simulator_arm
 from tests.e2e.matrices import write_matrix
@@ -57,7 +59,13 @@ def test_real_engines_that_crash_die_or_never_start_are_named_for_what_happened(
 ) -> None:
     killer = MidCellKiller(workdir / "vllm-faults", arm="killed", cell="natural-512-c1")
     killer.start()
-    result = run_campaign(faults_matrix(tmp_path, tiny_model), workdir)
+    # The preflight's context check names never-ready's flag before the night; waived here,
+    # what the engine itself does at boot is the test.
+    boot = Waiver(check="context", reason="never-ready must meet vLLM's own refusal at boot")
+    path = faults_matrix(tmp_path, tiny_model)
+    result = result_of(
+        campaign(matrix=str(path), workdir=str(workdir), waivers=[boot], return_state=True)
+    )
     killer.join(timeout=5)
 
     assert killer.killed_pid is not None, "the killed arm's cell ended before it could be killed"
