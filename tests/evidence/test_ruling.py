@@ -7,7 +7,14 @@ from typing import Any
 
 from evidence.attempt.goodput import Goodput
 from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
-from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.comparison.model import (
+    FIGURE_LABELS,
+    ArmCell,
+    CellEntry,
+    PairEntry,
+    Ratio,
+    ReplicatedRatio,
+)
 from evidence.comparison.ruling import (
     CELL_FIGURE_LABELS,
     GOODPUT_FIELDS,
@@ -19,7 +26,13 @@ from evidence.comparison.ruling import (
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import rule_contradiction
 from matrix.cell import Sampling
-from matrix.rule import CELL_FIGURE_METRICS, GOODPUT_METRICS, INTERVAL_METRICS, Rule
+from matrix.rule import (
+    CELL_FIGURE_METRICS,
+    ENERGY_METRICS,
+    GOODPUT_METRICS,
+    INTERVAL_METRICS,
+    Rule,
+)
 from matrix.slo import Slo
 from workload.metrics import higher_is_better
 
@@ -92,10 +105,12 @@ def test_the_rule_judges_exactly_the_metrics_that_carry_ratio_intervals() -> Non
     assert set(INTERVAL_METRICS) == set(RATIO_METRICS)
 
 
-def test_every_goodput_metric_is_read_labelled_and_better_higher() -> None:
+def test_every_cell_figure_is_read_labelled_and_better_in_its_direction() -> None:
     assert set(GOODPUT_METRICS) == set(GOODPUT_FIELDS) == set(GOODPUT_LABELS)
     assert set(CELL_FIGURE_METRICS) == set(CELL_FIGURE_LABELS)
-    assert all(higher_is_better(m) for m in CELL_FIGURE_METRICS)
+    assert set(ENERGY_METRICS) == set(FIGURE_LABELS) <= set(CELL_FIGURE_METRICS)
+    lower = {m for m in CELL_FIGURE_METRICS if not higher_is_better(m)}
+    assert lower == {"energy_per_token_j"}  # a cost: joules per token are better fewer
 
 
 def test_a_time_margin_is_met_below_the_bound_not_met_above_it_inconclusive_across() -> None:
