@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
+from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
+from evidence.attempt.tails import METHOD as TAIL_METHOD
 from evidence.comparison.aa import METHOD as AA_METHOD
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.arm_totals import arm_totals
@@ -21,6 +23,7 @@ from evidence.comparison.replicates import METHOD as REPLICATE_METHOD
 from evidence.comparison.replicates import replicated_ratios
 from evidence.comparison.ruling import Replicates, rule_ruling
 from evidence.comparison.sequential import sequential_replicates, sequential_view
+from evidence.comparison.speculation import spec_pairs
 from evidence.folder.layout import AttemptDir
 from evidence.folder.passes import unplanned
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
@@ -86,6 +89,9 @@ def build_comparison(
         preflight=list(inputs.preflight),
         pilot=inputs.pilot,
         sequential=sequential_view(matrix, cells, inputs.passes),
+        spec_pairs=spec_pairs(cells),
+        energy_method=ENERGY_METHOD if any(a.energy for c in cells for a in c.arms) else "",
+        tail_method=TAIL_METHOD,
     )
 
 
