@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
+from collectors.posture import LaneGpuPosture, lane_postures, with_lanes
 from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
 from evidence.attempt.tails import METHOD as TAIL_METHOD
@@ -81,7 +82,7 @@ def build_comparison(
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
         quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
-        posture=inputs.posture,
+        posture=with_lanes(inputs.posture, _lane_postures(inputs)),
         replicated=replicated,
         goodput_method=GOODPUT_METHOD,
         ruling=_ruling(matrix, cells, replicated),
@@ -161,6 +162,17 @@ def _ruling(
     candidates = [arm.name for arm in matrix.candidates]
     replicates = sequential_replicates(matrix, cells, Replicates(replicated, written))
     return rule_ruling(matrix.rule, cells, candidates, replicates)
+
+
+def _lane_postures(inputs: CampaignInputs) -> list[LaneGpuPosture]:
+    return lane_postures(
+        [
+            (arm, run.run, run.gpu_posture)
+            for arm, runs in inputs.lanes.items()
+            for run in runs
+            if run.gpu_posture is not None
+        ]
+    )
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

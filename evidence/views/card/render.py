@@ -78,6 +78,7 @@ def card_parts(comparison: Comparison) -> CardParts:
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
+        "## GPU posture\n\n" + card_posture.gpu_posture(c, sources),
         "## Before the night\n\n" + before_night(c, sources),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
