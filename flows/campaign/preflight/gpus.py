@@ -1,6 +1,7 @@
 """GPUs: every ``gpu_ids`` entry is a device NVML sees, and nothing the take-over leaves
 running holds memory on it (the arms run one after another on the same GPUs, so only a
-foreign process can share them). Read through the collectors' NVML interface."""
+foreign process can share them). Read through the collectors' NVML interface. A simulator
+arm's GPU ids name the virtual GPUs its lane models (``simulator/gpu.py``), not hardware."""
 
 from __future__ import annotations
 
@@ -32,19 +33,30 @@ class DeviceSeen:
 
 
 def gpu_checks(arms: list[Arm], nvml: Nvml, exempt: Collection[int]) -> list[CheckResult]:
-    """Look at every GPU an arm names; ``exempt``: pids of lanes the take-over stops."""
-    arms = [a for a in arms if a.gpu_ids]
+    """Look at every GPU an arm names; ``exempt``: pids of lanes the take-over stops. A
+    simulator arm's GPU ids are its lane's virtual GPUs: NVML is not asked about them."""
+    virtual = [_virtual(a) for a in arms if a.gpu_ids and a.simulator is not None]
+    arms = [a for a in arms if a.gpu_ids and a.simulator is None]
     if not arms:
-        return [ok("gpus", "host", "no arm names GPU ids")]
+        return virtual or [ok("gpus", "host", "no arm names GPU ids")]
     try:
         nvml.init()
     except Exception as exc:  # NVMLError's many kinds all mean: no driver, no GPU here
-        return [_no_gpu(arm, str(exc)) for arm in arms]
+        return [*virtual, *(_no_gpu(arm, str(exc)) for arm in arms)]
     try:
         seen = {i: see_device(nvml, i) for i in sorted({g for a in arms for g in a.gpu_ids})}
     finally:
         nvml.shutdown()
-    return [judge_gpus(arm, seen, exempt) for arm in arms]
+    return [*virtual, *(judge_gpus(arm, seen, exempt) for arm in arms)]
+
+
+def _virtual(arm: Arm) -> CheckResult:
+    return ok(
+        "gpus",
+        arm_subject(arm.name),
+        f"gpu_ids {arm.gpu_ids} are the simulator lane's virtual GPUs (simulated; the lane "
+        "models them, NVML is not asked)",
+    )
 
 
 def see_device(nvml: Nvml, index: int) -> DeviceSeen:
