@@ -2,9 +2,10 @@
 decode_prose twin. Pure.
 
 A draft model guesses predictable text (JSON, code) better than prose, so the probe pair
-is reported side by side: the twin of ``decode_structured-<input>-<load>`` is
-``decode_prose-<input>-<load>`` (the same input target, load and replicate), and each arm
-accepted in both shows its acceptance and decode rate in each.
+is reported side by side: the n-th decode_structured cell of an input target and load is
+paired with the n-th decode_prose cell of the same input target and load (a replicated
+cell's replicates pair in order), and each arm accepted in both shows its acceptance and
+decode rate in each.
 """
 
 from __future__ import annotations
@@ -19,19 +20,26 @@ STRUCTURED, PROSE = WorkloadKind.DECODE_STRUCTURED.value, WorkloadKind.DECODE_PR
 
 
 def spec_pairs(cells: Sequence[CellEntry]) -> list[SpecPair]:
-    """Per structured cell with a prose twin, per arm that has both: in matrix order."""
-    by_id = {c.id: c for c in cells}
+    """Per structured cell with a prose twin, per arm accepted in both: in matrix order."""
+    twins = _by_load(cells, PROSE)
     found = []
+    for key, structured in _by_load(cells, STRUCTURED).items():
+        for cell, twin in zip(structured, twins.get(key, []), strict=False):
+            prose = {a.arm: a for a in twin.arms if _accepted(a)}
+            found += [
+                _pair(cell.id, twin.id, arm, prose[arm.arm])
+                for arm in cell.arms
+                if arm.arm in prose and _accepted(arm)
+            ]
+    return found
+
+
+def _by_load(cells: Sequence[CellEntry], kind: str) -> dict[str, list[CellEntry]]:
+    """The cells of ``kind`` by input target and load (their stratum past the kind)."""
+    found: dict[str, list[CellEntry]] = {}
     for cell in cells:
-        twin = by_id.get(cell.id.replace(STRUCTURED, PROSE, 1))
-        if cell.kind != STRUCTURED or twin is None or twin.kind != PROSE:
-            continue
-        prose = {a.arm: a for a in twin.arms if _accepted(a)}
-        found += [
-            _pair(cell.id, twin.id, arm, prose[arm.arm])
-            for arm in cell.arms
-            if arm.arm in prose and _accepted(arm)
-        ]
+        if cell.kind == kind:
+            found.setdefault(cell.stratum.split("/", 1)[1], []).append(cell)
     return found
 
 
