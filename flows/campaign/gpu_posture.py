@@ -11,7 +11,7 @@ simulated). Reading never raises: what NVML cannot say is recorded with the reas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -35,13 +35,13 @@ def hardware_gpu_ids(matrix: Matrix) -> list[int]:
 
 def record_campaign_gpus(
     campaign_dir: Path,
-    matrix: Matrix,
+    ids: Sequence[int],
     name: str,
     now: Callable[[], datetime],
     nvml: Callable[[], Nvml] = PynvmlLibrary,
 ) -> None:
-    """``posture/<name>``: the hardware GPUs' posture; the opening one is kept on resume."""
-    ids = hardware_gpu_ids(matrix)
+    """``posture/<name>``: the posture of the GPUs ``ids`` (``hardware_gpu_ids``), nothing
+    without any; the opening one is kept on resume."""
     if not ids:
         return
     posture = collect_gpu_posture(nvml(), now, ids)
