@@ -35,7 +35,7 @@ from evidence.attempt.goodput import Goodput, GoodputCount
 from evidence.attempt.needle_search import SearchSummary, search_summary
 from evidence.attempt.open_loop import LoadSummary, load_summary
 from evidence.attempt.roles import counted_statuses
-from evidence.attempt.tails import ITL, TAIL_METRICS, Tail, chunk_gaps, tail_of
+from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
 from matrix.cell import LengthRule
@@ -153,7 +153,7 @@ class RequestSummary(Artifact):
         description="The arm's GPU energy over the scored window, per output token and per "
         "good request (gpu.jsonl); absent where the arm has no GPU ids.",
     )
-    tails: dict[str, Tail] = Field(
+    tails: dict[str, TailStats] = Field(
         default_factory=dict,
         description="ttft_s, e2e_s and itl_s (inter-token latency, from the chunk times) -> "
         "p50/p95/p99/max, each p99 with its n and whether it can be claimed.",
@@ -274,7 +274,7 @@ class _Tally:
                 self.roles[o.role] = _MetricValues()
             self.roles[o.role].record(measured)
 
-    def tails(self) -> dict[str, Tail]:
+    def tails(self) -> dict[str, TailStats]:
         found = {name: tail_of(self.metrics.values[name]) for name in TAIL_METRICS}
         return found | {ITL: tail_of(self.itl)}
 

@@ -35,7 +35,7 @@ METHOD = (
 )
 
 
-class Tail(Spec):
+class TailStats(Spec):
     """A distribution's tail, and whether its p99 can be claimed."""
 
     n: int = Field(description="Values (requests; for ITL, chunk gaps).")
@@ -55,10 +55,10 @@ def p99_floor(confidence: float = DEFAULT_CONFIDENCE) -> int:
     return tail_floor(0.99, confidence)
 
 
-def tail_of(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> Tail:
+def tail_of(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> TailStats:
     ordered = sorted(values)
     floor = p99_floor(confidence)
-    return Tail(
+    return TailStats(
         n=len(ordered),
         p50=_at(ordered, 0.5),
         p95=_at(ordered, 0.95),

@@ -45,7 +45,7 @@ from evidence.attempt.energy import EnergyFigures
 from evidence.attempt.goodput import Goodput
 from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
-from evidence.attempt.tails import Tail
+from evidence.attempt.tails import TailStats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
 from evidence.comparison.sequential_model import SequentialView
@@ -201,7 +201,7 @@ class ArmCell(Spec):
         description="Draft acceptance from the engine's spec_decode counter deltas "
         "(telemetry.json); None where the engine does not speculate.",
     )
-    tails: dict[str, Tail] = Field(
+    tails: dict[str, TailStats] = Field(
         default_factory=dict,
         description="From summary.json: ttft_s, e2e_s, itl_s -> p50/p95/p99/max, each p99 "
         "with its n and whether it can be claimed.",

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.gpu.posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture
+from collectors.gpu.posture_record import LANE_GPU_FILE, GpuPosture, read_gpu_posture
 from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import PilotRecord, read_pilot

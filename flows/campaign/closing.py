@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.gpu.posture import GPU_END_FILE
+from collectors.gpu.posture_record import GPU_END_FILE
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from collectors.gpu.posture import GPU_START_FILE
+from collectors.gpu.posture_record import GPU_START_FILE
 from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
 from evidence.folder.carried import CarriedRecord

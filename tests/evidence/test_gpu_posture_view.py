@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.gpu.posture import GPU_END_FILE, GPU_START_FILE, collect_gpu_posture
+from collectors.gpu.posture import collect_gpu_posture
+from collectors.gpu.posture_record import GPU_END_FILE, GPU_START_FILE
 from collectors.posture import lane_postures, read_posture, with_lanes
 from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources

@@ -6,8 +6,8 @@ Renders ``comparison.json``'s ``posture``; computes nothing.
 
 from __future__ import annotations
 
-from collectors.gpu.posture import COMPARED as GPU_COMPARED
-from collectors.gpu.posture import (
+from collectors.gpu.posture_record import COMPARED as GPU_COMPARED
+from collectors.gpu.posture_record import (
     GPU_END_FILE,
     GPU_START_FILE,
     LANE_GPU_FILE,

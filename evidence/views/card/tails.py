@@ -3,7 +3,7 @@ the sample can claim it. Renders ``comparison.json``; computes nothing."""
 
 from __future__ import annotations
 
-from evidence.attempt.tails import ITL, Tail
+from evidence.attempt.tails import ITL, TailStats
 from evidence.comparison.model import ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
@@ -50,7 +50,7 @@ def _row(cell: CellEntry, a: ArmCell, sources: Sources) -> list[str]:
     ]
 
 
-def p99_words(tail: Tail | None) -> str:
+def p99_words(tail: TailStats | None) -> str:
     """'1.23 s (n=800, claimed)' or '1.23 s (n=12, estimate)'."""
     if tail is None or tail.p99 is None:
         return fmt.MISSING
