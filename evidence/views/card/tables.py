@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from evidence.comparison.cells import SOURCE_FILES
 from evidence.comparison.model import RATIO_LABELS, ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.folder.layout import CELLS_DIR
-from evidence.views.card import energy as card_energy
-from evidence.views.card import speculation as card_speculation
+from evidence.views.card.extra_rows import ENERGY_ROWS, SPECULATION_ROW, extra_rows
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
 from guards.reasons import Disposition
@@ -41,45 +39,6 @@ HEADLINE: list[tuple[str, str, Cell]] = [
 
 
 DECODE_KEY = "metrics.decode_tps.p50"
-
-
-@dataclass(frozen=True)
-class ExtraRow:
-    """A headline row shown only in cells where some arm has the figure."""
-
-    label: str
-    key: str  # the ArmCell field, for the source reference
-    files: tuple[str, ...]  # ArmCell.sources keys the figure comes from
-    render: Cell
-    shown: Callable[[ArmCell], bool]
-
-
-SPECULATION_ROW = ExtraRow(
-    "draft acceptance (speculative decoding)",
-    "speculation",
-    ("telemetry", "engine"),
-    lambda a: card_speculation.words(a.speculation),
-    lambda a: a.speculation is not None,
-)
-ENERGY_ROWS = (
-    ExtraRow("energy per output token (GPUs, scored window)", "energy", ("summary", "gpu"),
-             card_energy.per_token, lambda a: a.energy is not None),
-    ExtraRow("goodput per joule", "energy", ("summary", "gpu"), card_energy.goodput,
-             lambda a: a.energy is not None and a.energy.goodput_per_joule is not None),
-)  # fmt: skip
-
-
-def _extra(
-    cell: CellEntry, names: list[str], sources: Sources, *extras: ExtraRow
-) -> list[list[str]]:
-    rows = []
-    for extra in extras:
-        if not any(extra.shown(a) for a in cell.arms):
-            continue
-        files = [a.sources[k] for a in cell.arms for k in extra.files if k in a.sources]
-        ref = sources.ref(f"cells[{cell.id}].arms[*].{extra.key}", files)
-        rows.append(["", extra.label, *(_value(cell, a, extra.render) for a in names), ref])
-    return rows
 
 
 def _arm_names(c: Comparison) -> list[str]:
@@ -133,12 +92,12 @@ def headline(c: Comparison, sources: Sources) -> str:
             values = (_value(cell, a, render) for a in names)
             rows.append([_cell_label(cell) if n == 0 else "", label, *values, ref])
             if key == DECODE_KEY:
-                rows += _extra(cell, names, sources, SPECULATION_ROW)
+                rows += extra_rows(cell, names, sources, _value, SPECULATION_ROW)
         if any(a.goodput for a in cell.arms):
             ref = sources.ref(f"cells[{cell.id}].arms[*].goodput", files)
             values = (_value(cell, a, goodput_words) for a in names)
             rows.append(["", f"goodput within SLO ({slo_words(cell)})", *values, ref])
-        rows += _extra(cell, names, sources, *ENERGY_ROWS)
+        rows += extra_rows(cell, names, sources, _value, *ENERGY_ROWS)
     rows += [["all accepted cells" if n == 0 else "", *row]
              for n, row in enumerate(_totals_rows(c, sources))]  # fmt: skip
     return table(["cell", "measurement", *names, "source"], rows)
