@@ -7,20 +7,33 @@ campaign opens (``posture/start.json``, once) and when it closes (``posture/end.
 the comparison carries both and names every setting that changed in between. Reading
 is ``collect_posture`` (a file tree, ``/`` on a host); the rest is pure.
 
+The view carries the GPU posture too (``collectors.gpu.posture_record``): the GPUs of the arms
+that run on hardware at the start and the end (``posture/gpu-start.json``,
+``gpu-end.json``), and each lane run's own GPUs when it was ready (a simulator lane's
+virtual GPUs, labelled simulated), each compared with the arm's lane run before it.
+
 Format history of ``HostPosture.schema_version``:
   1 — first release.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
+from collectors.gpu.posture_record import (
+    GPU_END_FILE,
+    GPU_START_FILE,
+    GpuPosture,
+    gpu_posture_changes,
+    read_gpu_posture,
+)
 from faceoff.artifact import Artifact, Spec
+from matrix.fields import omitted_at
 
 POSTURE_DIR = "posture"
 START_FILE, END_FILE = "start.json", "end.json"
@@ -49,10 +62,37 @@ class HostPosture(Artifact):
     gpu_driver: str | None = Field(description="NVIDIA driver version, where loaded.")
 
 
+class LaneGpuPosture(Spec):
+    arm: str = Field(description="Arm name.")
+    run: str = Field(description="lanes/<arm>/<run>, relative to the campaign folder.")
+    posture: GpuPosture = Field(description="The lane's GPUs when it was ready.")
+    changes: list[str] = Field(
+        description="Settings that differ from the arm's lane run before it, in words."
+    )
+
+
 class PostureView(Spec):
     start: HostPosture | None = Field(description="When the campaign opened.")
     end: HostPosture | None = Field(description="When it closed.")
     changes: list[str] = Field(description="Settings that differ between the two, in words.")
+    gpu_start: GpuPosture | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The hardware GPUs of the arms when the campaign opened.",
+    )
+    gpu_end: GpuPosture | None = Field(
+        default=None, exclude_if=omitted_at(None), description="And when it closed."
+    )
+    gpu_changes: list[str] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="GPU settings that differ between the two, in words.",
+    )
+    lanes: list[LaneGpuPosture] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Each lane run's GPU posture, in arm and run order.",
+    )
 
 
 def collect_posture(
@@ -109,11 +149,49 @@ def changes(start: HostPosture | None, end: HostPosture | None) -> list[str]:
 
 
 def read_posture(folder: Path) -> PostureView | None:
-    """Both snapshots of a campaign folder, with their differences; None when neither exists."""
+    """The host's and the GPUs' snapshots of a campaign folder, with their differences; None
+    when none exists."""
     start, end = (_posture(folder / POSTURE_DIR / name) for name in (START_FILE, END_FILE))
-    if start is None and end is None:
+    gpu_start, gpu_end = (
+        read_gpu_posture(folder / POSTURE_DIR / name) for name in (GPU_START_FILE, GPU_END_FILE)
+    )
+    if start is None and end is None and gpu_start is None and gpu_end is None:
         return None
-    return PostureView(start=start, end=end, changes=changes(start, end))
+    return PostureView(
+        start=start,
+        end=end,
+        changes=changes(start, end),
+        gpu_start=gpu_start,
+        gpu_end=gpu_end,
+        gpu_changes=gpu_posture_changes(gpu_start, gpu_end),
+    )
+
+
+def lane_postures(runs: Sequence[tuple[str, str, GpuPosture]]) -> list[LaneGpuPosture]:
+    """(arm, run, posture) in arm and run order -> each with what changed since the arm's
+    lane run before it."""
+    before: dict[str, GpuPosture] = {}
+    found = []
+    for arm, run, posture in runs:
+        found.append(
+            LaneGpuPosture(
+                arm=arm,
+                run=run,
+                posture=posture,
+                changes=gpu_posture_changes(before.get(arm), posture),
+            )
+        )
+        before[arm] = posture
+    return found
+
+
+def with_lanes(view: PostureView | None, lanes: list[LaneGpuPosture]) -> PostureView | None:
+    """The view with the lane runs' GPU posture (a view of its own where there was none)."""
+    if not lanes:
+        return view
+    if view is None:
+        return PostureView(start=None, end=None, changes=[], lanes=lanes)
+    return view.model_copy(update={"lanes": lanes})
 
 
 def _posture(path: Path) -> HostPosture | None:

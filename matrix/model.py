@@ -17,7 +17,7 @@ from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.families import Families
 from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
-from matrix.rule import Rule
+from matrix.rule import Criterion, Rule
 from matrix.slo import Slo
 from matrix.thresholds import Thresholds
 from matrix.traffic import SourceFile
@@ -212,8 +212,9 @@ def _fits_context(matrix: Matrix) -> None:
 
 def _rule_fits(matrix: Matrix, rule: Rule) -> None:
     """The rule names cells, kinds and candidates of this matrix, judges every candidate it
-    names, no criterion judges a needle search, and a goodput criterion judges only cells
-    that declare an SLO (goodput is measured against one)."""
+    names, no criterion judges a needle search, a goodput criterion judges only cells
+    that declare an SLO (goodput is measured against one), and an energy criterion only
+    arms with GPU ids."""
     # a replicated cell may be named by the id it was written under (its prompt_id)
     names = {c.id for c in matrix.cells} | {c.prompt_id for c in matrix.cells}
     candidates = [arm.name for arm in matrix.candidates]
@@ -244,6 +245,22 @@ def _rule_fits(matrix: Matrix, rule: Rule) -> None:
                 f"the criterion on {criterion.metric} judges cells without an SLO "
                 f"({', '.join(without)}); declare campaign.slo or the cells' slo",
             )
+        _energy_has_gpus(matrix, rule, criterion, index)
+
+
+def _energy_has_gpus(matrix: Matrix, rule: Rule, criterion: Criterion, index: int) -> None:
+    """An energy criterion compares the GPUs' joules, so every arm it compares has GPU ids."""
+    if not criterion.on_energy:
+        return
+    judged = [a for a in matrix.candidates if criterion in rule.criteria_for(a.name)]
+    compared = [matrix.incumbent, *judged]
+    without = [a.name for a in compared if not a.gpu_ids]
+    if without:
+        raise FieldError(
+            ("rule", "criteria", index, "metric"),
+            f"the criterion on {criterion.metric} compares arms without GPU ids "
+            f"({', '.join(without)}), whose energy is not measured; give them gpu_ids",
+        )
 
 
 def _sequential_judged(matrix: Matrix) -> None:

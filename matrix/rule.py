@@ -26,12 +26,15 @@ from faceoff.artifact import Spec
 from matrix.fields import FieldError, omitted_at
 
 # Metrics whose candidate/incumbent ratio carries a bootstrap interval (a test keeps these
-# equal to evidence.comparison.cells.RATIO_METRICS); the goodput figures; and the cell
-# figures (one value per arm and cell: goodput and the aggregate output throughput), which
-# compare as point ratios, or by their between-replicate interval in a replicated cell.
+# equal to evidence.comparison.cells.RATIO_METRICS); the goodput figures; the energy figures
+# (the arm's GPUs over the scored window: joules per output token, lower is better, and
+# good requests per joule); and the cell figures (one value per arm and cell: goodput, the
+# aggregate output throughput and energy), which compare as point ratios, or by their
+# between-replicate interval in a replicated cell.
 INTERVAL_METRICS = ("effective_prefill_tps", "ttfo_s", "ttft_s", "decode_tps", "e2e_s", "tpot_s")
 GOODPUT_METRICS = ("goodput_rps", "goodput_tps", "slo_attainment")
-CELL_FIGURE_METRICS = (*GOODPUT_METRICS, "output_tps")
+ENERGY_METRICS = ("energy_per_token_j", "goodput_per_joule")
+CELL_FIGURE_METRICS = (*GOODPUT_METRICS, "output_tps", *ENERGY_METRICS)
 RULE_METRICS = (*INTERVAL_METRICS, *CELL_FIGURE_METRICS)
 
 
@@ -104,7 +107,12 @@ class Criterion(Spec):
     @property
     def on_goodput(self) -> bool:
         """Judges a goodput figure, which needs the cells' SLO."""
-        return self.metric in GOODPUT_METRICS
+        return self.metric in (*GOODPUT_METRICS, "goodput_per_joule")
+
+    @property
+    def on_energy(self) -> bool:
+        """Judges an energy figure, which needs the arms' GPUs."""
+        return self.metric in ENERGY_METRICS
 
     @property
     def on_cell_figure(self) -> bool:

@@ -192,13 +192,15 @@ REQUEST_METRICS = {
 }
 
 
-# Rates are better higher; every other request metric is a time, better lower. The card, the
+# Rates are better higher; every other metric is a time or a cost (energy per output token),
+# better lower. The card, the
 # decision rule and the report read the direction here, never from a metric's name.
 HIGHER_IS_BETTER = frozenset(
     {
         *("effective_prefill_tps", "decode_tps", "aggregate_output_tps"),
         *("goodput_rps", "goodput_tps", "slo_attainment"),  # evidence.attempt.goodput's figures
         "output_tps",  # a rule's name for aggregate_output_tps (matrix/rule.py)
+        *("goodput_per_joule", "output_tokens_per_j"),  # evidence.attempt.energy's figures
     }
 )
 

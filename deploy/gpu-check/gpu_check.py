@@ -38,7 +38,8 @@ from pydantic import Field
 from collectors.gpu.energy import CellEnergy, cell_energy
 from collectors.gpu.nvml import Nvml, PynvmlLibrary, why
 from collectors.gpu.owner import LaneProcessOwner
-from collectors.gpu.posture import GpuPosture, collect_gpu_posture, gpu_posture_changes
+from collectors.gpu.posture import collect_gpu_posture
+from collectors.gpu.posture_record import GpuPosture, gpu_posture_changes
 from collectors.gpu.sampler import GpuSampler
 from collectors.host import MemoryTarget
 from collectors.records import CellWindow

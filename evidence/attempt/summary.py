@@ -11,6 +11,9 @@ Format history of ``RequestSummary.schema_version`` (in full: docs/evidence.md, 
   2 — ``roles``, ``length_limited``, ``length_rule`` (version 1 reads with the rule ``exclude``).
   3 — ``goodput`` (None without an SLO); later in 3, ``needle_search``; later in 3,
       ``unnamed_finishes`` (scored requests ok without a finish_reason), absent while none.
+  4 — ``energy`` (the arm's GPU joules over the scored window, per output token and per
+      good request; absent without ``gpu.jsonl``) and ``tails`` (TTFT, E2E and inter-token
+      latency p50/p95/p99/max, each p99 with its n and whether it can be claimed).
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ from typing import Literal
 
 from pydantic import Field
 
+from collectors.records import GPU_FILE
+from collectors.samples import GpuSample
+from collectors.summary import read_samples
+from evidence.attempt.energy import EnergyFigures, energy_figures
 from evidence.attempt.goodput import Goodput, GoodputCount
 from evidence.attempt.needle_search import SearchSummary, search_summary
 from evidence.attempt.open_loop import LoadSummary, load_summary
 from evidence.attempt.roles import counted_statuses
+from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
 from matrix.cell import LengthRule
@@ -72,8 +80,8 @@ class JournalHealth(Spec):
 
 
 class RequestSummary(Artifact):
-    schema_version: Literal[1, 2, 3] = Field(
-        default=3, description="Request summary format version."
+    schema_version: Literal[1, 2, 3, 4] = Field(
+        default=4, description="Request summary format version."
     )
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the requests went to.")
@@ -139,6 +147,17 @@ class RequestSummary(Artifact):
         exclude_if=omitted_at(None),
         description="needle_search: its probes (no latency samples) and the lengths they bound.",
     )
+    energy: EnergyFigures | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The arm's GPU energy over the scored window, per output token and per "
+        "good request (gpu.jsonl); absent where the arm has no GPU ids.",
+    )
+    tails: dict[str, TailStats] = Field(
+        default_factory=dict,
+        description="ttft_s, e2e_s and itl_s (inter-token latency, from the chunk times) -> "
+        "p50/p95/p99/max, each p99 with its n and whether it can be claimed.",
+    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:
@@ -203,7 +222,8 @@ class _Tally:
         self.counts = counted_statuses(self.length_rule)
         self.lines = self.ours = self.warmups = self.diagnostics = 0
         self.refusals = self.contract_violations = self.markers_missed = 0
-        self.length_limited = self.unnamed_finishes = 0
+        self.length_limited = self.unnamed_finishes = self.output_tokens = 0
+        self.itl: array[float] = array("d")
         self.indices: set[int] = set()
         self.statuses: Counter[Status] = Counter()
         self.targets: set[int] = set()
@@ -241,15 +261,31 @@ class _Tally:
         self.targets.add(o.target_input_tokens)
         self.length_limited += o.status is Status.LENGTH_LIMIT
         self.unnamed_finishes += o.unnamed_finish
+        if o.usage is not None and o.send_ns is not None:  # the aggregate throughput's tokens
+            self.output_tokens += o.usage.completion_tokens
         if o.status in self.counts:
             if o.usage:
                 self.input_tokens.append(o.usage.prompt_tokens)
                 self.completion_tokens.append(o.usage.completion_tokens)
+            self.itl.extend(chunk_gaps(o))
             measured = measure(o)
             self.metrics.record(measured)
             if o.role not in self.roles:  # not setdefault: its default would be built every time
                 self.roles[o.role] = _MetricValues()
             self.roles[o.role].record(measured)
+
+    def tails(self) -> dict[str, TailStats]:
+        found = {name: tail_of(self.metrics.values[name]) for name in TAIL_METRICS}
+        return found | {ITL: tail_of(self.itl)}
+
+    def energy(
+        self, gpu: Sequence[GpuSample] | None, window: tuple[int, int] | None
+    ) -> EnergyFigures | None:
+        if gpu is None or window is None:
+            return None
+        count = self.goodput
+        good = (count.good, count.tokens) if count is not None else None
+        return energy_figures(gpu, window, self.output_tokens, good)
 
     def role_stats(self) -> dict[str, dict[str, Stats]]:
         """The counted requests' metrics role by role, roles in their enum order (as
@@ -266,9 +302,11 @@ def summarize_journal(
     arm: str,
     attempt: int,
     slo: Slo | None,
+    gpu: Sequence[GpuSample] | None = None,
 ) -> RequestSummary:
     """The summary of one attempt from its journal lines and the plan that was run, with
-    goodput under ``slo`` (the cell's, as the frozen matrix resolves it).
+    goodput under ``slo`` (the cell's, as the frozen matrix resolves it) and the energy of
+    the arm's GPUs from their samples ``gpu`` (None: the arm has no gpu.jsonl).
 
     A ``JournalScan`` streams: the journal is read once, line by line.
     """
@@ -313,6 +351,8 @@ def summarize_journal(
         goodput=tally.goodput.result(window) if tally.goodput else None,
         open_loop=load_summary(plan, tally.open_loop or []),
         needle_search=search_summary(tally.probes) if plan.cell.search is not None else None,
+        energy=tally.energy(gpu, window),
+        tails=tally.tails(),
     )
 
 
@@ -331,8 +371,9 @@ def summarize_attempt(
     journal: JournalContents | None = None,
 ) -> RequestSummary:
     """Recompute an attempt's summary from ``journal.jsonl`` (streamed, unless ``journal``
-    holds it already) and ``requests.json``."""
+    holds it already), ``requests.json`` and, where the arm has GPUs, ``gpu.jsonl``."""
     folder = Path(folder)
     plan = RequestPlan.read(folder / PLAN_NAME)
     lines = journal if journal is not None else JournalScan(folder / JOURNAL_NAME)
-    return summarize_journal(lines, plan, arm=arm, attempt=attempt, slo=slo)
+    gpu = read_samples(folder / GPU_FILE, GpuSample)[0] if (folder / GPU_FILE).is_file() else None
+    return summarize_journal(lines, plan, arm=arm, attempt=attempt, slo=slo, gpu=gpu)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
+from collectors.posture import LaneGpuPosture, lane_postures, with_lanes
+from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
+from evidence.attempt.tails import METHOD as TAIL_METHOD
 from evidence.comparison.aa import METHOD as AA_METHOD
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.arm_totals import arm_totals
@@ -21,6 +24,7 @@ from evidence.comparison.replicates import METHOD as REPLICATE_METHOD
 from evidence.comparison.replicates import replicated_ratios
 from evidence.comparison.ruling import Replicates, rule_ruling
 from evidence.comparison.sequential import sequential_replicates, sequential_view
+from evidence.comparison.speculation import spec_pairs
 from evidence.folder.layout import AttemptDir
 from evidence.folder.passes import unplanned
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
@@ -78,7 +82,7 @@ def build_comparison(
         aa=aa_calibration(cells) if matrix.campaign.aa else None,
         instrument_method=f"{HOST_STALL_METHOD}. {AA_METHOD}.",
         quality=quality_results(matrix.quality, matrix.incumbent.name, inputs.quality),
-        posture=inputs.posture,
+        posture=with_lanes(inputs.posture, _lane_postures(inputs)),
         replicated=replicated,
         goodput_method=GOODPUT_METHOD,
         ruling=_ruling(matrix, cells, replicated),
@@ -86,6 +90,9 @@ def build_comparison(
         preflight=list(inputs.preflight),
         pilot=inputs.pilot,
         sequential=sequential_view(matrix, cells, inputs.passes),
+        spec_pairs=spec_pairs(cells),
+        energy_method=ENERGY_METHOD if any(a.energy for c in cells for a in c.arms) else "",
+        tail_method=TAIL_METHOD,
     )
 
 
@@ -155,6 +162,17 @@ def _ruling(
     candidates = [arm.name for arm in matrix.candidates]
     replicates = sequential_replicates(matrix, cells, Replicates(replicated, written))
     return rule_ruling(matrix.rule, cells, candidates, replicates)
+
+
+def _lane_postures(inputs: CampaignInputs) -> list[LaneGpuPosture]:
+    return lane_postures(
+        [
+            (arm, run.run, run.gpu_posture)
+            for arm, runs in inputs.lanes.items()
+            for run in runs
+            if run.gpu_posture is not None
+        ]
+    )
 
 
 def _dispositions(inputs: CampaignInputs) -> dict[CellRunKey, Disposition]:

@@ -45,6 +45,7 @@ def caveats(
         lambda: _recipes_differ(arms),
         lambda: _speculation(arms),
         lambda: _simulated(arms),
+        lambda: _energy(cells),
         lambda: _output_lengths(cells),
         lambda: _sampled_maxima(cells),
         lambda: _not_applicable(not_applicable),
@@ -133,6 +134,27 @@ def _simulated(arms: Sequence[ArmEntry]) -> Caveat | None:
         "run time_scale times faster than modelled; they exercise faceoff, they do not "
         "measure a GPU.",
     )
+
+
+def _energy(cells: Sequence[CellEntry]) -> Caveat | None:
+    measured = [(c.id, a) for c, arms in _accepted(cells) for a in arms if a.energy]
+    if not measured:
+        return None
+    text = (
+        "Energy is every GPU of an arm over the scored window, idle draw included; it leaves "
+        "out the host, the network and cooling."
+    )
+    if any(a.energy and a.energy.simulated for _, a in measured):
+        text += " Energy read from a simulator's virtual GPUs is simulated, not measured."
+    integrated = [
+        f"{cell}/{a.arm}" for cell, a in measured if a.energy and a.energy.method != "counter"
+    ]
+    if integrated:
+        text += (
+            f" In {join_words(integrated, 'and')} the energy counter was not usable on every "
+            "GPU: its power samples (every 2 s) were integrated instead."
+        )
+    return Caveat(code="energy_scope", text=text)
 
 
 def _output_lengths(cells: Sequence[CellEntry]) -> Caveat | None:

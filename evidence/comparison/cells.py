@@ -7,10 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from collectors.records import ENGINE_FILE, GPU_FILE
+from collectors.speculation import SpecAcceptance, spec_acceptance
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.summary import SUMMARY_FILE
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
+from evidence.comparison.energy import figure_ratios
 from evidence.comparison.model import (
     ArmCell,
     CellEntry,
@@ -140,6 +143,7 @@ def cell_entry(
         ),
         tail_ratios=pair_of(tail_metrics, "p95") + pair_of(p99_metrics, "p99"),
         reuse=prefix_reuse(cell, [(a.name, attempts.get((cell.id, a.name))) for a in arms], root),
+        figure_ratios=figure_ratios(entries, comparable),
     )
 
 
@@ -190,6 +194,9 @@ def arm_cell(
         sources=_sources(attempt.where, root) if attempt else {},
         history=attempt_history(history),
         goodput=summary.goodput if summary else None,
+        energy=summary.energy if summary else None,
+        speculation=speculation(telemetry),
+        tails=summary.tails if summary else {},
     )
 
 
@@ -200,6 +207,8 @@ SOURCE_FILES = {  # ArmCell.sources key -> file of the attempt folder
     "cell": CELL_FILE,
     "journal": JOURNAL_NAME,
     "plan": PLAN_NAME,
+    "engine": ENGINE_FILE,
+    "gpu": GPU_FILE,
 }
 
 
@@ -228,6 +237,11 @@ def engine_facts(telemetry: TelemetrySummary | None) -> EngineFacts | None:
         preemptions=preempt.delta if preempt else None,
         prefix_cache_hits=hits.delta if hits else None,
     )
+
+
+def speculation(telemetry: TelemetrySummary | None) -> SpecAcceptance | None:
+    """Draft acceptance over the cell from the engine's counter deltas, where it speculates."""
+    return None if telemetry is None else spec_acceptance(telemetry.engine.counters)
 
 
 def stall_facts(telemetry: TelemetrySummary | None) -> StallFacts | None:

@@ -24,6 +24,13 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       the requests to claim one); a sequential cell's passes that never ran are not cells;
       later in 10, a dataset or trace cell's ``reuse`` (the plan's offline prefix reuse beside
       each arm's measured prefix-cache hit ratio), left out elsewhere (same shape).
+  11 — arm cells gain ``energy`` (GPU joules over the scored window, per output token and per
+      good request, its method, simulated or not), ``speculation`` (draft acceptance from the
+      engine's counters) and ``tails`` (TTFT, E2E, ITL p50/p95/p99/max, each p99 with its n
+      and whether it can be claimed); cells gain ``figure_ratios`` (energy point ratios);
+      ``replicated`` may hold energy metrics; ``spec_pairs`` (structured against prose
+      decode, arm by arm); ``posture`` gains the GPU posture at the start, the end and per
+      lane run.
 """
 
 from __future__ import annotations
@@ -34,10 +41,13 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.posture import PostureView
+from collectors.speculation import SpecAcceptance
 from evidence.attempt.cold_start import ColdStart
+from evidence.attempt.energy import EnergyFigures
 from evidence.attempt.goodput import Goodput
 from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
+from evidence.attempt.tails import TailStats
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
 from evidence.comparison.reuse_model import PrefixReuse
@@ -66,6 +76,16 @@ RATIO_LABELS = {
     "e2e_s": "E2E",
     "tpot_s": "TPOT",
 }
+# How they name each energy figure (one value per arm and cell: point ratios).
+FIGURE_LABELS = {
+    "energy_per_token_j": "energy per output token",
+    "goodput_per_joule": "goodput per joule",
+}
+
+
+def metric_label(metric: str) -> str:
+    """'TTFT', 'energy per output token': a ratio's metric as the card names it."""
+    return RATIO_LABELS.get(metric) or FIGURE_LABELS[metric]
 
 
 class ArmIdentity(Spec):
@@ -174,6 +194,21 @@ class ArmCell(Spec):
     goodput: Goodput | None = Field(
         default=None, description="From summary.json; None where the cell declares no SLO."
     )
+    energy: EnergyFigures | None = Field(
+        default=None,
+        description="From summary.json: GPU joules over the scored window, per output token "
+        "and per good request; None where the arm has no GPU ids.",
+    )
+    speculation: SpecAcceptance | None = Field(
+        default=None,
+        description="Draft acceptance from the engine's spec_decode counter deltas "
+        "(telemetry.json); None where the engine does not speculate.",
+    )
+    tails: dict[str, TailStats] = Field(
+        default_factory=dict,
+        description="From summary.json: ttft_s, e2e_s, itl_s -> p50/p95/p99/max, each p99 "
+        "with its n and whether it can be claimed.",
+    )
 
 
 RatioStatistic = Literal["p50", "p95", "p99"]
@@ -207,6 +242,17 @@ class Ratio(Spec):
         description="For the candidate: better or worse when the interval excludes 1, else "
         "no difference."
     )
+
+
+class FigureRatio(Spec):
+    metric: str = Field(description="energy_per_token_j or goodput_per_joule.")
+    candidate: str = Field(description="Candidate arm.")
+    ratio: float = Field(
+        description="candidate / incumbent: a point ratio of one value per arm, no interval "
+        "within one cell (a replicated cell's interval is in ``replicated``)."
+    )
+    higher_is_better: bool = Field(description="The figure is better higher, else lower.")
+    simulated: bool = Field(description="Either arm's energy is a simulator's virtual GPU's.")
 
 
 class PairEntry(Spec):
@@ -256,20 +302,40 @@ class CellEntry(Spec):
         description="A dataset or trace cell's prefix reuse: the plan's offline figure and "
         "each arm's measured hit ratio; None (left out) for synthetic prompts.",
     )
+    figure_ratios: list[FigureRatio] = Field(
+        default_factory=list,
+        description="Energy point ratios per comparable candidate (energy per output token, "
+        "goodput per joule), where both arms have the figure.",
+    )
 
 
 class ReplicatedRatio(Spec):
     cell: str = Field(description="The cell as written, before replication.")
     candidate: str = Field(description="Candidate arm.")
-    metric: str = Field(description="Request metric compared.")
+    metric: str = Field(description="Request metric, or energy figure, compared.")
     replicates: int = Field(description="Replicates planned (K).")
     compared: list[str] = Field(description="Replicate cell ids whose pair has this ratio.")
-    ratios: list[float] = Field(description="Their p50 ratios, in replicate order.")
+    ratios: list[float] = Field(
+        description="Their p50 ratios (an energy figure's point ratios), in replicate order."
+    )
     ratio: float | None = Field(description="Geometric mean of the ratios.")
     low: float | None = Field(description="Lower bound of the between-replicate interval.")
     high: float | None = Field(description="Upper bound of the between-replicate interval.")
     confidence: float = Field(description="Interval confidence.")
     reason: str | None = Field(description="Why there is no interval, when there is none.")
+
+
+class SpecPair(Spec):
+    """One arm's decode_structured cell beside its decode_prose twin: speculative decoding
+    accepts more drafts of predictable text."""
+
+    arm: str = Field(description="Arm name.")
+    structured_cell: str = Field(description="The decode_structured cell.")
+    prose_cell: str = Field(description="Its decode_prose twin (same input and load).")
+    structured: SpecAcceptance | None = Field(description="Acceptance in the structured cell.")
+    prose: SpecAcceptance | None = Field(description="Acceptance in the prose cell.")
+    structured_decode_tps: float | None = Field(description="Structured decode p50 (tok/s).")
+    prose_decode_tps: float | None = Field(description="Prose decode p50 (tok/s).")
 
 
 class ArmCoverage(Spec):
@@ -419,7 +485,7 @@ class Ruling(Spec):
 
 
 class Comparison(Artifact):
-    schema_version: Literal[10] = Field(default=10, description="Comparison format version.")
+    schema_version: Literal[11] = Field(default=11, description="Comparison format version.")
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -475,6 +541,12 @@ class Comparison(Artifact):
         default=None,
         description="Sequential cells' looks, spending and stops; None without one.",
     )
+    spec_pairs: list[SpecPair] = Field(
+        default_factory=list,
+        description="Each arm's decode_structured cells beside their decode_prose twins.",
+    )
+    energy_method: str = Field(default="", description="How energy figures are computed.")
+    tail_method: str = Field(default="", description="How ITL and p99 claims are computed.")
 
     @property
     def waivers(self) -> list[CheckResult]:

@@ -18,7 +18,8 @@ nights):
   requests, and the table names how many.
 
 A row that cannot be decided as planned carries a ``warning`` naming the cell and the
-numbers. Goodput criteria compare point ratios, without an interval to plan; their rows say so.
+numbers. Cell figures (goodput, output throughput, energy) compare point ratios, without an
+interval to plan; their rows say so.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 from pydantic import Field
 
 from evidence.comparison.model import RATIO_LABELS
-from evidence.comparison.ruling import GOODPUT_LABELS, bound_of
+from evidence.comparison.ruling import CELL_FIGURE_LABELS, bound_of
 from evidence.stats import power, student_t
 from evidence.stats.known_variance import KnownVariance, default_variance
 from evidence.stats.spending import obf_design
@@ -96,7 +97,7 @@ def wanted_variances(matrix: Matrix) -> list[VarianceKey]:
     return [
         (cells[0].id, k.metric, k.statistic)
         for k in matrix.rule.criteria
-        if not k.on_goodput
+        if not k.on_cell_figure
         for cells in _units(matrix, matrix.rule, k)
     ]
 
@@ -111,7 +112,7 @@ def power_table(
         for cells in _units(matrix, rule, criterion):  # type: ignore[arg-type]
             key = (cells[0].id, criterion.metric, criterion.statistic)
             known = (variances or {}).get(key) or default_variance(*key[1:])
-            rows.append(_row(criterion, cells, None if criterion.on_goodput else known))
+            rows.append(_row(criterion, cells, None if criterion.on_cell_figure else known))
     return PowerTable(confidence=CONFIDENCE, power=power.POWER, rows=rows, method=METHOD)
 
 
@@ -179,7 +180,7 @@ def _warning(
 ) -> str:
     first = cells[0]
     label = (
-        GOODPUT_LABELS.get(criterion.metric)
+        CELL_FIGURE_LABELS.get(criterion.metric)
         or f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
     )
     n = first.scored_requests

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from collectors.gpu.posture_record import LANE_GPU_FILE, GpuPosture, read_gpu_posture
 from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import PilotRecord, read_pilot
@@ -78,6 +79,7 @@ class LaneInputs:
     identity: IdentityRecord | None
     boot: BootFacts | None
     warmups: tuple[RequestOutcome, ...] = ()  # the arm's warmups after this start
+    gpu_posture: GpuPosture | None = None  # its GPUs when it was ready (gpu-posture.json)
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,7 @@ def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
         identity=IdentityRecord.read(identity_path) if identity_path.is_file() else None,
         boot=boot_facts(boot_text) if boot_text is not None else None,
         warmups=tuple(read_journal(run_dir / WARMUP_DIR / JOURNAL_NAME).outcomes),
+        gpu_posture=read_gpu_posture(run_dir / LANE_GPU_FILE),
     )
 
 

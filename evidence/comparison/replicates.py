@@ -1,8 +1,9 @@
 """Between-replicate ratio intervals: a replicated cell's K windows, compared pair by pair. Pure.
 
 Each replicate pair is measured in its own stretch of the host's history, so a Student t
-interval on the logarithms of the K per-replicate p50 ratios widens with the variance
-*between* windows, which the block bootstrap inside one window cannot see. The method:
+interval on the logarithms of the K per-replicate p50 ratios (an energy figure's point
+ratios) widens with the variance *between* windows, which the block bootstrap inside one
+window cannot see. The method:
 docs/evidence.md, "Statistics" (Replicates).
 """
 
@@ -12,15 +13,15 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from evidence.comparison.model import CellEntry, ReplicatedRatio
+from evidence.comparison.model import CellEntry, FigureRatio, Ratio, ReplicatedRatio
 from evidence.stats import student_t
 from matrix.cell import Cell
 
 CONFIDENCE = 0.95
 METHOD = (
     "a replicated cell's between-replicate interval is a Student t interval (K − 1 degrees "
-    "of freedom) on the logarithms of its K per-replicate candidate/incumbent p50 ratios; "
-    "the estimate is their geometric mean"
+    "of freedom) on the logarithms of its K per-replicate candidate/incumbent p50 ratios (an "
+    "energy figure's point ratios); the estimate is their geometric mean"
 )
 
 
@@ -35,10 +36,15 @@ def replicated_ratios(cells: Sequence[Cell], entries: Sequence[CellEntry]) -> li
     found = []
     for base, replicas in groups.items():
         replicated = [by_id[c.id] for c in replicas if c.id in by_id]
-        keys = dict.fromkeys((r.candidate, r.metric) for e in replicated for r in e.ratios)
+        keys = dict.fromkeys((r.candidate, r.metric) for e in replicated for r in _ratios(e))
         for candidate, metric in keys:
             found.append(_interval(base, candidate, metric, replicas[0], replicated))
     return found
+
+
+def _ratios(entry: CellEntry) -> list[Ratio | FigureRatio]:
+    """The cell's p50 ratios, then its energy point ratios."""
+    return [*entry.ratios, *entry.figure_ratios]
 
 
 def log_t_interval(ratios: Sequence[float]) -> tuple[float, float, float]:
@@ -58,7 +64,7 @@ def _interval(
     pairs = [
         (e.id, r.ratio)
         for e in replicated
-        for r in e.ratios
+        for r in _ratios(e)
         if r.candidate == candidate and r.metric == metric and r.ratio > 0
     ]
     ratios = [r for _, r in pairs]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from evidence.comparison.energy import energy_value
 from evidence.comparison.model import (
     RATIO_LABELS,
     ArmCell,
@@ -27,19 +28,20 @@ from evidence.comparison.model import (
 )
 from evidence.comparison.replicates import CONFIDENCE, log_t_interval
 from faceoff.format import join_words, level
-from matrix.rule import Criterion, NotAccepted, Rule
+from matrix.rule import ENERGY_METRICS, Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 
 METHOD = (
     "decision rule: per criterion and cell, the candidate/incumbent ratio interval is met when "
-    "wholly on the better side of the bound (margin m: 1 + m for times, 1 − m for rates; "
-    "target t: 1 − t for times, 1 + t for rates), not met when wholly on the worse side, "
-    "inconclusive when it straddles it; cell figures (goodput, output throughput) compare "
-    "point ratios, or a replicated cell's between-replicate interval of them; a criterion "
-    "stands as its worst cell; any not met: do not promote, else any inconclusive or missing: "
-    "no decision, else promote; counted cells (the rule's cells, else those its criteria "
-    "judge) not accepted are handled first as declared; a criterion at p95 judges the ratio "
-    "of p95s, its interval from the same block bootstrap"
+    "wholly on the better side of the bound (margin m: 1 + m for times and energy per token, "
+    "1 − m for rates; target t: 1 − t for times and energy per token, 1 + t for rates), not "
+    "met when wholly on the worse side, inconclusive when it straddles it; cell figures "
+    "(goodput, output throughput, energy per output token, goodput per joule) compare point "
+    "ratios, or a replicated cell's between-replicate interval of them; a criterion stands as "
+    "its worst cell; any not met: do not promote, else any inconclusive or missing: no "
+    "decision, else promote; counted cells (the rule's cells, else those its criteria judge) "
+    "not accepted are handled first as declared; a criterion at p95 judges the ratio of p95s, "
+    "its interval from the same block bootstrap"
 )
 OUTCOME_WORDS: dict[RuleOutcome, str] = {
     "promote": "promote",
@@ -51,7 +53,12 @@ GOODPUT_LABELS = {
     "goodput_tps": "goodput (tok/s)",
     "slo_attainment": "SLO attainment",
 }
-CELL_FIGURE_LABELS = {**GOODPUT_LABELS, "output_tps": "output throughput (tok/s)"}
+CELL_FIGURE_LABELS = {
+    **GOODPUT_LABELS,
+    "output_tps": "output throughput (tok/s)",
+    "energy_per_token_j": "energy per output token (J)",
+    "goodput_per_joule": "goodput per joule (req/J)",
+}
 GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
     "goodput_rps": "requests_per_s",
     "goodput_tps": "output_tps",
@@ -256,8 +263,8 @@ def _cell_figures(
 
 
 def _cell_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
-    """The point ratio of one value per arm: a goodput figure or the aggregate output
-    throughput (Σ completion tokens over the cell window)."""
+    """The point ratio of one value per arm: a goodput figure, the aggregate output
+    throughput (Σ completion tokens over the cell window) or an energy figure."""
     base, top = _cell_value(cell.arms[0], metric), _cell_value(_arm(cell, candidate), metric)
     if base is None or top is None or base <= 0:
         return None  # a ratio to nothing says nothing
@@ -267,6 +274,8 @@ def _cell_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
 def _cell_value(arm: ArmCell, metric: str) -> float | None:
     if metric == "output_tps":
         return arm.aggregate_output_tps
+    if metric in ENERGY_METRICS:
+        return energy_value(arm, metric)
     value: float | None = getattr(arm.goodput, GOODPUT_FIELDS[metric]) if arm.goodput else None
     return value
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
 from evidence.comparison.ruling import (
-    GOODPUT_LABELS,
+    CELL_FIGURE_LABELS,
     OUTCOME_WORDS,
     Figure,
     Replicates,
@@ -299,7 +299,7 @@ def _budget(record: PassRecord | None) -> BudgetView | None:
 
 def label(line: SequentialCriterion) -> str:
     """'TTFT p50', 'goodput (req/s)': how the card names a criterion's figure."""
-    return GOODPUT_LABELS.get(line.metric) or f"{RATIO_LABELS[line.metric]} {line.statistic}"
+    return CELL_FIGURE_LABELS.get(line.metric) or f"{RATIO_LABELS[line.metric]} {line.statistic}"
 
 
 def _pass_figure(entry: CellEntry, criterion: Criterion, candidate: str) -> Figure | None:

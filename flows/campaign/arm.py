@@ -20,6 +20,7 @@ from pathlib import Path
 from faceoff.errors import FaceoffError
 from flows.campaign.client import ClientExit, run_client
 from flows.campaign.context import CampaignContext
+from flows.campaign.gpu_posture import record_lane_gpus
 from flows.campaign.planning import PlanTarget, plan_warmups
 from flows.campaign.restore import lane_run_row
 from guards.dispositions import Disposed
@@ -106,6 +107,7 @@ def start_arm(context: CampaignContext, arm: Arm) -> ArmRun:
     _record_lane_run(context, lane, ok=up.ok, reason=up.reason)
     if up.ok:
         lane.watch()
+        record_lane_gpus(run_dir, arm, arm.base_url, lane.target().pid, context.tools.now)
     readiness = up.identity.readiness
     return ArmRun(arm, lane, run_dir, readiness.ready, up.ok, None if up.ok else up.reason)
 

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from collectors.gpu.posture_record import GPU_END_FILE
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.folder.layout import RESULT_FILE
 from evidence.folder.passes import read_passes, unplanned
 from flows.campaign.context import CampaignContext
+from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.restore import RestoreOutcome
 from guards.dispositions import Closure, close_campaign
 from guards.reasons import Disposition
@@ -87,6 +89,8 @@ def bundle(context: CampaignContext) -> BundleIndex:
     runtime = docker_runtime(context.tools.docker) if context.docker is not None else None
     posture = collect_posture(context.tools.now, runtime=runtime)
     write_posture(context.campaign_dir, END_FILE, posture)
+    ids = hardware_gpu_ids(context.frozen.matrix)
+    record_campaign_gpus(context.campaign_dir, ids, GPU_END_FILE, context.tools.now)
     return write_bundle(
         context.campaign_dir,
         now=context.tools.now,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from collectors.gpu.posture_record import GPU_START_FILE
 from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
 from evidence.folder.carried import CarriedRecord
@@ -25,6 +26,7 @@ from evidence.folder.layout import FROZEN_FILE
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.campaign.context import CampaignContext
+from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.journal_index import index_journal
 from flows.campaign.restore import RestoreOutcome, restore_incumbent
 from flows.campaign.spans import span_log
@@ -114,6 +116,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
         reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
+    record_campaign_gpus(campaign_dir, hardware_gpu_ids(frozen.matrix), GPU_START_FILE, tools.now)
     context = CampaignContext(
         frozen,
         campaign_dir,

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from evidence.comparison.model import RATIO_LABELS
 from evidence.comparison.power_table import PowerTable, wanted_variances
-from evidence.comparison.ruling import GOODPUT_LABELS
+from evidence.comparison.ruling import CELL_FIGURE_LABELS
 from evidence.history.variance import EarlierNight, read_earlier
 from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger
@@ -25,7 +25,7 @@ from ledger.history import closed_campaigns
 from matrix.freeze import FrozenMatrix
 from workload.metrics import higher_is_better
 
-LABELS = {**RATIO_LABELS, **GOODPUT_LABELS}
+LABELS = {**RATIO_LABELS, **CELL_FIGURE_LABELS}
 
 
 def planned_power(frozen: FrozenMatrix, workdir: Path, db: str | None) -> PowerTable:

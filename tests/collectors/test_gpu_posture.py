@@ -10,9 +10,9 @@ import pynvml
 import pytest
 
 from collectors.gpu.nvml import PynvmlLibrary
-from collectors.gpu.posture import (
+from collectors.gpu.posture import collect_gpu_posture
+from collectors.gpu.posture_record import (
     GpuPosture,
-    collect_gpu_posture,
     gpu_posture_changes,
     read_gpu_posture,
     write_gpu_posture,

@@ -5,9 +5,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from collectors.gpu.energy import CellEnergy
+from evidence.attempt.energy import EnergyFigures
 from evidence.attempt.goodput import Goodput
 from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
-from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.comparison.energy import figure_ratios
+from evidence.comparison.model import (
+    FIGURE_LABELS,
+    ArmCell,
+    CellEntry,
+    PairEntry,
+    Ratio,
+    ReplicatedRatio,
+)
+from evidence.comparison.replicates import replicated_ratios
 from evidence.comparison.ruling import (
     CELL_FIGURE_LABELS,
     GOODPUT_FIELDS,
@@ -18,8 +31,14 @@ from evidence.comparison.ruling import (
 )
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import rule_contradiction
-from matrix.cell import Sampling
-from matrix.rule import CELL_FIGURE_METRICS, GOODPUT_METRICS, INTERVAL_METRICS, Rule
+from matrix.cell import Cell, Sampling
+from matrix.rule import (
+    CELL_FIGURE_METRICS,
+    ENERGY_METRICS,
+    GOODPUT_METRICS,
+    INTERVAL_METRICS,
+    Rule,
+)
 from matrix.slo import Slo
 from workload.metrics import higher_is_better
 
@@ -92,10 +111,12 @@ def test_the_rule_judges_exactly_the_metrics_that_carry_ratio_intervals() -> Non
     assert set(INTERVAL_METRICS) == set(RATIO_METRICS)
 
 
-def test_every_goodput_metric_is_read_labelled_and_better_higher() -> None:
+def test_every_cell_figure_is_read_labelled_and_better_in_its_direction() -> None:
     assert set(GOODPUT_METRICS) == set(GOODPUT_FIELDS) == set(GOODPUT_LABELS)
     assert set(CELL_FIGURE_METRICS) == set(CELL_FIGURE_LABELS)
-    assert all(higher_is_better(m) for m in CELL_FIGURE_METRICS)
+    assert set(ENERGY_METRICS) == set(FIGURE_LABELS) <= set(CELL_FIGURE_METRICS)
+    lower = {m for m in CELL_FIGURE_METRICS if not higher_is_better(m)}
+    assert lower == {"energy_per_token_j"}  # a cost: joules per token are better fewer
 
 
 def test_a_time_margin_is_met_below_the_bound_not_met_above_it_inconclusive_across() -> None:
@@ -374,3 +395,71 @@ def test_replicated_output_throughput_is_judged_by_its_between_replicate_interva
     noisy = [cell("nat-r1", output_tps=(100.0, 100.0)), cell("nat-r2", output_tps=(100.0, 140.0))]
     line = candidate_ruling(rule(target), noisy, "cand", Replicates((), WRITTEN)).criteria[0]
     assert line.status == "inconclusive"  # each window alone would say not met, then met
+
+
+def energy(per_token: float, per_joule: float | None = None) -> EnergyFigures:
+    """An arm's energy figures: ``per_token`` J per output token over 1,000 tokens."""
+    joules = per_token * 1_000
+    gpu = CellEnergy(window_s=10.0, simulated=True, devices=[], joules=joules, exact=True)
+    return EnergyFigures(
+        gpu=gpu, method="counter", output_tokens=1_000, energy_per_token_j=per_token,
+        output_tokens_per_j=1 / per_token, goodput_per_joule=per_joule,
+        goodput_tokens_per_j=None if per_joule is None else per_joule * 100,
+    )  # fmt: skip
+
+
+def with_energy(entry: CellEntry, incumbent: EnergyFigures, candidate: EnergyFigures) -> CellEntry:
+    inc, cand = entry.arms
+    arms = [inc.model_copy(update={"energy": incumbent}),
+            cand.model_copy(update={"energy": candidate})]  # fmt: skip
+    return entry.model_copy(update={"arms": arms})
+
+
+def test_energy_per_token_is_a_cost_judged_lower_on_its_point_ratio() -> None:
+    """ "Candidate at least 10 % better on energy per output token": fewer joules per token,
+    so the bound is 0.90 and a candidate drawing 0.8× the joules per token meets it."""
+    target = {"metric": "energy_per_token_j", "superiority": 0.10}
+    thrifty = with_energy(cell("a"), energy(0.5), energy(0.4))
+    ruled = candidate_ruling(rule(target), [thrifty], "cand")
+    (line,) = ruled.criteria
+    assert (ruled.outcome, line.bound, line.cells[0].ratio) == ("promote", 0.9, pytest.approx(0.8))
+    assert line.sentence.startswith(
+        "energy per output token (J) at least 10% better (candidate/incumbent ≤ 0.90): met"
+    )
+    hungry = with_energy(cell("a"), energy(0.5), energy(0.6))
+    assert candidate_ruling(rule(target), [hungry], "cand").outcome == "do_not_promote"
+    margin = {"metric": "energy_per_token_j", "non_inferiority": 0.05}
+    assert candidate_ruling(rule(margin), [hungry], "cand").outcome == "do_not_promote"
+    unmeasured = cell("a")  # no GPU ids: no energy figure
+    assert candidate_ruling(rule(margin), [unmeasured], "cand").criteria[0].status == "missing"
+
+
+def test_goodput_per_joule_is_judged_higher_and_its_ratios_are_point_ratios() -> None:
+    target = {"metric": "goodput_per_joule", "superiority": 0.10}
+    entry = with_energy(cell("a"), energy(0.5, per_joule=0.002), energy(0.4, per_joule=0.003))
+    ruled = candidate_ruling(rule(target), [entry], "cand")
+    assert ruled.outcome == "promote" and ruled.criteria[0].cells[0].ratio == pytest.approx(1.5)
+    ratios = figure_ratios(entry.arms, ["cand"])
+    assert [(r.metric, r.higher_is_better, r.simulated) for r in ratios] == [
+        ("energy_per_token_j", False, True),
+        ("goodput_per_joule", True, True),
+    ]
+    assert [r.ratio for r in ratios] == [pytest.approx(0.8), pytest.approx(1.5)]
+    assert figure_ratios(cell("a").arms, ["cand"]) == []  # neither arm measured
+
+
+def test_replicated_energy_ratios_get_a_between_replicate_interval() -> None:
+    plans = [
+        Cell.model_validate({"id": f"nat-r{i}", "kind": "natural", "input_tokens": 512,
+                             "concurrency": 1, "requests": 10,
+                             "replicate": {"of": "nat", "index": i, "count": 2}})
+        for i in (1, 2)
+    ]  # fmt: skip
+    entries = []
+    for plan, per_token in zip(plans, (0.40, 0.42), strict=True):
+        entry = with_energy(cell(plan.id), energy(0.5), energy(per_token))
+        ratios = figure_ratios(entry.arms, ["cand"])
+        entries.append(entry.model_copy(update={"figure_ratios": ratios}))
+    (found,) = [r for r in replicated_ratios(plans, entries) if r.metric == "energy_per_token_j"]
+    assert found.compared == ["nat-r1", "nat-r2"] and found.reason is None
+    assert found.low is not None and found.high is not None and found.low < 0.82 < found.high

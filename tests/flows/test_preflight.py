@@ -26,6 +26,7 @@ import pytest
 from collectors.gpu.nvml import MemoryInfo, NvmlDevice, PynvmlLibrary, Utilization
 from evidence.folder.preflight import CheckResult, PreflightReport, Waiver
 from faceoff.errors import FaceoffError
+from flows.campaign.preflight.gpus import gpu_checks
 from flows.campaign.preflight.host import PreflightHost
 from flows.campaign.preflight.run import require_passed, run_preflight
 from flows.campaign.restore import restore_tools
@@ -381,7 +382,12 @@ def test_the_incumbent_an_earlier_campaign_restored_holds_its_port_and_gpu_right
         assert "held by lane last-night/inc/restore-001" in by_check[("ports", "arm inc")].finding
         answers = by_check[("incumbent", "arm inc")]
         assert answers.status.value == "ok" and "answers as 'sim-tiny'" in answers.finding
-        assert by_check[("gpus", "arm inc")].status.value == "ok"
+        gpus = by_check[("gpus", "arm inc")]
+        assert gpus.status.value == "ok" and "virtual GPUs" in gpus.finding
+        # the same arm on hardware: its restored lane's pid on GPU 0 is the take-over's
+        hardware = frozen.matrix.incumbent.model_copy(update={"simulator": None})
+        assert [c.status.value for c in gpu_checks([hardware], nvml, {pid})] == ["ok"]
+        assert [c.status.value for c in gpu_checks([hardware], nvml, set())] == ["FAIL"]
 
         faults = f"{earlier.record.base_url}/_sim/faults"
         sick = UrllibHttp().post_json(faults, {"health_status": 503}, timeout=10)

@@ -11,7 +11,7 @@ from matrix.cell import sampling_for
 from matrix.freeze import freeze
 from matrix.rule import NotAccepted
 from matrix.rule_warnings import rule_warnings
-from matrix.toml.reader import load_matrix
+from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.cli import REPO, faceoff
 from tests.foundation.output_schemas import shaped
 from tests.foundation.test_bad_input import assert_short_error, run_main
@@ -97,6 +97,11 @@ BAD_RULES = {
         "rule.criteria[0].metric: the criterion on goodput_rps judges cells without an SLO "
         "(natural-1024-c1)",
     ),
+    "energy-without-gpus": (
+        '[rule]\n[[rule.criteria]]\nmetric = "energy_per_token_j"\nsuperiority = 0.1\n',
+        "rule.criteria[0].metric: the criterion on energy_per_token_j compares arms without GPU "
+        "ids (old, new), whose energy is not measured; give them gpu_ids",
+    ),
 }
 
 
@@ -119,6 +124,22 @@ def test_a_goodput_criterion_is_accepted_where_the_campaign_declares_an_slo(
     text += '[rule]\n[[rule.criteria]]\nmetric = "goodput_rps"\nnon_inferiority = 0.05\n'
     rule = load_matrix(write(tmp_path, text)).rule
     assert rule is not None and rule.criteria[0].on_goodput
+
+
+def test_an_energy_criterion_judges_arms_with_gpu_ids_and_goodput_per_joule_needs_an_slo(
+    tmp_path: Path,
+) -> None:
+    text = MINIMAL.replace('served_model = "m"\n', 'served_model = "m"\ngpu_ids = [0, 1]\n')
+    energy = '[rule]\n[[rule.criteria]]\nmetric = "energy_per_token_j"\nnon_inferiority = 0.05\n'
+    rule = load_matrix(write(tmp_path, text + energy)).rule
+    assert rule is not None and rule.criteria[0].on_energy and rule.criteria[0].on_cell_figure
+    assert not rule.criteria[0].on_goodput
+    per_joule = energy.replace("energy_per_token_j", "goodput_per_joule")
+    with pytest.raises(MatrixError, match="goodput_per_joule judges cells without an SLO"):
+        load_matrix(write(tmp_path, text + per_joule))
+    with_slo = text.replace("seed = 7\n", "seed = 7\nslo = { ttft_ms = 800 }\n")
+    ruled = load_matrix(write(tmp_path, with_slo + per_joule)).rule
+    assert ruled is not None and ruled.criteria[0].on_goodput
 
 
 def test_a_rule_may_name_a_replicated_cell_by_the_id_it_was_written_under(

@@ -20,13 +20,17 @@ from evidence.comparison.model import (
     Ratio,
     ReviewRef,
     Ruling,
+    metric_label,
 )
+from evidence.views.card import energy as card_energy
 from evidence.views.card import posture as card_posture
 from evidence.views.card import probes as card_probes
 from evidence.views.card import quality as card_quality
 from evidence.views.card import reuse as card_reuse
 from evidence.views.card import sequential as card_sequential
+from evidence.views.card import speculation as card_speculation
 from evidence.views.card import tables
+from evidence.views.card import tails as card_tails
 from evidence.views.card.before_night import before_night, before_night_lead
 from evidence.views.card.carried import carried_lead, carried_section
 from evidence.views.card.markdown import Sources, link, links, table
@@ -69,10 +73,14 @@ def card_parts(comparison: Comparison) -> CardParts:
         *([_replicated(c)] if c.replicated else []),
         *([card_sequential.section(c.sequential)] if c.sequential else []),
         f"## {PROBES}\n\n" + card_probes.probes(c, sources),
+        "## Energy\n\n" + card_energy.section(c, sources),
+        "## Speculative decoding\n\n" + card_speculation.section(c, sources),
+        "## Tails\n\n" + card_tails.section(c, sources),
         "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
         *card_reuse.sections(c, sources),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
+        "## GPU posture\n\n" + card_posture.gpu_posture(c, sources),
         "## Before the night\n\n" + before_night(c, sources),
         "## Full measurements\n\n" + tables.measurements(c, sources),
         "## Coverage and attempts\n\n" + tables.dispositions(c),
@@ -204,13 +212,13 @@ def _replicated(c: Comparison) -> str:
     """Replicated cells: the interval that sees the variance between windows."""
     lines = []
     for r in c.replicated:
-        label = RATIO_LABELS[r.metric]
+        label = metric_label(r.metric) + (" p50" if r.metric in RATIO_LABELS else "")
         each = ", ".join(f"{x:.2f}" for x in r.ratios)
         if r.low is None or r.high is None or r.ratio is None:
-            lines.append(f"- {r.cell}, {r.candidate}, {label} p50: no interval ({r.reason}).")
+            lines.append(f"- {r.cell}, {r.candidate}, {label}: no interval ({r.reason}).")
             continue
         lines.append(
-            f"- {r.cell}, {r.candidate}, {label} p50: {r.ratio:.2f}× ({r.confidence:.0%} "
+            f"- {r.cell}, {r.candidate}, {label}: {r.ratio:.2f}× ({r.confidence:.0%} "
             f"between-replicate interval {r.low:.2f}–{r.high:.2f}; replicates {each})."
         )
     return (

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from evidence.comparison.cells import SOURCE_FILES
 from evidence.comparison.model import RATIO_LABELS, ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.folder.layout import CELLS_DIR
+from evidence.views.card.extra_rows import ENERGY_ROWS, SPECULATION_ROW, extra_rows
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
 from guards.reasons import Disposition
@@ -35,6 +36,9 @@ HEADLINE: list[tuple[str, str, Cell]] = [
     ("aggregate output throughput", "aggregate_output_tps",
      lambda a: _tps(a.aggregate_output_tps)),
 ]  # fmt: skip
+
+
+DECODE_KEY = "metrics.decode_tps.p50"
 
 
 def _arm_names(c: Comparison) -> list[str]:
@@ -87,10 +91,13 @@ def headline(c: Comparison, sources: Sources) -> str:
             ref = sources.ref(f"cells[{cell.id}].arms[*].{key}", files)
             values = (_value(cell, a, render) for a in names)
             rows.append([_cell_label(cell) if n == 0 else "", label, *values, ref])
+            if key == DECODE_KEY:
+                rows += extra_rows(cell, names, sources, _value, SPECULATION_ROW)
         if any(a.goodput for a in cell.arms):
             ref = sources.ref(f"cells[{cell.id}].arms[*].goodput", files)
             values = (_value(cell, a, goodput_words) for a in names)
             rows.append(["", f"goodput within SLO ({slo_words(cell)})", *values, ref])
+        rows += extra_rows(cell, names, sources, _value, *ENERGY_ROWS)
     rows += [["all accepted cells" if n == 0 else "", *row]
              for n, row in enumerate(_totals_rows(c, sources))]  # fmt: skip
     return table(["cell", "measurement", *names, "source"], rows)

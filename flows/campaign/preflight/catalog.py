@@ -13,7 +13,8 @@ from evidence.folder.preflight import CheckResult, CheckStatus
 CHECKS = MappingProxyType(
     {
         "gpus": "every gpu_ids entry is a GPU NVML sees, and no process the take-over will not "
-        "stop holds memory on it",
+        "stop holds memory on it (a simulator arm's gpu_ids are its lane's virtual GPUs: NVML "
+        "is not asked)",
         "gpu_ids": "an arm has gpu_ids wherever the gpu_memory family is required (without "
         "them every cell would be blocked family_missing)",
         "parallel": "tensor × pipeline × data parallel sizes in the engine flags fit the arm's "

@@ -1,6 +1,7 @@
 """GPUs: every ``gpu_ids`` entry is a device NVML sees, and nothing the take-over leaves
 running holds memory on it (the arms run one after another on the same GPUs, so only a
-foreign process can share them). Read through the collectors' NVML interface."""
+foreign process can share them). Read through the collectors' NVML interface. A simulator
+arm's GPU ids name the virtual GPUs its lane models (``simulator/gpu.py``), not hardware."""
 
 from __future__ import annotations
 
@@ -33,14 +34,11 @@ class DeviceSeen:
 
 def gpu_checks(arms: list[Arm], nvml: Nvml, exempt: Collection[int]) -> list[CheckResult]:
     """Look at every GPU an arm names; ``exempt``: pids of lanes the take-over stops. A
-    simulator arm's GPUs are the simulator's own, virtual: nothing on the host to look at."""
-    named = [a for a in arms if a.gpu_ids]
-    if not named:
-        return [ok("gpus", "host", "no arm names GPU ids")]
-    virtual = [_virtual(a) for a in named if a.simulator is not None]
-    arms = [a for a in named if a.simulator is None]
+    simulator arm's GPU ids are its lane's virtual GPUs: NVML is not asked about them."""
+    virtual = [_virtual(a) for a in arms if a.gpu_ids and a.simulator is not None]
+    arms = [a for a in arms if a.gpu_ids and a.simulator is None]
     if not arms:
-        return virtual
+        return virtual or [ok("gpus", "host", "no arm names GPU ids")]
     try:
         nvml.init()
     except Exception as exc:  # NVMLError's many kinds all mean: no driver, no GPU here
@@ -56,7 +54,8 @@ def _virtual(arm: Arm) -> CheckResult:
     return ok(
         "gpus",
         arm_subject(arm.name),
-        f"gpu_ids {arm.gpu_ids} are the simulator's virtual GPUs (simulated): no host GPU needed",
+        f"gpu_ids {arm.gpu_ids} are the simulator lane's virtual GPUs (simulated; the lane "
+        "models them, NVML is not asked)",
     )
 
 

@@ -1,0 +1,82 @@
+"""Energy per output token of one cell attempt, over its scored window. Pure.
+
+The joules are ``collectors.gpu.energy.cell_energy`` of the arm's ``gpu.jsonl`` over the
+scored window (first scored send to last scored end: the window of the aggregate output
+throughput and of goodput): NVML's total-energy counter per GPU, or, said so per GPU, its
+power samples integrated. Every GPU of the arm counts, busy or not: it is the energy the
+recipe held for the window. Output tokens are the completion tokens of the scored requests
+that reported usage (the aggregate throughput's numerator); goodput per joule counts the
+requests, and their tokens, that met the cell's SLO (``evidence.attempt.goodput``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from collectors.gpu.energy import CellEnergy, EnergyMethod, cell_energy
+from collectors.records import CellWindow
+from collectors.samples import GpuSample
+from faceoff.artifact import Spec
+
+EnergySource = Literal["counter", "integrated_power", "mixed"]
+METHOD = (
+    "energy = the sum over the arm's GPUs of NVML's total-energy counter at the end of the "
+    "scored window minus at its start (each edge interpolated between the two samples around "
+    "it), or, where a GPU has no usable counter, its power samples integrated (trapezoid), "
+    "said so; energy per output token = joules / completion tokens of the scored requests; "
+    "goodput per joule = requests that met the cell's SLO / joules"
+)
+
+
+class EnergyFigures(Spec):
+    gpu: CellEnergy = Field(description="Joules per GPU and in all over the scored window.")
+    method: EnergySource | None = Field(
+        description="counter (every GPU by NVML's energy counter), integrated_power (every "
+        "GPU by its power samples), mixed; None when no GPU's energy is known."
+    )
+    output_tokens: int = Field(description="Completion tokens of scored requests with usage.")
+    energy_per_token_j: float | None = Field(description="Joules per output token.")
+    output_tokens_per_j: float | None = Field(description="Output tokens per joule.")
+    goodput_per_joule: float | None = Field(
+        description="Requests that met the cell's SLO per joule; None without an SLO."
+    )
+    goodput_tokens_per_j: float | None = Field(
+        description="Their completion tokens per joule; None without an SLO."
+    )
+
+    @property
+    def simulated(self) -> bool:
+        return self.gpu.simulated
+
+
+def energy_figures(
+    samples: Sequence[GpuSample],
+    window: tuple[int, int],
+    output_tokens: int,
+    good: tuple[int, int] | None,
+) -> EnergyFigures:
+    """``window``: the scored window (first send, last end) in perf_counter_ns; ``good``:
+    the requests that met the SLO and their completion tokens, None without an SLO."""
+    energy = cell_energy(samples, CellWindow(start_ns=window[0], end_ns=window[1]))
+    joules = energy.joules if energy.joules else None  # no energy: no figure per joule
+    return EnergyFigures(
+        gpu=energy,
+        method=_method(energy),
+        output_tokens=output_tokens,
+        energy_per_token_j=joules / output_tokens if joules and output_tokens else None,
+        output_tokens_per_j=output_tokens / joules if joules else None,
+        goodput_per_joule=good[0] / joules if joules and good else None,
+        goodput_tokens_per_j=good[1] / joules if joules and good else None,
+    )
+
+
+def _method(energy: CellEnergy) -> EnergySource | None:
+    used = {d.method for d in energy.devices if d.joules is not None}
+    if not used:
+        return None
+    if used == {EnergyMethod.COUNTER}:
+        return "counter"
+    return "integrated_power" if used == {EnergyMethod.INTEGRATED_POWER} else "mixed"

@@ -1,0 +1,84 @@
+"""Tails of one cell attempt: inter-token latency from the chunk times, and the p99s its
+sample can claim. Pure.
+
+ITL is the gap between two consecutive token-bearing chunks of one request, as the client
+read them off the socket (``chunk_offsets_us``), pooled over the requests a statistic
+counts: ``vllm bench serve``'s definition (a chunk that carries several tokens, as under
+speculative decoding, is one gap). A p99 is *claimed* only where the sample is large
+enough for its second-largest value to bound the 99th percentile from above at the
+card's confidence (``evidence.stats.power.tail_floor``: 473 values at 95 %); a smaller
+sample's p99 is shown as an estimate, with its n. An ITL sample counts gaps, which within
+one request are not independent: its claim is the weaker one (docs/evidence.md, "Tails").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from itertools import pairwise
+
+import numpy as np
+from pydantic import Field
+
+from evidence.stats.bootstrap import DEFAULT_CONFIDENCE
+from evidence.stats.power import tail_floor
+from faceoff.artifact import Spec
+from workload.outcome import RequestOutcome
+
+ITL = "itl_s"
+TAIL_METRICS = ("ttft_s", "e2e_s")  # request metrics whose p99 the card shows beside ITL's
+US_PER_S = 1e6
+QUANTILES = (0.5, 0.95, 0.99)
+METHOD = (
+    "ITL = the gap between two consecutive token-bearing chunks of a request (socket-read "
+    "times), pooled over the counted scored requests; a p99 is claimed where the sample's "
+    "second-largest value bounds the 99th percentile from above at the stated confidence "
+    "(binomial order statistics, MLPerf LoadGen's floor), else it is an estimate"
+)
+
+
+class TailStats(Spec):
+    """A distribution's tail, and whether its p99 can be claimed."""
+
+    n: int = Field(description="Values (requests; for ITL, chunk gaps).")
+    p50: float | None = Field(description="Median (type-7 interpolation); None when n = 0.")
+    p95: float | None = Field(description="95th percentile (type-7).")
+    p99: float | None = Field(description="99th percentile (type-7).")
+    max: float | None = Field(description="Largest value.")
+    confidence: float = Field(description="Confidence a p99 claim is made at.")
+    p99_floor: int = Field(
+        description="Fewest values whose second-largest bounds the p99 at that confidence."
+    )
+    p99_claimed: bool = Field(description="n reaches the floor: the p99 can be claimed.")
+
+
+@cache
+def p99_floor(confidence: float = DEFAULT_CONFIDENCE) -> int:
+    return tail_floor(0.99, confidence)
+
+
+def tail_of(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> TailStats:
+    """``values`` may be an ``array('d')`` of millions of chunk gaps: read as one numpy
+    array, never as a list of Python floats; percentiles of type 7 (numpy's linear)."""
+    found = np.asarray(values, dtype=np.float64)
+    floor = p99_floor(confidence)
+    p50, p95, p99 = (
+        (float(v) for v in np.quantile(found, QUANTILES, method="linear"))
+        if len(found)
+        else (None, None, None)
+    )
+    return TailStats(
+        n=len(found),
+        p50=p50,
+        p95=p95,
+        p99=p99,
+        max=float(found.max()) if len(found) else None,
+        confidence=confidence,
+        p99_floor=floor,
+        p99_claimed=len(found) >= floor,
+    )
+
+
+def chunk_gaps(outcome: RequestOutcome) -> list[float]:
+    """The request's inter-token latencies in seconds: one per pair of consecutive chunks."""
+    return [(b - a) / US_PER_S for a, b in pairwise(outcome.chunk_offsets_us)]
