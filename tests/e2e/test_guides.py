@@ -19,8 +19,8 @@ from tests.e2e.conftest import REPO
 from tests.lanes.helpers import kill_recorded_processes
 
 GUIDE = REPO / "docs" / "guide"
-# The tutorial first; the auditor's guide goes on in its folder, with its campaign.
-WALKED = ("first-campaign.md", "auditing.md")
+# The tutorial first; the reviewer's and the auditor's guides go on in its folder, on its campaign.
+WALKED = ("first-campaign.md", "reviewing.md", "auditing.md")
 BLOCK = re.compile(r"^```sh walk\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?")
 EXITS = re.compile(r"#\s*exits\s+(\d+)\s*$")
