@@ -1,8 +1,8 @@
-"""The guides run as written: every ```` ```sh walk ```` block of docs/guide/, in page order,
-in one fresh folder, as one shell session would run it (what a command exports or where it
-`cd`s carries to the next), against the simulator. Each command must exit as the page says
-(a trailing ``# exits N``, else 0) and leave the files a ``# writes A, B`` line names, so a
-guide cannot drift from faceoff unnoticed."""
+"""The guides run as written: every ```` ```sh walk ```` block of docs/guide/, page after page
+of a walk, in one fresh folder, as one shell session would run it (what a command exports or
+where it `cd`s carries to the next), against the simulator. Each command must exit as the
+page says (a trailing ``# exits N``, else 0) and leave the files a ``# writes A, B`` line
+names, so a guide cannot drift from faceoff unnoticed."""
 
 from __future__ import annotations
 
@@ -19,8 +19,12 @@ from tests.e2e.conftest import REPO
 from tests.lanes.helpers import kill_recorded_processes
 
 GUIDE = REPO / "docs" / "guide"
-# The tutorial first; the reviewer's and the auditor's guides go on in its folder, on its campaign.
-WALKED = ("first-campaign.md", "reviewing.md", "auditing.md")
+# Each walk's pages in order, in one folder: the reviewer's and the auditor's guides go on
+# from the tutorial, on its campaign; the engine guide's walked blocks need no engine.
+WALKS = {
+    "tutorial": ("first-campaign.md", "reviewing.md", "auditing.md"),
+    "engines": ("your-engine.md",),
+}
 BLOCK = re.compile(r"^```sh walk\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?")
 EXITS = re.compile(r"#\s*exits\s+(\d+)\s*$")
@@ -95,35 +99,50 @@ class Shell:
 
 
 def fresh_shell(folder: Path, api_url: str) -> Shell:
-    """The reader's shell: faceoff on PATH, no campaign settings of this host's operator."""
+    """The reader's shell as the guides' "Before you start" leaves it: faceoff on PATH,
+    CHECKOUT naming the checkout; no campaign settings of this host's operator."""
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env |= {"PREFECT_API_URL": api_url, "COLUMNS": "120", "PWD": str(folder)}
-    return Shell(folder, env)
+    env |= {"CHECKOUT": str(REPO), "PREFECT_API_URL": api_url, "COLUMNS": "120"}
+    return Shell(folder, env | {"PWD": str(folder)})
 
 
-def all_steps() -> list[Step]:
-    return [s for page in WALKED for s in walked_steps(page, (GUIDE / page).read_text())]
+def steps_of(walk: str) -> list[Step]:
+    return [s for page in WALKS[walk] for s in walked_steps(page, (GUIDE / page).read_text())]
 
 
 def test_the_tutorial_walks_the_whole_way_from_init_to_the_audit() -> None:
     """What the walk runs, so it cannot pass by running nothing."""
-    commands = [s.command.split()[:2] for s in walked_steps(
-        "first-campaign.md", (GUIDE / "first-campaign.md").read_text()
-    )]  # fmt: skip
+    tutorial = [s for s in steps_of("tutorial") if s.page == "first-campaign.md"]
+    commands = [s.command.split()[:2] for s in tutorial]
     for command in ("init", "validate", "preflight", "run", "status", "review", "audit"):
         assert ["faceoff", command] in commands, command
-    assert any(s.exits == 2 for s in all_steps()), "the failing preflight is walked too"
-    assert all(s.writes for s in all_steps() if s.command.startswith("faceoff run"))
+    assert [s.exits for s in tutorial if s.command.startswith("faceoff preflight")] == [2, 0]
+    assert all(s.writes for s in steps_of("tutorial") if s.command.startswith("faceoff run"))
+
+
+def test_every_guide_with_walked_blocks_is_walked() -> None:
+    walked = {page for pages in WALKS.values() for page in pages}
+    marked = {p.name for p in GUIDE.glob("*.md") if BLOCK.search(p.read_text())}
+    assert marked == walked
+
+
+def test_a_command_spans_its_continued_lines_and_its_heredoc() -> None:
+    page = "```sh walk\nfaceoff init a \\\n  --gpus 0\n# writes a\ncat > b <<'EOF'\nx\nEOF\n"
+    page += "faceoff preflight a    # exits 2\n```\n"
+    steps = walked_steps("p.md", page)
+    assert [(s.line, s.exits, s.writes) for s in steps] == [(2, 0, ("a",)), (5, 0, ()), (8, 2, ())]
+    assert steps[1].command == "cat > b <<'EOF'\nx\nEOF"
 
 
 @pytest.mark.prefect
-def test_the_guides_run_as_written(harness_api: str, tmp_path: Path) -> None:
-    folder = tmp_path / "first-campaign"
+@pytest.mark.parametrize("walk", sorted(WALKS))
+def test_the_guides_run_as_written(walk: str, harness_api: str, tmp_path: Path) -> None:
+    folder = tmp_path / walk
     folder.mkdir()
     shell = fresh_shell(folder, harness_api)
     try:
-        for step in all_steps():
+        for step in steps_of(walk):
             done = shell.run(step, tmp_path / "shell.env")
             said = (done.stdout + done.stderr)[-4000:]
             assert done.returncode == step.exits, f"{step} exited {done.returncode}:\n{said}"
