@@ -1,1 +1,2 @@
-"""flows."""
+"""The campaign walk as plain functions (``campaign``), its Prefect flows (``prefect``) and
+the ``faceoff`` command line (``cli``)."""

@@ -1,1 +1,1 @@
-"""tickets."""
+"""Follow-up tickets from the failed and blocked clusters of a campaign's cell runs."""
