@@ -23,9 +23,12 @@ is the rule's, re-stated here over those numbers. Scenarios: TTFT p50 non-inferi
 and superiority 5 % (a time: candidate/incumbent ≤ 1.05, ≤ 0.95), planted ratios 1.00,
 1.05 (the margin) and 0.90 (10 % better), and the A/A instrument (ratio 1.00 against a bound
 of 1: any decided cell is a false positive). The fixed design of the same error rates runs
-each cell once with the requests that give 80 % power at the same 95 % confidence; both
-designs are sized with one ``requests`` for every cell (as a matrix entry declares it), and,
-as a second comparison, each cell sized on its own. Lane-time: the engine seconds of the
+each cell once with the requests that give 80 % power at the same 95 % confidence. The
+sequential design is run twice: without a futility stop, and with the non-binding one of
+``evidence.stats.futility`` (a cell also stops when its look before the last holds the
+bound within the wedge), each planned for 80 % power its own way. All designs are sized
+with one ``requests`` for every cell (as a matrix entry declares it), and, as a second
+comparison, each cell sized on its own. Lane-time: the engine seconds of the
 requests (virtual clock) plus, per pass and arm, the profile's startup, JIT warmup and the
 arm's warmups.
 
@@ -48,9 +51,10 @@ from dataclasses import dataclass, field
 
 from evidence.stats import power
 from evidence.stats.bootstrap import RatioInterval, Sample, median_ratio, time_blocks
+from evidence.stats.futility import Futility, futility_design
 from evidence.stats.known_variance import per_request
-from evidence.stats.sequential import PassEstimate, look_at, standing
-from evidence.stats.spending import obf_design
+from evidence.stats.sequential import PassEstimate, futile, look_at, standing
+from evidence.stats.spending import Design, exits, obf_design
 from simulator.output import draw_length
 from simulator.profile import Profile, load_profile
 from simulator.virtual import Job, closed_loop
@@ -170,23 +174,33 @@ class Setup:
         )
 
 
-def sequential(setup: Setup, rule: Rule, truth: float, plan: dict[str, int], seed: int) -> Campaign:
-    """A campaign of sequential passes: a cell runs while its criterion is undecided; the
-    campaign stops when every cell is decided or one is not met (do not promote)."""
+def sequential(
+    setup: Setup, rule: Rule, truth: float, plan: dict[str, int], seed: int,
+    *, futility: Futility | None = None,
+) -> Campaign:  # fmt: skip
+    """A campaign of sequential passes: a cell runs while its criterion is undecided (and,
+    with ``futility``, has not stopped futile); the campaign stops when every cell has
+    stopped or one is not met (do not promote)."""
     rng, design = random.Random(seed), obf_design(setup.looks, CONFIDENCE)
+    stopped: set[str] = set()
     draws = {s.name: Draws(s, rng) for s in setup.cells}
     seen: dict[str, list[PassEstimate]] = {s.name: [] for s in setup.cells}
     status = {s.name: "inconclusive" for s in setup.cells}
     campaign = Campaign()
     for k in range(1, setup.looks + 1):
-        running = [s for s in setup.cells if status[s.name] == "inconclusive"]
+        running = [
+            s for s in setup.cells if status[s.name] == "inconclusive" and s.name not in stopped
+        ]
         if not running or (not rule.aa and "not_met" in status.values()):
             break
         campaign.passes = k
         for stream in running:
             found, busy = pass_interval(draws[stream.name], plan[stream.name], truth, seed + k)
             seen[stream.name].append(estimate_of(found))
-            status[stream.name] = look_at(seen[stream.name], design, rule.bound, False).status
+            look = look_at(seen[stream.name], design, rule.bound, False)
+            status[stream.name] = look.status
+            if futility is not None and futile(look, futility, rule.bound):
+                stopped.add(stream.name)
             campaign.requests += 2 * plan[stream.name]
             campaign.lane_s += busy
         campaign.lane_s += 2 * setup.lane_overhead(running)
@@ -237,19 +251,35 @@ Plan = dict[str, int]  # cell -> requests per arm (per pass)
 
 
 def plans(setup: Setup, variances: dict[str, float]) -> dict[str, dict[str, Plan]]:
-    """Per sizing ("one requests", "per cell") and design ("fixed", "sequential"): requests
-    per cell (per pass), for 80 % power at either rule's bound when the truth is 1 for the
-    non-inferiority and 10 % better for the superiority (both ≈ 5 % from the bound)."""
+    """Per sizing ("one requests", "per cell") and design ("fixed", "sequential",
+    "futility"): requests per cell (per pass), for 80 % power at either rule's bound when the
+    truth is 1 for the non-inferiority and 10 % better for the superiority (both ≈ 5 % from
+    the bound). ``power`` plans the design with its futility stop; the design without it
+    needs (its 80 % drift / the futility design's)² of those requests."""
     design = obf_design(setup.looks, CONFIDENCE)
     distance = min(math.log(1.05), math.log(0.95 / 0.90))
+    with_stop = {s.name: power.sequential_needed(variances[s.name], distance, design,
+                                                 s.concurrency) for s in setup.cells}  # fmt: skip
+    shrink = (efficacy_drift(design) / futility_design(design).drift) ** 2
     per_cell = {
         "fixed": {s.name: power.requests_needed(variances[s.name], distance, s.concurrency,
                                                 CONFIDENCE) for s in setup.cells},
-        "sequential": {s.name: power.sequential_needed(variances[s.name], distance, design,
-                                                       s.concurrency) for s in setup.cells},
+        "sequential": {name: math.ceil(n * shrink) for name, n in with_stop.items()},
+        "futility": with_stop,
     }  # fmt: skip
     one = {kind: dict.fromkeys(sized, max(sized.values())) for kind, sized in per_cell.items()}
     return {"one requests": one, "per cell": per_cell}
+
+
+def efficacy_drift(design: Design) -> float:
+    """The drift per pass the design without a futility stop decides with 80 % power."""
+    low, high = 0.0, 20.0
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (
+            (middle, high) if exits(design, middle).upper_total < power.POWER else (low, middle)
+        )
+    return high
 
 
 def rate(hits: int, runs: int) -> str:
@@ -285,10 +315,13 @@ def scenario(
     setup: Setup, sized: dict[str, Plan], rule_name: str, truth: float, seeds: int
 ) -> dict[str, Totals]:
     rule = RULES[rule_name]
+    stop = futility_design(obf_design(setup.looks, CONFIDENCE))
     found = {
         "fixed": Totals([fixed(setup, rule, truth, sized["fixed"], s) for s in range(seeds)]),
         "sequential": Totals([sequential(setup, rule, truth, sized["sequential"], s)
                               for s in range(seeds)]),
+        "futility": Totals([sequential(setup, rule, truth, sized["futility"], s, futility=stop)
+                            for s in range(seeds)]),
     }  # fmt: skip
     for design_name, totals in found.items():
         wanted = {"met", "not_met"} if rule.aa else {"met"}
@@ -297,6 +330,21 @@ def scenario(
               f"{totals.cell_share(wanted):>26} {totals.mean('requests'):>9.0f} "
               f"{totals.mean('lane_s') / 3600:>7.2f} {totals.mean('passes'):>6.2f}")  # fmt: skip
     return found
+
+
+def savings(design: str, found: Sequence[dict[str, Totals]]) -> str:
+    """The design's mean requests and lane-time over the fixed design's, per scenario, averaged
+    over all and over those with a right decision to reach."""
+    ratios = {what: [f[design].mean(what) / f["fixed"].mean(what) for f in found]
+              for what in ("requests", "lane_s")}  # fmt: skip
+    decisions = [r for r, named in zip(ratios["requests"], SCENARIOS, strict=True)
+                 if named in DECIDABLE]  # fmt: skip
+    return (
+        f"{design} / fixed, mean over the {len(SCENARIOS)} scenarios: requests "
+        f"{statistics.fmean(ratios['requests']):.2f}, lane-time "
+        f"{statistics.fmean(ratios['lane_s']):.2f}; over the {len(DECIDABLE)} with a right "
+        f"decision to reach: requests {statistics.fmean(decisions):.2f}"
+    )
 
 
 def many_seeds(seeds: int, looks: int) -> None:
@@ -311,21 +359,11 @@ def many_seeds(seeds: int, looks: int) -> None:
               f"(six A/A nights of 64)")  # fmt: skip
     for sizing, by_design in sized.items():
         print(f"\n{sizing}: requests per cell, fixed {by_design['fixed']}; sequential per pass "
-              f"{by_design['sequential']}\n{HEADER}")  # fmt: skip
-        ratios: dict[str, list[float]] = {"requests": [], "lane_s": [], "decisions": []}
-        for rule_name, truth in SCENARIOS:
-            found = scenario(setup, by_design, rule_name, truth, seeds)
-            for what in ("requests", "lane_s"):
-                ratio = found["sequential"].mean(what) / found["fixed"].mean(what)
-                ratios[what].append(ratio)
-                if what == "requests" and (rule_name, truth) in DECIDABLE:
-                    ratios["decisions"].append(ratio)
-        print(
-            f"sequential / fixed, mean over the {len(SCENARIOS)} scenarios: requests "
-            f"{statistics.fmean(ratios['requests']):.2f}, lane-time "
-            f"{statistics.fmean(ratios['lane_s']):.2f}; over the {len(DECIDABLE)} with a right "
-            f"decision to reach: requests {statistics.fmean(ratios['decisions']):.2f}"
-        )
+              f"{by_design['sequential']}; with the futility stop per pass "
+              f"{by_design['futility']}\n{HEADER}")  # fmt: skip
+        found = [scenario(setup, by_design, *named, seeds) for named in SCENARIOS]
+        for design_name in ("sequential", "futility"):
+            print(savings(design_name, found))
     print(f"\n{seeds} seeds per scenario; {time.monotonic() - started:.0f} s in all")
 
 

@@ -23,7 +23,9 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       passes record's budget; a ratio's ``statistic`` may be ``p99`` (where both arms have
       the requests to claim one); a sequential cell's passes that never ran are not cells;
       later in 10, a dataset or trace cell's ``reuse`` (the plan's offline prefix reuse beside
-      each arm's measured prefix-cache hit ratio), left out elsewhere (same shape).
+      each arm's measured prefix-cache hit ratio), left out elsewhere (same shape); later in
+      10, the futility stop: ``sequential.futility``, a cell's ``futility`` wedge and a
+      criterion's ``futile_at`` (defaults for older files).
   11 — arm cells gain ``energy`` (GPU joules over the scored window, per output token and per
       good request, its method, simulated or not), ``speculation`` (draft acceptance from the
       engine's counters) and ``tails`` (TTFT, E2E, ITL p50/p95/p99/max, each p99 with its n

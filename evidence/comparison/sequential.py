@@ -7,8 +7,11 @@ O'Brien–Fleming-type spending over K equally spaced looks, each side of a boun
 rule's (1 − confidence)/2). After pass k, each criterion of the rule that judges the cell
 is judged per candidate on the passes so far combined (``evidence.stats.sequential``), with
 the interval look k allows; it is decided (met or not met) at the first look whose
-interval clears the bound, and stays so. The cell needs another pass while some candidate
-whose outcome is still open has a criterion undecided in it; a candidate's outcome is
+interval clears the bound, and stays so; an undecided criterion whose look before the last
+holds its bound within the futility wedge (``evidence.stats.futility``) stops, futile,
+undecided (it decides nothing: the rule counts it inconclusive). The cell needs another
+pass while some candidate whose outcome is still open has a criterion neither decided nor
+futile in it; a candidate's outcome is
 settled once the rule's outcome can no longer change: promote (every criterion met),
 do not promote (one not met), or a counted cell run not accepted under ``not_accepted =
 "no_decision"``. The flow runs only the cells that need a pass (``flows.campaign.passes``);
@@ -39,7 +42,9 @@ from evidence.comparison.sequential_model import (
     SequentialView,
 )
 from evidence.folder.passes import PassRecord
-from evidence.stats.sequential import PassEstimate, look_at, standing
+from evidence.stats.futility import SPENDING as FUTILITY
+from evidence.stats.futility import Futility, futility_design
+from evidence.stats.sequential import PassEstimate, futile, look_at, standing
 from evidence.stats.spending import SPENDING, Design, obf_design
 from faceoff.format import join_words
 from matrix.cell import Cell
@@ -57,7 +62,10 @@ METHOD = (
     "confidence (the spending's z boundary as a Student t critical value, Welch–"
     "Satterthwaite degrees of freedom) is judged against the bound; a criterion is decided at "
     "the first look whose interval clears it; a cell runs another pass only while a candidate "
-    "whose outcome is open has a criterion undecided in it"
+    "whose outcome is open has a criterion undecided in it; a criterion stops undecided "
+    f"(futile) at a look before the last whose interval at the futility level ({FUTILITY}, "
+    "the inner wedge sized so that the last look's meets the efficacy boundary at 80 % power; "
+    "non-binding) still holds its bound"
 )
 
 
@@ -72,6 +80,10 @@ class SequentialGroup:
     @property
     def design(self) -> Design:
         return obf_design(len(self.cells), CONFIDENCE)
+
+    @property
+    def futility(self) -> Futility:
+        return futility_design(self.design)
 
     @property
     def ids(self) -> set[str]:
@@ -97,6 +109,7 @@ def criterion_looks(
     higher, bound = higher_is_better(criterion.metric), bound_of(criterion)
     looks: list[LookEntry] = []
     passes: list[PassEstimate] = []
+    futile_at: int | None = None
     for cell in group.cells:
         entry = entries.get(cell.id)
         found = _pass_figure(entry, criterion, candidate) if entry is not None else None
@@ -109,6 +122,8 @@ def criterion_looks(
             continue
         passes.append(_estimate(entry, criterion, candidate, found))  # type: ignore[arg-type]
         look = look_at(passes, group.design, bound, higher)
+        if futile_at is None and futile(look, group.futility, bound):
+            futile_at = look.look
         looks.append(LookEntry(look=look.look, ratio=look.ratio, low=look.low, high=look.high,
                                confidence=look.confidence, status=look.status))  # fmt: skip
     decided = next((look for look in looks if look.status in ("met", "not_met")), None)
@@ -120,6 +135,7 @@ def criterion_looks(
         bound=bound,
         looks=looks,
         decided_at=decided.look if decided else None,
+        futile_at=futile_at if decided is None else None,
         status=last.status if last else "missing",
     )
 
@@ -189,10 +205,12 @@ def settled(
 
 @dataclass(frozen=True)
 class Need:
-    """Whether a sequential cell needs another pass, and why (or why not)."""
+    """Whether a sequential cell needs another pass, and why (or why not); ``futile`` when no
+    further pass rests on a futility stop (a criterion of an open candidate left undecided)."""
 
     more: bool
     why: str
+    futile: bool = False
 
 
 def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need]:
@@ -219,17 +237,24 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need
 
 
 def _need(lines: Sequence[SequentialCriterion], closed: Mapping[str, str | None]) -> Need:
-    undecided = [ln for ln in lines if closed[ln.candidate] is None and ln.decided_at is None]
+    open_lines = [ln for ln in lines if closed[ln.candidate] is None and ln.decided_at is None]
+    undecided = [ln for ln in open_lines if ln.futile_at is None]
     if undecided:
         said = join_words([f"{label(ln)} for {ln.candidate}" for ln in undecided], "and")
         return Need(True, f"undecided: {said}")
     settled_words = [why for why in closed.values() if why is not None]
-    decided = [ln for ln in lines if ln.decided_at is not None]
     parts = [
         f"{label(ln)} {ln.status.replace('_', ' ')} for {ln.candidate} at look {ln.decided_at}"
-        for ln in decided
+        for ln in lines
+        if ln.decided_at is not None
     ]
-    return Need(False, "; ".join([*parts, *settled_words]) or "no criterion to decide")
+    futile = [
+        f"{label(ln)} futile for {ln.candidate} at look {ln.futile_at} (its interval at the "
+        "futility level still holds the bound: no decision is plausible in the passes left)"
+        for ln in open_lines
+    ]
+    said = "; ".join([*parts, *futile, *settled_words]) or "no criterion to decide"
+    return Need(False, said, futile=bool(futile))
 
 
 def sequential_view(
@@ -243,6 +268,7 @@ def sequential_view(
     lines = judged(matrix.rule, groups, [a.name for a in matrix.candidates], by_id)
     return SequentialView(
         spending=SPENDING,
+        futility=FUTILITY,
         confidence=CONFIDENCE,
         cells=[_cell_view(g, lines[g.written], by_id, record) for g in groups],
         budget=_budget(record),
@@ -265,6 +291,7 @@ def _cell_view(
         boundaries=list(design.boundaries),
         spent=list(design.spent),
         levels=[design.nominal_confidence(k) for k in range(1, design.looks + 1)],
+        futility=list(group.futility.boundaries),
         criteria=list(lines),
         stopped=_stopped(group, ran, lines, record),
     )
@@ -280,9 +307,14 @@ def _stopped(
     ids = {c.id for c in group.cells}
     skipped = next((s for s in (record.skipped if record else []) if ids & set(s.cells)), None)
     if skipped is not None:
-        return skipped.sentence if skipped.reason == "decided" else f"budget: {skipped.sentence}"
+        return (
+            skipped.sentence
+            if skipped.reason == "decided"
+            else f"{skipped.reason}: {skipped.sentence}"
+        )
     decided = sum(1 for line in lines if line.decided_at is not None)
-    tally = f"{decided} of {len(lines)} criteria decided"
+    futile = sum(1 for line in lines if line.futile_at is not None)
+    tally = f"{decided} of {len(lines)} criteria decided" + (f", {futile} futile" if futile else "")
     return f"every pass ran; {tally}" if len(ran) == len(group.cells) else tally
 
 

@@ -29,6 +29,11 @@ class SequentialCriterion(Spec):
     bound: float = Field(description="The ratio bound (evidence.comparison.ruling.bound_of).")
     looks: list[LookEntry] = Field(description="Every look taken, in order.")
     decided_at: int | None = Field(description="The look whose interval cleared the bound.")
+    futile_at: int | None = Field(
+        default=None,
+        description="The first undecided look whose interval at the futility level still held "
+        "the bound (evidence.stats.futility): no decision was plausible in the passes left.",
+    )
     status: LookStanding = Field(description="Its standing: the deciding look's, else the last.")
 
 
@@ -39,6 +44,10 @@ class SequentialCell(Spec):
     boundaries: list[float] = Field(description="The design's z boundary at each look.")
     spent: list[float] = Field(description="Error spent by each look, per side, cumulative.")
     levels: list[float] = Field(description="Each look's nominal two-sided confidence.")
+    futility: list[float] = Field(
+        default_factory=list,
+        description="Each look's futility wedge on the z scale (0: no futility stop there).",
+    )
     criteria: list[SequentialCriterion] = Field(description="Per candidate and criterion.")
     stopped: str = Field(description="Why no further pass of the cell ran, in words.")
 
@@ -52,6 +61,9 @@ class BudgetView(Spec):
 
 class SequentialView(Spec):
     spending: str = Field(description="The spending function.")
+    futility: str | None = Field(
+        default=None, description="The futility stop's beta spending (None: no futility stop)."
+    )
     confidence: float = Field(description="The declared confidence each side's error keeps.")
     cells: list[SequentialCell] = Field(description="Every sequential cell, in matrix order.")
     budget: BudgetView | None = Field(description="The passes record (passes.json), if any.")

@@ -12,6 +12,7 @@ recorded here with the estimate it rested on.
 
 Format history of ``PassRecord.schema_version``:
   1 — first release.
+  2 — a skip's ``reason`` may be ``futile``; version 1 files read unchanged.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from faceoff.artifact import Artifact, Spec
 from matrix.cell import Cell
 
 PASSES_FILE = "passes.json"
-SkipReason = Literal["decided", "budget"]
+SkipReason = Literal["decided", "futile", "budget"]
 
 
 class ArmWalk(Spec):
@@ -51,13 +52,14 @@ class SkippedCells(Spec):
     cells: list[str] = Field(description="Cell ids not run, on any arm.")
     reason: SkipReason = Field(
         description="decided: the sequential cell's criteria were decided (or its candidates "
-        "were); budget: the pass could not finish before the budget ends."
+        "were); futile: those left undecided stopped for futility (no decision plausible in "
+        "the passes left); budget: the pass could not finish before the budget ends."
     )
     sentence: str = Field(description="Why, with the numbers.")
 
 
 class PassRecord(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="passes.json format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="passes.json format version.")
     campaign: str = Field(description="Campaign name.")
     budget_end: datetime | None = Field(
         description="When the campaign must be over, incumbent restored (matrix.window); None "

@@ -13,7 +13,8 @@ with probability ``power`` when the truth lies a distance δ (log scale) from th
 the smallest difference the cell can detect. The requests needed to decide a bound are
 the smallest n for which the distance from a ratio of 1 (no true difference: the
 candidate as good as the incumbent) to the bound is detectable; a sequential design
-(``spending``) needs the drift per pass its exit probabilities give that power at.
+(``spending``, with its futility stop, ``futility``) needs the drift per pass at which its
+met side is crossed with that power before the futility stop ends it.
 
 A tail percentile is claimed from order statistics: with n requests, the k-th largest is
 an upper bound on the q-quantile at confidence c when P(Binomial(n, 1 − q) ≤ k − 1) ≤
@@ -28,12 +29,13 @@ import math
 import statistics
 from collections.abc import Callable
 
-from evidence.stats import student_t
+from evidence.stats import futility, student_t
 from evidence.stats.bootstrap import block_size
-from evidence.stats.spending import Design, exits
+from evidence.stats.spending import Design
 
 NORMAL = statistics.NormalDist()
-POWER = 0.80
+POWER = futility.POWER
+
 MAX_SEARCH = 10**7  # requests beyond this are reported as this: never decidable in practice
 TAIL_EXCEEDANCES = 1  # requests above the bound's order statistic a claim allows
 
@@ -67,12 +69,8 @@ def requests_needed(
 
 def sequential_drift(design: Design, power: float = POWER) -> float:
     """The true distance from a bound, in one pass's standard errors, that the design's
-    passes decide with ``power`` (by its exit probabilities)."""
-    low, high = 0.0, 20.0
-    for _ in range(40):
-        middle = (low + high) / 2
-        low, high = (middle, high) if exits(design, middle).upper_total < power else (low, middle)
-    return high
+    passes decide with ``power``, its futility stop taken (``evidence.stats.futility``)."""
+    return futility.futility_design(design, power).drift
 
 
 def sequential_detectable(

@@ -18,7 +18,8 @@ z boundary c_k is turned into the Student t critical value of the same one-sided
 with the look's degrees of freedom (the significance-level approach for an estimated
 variance, Jennison & Turnbull 2000, §14.2), and the interval x̄ ± t·se, on the ratio
 scale, is met, not met or inconclusive against the bound exactly as a fixed design's
-interval is (``evidence.comparison.ruling``).
+interval is (``evidence.comparison.ruling``). An inconclusive look stops for futility when
+its interval at the wedge's level (``evidence.stats.futility``) still holds the bound.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from evidence.stats import student_t
+from evidence.stats.futility import Futility
 from evidence.stats.spending import Design
 
 LookStatus = Literal["met", "not_met", "inconclusive"]
@@ -96,6 +98,16 @@ def look_at(
     low, high = math.exp(mean - half), math.exp(mean + half)
     return Look(k, math.exp(mean), low, high, confidence, se, df, between,
                 standing(low, high, bound, higher_is_better))  # fmt: skip
+
+
+def futile(look: Look, futility: Futility, bound: float) -> bool:
+    """Whether an undecided look stops for futility: its interval at the wedge's level (the
+    z half-width f_k as a Student t critical value, as the look's own) still holds the bound."""
+    level = futility.level(look.look)
+    if look.status != "inconclusive" or level is None or look.se <= 0:
+        return False
+    distance = abs(math.log(look.ratio) - math.log(bound))
+    return distance < student_t.quantile(level, look.df) * look.se
 
 
 def standing(low: float, high: float, bound: float, higher_is_better: bool) -> LookStatus:

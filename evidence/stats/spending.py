@@ -80,10 +80,10 @@ def obf_design(looks: int, confidence: float) -> Design:
     alpha = (1 - confidence) / 2
     spent = tuple(obf_spent(alpha, k / looks) for k in range(1, looks + 1))
     boundaries: list[float] = []
-    score = _start()
+    score = start_score()
     for k in range(1, looks + 1):
         target = spent[k - 1] - (spent[k - 2] if k > 1 else 0.0)
-        score = _advance(score, drift=0.0)
+        score = advance(score, drift=0.0)
         bound = _boundary(score, k, target)
         boundaries.append(bound)
         score = score.below(bound * math.sqrt(k))
@@ -119,9 +119,9 @@ def exits(design: Design, drift: float, looks: int | None = None) -> Exits:
     first ``looks`` looks (default all)."""
     upper: list[float] = []
     lower: list[float] = []
-    score = _start()
+    score = start_score()
     for k in range(1, (looks or design.looks) + 1):
-        score = _advance(score, drift=drift)
+        score = advance(score, drift=drift)
         edge = design.boundaries[k - 1] * math.sqrt(k)
         upper.append(score.tail(edge))
         lower.append(score.total() - score.tail(-edge))
@@ -130,7 +130,7 @@ def exits(design: Design, drift: float, looks: int | None = None) -> Exits:
 
 
 @dataclass(frozen=True)
-class _Score:
+class Score:
     """The score's sub-distribution on a grid: mass at (offset + i)·GRID_STEP."""
 
     offset: int
@@ -148,17 +148,25 @@ class _Score:
     def total(self) -> float:
         return float(self.mass.sum())
 
-    def below(self, edge: float) -> _Score:
-        return _Score(self.offset, np.where(self.points < edge, self.mass, 0.0))
+    def below(self, edge: float) -> Score:
+        return Score(self.offset, np.where(self.points < edge, self.mass, 0.0))
 
-    def between(self, low: float, high: float) -> _Score:
+    def between(self, low: float, high: float) -> Score:
         points = self.points
-        return _Score(self.offset, np.where((points > low) & (points < high), self.mass, 0.0))
+        return Score(self.offset, np.where((points > low) & (points < high), self.mass, 0.0))
+
+    def within(self, edge: float) -> float:
+        """Mass strictly inside (−edge, edge), spread as ``tail`` spreads it."""
+        return self.tail(-edge) - self.tail(edge)
+
+    def outside(self, edge: float) -> Score:
+        """The mass at or beyond ±edge: what a look whose inner region stops leaves running."""
+        return Score(self.offset, np.where(np.abs(self.points) >= edge, self.mass, 0.0))
 
 
-def _start() -> _Score:
+def start_score() -> Score:
     """The score before any look: all its mass at 0."""
-    return _Score(0, np.ones(1))
+    return Score(0, np.ones(1))
 
 
 @functools.lru_cache(maxsize=256)
@@ -173,13 +181,13 @@ def _kernel(drift: float) -> tuple[int, Floats]:
     return first, np.diff(cdf)
 
 
-def _advance(score: _Score, *, drift: float) -> _Score:
+def advance(score: Score, *, drift: float) -> Score:
     """The score one pass later."""
     first, kernel = _kernel(round(drift, 12))
-    return _Score(score.offset + first, np.convolve(score.mass, kernel))
+    return Score(score.offset + first, np.convolve(score.mass, kernel))
 
 
-def _boundary(score: _Score, look: int, target: float) -> float:
+def _boundary(score: Score, look: int, target: float) -> float:
     """The z boundary at ``look`` whose upper tail of ``score`` holds ``target``."""
     if target <= 0:  # nothing to spend at this look (it underflowed): no crossing
         return MAX_Z

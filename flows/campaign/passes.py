@@ -3,13 +3,14 @@
 Replicate k of a cell runs in pass k of the campaign, every arm in turn. Before each pass
 after the first, the passes so far are judged (``evidence.comparison.sequential``): a
 sequential cell's next replicate runs only while a candidate whose outcome is still open
-has a rule criterion undecided in it. With a night's window or deadline
-(``matrix.window.budget_end``), the pass is then estimated from what the night has measured
-(``flows.campaign.budget``) and runs only if it can finish, the incumbent's restoration
-reserved, before the budget ends; otherwise only its rule-counted cells, if they fit, and
-else nothing: the campaign stops and closes with the decision its evidence supports. With a
-budget, each arm walks its rule-counted cells first. What was run, skipped and why is
-``passes.json`` (``evidence.folder.passes``), written after every pass.
+has a rule criterion undecided in it that has not stopped for futility. With a night's
+window or deadline (``matrix.window.budget_end``), the pass is then estimated from what the
+night has measured (``flows.campaign.budget``) and runs only if it can finish, the
+incumbent's restoration reserved, before the budget ends; otherwise only its rule-counted
+cells, if they fit, and else nothing: the campaign stops and closes with the decision its
+evidence supports. With a budget, each arm walks its rule-counted cells first. What was
+run, skipped and why is ``passes.json`` (``evidence.folder.passes``), written after every
+pass.
 """
 
 from __future__ import annotations
@@ -123,7 +124,8 @@ def _needed(context: CampaignContext, log: PassLog, index: int, planned: Work) -
         later = {c.id for c in matrix.cells if c.prompt_id == written and c.pass_index >= index}
         later -= log.record.skipped_cells()
         if cells:
-            _skip(context, log, index, later, reason="decided", why=need.why)
+            reason: SkipReason = "futile" if need.futile else "decided"
+            _skip(context, log, index, later, reason=reason, why=need.why)
         done |= later
     return [(arm, [c for c in cells if c.id not in done]) for arm, cells in planned]
 

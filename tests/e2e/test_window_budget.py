@@ -39,9 +39,10 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
     data["campaign"]["deadline"] = deadline.isoformat()
     sequential = data["cells"][0] | {"id": "nat", "replicates": "auto", "max_passes": 20}
     data["cells"] = [sequential, data["cells"][1]]  # and natural-600-c2, counted, once
-    # the same recipe on both arms and a margin of 0: the criterion stays on its bound, so
-    # only the budget ends the passes
-    data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0, "cells": ["nat"]}]}
+    # a p99 that a pass's few requests cannot claim: no pass gives a look, nothing decides
+    # the criterion nor stops it for futility, so only the budget ends the passes
+    data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0, "statistic": "p99",
+                                  "cells": ["nat"]}]}  # fmt: skip
     # the preflight's time check says the whole plan cannot fit: the test is what the passes
     # do about it
     short = Waiver(check="time", reason="the test's budget is short on purpose")
@@ -86,7 +87,8 @@ def test_the_audit_finds_a_pass_skipped_as_decided_that_the_evidence_left_undeci
 ) -> None:
     data = matrix("e2e-undecided", [arm("inc", "incumbent"), arm("cand", "candidate")])
     data["cells"] = [data["cells"][0] | {"id": "nat", "replicates": "auto", "max_passes": 2}]
-    data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0}]}
+    # a p99 the cell's few requests cannot claim: no look, so undecided and never futile
+    data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0, "statistic": "p99"}]}
     result = run_campaign(write_matrix(tmp_path, data), workdir)
     inputs = load_campaign(CampaignFolder.at(result.bundle))
     assert inputs.passes is not None
@@ -95,4 +97,4 @@ def test_the_audit_finds_a_pass_skipped_as_decided_that_the_evidence_left_undeci
     forged = inputs.passes.model_copy(update={"skipped": [claimed]})
     problems = passes_problems(forged, inputs.frozen.matrix, entries)
     assert problems == [("passes.json", "skipped[0]", "nat's pass 2 was skipped as decided, but "
-                         "the passes before it leave it undecided: TTFT p50 for cand")]  # fmt: skip
+                         "the passes before it leave it undecided: TTFT p99 for cand")]  # fmt: skip

@@ -43,7 +43,8 @@ def test_spending_is_almost_nothing_early_and_the_last_look_is_near_the_fixed_on
     assert 0.95 < design.nominal_confidence(4) < 0.96
     fixed = statistics.NormalDist().inv_cdf(0.975) + statistics.NormalDist().inv_cdf(0.8)
     inflation = (power.sequential_drift(design) * 2 / fixed) ** 2  # max information / fixed
-    assert 1.0 < inflation < 1.05  # a few % more information at most
+    # 1.02× for the spending, 1.08× more for the futility stop's power (test_futility)
+    assert 1.05 < inflation < 1.15
 
 
 def test_an_effect_far_from_the_bound_stops_early_and_one_on_it_runs_every_look() -> None:

@@ -33,7 +33,18 @@ def _design(view: SequentialView) -> str:
         f"rule is undecided in it; each pass is a look of a group-sequential design with "
         f"{view.spending} alpha spending, so that the {level(view.confidence)} confidence the "
         f"rule declares holds across the looks ({level(side)} of error on each side of a bound, "
-        f"whatever look stops it).{levels}"
+        f"whatever look stops it).{levels}{_futility(view, first)}"
+    )
+
+
+def _futility(view: SequentialView, first: SequentialCell | None) -> str:
+    if view.futility is None or first is None or not first.futility:
+        return ""
+    wedge = ", ".join(f"look {k + 1} ±{f:.2f}" for k, f in enumerate(first.futility[:-1]))
+    return (
+        f" A criterion still undecided stops, futile, at a look before the last whose combined "
+        f"estimate lies within the futility wedge of its bound ({view.futility}, in standard "
+        f"errors: {wedge}); it stops passes but decides nothing."
     )
 
 
@@ -49,6 +60,8 @@ def _criterion(line: SequentialCriterion) -> str:
     decided = (
         f"{line.status.replace('_', ' ')} at look {line.decided_at}"
         if line.decided_at is not None
+        else f"futile at look {line.futile_at}: undecided"
+        if line.futile_at is not None
         else f"{line.status.replace('_', ' ')}: undecided"
     )
     return f"{name}, {line.candidate}, bound {line.bound:.2f}: {looks} — {decided}."
