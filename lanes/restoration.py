@@ -98,9 +98,16 @@ def snapshot_before(frozen: FrozenMatrix, campaign_dir: Path, now: datetime) -> 
 
 
 def bring_back(
-    frozen: FrozenMatrix, campaign_dir: Path, *, attempt: int, tools: RestoreTools
+    frozen: FrozenMatrix,
+    campaign_dir: Path,
+    *,
+    attempt: int,
+    tools: RestoreTools,
+    sign: bool = True,
 ) -> RestorationAttempt:
-    """One restoration attempt; the incumbent lane it starts keeps running afterwards."""
+    """One restoration attempt; the incumbent lane it starts keeps running afterwards.
+    ``sign``: False when the bundle's seal did not verify: the receipt binds its files, and
+    signing it would vouch for files no one may have signed."""
     started_at = tools.now()
     scope = Scope(frozen, Path(campaign_dir), docker_for(frozen, tools), tools)
     removed = clear_campaign_lanes(
@@ -143,8 +150,8 @@ def bring_back(
         completed_at=tools.now(),
         bound_files=bound_files(scope.campaign_dir),
     )
-    signed = receipt.judged().sealed().signed(tools.credentials)
-    return RestorationAttempt(signed, record, removed)
+    judged = receipt.judged().sealed()
+    return RestorationAttempt(judged.signed(tools.credentials) if sign else judged, record, removed)
 
 
 def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:

@@ -17,14 +17,13 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from flows.campaign.lock import CampaignLock
 from flows.campaign.restore import RestoreOutcome, restore_incumbent
 from lanes.restoration import RestoreTools
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
 
-EXIT_STOPPED = 2
-EXIT_NOT_RESTORED = 4
 STATUS_WORDS = {
     "complete": "closed complete, its bundle sealed",
     "closed_partial": "closed partial, its bundle sealed",
@@ -61,12 +60,12 @@ def server_lost(
         "the same `faceoff run` again: it resumes what is left"
     )
     if where is None:
-        return ServerLost(f"{head}, before campaign {campaign} was opened. {fix}", EXIT_STOPPED)
+        return ServerLost(f"{head}, before campaign {campaign} was opened. {fix}", Exit.REFUSED)
     status, campaign_dir = where
     outcome = _restored(engine, campaign, campaign_dir, tools)
     state = STATUS_WORDS.get(status, "open, its cells left for the next run")
     message = f"{head}. Campaign {campaign}: {state}; {outcome.message}. {fix[:1].upper()}{fix[1:]}"
-    return ServerLost(message, EXIT_STOPPED if outcome.ok else EXIT_NOT_RESTORED)
+    return ServerLost(message, Exit.REFUSED if outcome.ok else Exit.NOT_RESTORED)
 
 
 def _restored(

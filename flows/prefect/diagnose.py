@@ -24,6 +24,7 @@ from prefect.states import Completed, Failed
 
 from evidence.attempt.diagnostics import Diagnostic
 from evidence.views.terminal.diagnostic_table import paired_lines
+from faceoff.exits import Exit
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
 from flows.campaign.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
@@ -33,7 +34,6 @@ from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.signals import sigterm_raises
 from flows.campaign.takeover import check_incumbent_port
 from flows.prefect.flow import bring_up
-from flows.prefect.runner import EXIT_NOT_RESTORED
 from flows.prefect.tasks import (
     SIDE_EFFECTS,
     cell_timeout,
@@ -50,8 +50,6 @@ from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"
-EXIT_OK = 0  # every arm's request ended ok; the incumbent is restored
-EXIT_NOT_OK = 3  # some arm's request did not run or did not end ok; incumbent restored
 
 request_task = task(
     name="diagnostic request", task_run_name="diagnose {cell.id} on {run.arm.name}", **SIDE_EFFECTS
@@ -75,8 +73,9 @@ class DiagnoseResult:
     @property
     def exit_status(self) -> int:
         if not self.campaign.restored:
-            return EXIT_NOT_RESTORED
-        return EXIT_OK if self.ok else EXIT_NOT_OK
+            return Exit.NOT_RESTORED
+        # not ok: some arm's request did not run or did not end ok; the incumbent restored
+        return Exit.OK if self.ok else Exit.PARTIAL
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
@@ -97,7 +96,7 @@ def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> St
         closed = close_task(opened.context, done)
         result = DiagnoseResult(closed, target.id, frozen.matrix.incumbent.name, tuple(found))
         said = f"{target.id}: " + ", ".join(f"{d.arm} {d.status}" for d in found)
-        if result.exit_status == EXIT_OK:
+        if result.exit_status == Exit.OK:
             return Completed(data=result, message=said)
         return Failed(data=result, message=said)
 

@@ -16,14 +16,11 @@ from typing import Any
 from prefect.client.schemas.objects import State
 
 from evidence.folder.preflight import PreflightReport
+from faceoff.exits import Exit
 from flows.campaign.closing import CampaignResult
 from flows.campaign.signals import sigterm_raises
 from flows.prefect.flow import campaign
 from matrix.freeze import FrozenMatrix
-
-EXIT_COMPLETE = 0
-EXIT_PARTIAL = 3
-EXIT_NOT_RESTORED = 4
 
 
 def run_campaign(
@@ -51,5 +48,5 @@ def result_of(state: State[Any]) -> CampaignResult:
 
 def exit_status(result: CampaignResult) -> int:
     if not result.restored:
-        return EXIT_NOT_RESTORED
-    return EXIT_COMPLETE if result.complete else EXIT_PARTIAL
+        return Exit.NOT_RESTORED
+    return Exit.OK if result.complete else Exit.PARTIAL
