@@ -20,6 +20,8 @@ from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
+from flows.campaign.lock import CampaignLock, refuse_if_running
+from flows.campaign.opening import campaign_dir_of
 from flows.campaign.preflight.run import waivers_of
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
@@ -62,7 +64,21 @@ def run(
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
         )
+    campaign_dir = campaign_dir_of(workdir, frozen)
+    refuse_if_running(campaign_dir)  # a second run of the campaign touches nothing at all
     checked = checked_run(frozen, workdir, db, waivers)  # a FAIL stops here: nothing touched
+    with CampaignLock(campaign_dir):  # before any server or lane starts
+        _run(frozen, workdir, db, diagnose, checked)
+
+
+def _run(
+    frozen: FrozenMatrix,
+    workdir: Path,
+    db: str | None,
+    diagnose: str | None,
+    checked: PreflightReport,
+) -> None:
+    """The run, under its campaign's lock: Prefect's server, the flow, how it ended."""
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
@@ -92,7 +108,7 @@ Report = Callable[[Console], int]  # prints how a run ended, returns its exit st
 def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> Report:
     from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
-    result = run_campaign(frozen, workdir, checked=checked)
+    result = run_campaign(frozen, workdir, checked=checked, locked=True)
 
     def report(out: Console) -> int:
         out.print(end_summary(result))
@@ -104,7 +120,7 @@ def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> 
 def _diagnose(frozen: FrozenMatrix, workdir: Path, cell: str) -> Report:
     from flows.prefect.diagnose import run_diagnose  # noqa: PLC0415  (Prefect reads env at import)
 
-    result = run_diagnose(frozen, workdir, cell)
+    result = run_diagnose(frozen, workdir, cell, locked=True)
 
     def report(_: Console) -> int:  # plain lines: a table a script may read, never wrapped
         for line in result.lines():

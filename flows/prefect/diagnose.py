@@ -14,6 +14,7 @@ its settings when it is imported.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,16 @@ class DiagnoseResult:
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> State[DiagnoseResult]:
+def diagnose(
+    matrix: str | FrozenMatrix, cell: str, workdir: str = "runs", locked: bool = False
+) -> State[DiagnoseResult]:
     """Paired one-request diagnostics of ``cell`` on every arm that runs it: of a matrix TOML
-    file, or of the frozen matrix ``faceoff run --diagnose`` has made of one."""
+    file, or of the frozen matrix ``faceoff run --diagnose`` has made of one. ``locked``:
+    the caller holds the campaign's run lock already."""
     frozen = matrix if isinstance(matrix, FrozenMatrix) else frozen_of(Path(matrix))
     target = diagnosed_cell(frozen, cell)
     tools = restore_tools(os.environ)
-    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+    with nullcontext() if locked else CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         try:
             found, restoration = diagnose_arms(opened.context, target)
@@ -131,11 +135,14 @@ def diagnose_on(
         stop_task(context, run)
 
 
-def run_diagnose(matrix: Path | FrozenMatrix, workdir: Path, cell: str) -> DiagnoseResult:
+def run_diagnose(
+    matrix: Path | FrozenMatrix, workdir: Path, cell: str, *, locked: bool = False
+) -> DiagnoseResult:
     """The flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = diagnose(matrix=given, cell=cell, workdir=str(workdir), return_state=True)
+        state = diagnose(matrix=given, cell=cell, workdir=str(workdir), locked=locked,
+                         return_state=True)  # fmt: skip
     return result_of(state)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -75,6 +76,7 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
     pilot: bool = False,
     waivers: list[Waiver] | None = None,
     checked: PreflightReport | None = None,
+    locked: bool = False,
 ) -> State[CampaignResult]:
     """Run, or resume, a campaign: of a matrix TOML file (a deployment's parameter), or of the
     frozen matrix ``faceoff run`` has read and frozen already, run as it is.
@@ -88,7 +90,8 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
     ``pilot``: pilot the cells before the scored hours unless the matrix says otherwise
     (``[campaign] pilot``). ``waivers``: preflight checks whose FAILs the run goes on
     despite; ``checked``: the preflight ``faceoff run`` ran already (docs/flows.md, "Before
-    the night").
+    the night"). ``locked``: ``faceoff run`` holds the campaign's run lock already, taken
+    before its Prefect server started, so that a refused second run starts nothing.
     """
     frozen = _frozen(matrix, dated, aa)
     if dated:
@@ -98,7 +101,7 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
         frozen, Path(workdir), waivers or [], deployment.id, pilot=mode is not None
     )
     tools = restore_tools(os.environ)
-    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+    with nullcontext() if locked else CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         _log_opening(opened)
         try:

@@ -24,15 +24,21 @@ from matrix.freeze import FrozenMatrix
 
 
 def run_campaign(
-    matrix: Path | FrozenMatrix, workdir: Path, *, checked: PreflightReport | None = None
+    matrix: Path | FrozenMatrix,
+    workdir: Path,
+    *,
+    checked: PreflightReport | None = None,
+    locked: bool = False,
 ) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
     ``matrix``: a TOML file, or the frozen matrix the command line made of one. The ledger
     is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file. ``checked``: the preflight the
-    command line ran already (else the flow runs it)."""
+    command line ran already (else the flow runs it); ``locked``: the caller holds the
+    campaign's run lock."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = campaign(matrix=given, workdir=str(workdir), checked=checked, return_state=True)
+        state = campaign(matrix=given, workdir=str(workdir), checked=checked, locked=locked,
+                         return_state=True)  # fmt: skip
     return result_of(state)
 
 
