@@ -15,7 +15,8 @@ copy of the workdir (bundle and ledger) in each variant: as is, ``SHA256SUMS`` h
 again, the seal (``SEAL.dsse.json``) deleted, and both. On each forgery, with the key:
 ``faceoff audit --trust PUBLIC_KEY`` (must find it: exit 5), ``faceoff review --decision``,
 ``faceoff restore`` (the incumbent down, so it has work to do) and the same ``faceoff run``
-again (a re-run of the closed campaign); each must sign nothing: a signature of the seal,
+again (a re-run of the closed campaign), each on the forgery as it was made; each must
+sign nothing: a signature of the seal,
 a receipt or a review that was not in the bundle before the command is counted as newly
 signed. The control row (no edit) must be signed by each command, which shows that the
 count can see a signature. Printed: per edit, the variants the audit caught, each
@@ -233,15 +234,14 @@ def signatures(bundle: Path) -> set[str]:
 class Forgery:
     edit: str
     variant: str
-    audit_before: int = 0
+    audit: int = 0  # `faceoff audit --trust`'s exit status on the forgery as made
     exits: dict[str, int] = field(default_factory=dict)
     signed: dict[str, int] = field(default_factory=dict)  # command -> new signatures
-    audit_after: int = 0
     said: dict[str, str] = field(default_factory=dict)  # command -> its last line
 
     @property
     def caught(self) -> bool:
-        return self.audit_before == Exit.FINDINGS and self.audit_after == Exit.FINDINGS
+        return self.audit == Exit.FINDINGS
 
     @property
     def newly_signed(self) -> int:
@@ -262,14 +262,13 @@ def forge(base: Base, edit: Edit | None, variant: str) -> Forgery:
     shutil.rmtree(base.forged, ignore_errors=True)
     shutil.copytree(base.workdir, base.forged, symlinks=True)
     found = Forgery(edit.name if edit else CONTROL, variant)
-    found.audit_before = audit(base)
+    found.audit = audit(base)
     for command, args in commands(base):
         base.reset(base.forged)
         before = signatures(base.bundle)
         found.exits[command], found.said[command] = base.faceoff(*args)
         found.signed[command] = len(signatures(base.bundle) - before)
         stop_listener(base.incumbent_port)
-    found.audit_after = audit(base)  # after the last command, on what it left
     return found
 
 
@@ -332,8 +331,7 @@ def totals(found: list[Forgery]) -> str:
     lines = [
         f"{kinds} kinds of edit × {len(VARIANTS)} variants = {len(forged)} forgeries; "
         f"{runs} keyed commands run on them",
-        f"caught by `faceoff audit --trust` (exit 5, before and after the commands): "
-        f"{caught} of {len(forged)}",
+        f"caught by `faceoff audit --trust` (exit 5): {caught} of {len(forged)}",
         f"newly signed by review, restore and re-run: {signed}",
         f"control (no edit): {seen} new signatures from {sum(len(f.exits) for f in control)} "
         "commands (each command signs an intact bundle)",
@@ -347,7 +345,7 @@ def details(found: list[Forgery]) -> str:
     """Per forgery, what each command said (its last line), for --verbose."""
     lines = []
     for f in found:
-        lines.append(f"{f.edit} / {f.variant}: audit {f.audit_before} → {f.audit_after}")
+        lines.append(f"{f.edit} / {f.variant}: audit {f.audit}")
         lines += [f"    {c}: exit {f.exits[c]}, signed {f.signed[c]}: {f.said[c][:140]}"
                   for c in COMMANDS]  # fmt: skip
     return "\n".join(lines)
