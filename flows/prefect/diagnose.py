@@ -33,7 +33,7 @@ from flows.campaign.lock import CampaignLock
 from flows.campaign.opening import OPEN, campaign_dir_of, frozen_of, set_status
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.signals import sigterm_raises
-from flows.campaign.takeover import check_incumbent_port
+from flows.campaign.takeover import check_incumbent_port, check_startable_arms
 from flows.prefect.flow import bring_up
 from flows.prefect.tasks import (
     SIDE_EFFECTS,
@@ -108,6 +108,8 @@ def diagnose(
 def diagnose_arms(context: CampaignContext, cell: Cell) -> tuple[list[Diagnostic], RestoreOutcome]:
     """Each arm that runs the cell in turn, incumbent first; restoration in ``finally``."""
     check_incumbent_port(context)
+    tools = context.tools
+    check_startable_arms(context.frozen.matrix, tools.environ, tools.python)
     require_task(context)
     found: list[Diagnostic] = []
     try:

@@ -42,7 +42,7 @@ from flows.campaign.opening import (
 from flows.campaign.passes import campaign_passes, uses_passes
 from flows.campaign.pilot import mode_of
 from flows.campaign.restore import RestoreOutcome, restore_tools
-from flows.campaign.takeover import check_incumbent_port
+from flows.campaign.takeover import check_incumbent_port, check_startable_arms
 from flows.prefect.before_night import pilot_step, preflight_task
 from flows.prefect.nightly import deployment_timezone, night_of, refuse_closed
 from flows.prefect.tasks import (
@@ -156,6 +156,8 @@ def run_arms(
     if checked is not None:
         write_report(context.campaign_dir, checked)
     check_incumbent_port(context)
+    tools = context.tools
+    check_startable_arms(context.frozen.matrix, tools.environ, tools.python)
     require_task(context)
     try:
         handoff = handoff_task(context)

@@ -48,8 +48,8 @@ def held(pid):  # the first thing faceoff does with the new process, before its 
     while True:
         time.sleep(1)
 lanes.process.cgroup_of = held
-engine = arm(command=[sys.executable, "-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()",
-                      str(marker)])
+touch = "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()"
+engine = arm(command=[sys.executable, "-c", touch, str(marker)])
 open_lane(engine, context(folder, engine)).start()
 """
 
