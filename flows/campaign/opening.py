@@ -21,7 +21,8 @@ from pydantic import ValidationError
 from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
 from evidence.folder.carried import CarriedRecord
-from evidence.folder.layout import FROZEN_FILE
+from evidence.folder.layout import FROZEN_FILE, CampaignFolder
+from evidence.folder.seal import lift_seal
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.campaign.context import CampaignContext
@@ -31,7 +32,7 @@ from flows.campaign.spans import span_log
 from flows.campaign.succession import carry_over
 from flows.campaign.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
-from ledger.campaigns import CLOSED, RUNNING, open_campaign, require_campaign
+from ledger.campaigns import CLOSED, RUNNING, SEALING, open_campaign, require_campaign
 from ledger.cells import (
     TERMINAL,
     latest_attempts,
@@ -109,9 +110,12 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             host=this_host(os.environ),
         )
         closed = row.status in CLOSED
+        sealing = row.status == SEALING
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
-        # a sealed bundle is proven intact, its signature valid, before the run adds to it
-        reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
+        if sealing:  # a run killed while sealing sealed nothing: what it left is no seal
+            lift_seal(CampaignFolder.at(campaign_dir))
+        else:  # a sealed bundle is proven intact, its signature valid, before the run adds
+            reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     context = CampaignContext(
