@@ -33,6 +33,7 @@ from lanes.leftovers import (
     campaign_containers,
     clear_campaign_lanes,
     live_process_records,
+    port_holder,
 )
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
 from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
@@ -200,6 +201,12 @@ def start_incumbent(scope: Scope) -> Maybe[BringUp]:
         environ=scope.tools.environ,
         now=scope.tools.now,
     )
+    held = port_holder(arm.port)
+    if held is not None:  # every lane of ours is gone by now (clear_campaign_lanes)
+        return Maybe.lacking(
+            f"the incumbent's port {arm.port} is held by {held}, which no lane record of this "
+            "campaign names; stop it, then run `faceoff restore`"
+        )
     try:
         lane = open_lane(arm, ctx, docker_client=scope.client, python=scope.tools.python)
         baseline = read_baseline(scope.campaign_dir, arm.name)
