@@ -170,7 +170,7 @@ def port_holder(port: int) -> str | None:
     except psutil.AccessDenied:
         return None  # another user's sockets cannot be read; the lane's own start will say
     for conn in connections:
-        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port:
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
             return f"pid {conn.pid} ({_command(conn.pid)})" if conn.pid else "another process"
     return None
 
