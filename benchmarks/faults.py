@@ -342,13 +342,13 @@ def sigkill_lane_boot(c: Campaign, row: Row) -> None:
 
 def sigkill_restore_boot(c: Campaign, row: Row) -> None:
     """SIGKILL while the restoration after the cells boots the incumbent's restore lane
-    (its run folder is there), then a resume: the lane, recorded before its engine ran, is
-    found and stopped, and the incumbent brought back on its port."""
+    (recorded in its lane.json, its engine starting), then a resume: the lane is found by
+    its record and stopped, and the incumbent brought back on its port."""
     first = c.run()
-    booting = lambda: any(c.dir.glob("lanes/inc/restore-*"))  # noqa: E731
-    wait_for(lambda: booting() or first.poll() is not None, "the restore lane's folder")
+    booting = lambda: any(c.dir.glob("lanes/inc/restore-*/lane.json"))  # noqa: E731
+    wait_for(lambda: booting() or first.poll() is not None, "the restore lane's record")
     if first.poll() is not None:
-        row.note = "the run ended before its restore lane was seen: no kill"
+        row.note = "the run ended before its restore lane was recorded: no kill"
     row.exits.append(kill(first))
     recorded = [p.parent.name for p in c.dir.glob("lanes/inc/restore-*/lane.json")]
     listening = listener(c.incumbent_port)
