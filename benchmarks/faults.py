@@ -43,6 +43,7 @@ from flows.campaign.unjournaled import unjournaled
 from guards.reasons import Reason
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from lanes.leftovers import live_process_records
+from lanes.process import is_same_process
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
@@ -350,11 +351,13 @@ def sigkill_restore_boot(c: Campaign, row: Row) -> None:
     if first.poll() is not None:
         row.note = "the run ended before its restore lane was recorded: no kill"
     row.exits.append(kill(first))
-    recorded = [p.parent.name for p in c.dir.glob("lanes/inc/restore-*/lane.json")]
-    listening = listener(c.incumbent_port)
+    records = [LaneRecord.read(p) for p in sorted(c.dir.glob("lanes/inc/restore-*/lane.json"))]
+    state = {True: "alive", False: "gone"}
+    alive = [f"{r.run} pid {r.pid} {state[is_same_process(r.pid or 0, r.pid_started_at)]}"
+             for r in records]  # fmt: skip
     row.note = row.note or (
-        f"killed at {', '.join(sorted(p.name for p in c.dir.glob('lanes/inc/restore-*')))}; "
-        f"recorded: {', '.join(sorted(recorded)) or 'none'}; on the port: {listening}; resumed"
+        f"after the kill: recorded {', '.join(alive) or 'none'}; on the port: "
+        f"{listener(c.incumbent_port)}; resumed"
     )
     row.exits.append(finish(c.run()))
 
