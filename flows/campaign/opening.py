@@ -62,6 +62,7 @@ class Opened:
     restored_first: RestoreOutcome | None = None  # the pending restoration a resume ran
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
     carried: CarriedRecord | None = None  # a successor's cells carried over from its source
+    was: str | None = None  # the campaign's status before this run (None: opened now)
 
 
 def frozen_of(matrix_path: Path, *, dated: date | None = None, aa: bool = False) -> FrozenMatrix:
@@ -109,6 +110,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             now=tools.now,
             host=this_host(os.environ),
         )
+        was = row.status if resumed else None
         closed = row.status in CLOSED
         sealing = row.status == SEALING
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
@@ -131,7 +133,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     interrupted = close_interrupted(context)
     carried = carry_over(context)
     set_status(context, RUNNING)
-    return Opened(context, resumed, restored, interrupted, carried)
+    return Opened(context, resumed, restored, interrupted, carried, was)
 
 
 def refuse_changed_sources(frozen: FrozenMatrix, campaign_dir: Path) -> None:

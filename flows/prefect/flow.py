@@ -263,10 +263,19 @@ def _died(context: CampaignContext, run: ArmRun) -> bool:
     return ended is not None
 
 
+# How the log names what this run did to the campaign, by its status before the run.
+OPENING_VERBS = {
+    None: "opened",
+    "complete": "reopened (it had closed complete)",
+    "closed_partial": "reopened (it had closed partial)",
+    "sealing": "resumed to seal its bundle (a run was killed while sealing it)",
+}
+
+
 def _log_opening(opened: Opened) -> None:
     logger = get_run_logger()
     context = opened.context
-    verb = "resumed" if opened.resumed else "opened"
+    verb = OPENING_VERBS.get(opened.was, "resumed")
     logger.info(
         "campaign %s %s (matrix %s) in %s",
         context.name,
