@@ -56,6 +56,7 @@ def test_a_kill_while_sealing_is_shown_and_the_next_run_seals_the_bundle(
     assert status_of(workdir, "e2e-sealing") in CLOSED
     assert (workdir / "e2e-sealing" / "SHA256SUMS").is_file()
     said = log.read_text()
+    assert "resumed to seal its bundle (a run was killed while sealing it)" in said
     assert "restoration: this run did not touch the incumbent; an earlier run restored it" in said
     audited = faceoff("audit", str(workdir / "e2e-sealing"))
     assert audited.returncode == 0, audited.stdout
