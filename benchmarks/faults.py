@@ -456,7 +456,9 @@ def engine_fault(c: Campaign, row: Row) -> None:
 
 
 def disk_full(c: Campaign, row: Row) -> None:
-    """The workdir on an 8 MiB tmpfs, filled mid-cell; freed, then a resume."""
+    """The workdir on an 8 MiB tmpfs, filled mid-cell; freed, then a resume. The preflight's
+    disk check, which would refuse so small a disk, is waived: the disk fills up after."""
+    c.args = ["--waive", "disk", "--reason", "a small disk on purpose"]
     c.workdir.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(c.workdir)], check=True)
     try:
