@@ -138,10 +138,6 @@ def then_recompute(edit: Callable[[Path], None], *attempts: str) -> Callable[[Pa
     return apply
 
 
-def then_views(edit: Callable[[Path], None]) -> Callable[[Path], None]:
-    return then_recompute(edit)
-
-
 # -- edits that need more than a field ------------------------------------------------
 
 
@@ -665,7 +661,7 @@ EDITS: list[Edit] = [
         "deleted_attempt",
         "(deleted)",
         "the failed attempt's folder; views recomputed",
-        then_views(deleted("cells/controlled-8192-c1")),
+        then_recompute(deleted("cells/controlled-8192-c1")),
     ),
     Edit(
         "renamed_attempt",
