@@ -20,10 +20,11 @@ from securesystemslib.dsse import Envelope as SslibEnvelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]
 
+from evidence.folder.layout import SEAL_LAYOUT
 from faceoff.dsse import pae
 from faceoff.keys import KeyPairFiles, init_key_pair, read_signing_key
 from faceoff.record_signature import RECORD_PAYLOAD_TYPE, sign_record
-from faceoff.seal import SealLayout, seal_bundle, seal_envelope
+from faceoff.seal import seal_bundle, seal_envelope
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = {"MANIFEST.json": "a" * 64, "cells/x/inc/attempt-1/journal.jsonl": "b" * 64}
@@ -145,9 +146,8 @@ def test_the_documented_snippet_verifies_a_seal_and_catches_an_added_file(tmp_pa
     (bundle / "MANIFEST.json").write_text("{}\n")
     (bundle / "cells" / "a" / ".hidden").write_text("x\n")
     pair = init_key_pair(tmp_path)
-    layout = SealLayout("seal.intoto.json", "SHA256SUMS.hmac", "SHA256SUMS")
-    seal_bundle(bundle, layout, read_signing_key(pair.private), campaign="c", matrix_id="m",
-                sealed="bundle at close")  # fmt: skip
+    seal_bundle(bundle, SEAL_LAYOUT, read_signing_key(pair.private), campaign="c",
+                matrix_id="m", sealed="bundle at close")  # fmt: skip
     script = tmp_path / "verify.py"
     script.write_text(docs_snippet())
     run = [sys.executable, str(script)]
