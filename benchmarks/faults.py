@@ -43,6 +43,7 @@ from flows.campaign.unjournaled import unjournaled
 from guards.reasons import Reason
 from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from lanes.leftovers import live_process_records
+from lanes.process import is_same_process
 from lanes.receipt import verify_receipt
 from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
@@ -69,7 +70,9 @@ class Row:
     audit: str = ""
     reasons: str = ""  # why cell runs were not accepted (verdicts), e.g. "lane_exited×1"
     wall_s: float = 0.0
+    tracebacks: int = 0  # Python tracebacks in what the runs printed
     note: str = ""
+    named_where: list[str] = field(default_factory=list)  # "attempt folder: requests 3, 4"
 
     @property
     def lost(self) -> int:
@@ -82,12 +85,13 @@ class Row:
     @property
     def ok(self) -> bool:
         """The target: nothing lost (or the loss named by a verdict), restored, audit
-        clean, the documented exit codes."""
+        clean, the documented exit codes, no traceback."""
         return (
             self.lost == 0
             and self.restored.startswith("yes")
             and self.audit == "ok"
             and self.exit_text == self.expected
+            and self.tracebacks == 0
         )
 
 
@@ -231,16 +235,20 @@ def settle_client(c: Campaign) -> None:
 # -- measurements ---------------------------------------------------------------------
 
 
-def request_counts(campaign_dir: Path) -> tuple[int, int, int]:
-    """(planned, journaled, named): non-warmup requests of each attempt folder that ran, and
-    those without a journal line that the attempt's verdict names as not measured."""
+def request_counts(campaign_dir: Path) -> tuple[int, int, int, list[str]]:
+    """(planned, journaled, named, where): non-warmup requests of each attempt folder that
+    ran, those without a journal line that the attempt's verdict names as not measured, and
+    which those are ("cells/…/attempt-1: requests 3, 4")."""
     planned = journaled = named = 0
+    where = []
     for journal in sorted(campaign_dir.glob("cells/*/*/attempt-*/journal.jsonl")):
         count, missing = unjournaled(journal.parent)
         planned, journaled = planned + count, journaled + count - len(missing)
         if missing and names_unjournaled(journal.parent / VERDICT_FILE):
             named += len(missing)
-    return planned, journaled, named
+            folder = journal.parent.relative_to(campaign_dir)
+            where.append(f"{folder}: requests {', '.join(map(str, missing))}")
+    return planned, journaled, named, where
 
 
 def names_unjournaled(path: Path) -> bool:
@@ -290,7 +298,8 @@ def reasons(campaign_dir: Path) -> str:
 
 
 def measure(c: Campaign, row: Row) -> None:
-    row.planned, row.journaled, row.named = request_counts(c.dir)
+    row.planned, row.journaled, row.named, row.named_where = request_counts(c.dir)
+    row.tracebacks = tracebacks(c.log)
     row.reasons = reasons(c.dir)
     row.restored = restored(c)
     row.audit = audit(c)
@@ -330,6 +339,36 @@ def sigkill_lane_boot(c: Campaign, row: Row) -> None:
     wait_for(lambda: any(c.dir.glob("lanes/inc/*/lane.json")), "the incumbent lane record")
     row.exits.append(kill(first))
     row.exits.append(finish(c.run()))
+
+
+def sigkill_restore_boot(c: Campaign, row: Row) -> None:
+    """SIGKILL while the restoration after the cells boots the incumbent's restore lane
+    (recorded in its lane.json, its engine starting), then a resume: the lane is found by
+    its record and stopped, and the incumbent brought back on its port."""
+    first = c.run()
+    booting = lambda: any(c.dir.glob("lanes/inc/restore-*/lane.json"))  # noqa: E731
+    wait_for(lambda: booting() or first.poll() is not None, "the restore lane's record")
+    if first.poll() is not None:
+        row.note = "the run ended before its restore lane was recorded: no kill"
+    row.exits.append(kill(first))
+    records = [LaneRecord.read(p) for p in sorted(c.dir.glob("lanes/inc/restore-*/lane.json"))]
+    state = {True: "alive", False: "gone"}
+    alive = [f"{r.run} pid {r.pid} {state[is_same_process(r.pid or 0, r.pid_started_at)]}"
+             for r in records]  # fmt: skip
+    row.note = row.note or (
+        f"after the kill: recorded {', '.join(alive) or 'none'}; on the port: "
+        f"{listener(c.incumbent_port)}; resumed"
+    )
+    row.exits.append(finish(c.run()))
+
+
+def listener(port: int) -> str:
+    """What listens on ``port`` (a pid and its program), or "nothing"."""
+    for conn in psutil.net_connections(kind="tcp"):
+        if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port and conn.pid:
+            with contextlib.suppress(psutil.Error):
+                return f"pid {conn.pid} ({psutil.Process(conn.pid).name()})"
+    return "nothing"
 
 
 def sigkill_warmups(c: Campaign, row: Row) -> None:
@@ -417,7 +456,9 @@ def engine_fault(c: Campaign, row: Row) -> None:
 
 
 def disk_full(c: Campaign, row: Row) -> None:
-    """The workdir on an 8 MiB tmpfs, filled mid-cell; freed, then a resume."""
+    """The workdir on an 8 MiB tmpfs, filled mid-cell; freed, then a resume. The preflight's
+    disk check, which would refuse so small a disk, is waived: the disk fills up after."""
+    c.args = ["--waive", "disk", "--reason", "a small disk on purpose"]
     c.workdir.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(c.workdir)], check=True)
     try:
@@ -536,6 +577,13 @@ def sim_image() -> str:
     return image
 
 
+def tracebacks(log: Path) -> int:
+    """How many Python tracebacks the runs printed."""
+    with contextlib.suppress(FileNotFoundError):
+        return log.read_text(errors="replace").count("Traceback (most recent call last)")
+    return 0
+
+
 def said_last(c: Campaign, word: str = "error:") -> str:
     """The run's last line starting with ``word``, shortened."""
     text = c.log.read_text(errors="replace")
@@ -559,6 +607,7 @@ SCENARIOS: dict[str, tuple[Callable[[Campaign, Row], None], str, dict[str, Any]]
     "sigkill_warmups": (sigkill_warmups, "-9 → 0", {}),
     "sigkill_between_cells": (sigkill_between_cells, "-9 → 0", {}),
     "sigkill_restoration": (sigkill_restoration, "-9 → 0", {}),
+    "sigkill_restore_boot": (sigkill_restore_boot, "-9 → 0", {}),
     "sigkill_client": (sigkill_client, "3", {}),
     "sigkill_lane": (sigkill_lane, "3", {}),
     "sigkill_prefect_server": (sigkill_prefect_server, "0", {}),
@@ -599,7 +648,7 @@ def run_scenario(root: Path, name: str) -> Row:
 
 HEADER = (
     *("scenario", "planned", "journaled", "named", "lost", "restored", "audit"),
-    *("not accepted", "exit", "expected"),
+    *("not accepted", "exit", "expected", "tracebacks"),
 )
 
 
@@ -616,6 +665,7 @@ def table(rows: list[Row]) -> str:
             r.reasons,
             r.exit_text,
             r.expected,
+            str(r.tracebacks),
             f"{r.wall_s:.0f}",
             "ok" if r.ok else "CHECK",
         ]
@@ -628,6 +678,7 @@ def table(rows: list[Row]) -> str:
     ]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     notes = [f"  {r.scenario}: {r.note}" for r in rows if r.note]
+    notes += [f"  {r.scenario}: named as not measured: {w}" for r in rows for w in r.named_where]
     return "\n".join(lines + (["", "notes:", *notes] if notes else []))
 
 

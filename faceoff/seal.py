@@ -11,7 +11,8 @@ it answers one ``SignatureCheck``:
 - unchecked: signed, but nothing was given to check it with (an HMAC seal without the secret,
   or an Ed25519 seal without ``--trust``), though its files still match the statement;
 - stripped: no seal, but the bundle records a signer (``SignerClaim``: a signed receipt or
-  review, the manifest's signer), so a seal was removed;
+  review, the manifest's signer), so a seal was removed; or only an HMAC seal where the
+  records name a key's fingerprint (a key's seal swapped for a shared secret's);
 - unsigned: no seal and no record of one.
 
 With both an envelope and an HMAC seal, the envelope decides (it covers every file).
@@ -85,11 +86,13 @@ def check_seal(
     """What the seal proves of ``files`` (every file now in the bundle -> its sha256)."""
     if seal.envelope is not None:
         return _check_envelope(seal.envelope_name, seal.envelope, files, trust)
-    if seal.hmac_signature is not None:
+    by_key = [claim for claim in claims if claim.signer != HMAC_SIGNER]
+    if seal.hmac_signature is not None and not by_key:
         return _check_hmac(seal, trust.hmac_key)
-    if claims:
-        problems = tuple(_stripped(seal, claim) for claim in claims)
-        return SignatureCheck(State.STRIPPED, signer=claims[0].signer, problems=problems)
+    missing = by_key if seal.hmac_signature is not None else list(claims)
+    if missing:
+        problems = tuple(_stripped(seal, claim) for claim in missing)
+        return SignatureCheck(State.STRIPPED, signer=missing[0].signer, problems=problems)
     return SignatureCheck(State.UNSIGNED)
 
 

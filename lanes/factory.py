@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
+from collections.abc import Mapping
 
 from faceoff.errors import FaceoffError
 from faceoff.ports import DockerClient
@@ -36,3 +38,20 @@ def open_lane(
         return DockerLane(arm, ctx, docker_client, env)
     command = host_command(arm, python)
     return ProcessLane(arm, ctx, command, host_process_env(arm, env, ctx.environ), env)
+
+
+def check_startable(arm: Arm, environ: Mapping[str, str], python: str = sys.executable) -> None:
+    """Raise, naming the variable or program, unless a lane of ``arm`` could be started with
+    ``environ``: its secrets set, and a host lane's program found on its PATH. What a run
+    asks of every arm before it stops the serving incumbent."""
+    env = resolve_env(arm, environ)
+    if arm.lane is LaneKind.DOCKER:
+        return
+    program = host_command(arm, python)[0]
+    path = host_process_env(arm, env, environ).get("PATH")
+    if shutil.which(program, path=path) is None:
+        raise FaceoffError(
+            f"the program {program!r} of arm {arm.name!r} is not found on its PATH ({path})",
+            where=f"arms[{arm.name}].command",
+            fix="install the engine, or give its full path in the command",
+        )

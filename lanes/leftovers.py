@@ -2,8 +2,10 @@
 
 Containers are found by their ``faceoff.campaign`` label; host processes by the
 ``lane.json`` records under the campaign folder (pid plus its start time, so a
-reused pid is never signalled). A restored incumbent (purpose ``restore``) is
-production again and is left alone unless the caller asks otherwise.
+reused pid is never signalled; a host lane is recorded before its engine runs). A
+restored incumbent (purpose ``restore``) is production again and is left alone unless
+the caller asks otherwise. What still holds a port once they are gone is not ours:
+``port_holder`` names it, and the restoration refuses to start on top of it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 import docker.errors
+import psutil
 
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient, DockerContainer, DockerFactory, container_id
@@ -158,6 +161,25 @@ def teardown(
     """
     named = any(record.container_id for _, record in _records(campaign_dir))
     return clear_campaign_lanes(campaign_dir, campaign, docker_factory() if named else None, now)
+
+
+def port_holder(port: int) -> str | None:
+    """What listens on TCP ``port`` on this host (its pid and command line), else None."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:
+        return None  # another user's sockets cannot be read; the lane's own start will say
+    for conn in connections:
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port:
+            return f"pid {conn.pid} ({_command(conn.pid)})" if conn.pid else "another process"
+    return None
+
+
+def _command(pid: int) -> str:
+    try:
+        return " ".join(psutil.Process(pid).cmdline())[:120] or "?"
+    except psutil.Error:
+        return "?"
 
 
 def _records(campaign_dir: Path) -> list[tuple[Path, LaneRecord]]:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,20 @@ from lanes.lane import GRACE_S, RecordedLane
 from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
 from lanes.records import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
 from matrix.arm import Arm
+
+# The lane's process starts as this gate and holds until faceoff has recorded its pid in
+# lane.json; then it execs the engine, under the same pid. If faceoff dies before (SIGKILL
+# while the lane boots), the pipe's write end closes and the gate exits without starting
+# the engine: no engine ever listens that no record names.
+GATE = (
+    "import os, sys\n"
+    "fd = int(sys.argv[1])\n"
+    "go = os.read(fd, 1)\n"
+    "os.close(fd)\n"
+    "if go != b'1': sys.exit(75)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+GATE_CLOSED = 75  # the gate's exit status when faceoff died before recording the lane
 
 
 class ProcessLane(RecordedLane):
@@ -48,32 +64,59 @@ class ProcessLane(RecordedLane):
         self._watched: dict[int, tuple[str, float]] = {}  # pid: (name, start time)
 
     def start(self) -> LaneRecord:
+        """Start the process behind its gate, record it in ``lane.json``, then open the gate:
+        the engine runs only once the record names it."""
         log_path = self._live_log()
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._require_executable()
+        gate, release = os.pipe()
+        try:
+            self._popen = self._spawn(log_path, gate)
+        finally:
+            os.close(gate)
+        try:
+            record = self._record_started(self._popen.pid)
+            os.write(release, b"1")
+        finally:
+            os.close(release)
+        return record
+
+    def _spawn(self, log_path: Path, gate: int) -> subprocess.Popen[bytes]:
         try:
             with log_path.open("ab") as log:
-                self._popen = subprocess.Popen(
-                    self.command,
+                return subprocess.Popen(
+                    [sys.executable, "-c", GATE, str(gate), *self.command],
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env=self.env,
                     start_new_session=True,
+                    pass_fds=(gate,),
                 )
         except OSError as exc:
-            raise FaceoffError(
-                f"could not start {self.command[0]!r}: {exc.strerror or exc}",
-                where=f"arms[{self.arm.name}].command",
-                fix="check that the engine is installed and the command is spelled right",
-            ) from exc
-        cgroup = cgroup_of(self._popen.pid)
+            raise self._not_started(exc.strerror or str(exc)) from exc
+
+    def _require_executable(self) -> None:
+        """The command's program, found as the gate's exec will look for it."""
+        if shutil.which(self.command[0], path=self.env.get("PATH", os.defpath)) is None:
+            raise self._not_started("no such executable file")
+
+    def _not_started(self, why: str) -> FaceoffError:
+        return FaceoffError(
+            f"could not start {self.command[0]!r}: {why}",
+            where=f"arms[{self.arm.name}].command",
+            fix="check that the engine is installed and the command is spelled right",
+        )
+
+    def _record_started(self, pid: int) -> LaneRecord:
+        cgroup = cgroup_of(pid)
         self._oom_counter = (cgroup, oom_kills(cgroup))
         now = self.ctx.now()
         return self._first_record(
             self.secrets,
             state="running",
-            pid=self._popen.pid,
-            pid_started_at=_started_at(self._popen.pid),
+            pid=pid,
+            pid_started_at=_started_at(pid),
             command=[str(self.secrets.scrub(part)) for part in self.command],
             created_at=now,
             started_at=now,

@@ -33,6 +33,7 @@ from lanes.leftovers import (
     campaign_containers,
     clear_campaign_lanes,
     live_process_records,
+    port_holder,
 )
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
 from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
@@ -98,9 +99,16 @@ def snapshot_before(frozen: FrozenMatrix, campaign_dir: Path, now: datetime) -> 
 
 
 def bring_back(
-    frozen: FrozenMatrix, campaign_dir: Path, *, attempt: int, tools: RestoreTools
+    frozen: FrozenMatrix,
+    campaign_dir: Path,
+    *,
+    attempt: int,
+    tools: RestoreTools,
+    sign: bool = True,
 ) -> RestorationAttempt:
-    """One restoration attempt; the incumbent lane it starts keeps running afterwards."""
+    """One restoration attempt; the incumbent lane it starts keeps running afterwards.
+    ``sign``: False when the bundle's seal did not verify: the receipt binds its files, and
+    signing it would vouch for files no one may have signed."""
     started_at = tools.now()
     scope = Scope(frozen, Path(campaign_dir), docker_for(frozen, tools), tools)
     removed = clear_campaign_lanes(
@@ -143,8 +151,8 @@ def bring_back(
         completed_at=tools.now(),
         bound_files=bound_files(scope.campaign_dir),
     )
-    signed = receipt.judged().sealed().signed(tools.credentials)
-    return RestorationAttempt(signed, record, removed)
+    judged = receipt.judged().sealed()
+    return RestorationAttempt(judged.signed(tools.credentials) if sign else judged, record, removed)
 
 
 def read_before(campaign_dir: Path, after: ProtectedSnapshot) -> ProtectedSnapshot:
@@ -193,6 +201,12 @@ def start_incumbent(scope: Scope) -> Maybe[BringUp]:
         environ=scope.tools.environ,
         now=scope.tools.now,
     )
+    held = port_holder(arm.port)
+    if held is not None:  # every lane of ours is gone by now (clear_campaign_lanes)
+        return Maybe.lacking(
+            f"the incumbent's port {arm.port} is held by {held}, which no lane record of this "
+            "campaign names; stop it, then run `faceoff restore`"
+        )
     try:
         lane = open_lane(arm, ctx, docker_client=scope.client, python=scope.tools.python)
         baseline = read_baseline(scope.campaign_dir, arm.name)

@@ -12,6 +12,9 @@ from ledger.tables import CampaignRow, CellRunRow
 
 CLOSED = ("complete", "closed_partial")  # a campaign's statuses once it closed
 RUNNING = "running"  # while a run holds it (or held it, until it was killed)
+# closed, its bundle being sealed; a run killed meanwhile leaves it so, and the next run
+# seals the bundle (nothing sealed it yet, so there is no seal to verify first)
+SEALING = "sealing"
 
 
 def open_campaign(

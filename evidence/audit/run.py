@@ -94,6 +94,8 @@ VERDICTS = "guard verdicts recomputed"
 DIAGNOSTICS = "paired diagnostics recomputed from their native files"
 REVIEWS = "review chain verifies"
 REBUILT = "comparison.json, RESULT.md, report.html rebuilt and compared"
+# given a key to trust, a signature it cannot check proves nothing to the auditor
+UNVERIFIABLE = "not verifiable with the trust given"
 MANIFEST = "MANIFEST.json matches the rebuilt comparison"
 TICKETS = "tickets/index.json matches the rebuilt comparison"
 SIGNATURES = "signatures of the bundle, the receipt and the reviews"
@@ -173,7 +175,9 @@ def _seal(
     digest_of: Callable[[Path], str],
 ) -> None:
     """The bundle's signature: a finding when it does not verify, was stripped, or (given
-    a key to trust) is missing; a note when nothing was given to check it with."""
+    a key to trust) is missing or not one the trust given can check (a seal of a shared
+    secret when only public keys are trusted); a note when nothing was given to check it
+    with."""
     check = seal_check(folder, credentials, digest_of)
     report.seal = check
     for problem in check.problems:
@@ -182,7 +186,9 @@ def _seal(
     if check.state is State.UNSIGNED and trusted:
         report.find(SUMS_FILE, "", "the bundle is not signed, although a key to trust is given",
                     SIGNATURES)  # fmt: skip
-    elif check.state is State.UNCHECKED or (check.state is State.UNSIGNED and not trusted):
+    elif check.state is State.UNCHECKED and trusted:
+        report.find(SUMS_FILE, "", f"{UNVERIFIABLE}: {check.sentence}", SIGNATURES)
+    elif check.state in (State.UNCHECKED, State.UNSIGNED):
         report.notes.append(f"signatures were not checked: {check.sentence}")
 
 
@@ -248,11 +254,14 @@ def _signature(
     """A finding when the record's signature does not verify with ``trust``, or when a
     trusted key is given and the record is not signed."""
     check = check_record(digest, signature, trust, where[0])
+    trusted = bool(trust.keys) or trust.hmac_key is not None
     if check.state is State.INVALID:
         for problem in check.problems:
             report.find(where[0], where[1], problem.what, SIGNATURES)
-    elif check.state is State.UNSIGNED and (trust.keys or trust.hmac_key is not None):
+    elif check.state is State.UNSIGNED and trusted:
         report.find(*where, "not signed, although a key to trust is given", SIGNATURES)
+    elif check.state is State.UNCHECKED and trusted:
+        report.find(*where, f"{UNVERIFIABLE}: {check.sentence}", SIGNATURES)
 
 
 def bound_file_problems(

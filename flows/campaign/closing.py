@@ -24,9 +24,10 @@ from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.restore import RestoreOutcome
 from guards.dispositions import Closure, close_campaign
 from guards.reasons import Disposition
-from ledger.campaigns import require_campaign
+from ledger.campaigns import SEALING, require_campaign
 from ledger.cells import latest_attempts, set_campaign_state
 from ledger.db import session_scope
+from ledger.restoration import RESTORED, find_restoration
 from matrix.plan import CellRunKey, plan
 
 CHECKOUT = Path(__file__).resolve().parents[1]  # faceoff's own source, for the manifest's sha
@@ -43,6 +44,8 @@ class CampaignResult:
     # Every restoration this run did, in order: a resume's pending one first, then the one
     # after its cells. Empty when this run never had to bring the incumbent back.
     restorations: tuple[RestoreOutcome, ...] = ()
+    # When this run did none: what an earlier run did to the incumbent (None: no run did)
+    earlier: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -71,7 +74,8 @@ def closure_of(context: CampaignContext) -> Closure:
     return close_campaign(planned.cell_runs, dispositions)
 
 
-def record_closure(context: CampaignContext, closure: Closure) -> None:
+def record_closure(context: CampaignContext, closure: Closure, status: str | None = None) -> None:
+    """The closure's counts, and its status (``status``: ``sealing`` while the bundle is)."""
     counts = {
         "accepted": closure.accepted,
         "failed": closure.failed,
@@ -81,7 +85,11 @@ def record_closure(context: CampaignContext, closure: Closure) -> None:
     with session_scope(context.engine) as session:
         campaign = require_campaign(session, context.name)
         set_campaign_state(
-            session, campaign, status=closure.status.value, counts=counts, now=context.tools.now
+            session,
+            campaign,
+            status=status or closure.status.value,
+            counts=counts,
+            now=context.tools.now,
         )
 
 
@@ -101,8 +109,27 @@ def bundle(context: CampaignContext) -> BundleIndex:
 
 
 def close(context: CampaignContext, restorations: Sequence[RestoreOutcome]) -> CampaignResult:
+    """The closure in the ledger, ``sealing`` until the bundle is sealed, then its status:
+    a run killed while sealing is not shown closed over an unsealed bundle."""
     closure = closure_of(context)
-    record_closure(context, closure)
+    record_closure(context, closure, SEALING)
     index = bundle(context)
+    record_closure(context, closure)
     card = (index.root / RESULT_FILE).read_text(encoding="utf-8")
-    return CampaignResult(context.name, closure, index.root, card, tuple(restorations))
+    earlier = None if restorations else earlier_restoration(context)
+    return CampaignResult(context.name, closure, index.root, card, tuple(restorations), earlier)
+
+
+def earlier_restoration(context: CampaignContext) -> str | None:
+    """What the ledger says of the incumbent when this run never touched it: restored by
+    an earlier run, or left down by one; None when no run ever touched it."""
+    with session_scope(context.engine) as session:
+        restoration = find_restoration(session, require_campaign(session, context.name))
+        if restoration is None:
+            return None
+        head = "this run did not touch the incumbent; an earlier run"
+        if restoration.state != RESTORED:
+            return f"{head} left it {restoration.state}"
+        done = restoration.completed_at
+        when = f"{done:%Y-%m-%d %H:%M:%S} UTC" if done else "(time not recorded)"
+        return f"{head} restored it at {when} (receipt {(restoration.receipt_sha256 or '')[:12]})"

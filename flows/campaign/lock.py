@@ -29,13 +29,9 @@ class CampaignLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            holder = os.read(fd, 64).decode(errors="replace").strip() or "another process"
+            holder = os.read(fd, 64).decode(errors="replace").strip()
             os.close(fd)
-            raise FaceoffError(
-                f"the campaign is being run right now (pid {holder})",
-                where=str(self.path.parent),
-                fix="wait for that run to end, or stop it; a second run would mix attempts",
-            ) from exc
+            raise _busy(self.path.parent, holder) from exc
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
@@ -54,6 +50,24 @@ class CampaignLock:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
+
+
+def _busy(campaign_dir: Path, holder: str) -> FaceoffError:
+    return FaceoffError(
+        f"the campaign is being run right now (pid {holder or 'of another process'}); this "
+        "run started nothing",
+        where=str(campaign_dir),
+        fix="wait for that run to end, or stop it; a second run would mix attempts",
+    )
+
+
+def refuse_if_running(campaign_dir: Path) -> None:
+    """Refuse, creating nothing, when a live run holds the campaign's lock: what ``faceoff
+    run`` asks before its preflight, so that a second run touches nothing at all."""
+    if run_in_progress(campaign_dir):
+        lock = Path(campaign_dir) / RUN_LOCK
+        holder = lock.read_text(encoding="utf-8", errors="replace") if lock.is_file() else ""
+        raise _busy(Path(campaign_dir), holder.strip())
 
 
 def run_in_progress(campaign_dir: Path) -> bool:

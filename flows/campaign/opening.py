@@ -22,7 +22,8 @@ from collectors.gpu.posture_record import GPU_START_FILE
 from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
 from evidence.folder.carried import CarriedRecord
-from evidence.folder.layout import FROZEN_FILE
+from evidence.folder.layout import FROZEN_FILE, CampaignFolder
+from evidence.folder.seal import lift_seal
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from flows.campaign.context import CampaignContext
@@ -33,7 +34,7 @@ from flows.campaign.spans import span_log
 from flows.campaign.succession import carry_over
 from flows.campaign.unjournaled import name_unjournaled
 from lanes.restoration import RestoreTools, docker_for
-from ledger.campaigns import CLOSED, RUNNING, open_campaign, require_campaign
+from ledger.campaigns import CLOSED, RUNNING, SEALING, open_campaign, require_campaign
 from ledger.cells import (
     TERMINAL,
     latest_attempts,
@@ -63,6 +64,7 @@ class Opened:
     restored_first: RestoreOutcome | None = None  # the pending restoration a resume ran
     interrupted: list[str] = field(default_factory=list)  # "cell/arm attempt n" marked so
     carried: CarriedRecord | None = None  # a successor's cells carried over from its source
+    was: str | None = None  # the campaign's status before this run (None: opened now)
 
 
 def frozen_of(matrix_path: Path, *, dated: date | None = None, aa: bool = False) -> FrozenMatrix:
@@ -110,10 +112,14 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
             now=tools.now,
             host=this_host(os.environ),
         )
+        was = row.status if resumed else None
         closed = row.status in CLOSED
+        sealing = row.status == SEALING
     if resumed and (campaign_dir / FROZEN_FILE).is_file():
-        # a sealed bundle is proven intact, its signature valid, before the run adds to it
-        reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
+        if sealing:  # a run killed while sealing sealed nothing: what it left is no seal
+            lift_seal(CampaignFolder.at(campaign_dir))
+        else:  # a sealed bundle is proven intact, its signature valid, before the run adds
+            reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
     write_frozen(frozen, campaign_dir)
     write_posture(campaign_dir, START_FILE, collect_posture(tools.now))
     record_campaign_gpus(campaign_dir, hardware_gpu_ids(frozen.matrix), GPU_START_FILE, tools.now)
@@ -130,7 +136,7 @@ def open_run(frozen: FrozenMatrix, *, workdir: Path, tools: RestoreTools) -> Ope
     interrupted = close_interrupted(context)
     carried = carry_over(context)
     set_status(context, RUNNING)
-    return Opened(context, resumed, restored, interrupted, carried)
+    return Opened(context, resumed, restored, interrupted, carried, was)
 
 
 def refuse_changed_sources(frozen: FrozenMatrix, campaign_dir: Path) -> None:

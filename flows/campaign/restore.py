@@ -61,6 +61,7 @@ class RestoreOutcome:
     receipt: Receipt | None = None
     receipt_path: Path | None = None
     details: list[str] = field(default_factory=list)
+    refused: str | None = None  # why the bundle was not sealed again (its seal does not verify)
 
     @property
     def ok(self) -> bool:
@@ -136,21 +137,25 @@ def restore_incumbent(
         attempt = begin_attempt(session, _restoration(session, require_campaign(session, campaign)))
     kept = _reopened(campaign_dir, closed, tools)
     outcome = _bring_back(engine, campaign, campaign_dir=campaign_dir, matrix_id=matrix_id,
-                          attempt=attempt, tools=tools)  # fmt: skip
+                          attempt=attempt, tools=tools, sign=kept is None)  # fmt: skip
     if closed and reseal and kept is None:
         refresh_views(CampaignFolder.at(campaign_dir), tools.credentials)
     said = [line for line in (down, kept) if line is not None]
-    return replace(outcome, details=[*said, *outcome.details]) if said else outcome
+    return replace(outcome, details=[*said, *outcome.details], refused=kept)
 
 
 def _reopened(campaign_dir: Path, closed: bool, tools: RestoreTools) -> str | None:
     """Prove a closed campaign's bundle and lift its seal for the new receipt; restoration
     never waits on the evidence, so a bundle that does not verify is left as it is, never
-    signed again, and the reason returned."""
+    signed again, and the reason returned: the receipt then goes unsigned, since it binds
+    the bundle's files by their sha256."""
     try:
         reopen_bundle(campaign_dir, tools.credentials, sealed=closed)
     except FaceoffError as exc:
-        return f"the bundle is left as it was and not sealed again: {exc.what}"
+        return (
+            f"the bundle is left as it was, not sealed again, and the new receipt not signed: "
+            f"{exc.what}"
+        )
     return None
 
 
@@ -162,10 +167,11 @@ def _bring_back(
     matrix_id: str,
     attempt: int,
     tools: RestoreTools,
+    sign: bool = True,
 ) -> RestoreOutcome:
     try:
         frozen = _frozen(campaign_dir, matrix_id)
-        result = bring_back(frozen, campaign_dir, attempt=attempt, tools=tools)
+        result = bring_back(frozen, campaign_dir, attempt=attempt, tools=tools, sign=sign)
     except FaceoffError as exc:
         _record_failure(engine, campaign, exc.message, tools)
         return RestoreOutcome(campaign, "failed", True, f"campaign {campaign}: {exc.message}")

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-EXIT_TERMINATED = 128 + signal.SIGTERM
+EXIT_TERMINATED = 128 + signal.SIGTERM  # faceoff.exits.Exit.TERMINATED
 TERMINATED_MESSAGE = (
     "terminated by SIGTERM: the client and the lanes were stopped and, if the run had touched "
     "the incumbent, it was restored first (see receipt.json and `faceoff status`); "

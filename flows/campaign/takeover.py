@@ -13,6 +13,7 @@ Format history of ``HandoffRecord.schema_version``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -24,10 +25,12 @@ from faceoff.errors import FaceoffError
 from flows.campaign.arm import probe_port
 from flows.campaign.context import CampaignContext
 from flows.campaign.live_lanes import own_lanes, production_lanes
+from lanes.factory import check_startable
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
 from lanes.records import LaneRecord
 from lanes.router import RouterAction, RouterHook
 from matrix.arm import Arm
+from matrix.model import Matrix
 
 HANDOFFS_DIR = "handoffs"
 
@@ -63,6 +66,22 @@ def check_incumbent_port(context: CampaignContext) -> None:
         fix="stop the operator's incumbent (faceoff restores it from the frozen recipe at the "
         "end, with a receipt), or run from the workdir of the campaign that restored it",
     )
+
+
+def check_startable_arms(matrix: Matrix, environ: Mapping[str, str], python: str) -> None:
+    """Before the serving incumbent is stopped: every arm's lane could be started (secrets
+    set, host programs found), the incumbent's above all, so that a run never stops an
+    incumbent it cannot bring back for want of an input. ``faceoff run`` asks before its
+    Prefect server starts, the flow again before the take-over."""
+    for arm in matrix.arm_order():
+        try:
+            check_startable(arm, environ, python)
+        except FaceoffError as exc:
+            raise FaceoffError(
+                f"{exc.what}; nothing was started or stopped, the serving incumbent is untouched",
+                where=exc.where,
+                fix=exc.fix,
+            ) from None
 
 
 def take_over(context: CampaignContext) -> HandoffRecord:

@@ -20,10 +20,16 @@ from evidence.reviews.decision import Decision
 from faceoff import __version__
 from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit, help_text
 
 # Plain help (no rich markup): a flag shows no "<bool>" it would not take, a command's summary
 # is its first sentence on one line, and brackets in help ("[rule]") are text.
-app = typer.Typer(add_completion=False, help="LLM serving qualification.", rich_markup_mode=None)
+app = typer.Typer(
+    add_completion=False,
+    help="LLM serving qualification.",
+    epilog=help_text(),
+    rich_markup_mode=None,
+)
 
 
 class ReasoningField(StrEnum):
@@ -459,11 +465,11 @@ def main() -> None:
     except FaceoffError as exc:
         _fail(exc.message, args, what=exc.what, where=exc.where, fix=exc.fix)
     except typer.Abort:
-        raise SystemExit(130) from None
+        raise SystemExit(Exit.INTERRUPTED) from None
     except typer.TyperException as exc:  # usage errors (typer's own click, typer >= 0.26)
         _usage_error(exc, args)
     if not args:  # bare `faceoff` printed the help; still a usage error, as in click
-        raise SystemExit(2)
+        raise SystemExit(Exit.REFUSED)
 
 
 # What a person writes after a switch that takes no value (`--json true`).
@@ -503,7 +509,7 @@ def _fail(
         typer.echo(error_json(message, what=what, where=where, fix=fix))
     else:
         typer.echo(f"error: {message}", err=True)
-    raise SystemExit(2)
+    raise SystemExit(Exit.REFUSED)
 
 
 if __name__ == "__main__":  # `python -m flows.cli.app`, as `python -m flows` and `faceoff`

@@ -13,6 +13,7 @@ from evidence.audit.checklist import lines as checklist_lines
 from evidence.audit.run import audit_bundle
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from flows.cli.ledger_open import existing_ledger
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
@@ -40,7 +41,7 @@ def audit(
         for line in checklist_lines(output):
             typer.echo(line)
     if not output.ok:
-        raise SystemExit(1)
+        raise SystemExit(Exit.FINDINGS)
 
 
 def bundle_folder(campaign: str, workdir: Path, db: str | None) -> Path:

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
+from faceoff.exits import Exit
 
 
 class ErrorDetail(Spec):
@@ -30,4 +31,4 @@ class ErrorOutput(Artifact):
 
 def error_json(message: str, *, what: str, where: str | None, fix: str | None) -> str:
     detail = ErrorDetail(message=message, what=what, where=where, fix=fix)
-    return ErrorOutput(exit_code=2, error=detail).model_dump_json(indent=2)
+    return ErrorOutput(exit_code=Exit.REFUSED, error=detail).model_dump_json(indent=2)

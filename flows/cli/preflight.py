@@ -10,11 +10,10 @@ from pathlib import Path
 import typer
 
 from evidence.folder.preflight import PreflightReport, Waiver
+from faceoff.exits import Exit
 from flows.campaign.preflight.run import real_host, require_passed, run_preflight, waivers_of
 from flows.cli.validate import matrix_of
 from matrix.freeze import FrozenMatrix, freeze
-
-EXIT_FAILED = 2  # a FAIL nobody waived: the run would stop before the take-over
 
 
 def preflight(
@@ -36,7 +35,7 @@ def preflight(
         for line in lines(report):
             typer.echo(line)
     if not report.passed:
-        raise SystemExit(EXIT_FAILED)
+        raise SystemExit(Exit.REFUSED)  # the run would stop before the take-over
 
 
 def checked(

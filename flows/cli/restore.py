@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from faceoff.exits import Exit
 from flows.campaign.restore import restore_incumbent, restore_pending, restore_tools
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from lanes.context import LANES_DIR
@@ -15,6 +16,8 @@ from lanes.leftovers import teardown as stop_campaign_lanes
 
 
 def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
+    """Exit 4 when an incumbent is not restored; else 2 when a closed bundle was refused
+    its new seal (its seal did not verify: named on an ``error:`` line); else 0."""
     engine = existing_ledger(db, workdir)
     tools = restore_tools(os.environ)
     if campaign is None:
@@ -28,7 +31,12 @@ def restore(campaign: str | None, workdir: Path, db: str | None) -> None:
         for line in outcome.details:
             typer.echo(f"  {line}")
     if not all(o.ok for o in outcomes):
-        raise SystemExit(1)
+        raise SystemExit(Exit.NOT_RESTORED)
+    refused = [o for o in outcomes if o.refused is not None]
+    for outcome in refused:
+        typer.echo(f"error: campaign {outcome.campaign}: {outcome.refused}", err=True)
+    if refused:
+        raise SystemExit(Exit.REFUSED)
 
 
 def teardown(campaign: str | None, workdir: Path) -> None:

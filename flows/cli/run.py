@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -18,11 +19,15 @@ from evidence.folder.carried import CARRIED_FILE
 from evidence.folder.preflight import PreflightReport
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
+from flows.campaign.lock import CampaignLock, refuse_if_running
+from flows.campaign.opening import campaign_dir_of
 from flows.campaign.preflight.run import waivers_of
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
+from flows.campaign.takeover import check_startable_arms
 from flows.cli.ledger_open import existing_ledger, ledger_url, required_ledger
 from flows.cli.preflight import checked_run
 from flows.cli.server_lost import server_lost
@@ -31,7 +36,9 @@ from flows.cli.views import console as views
 from flows.cli.views import live
 from flows.cli.views.ending import end_summary
 from flows.prefect import server as ephemeral
-from ledger.db import DB_URL_ENV, open_ledger, resolve_url
+from ledger.campaigns import find_campaign
+from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
+from ledger.restoration import RESTORED, find_restoration
 from matrix.freeze import FrozenMatrix, freeze
 
 
@@ -62,7 +69,22 @@ def run(
         raise FaceoffError(
             "is a file, not a folder", where=str(workdir), fix="pass a --workdir folder"
         )
+    campaign_dir = campaign_dir_of(workdir, frozen)
+    refuse_if_running(campaign_dir)  # a second run of the campaign touches nothing at all
     checked = checked_run(frozen, workdir, db, waivers)  # a FAIL stops here: nothing touched
+    check_startable_arms(frozen.matrix, os.environ, sys.executable)  # waived or not
+    with CampaignLock(campaign_dir):  # before any server or lane starts
+        _run(frozen, workdir, db, diagnose, checked)
+
+
+def _run(
+    frozen: FrozenMatrix,
+    workdir: Path,
+    db: str | None,
+    diagnose: str | None,
+    checked: PreflightReport,
+) -> None:
+    """The run, under its campaign's lock: Prefect's server, the flow, how it ended."""
     out = views.make_console()
     ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
@@ -92,7 +114,7 @@ Report = Callable[[Console], int]  # prints how a run ended, returns its exit st
 def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> Report:
     from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
-    result = run_campaign(frozen, workdir, checked=checked)
+    result = run_campaign(frozen, workdir, checked=checked, locked=True)
 
     def report(out: Console) -> int:
         out.print(end_summary(result))
@@ -104,7 +126,7 @@ def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> 
 def _diagnose(frozen: FrozenMatrix, workdir: Path, cell: str) -> Report:
     from flows.prefect.diagnose import run_diagnose  # noqa: PLC0415  (Prefect reads env at import)
 
-    result = run_diagnose(frozen, workdir, cell)
+    result = run_diagnose(frozen, workdir, cell, locked=True)
 
     def report(_: Console) -> int:  # plain lines: a table a script may read, never wrapped
         for line in result.lines():
@@ -156,7 +178,29 @@ def _run_stopped(
             )
             typer.echo(f"error: {ended.message}", err=True)
             raise SystemExit(ended.exit_status) from None
+        down = left_down(db, workdir, campaign) if isinstance(error, FaceoffError) else None
+        if down is not None:  # an incumbent left down is exit 4 whatever stopped the run
+            typer.echo(f"error: {str(error).rstrip('.')}; {down}", err=True)
+            raise SystemExit(Exit.NOT_RESTORED) from None
         raise
+
+
+def left_down(db: str | None, workdir: Path, campaign: str) -> str | None:
+    """What the ledger says of a restoration the campaign still needs (the run stopped after
+    the take-over and its restoration failed, or a killed run left it), else None."""
+    engine = existing_ledger(db, workdir)
+    if engine is None:
+        return None
+    with session_scope(engine) as session:
+        row = find_campaign(session, campaign)
+        restoration = find_restoration(session, row) if row is not None else None
+        if restoration is None or restoration.state == RESTORED:
+            return None
+        why = restoration.reason or "not brought back since the take-over"
+        return (
+            f"the incumbent is not restored ({restoration.state}: {why}). Fix what stopped "
+            f"the run, then run `faceoff restore {campaign}`"
+        )
 
 
 def _carried_already(workdir: Path, frozen: FrozenMatrix) -> bool:

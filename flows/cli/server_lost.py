@@ -17,14 +17,12 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from faceoff.errors import FaceoffError
-from flows.campaign.lock import CampaignLock
+from faceoff.exits import Exit
 from flows.campaign.restore import RestoreOutcome, restore_incumbent
 from lanes.restoration import RestoreTools
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
 
-EXIT_STOPPED = 2
-EXIT_NOT_RESTORED = 4
 STATUS_WORDS = {
     "complete": "closed complete, its bundle sealed",
     "closed_partial": "closed partial, its bundle sealed",
@@ -51,7 +49,7 @@ def server_lost(
     """Restore ``campaign``'s incumbent if it is not back, and the line that says so."""
     with session_scope(engine) as session:
         row = find_campaign(session, campaign)
-        where = (row.status, Path(row.evidence_dir)) if row is not None else None
+        status = row.status if row is not None else None
     head = (
         f"Prefect's ephemeral server {'; then '.join(losses)}; the run stopped at the first "
         f"call that needed it ({type(error).__name__})"
@@ -60,22 +58,18 @@ def server_lost(
         f"make its server startable again (its log: {prefect_home / 'server.log'}), then run "
         "the same `faceoff run` again: it resumes what is left"
     )
-    if where is None:
-        return ServerLost(f"{head}, before campaign {campaign} was opened. {fix}", EXIT_STOPPED)
-    status, campaign_dir = where
-    outcome = _restored(engine, campaign, campaign_dir, tools)
+    if status is None:
+        return ServerLost(f"{head}, before campaign {campaign} was opened. {fix}", Exit.REFUSED)
+    outcome = _restored(engine, campaign, tools)
     state = STATUS_WORDS.get(status, "open, its cells left for the next run")
     message = f"{head}. Campaign {campaign}: {state}; {outcome.message}. {fix[:1].upper()}{fix[1:]}"
-    return ServerLost(message, EXIT_STOPPED if outcome.ok else EXIT_NOT_RESTORED)
+    return ServerLost(message, Exit.REFUSED if outcome.ok else Exit.NOT_RESTORED)
 
 
-def _restored(
-    engine: Engine, campaign: str, campaign_dir: Path, tools: RestoreTools
-) -> RestoreOutcome:
-    """The incumbent brought back unless it is (under the campaign's run lock: a second
-    run of the campaign may have started meanwhile)."""
+def _restored(engine: Engine, campaign: str, tools: RestoreTools) -> RestoreOutcome:
+    """The incumbent brought back unless it is (``faceoff run`` still holds the campaign's
+    run lock: no second run can have started meanwhile)."""
     try:
-        with CampaignLock(campaign_dir):
-            return restore_incumbent(engine, campaign, tools)
+        return restore_incumbent(engine, campaign, tools)
     except FaceoffError as exc:
         return RestoreOutcome(campaign, "failed", False, f"restoration: {exc.message}")

@@ -20,18 +20,23 @@ from sqlmodel import Session, col, select
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from lanes.http import Http
-from ledger.campaigns import RUNNING, cell_runs
+from ledger.campaigns import RUNNING, SEALING, cell_runs
 from ledger.db import utc
 from ledger.restoration import find_restoration, restorations_of
 from ledger.tables import CampaignRow, CellRunRow, RestorationRow, ReviewRow
 
 INTERRUPTED = "interrupted"  # shown, never stored: the ledger still says running
+SEALING_INTERRUPTED = "sealing interrupted"  # shown: sealing, and no live run seals it
 
 
 def status_label(row: CampaignRow, running: Collection[str]) -> str:
     """The campaign's status; ``interrupted`` when the ledger says running but no live run
-    holds it (``running``: the names of campaigns whose run lock is held)."""
-    return INTERRUPTED if row.status == RUNNING and row.name not in running else row.status
+    holds it (``running``: the names of campaigns whose run lock is held), ``sealing
+    interrupted`` when a run was killed while sealing its bundle (unsealed: `faceoff run`
+    seals it)."""
+    if row.name in running:
+        return row.status
+    return {RUNNING: INTERRUPTED, SEALING: SEALING_INTERRUPTED}.get(row.status, row.status)
 
 
 class RecordedReview(Spec):
@@ -66,7 +71,8 @@ class CampaignFacts(Spec):
     matrix_id: str
     status: str = Field(
         description="open | running | interrupted (running, but no live run holds its lock) "
-        "| complete | closed_partial."
+        "| sealing (closed, its bundle being sealed) | sealing interrupted (a run killed while "
+        "sealing: the bundle is not sealed) | complete | closed_partial."
     )
     evidence_dir: str
     started_at: datetime = Field(description="When the campaign was first opened (UTC).")

@@ -14,6 +14,7 @@ its settings when it is imported.
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from prefect.states import Completed, Failed
 
 from evidence.attempt.diagnostics import Diagnostic
 from evidence.views.terminal.diagnostic_table import paired_lines
+from faceoff.exits import Exit
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
 from flows.campaign.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
@@ -31,9 +33,8 @@ from flows.campaign.lock import CampaignLock
 from flows.campaign.opening import OPEN, campaign_dir_of, frozen_of, set_status
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.signals import sigterm_raises
-from flows.campaign.takeover import check_incumbent_port
+from flows.campaign.takeover import check_incumbent_port, check_startable_arms
 from flows.prefect.flow import bring_up
-from flows.prefect.runner import EXIT_NOT_RESTORED
 from flows.prefect.tasks import (
     SIDE_EFFECTS,
     cell_timeout,
@@ -50,8 +51,6 @@ from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"
-EXIT_OK = 0  # every arm's request ended ok; the incumbent is restored
-EXIT_NOT_OK = 3  # some arm's request did not run or did not end ok; incumbent restored
 
 request_task = task(
     name="diagnostic request", task_run_name="diagnose {cell.id} on {run.arm.name}", **SIDE_EFFECTS
@@ -75,18 +74,22 @@ class DiagnoseResult:
     @property
     def exit_status(self) -> int:
         if not self.campaign.restored:
-            return EXIT_NOT_RESTORED
-        return EXIT_OK if self.ok else EXIT_NOT_OK
+            return Exit.NOT_RESTORED
+        # not ok: some arm's request did not run or did not end ok; the incumbent restored
+        return Exit.OK if self.ok else Exit.PARTIAL
 
 
 @flow(name=FLOW_NAME, persist_result=False, log_prints=False)
-def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> State[DiagnoseResult]:
+def diagnose(
+    matrix: str | FrozenMatrix, cell: str, workdir: str = "runs", locked: bool = False
+) -> State[DiagnoseResult]:
     """Paired one-request diagnostics of ``cell`` on every arm that runs it: of a matrix TOML
-    file, or of the frozen matrix ``faceoff run --diagnose`` has made of one."""
+    file, or of the frozen matrix ``faceoff run --diagnose`` has made of one. ``locked``:
+    the caller holds the campaign's run lock already."""
     frozen = matrix if isinstance(matrix, FrozenMatrix) else frozen_of(Path(matrix))
     target = diagnosed_cell(frozen, cell)
     tools = restore_tools(os.environ)
-    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+    with nullcontext() if locked else CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         try:
             found, restoration = diagnose_arms(opened.context, target)
@@ -97,7 +100,7 @@ def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> St
         closed = close_task(opened.context, done)
         result = DiagnoseResult(closed, target.id, frozen.matrix.incumbent.name, tuple(found))
         said = f"{target.id}: " + ", ".join(f"{d.arm} {d.status}" for d in found)
-        if result.exit_status == EXIT_OK:
+        if result.exit_status == Exit.OK:
             return Completed(data=result, message=said)
         return Failed(data=result, message=said)
 
@@ -105,6 +108,8 @@ def diagnose(matrix: str | FrozenMatrix, cell: str, workdir: str = "runs") -> St
 def diagnose_arms(context: CampaignContext, cell: Cell) -> tuple[list[Diagnostic], RestoreOutcome]:
     """Each arm that runs the cell in turn, incumbent first; restoration in ``finally``."""
     check_incumbent_port(context)
+    tools = context.tools
+    check_startable_arms(context.frozen.matrix, tools.environ, tools.python)
     require_task(context)
     found: list[Diagnostic] = []
     try:
@@ -132,11 +137,14 @@ def diagnose_on(
         stop_task(context, run)
 
 
-def run_diagnose(matrix: Path | FrozenMatrix, workdir: Path, cell: str) -> DiagnoseResult:
+def run_diagnose(
+    matrix: Path | FrozenMatrix, workdir: Path, cell: str, *, locked: bool = False
+) -> DiagnoseResult:
     """The flow with SIGTERM raising ``Terminated`` around it, so restoration runs."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = diagnose(matrix=given, cell=cell, workdir=str(workdir), return_state=True)
+        state = diagnose(matrix=given, cell=cell, workdir=str(workdir), locked=locked,
+                         return_state=True)  # fmt: skip
     return result_of(state)
 
 

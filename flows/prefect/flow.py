@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -41,7 +42,7 @@ from flows.campaign.opening import (
 from flows.campaign.passes import campaign_passes, uses_passes
 from flows.campaign.pilot import mode_of
 from flows.campaign.restore import RestoreOutcome, restore_tools
-from flows.campaign.takeover import check_incumbent_port
+from flows.campaign.takeover import check_incumbent_port, check_startable_arms
 from flows.prefect.before_night import pilot_step, preflight_task
 from flows.prefect.nightly import deployment_timezone, night_of, refuse_closed
 from flows.prefect.tasks import (
@@ -75,6 +76,7 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
     pilot: bool = False,
     waivers: list[Waiver] | None = None,
     checked: PreflightReport | None = None,
+    locked: bool = False,
 ) -> State[CampaignResult]:
     """Run, or resume, a campaign: of a matrix TOML file (a deployment's parameter), or of the
     frozen matrix ``faceoff run`` has read and frozen already, run as it is.
@@ -88,7 +90,8 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
     ``pilot``: pilot the cells before the scored hours unless the matrix says otherwise
     (``[campaign] pilot``). ``waivers``: preflight checks whose FAILs the run goes on
     despite; ``checked``: the preflight ``faceoff run`` ran already (docs/flows.md, "Before
-    the night").
+    the night"). ``locked``: ``faceoff run`` holds the campaign's run lock already, taken
+    before its Prefect server started, so that a refused second run starts nothing.
     """
     frozen = _frozen(matrix, dated, aa)
     if dated:
@@ -98,7 +101,7 @@ def campaign(  # noqa: PLR0917  (the deployment's parameters)
         frozen, Path(workdir), waivers or [], deployment.id, pilot=mode is not None
     )
     tools = restore_tools(os.environ)
-    with CampaignLock(campaign_dir_of(Path(workdir), frozen)):
+    with nullcontext() if locked else CampaignLock(campaign_dir_of(Path(workdir), frozen)):
         opened = open_task(frozen, workdir=Path(workdir), tools=tools)
         _log_opening(opened)
         try:
@@ -153,6 +156,8 @@ def run_arms(
     if checked is not None:
         write_report(context.campaign_dir, checked)
     check_incumbent_port(context)
+    tools = context.tools
+    check_startable_arms(context.frozen.matrix, tools.environ, tools.python)
     require_task(context)
     try:
         handoff = handoff_task(context)
@@ -258,10 +263,19 @@ def _died(context: CampaignContext, run: ArmRun) -> bool:
     return ended is not None
 
 
+# How the log names what this run did to the campaign, by its status before the run.
+OPENING_VERBS = {
+    None: "opened",
+    "complete": "reopened (it had closed complete)",
+    "closed_partial": "reopened (it had closed partial)",
+    "sealing": "resumed to seal its bundle (a run was killed while sealing it)",
+}
+
+
 def _log_opening(opened: Opened) -> None:
     logger = get_run_logger()
     context = opened.context
-    verb = "resumed" if opened.resumed else "opened"
+    verb = OPENING_VERBS.get(opened.was, "resumed")
     logger.info(
         "campaign %s %s (matrix %s) in %s",
         context.name,

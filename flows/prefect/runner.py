@@ -16,26 +16,29 @@ from typing import Any
 from prefect.client.schemas.objects import State
 
 from evidence.folder.preflight import PreflightReport
+from faceoff.exits import Exit
 from flows.campaign.closing import CampaignResult
 from flows.campaign.signals import sigterm_raises
 from flows.prefect.flow import campaign
 from matrix.freeze import FrozenMatrix
 
-EXIT_COMPLETE = 0
-EXIT_PARTIAL = 3
-EXIT_NOT_RESTORED = 4
-
 
 def run_campaign(
-    matrix: Path | FrozenMatrix, workdir: Path, *, checked: PreflightReport | None = None
+    matrix: Path | FrozenMatrix,
+    workdir: Path,
+    *,
+    checked: PreflightReport | None = None,
+    locked: bool = False,
 ) -> CampaignResult:
     """Run the flow with SIGTERM raising ``Terminated`` around it, so restoration runs.
     ``matrix``: a TOML file, or the frozen matrix the command line made of one. The ledger
     is ``FACEOFF_DB_URL``'s, else the workdir's SQLite file. ``checked``: the preflight the
-    command line ran already (else the flow runs it)."""
+    command line ran already (else the flow runs it); ``locked``: the caller holds the
+    campaign's run lock."""
     given = matrix if isinstance(matrix, FrozenMatrix) else str(matrix)
     with sigterm_raises():
-        state = campaign(matrix=given, workdir=str(workdir), checked=checked, return_state=True)
+        state = campaign(matrix=given, workdir=str(workdir), checked=checked, locked=locked,
+                         return_state=True)  # fmt: skip
     return result_of(state)
 
 
@@ -51,5 +54,5 @@ def result_of(state: State[Any]) -> CampaignResult:
 
 def exit_status(result: CampaignResult) -> int:
     if not result.restored:
-        return EXIT_NOT_RESTORED
-    return EXIT_COMPLETE if result.complete else EXIT_PARTIAL
+        return Exit.NOT_RESTORED
+    return Exit.OK if result.complete else Exit.PARTIAL

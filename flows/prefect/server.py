@@ -12,6 +12,7 @@ docs/flows.md, "faceoff run".
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import socket
 import subprocess
@@ -140,6 +141,7 @@ class RunServer:
                         f"exited with status {status} at {when} and could not be started "
                         f"again: it {problem}"
                     )
+                    quiet_prefect_after_loss()
                     return
                 self.server = server
                 self.losses.append(
@@ -185,6 +187,32 @@ def loss_line(losses: Sequence[str]) -> str:
         "measurements, restoration and bundle never depend on it (its evidence is in the "
         "campaign folder); Prefect's record of this run may lack task runs from that gap"
     )
+
+
+class LostServerRecords(logging.Filter):
+    """Prefect's records once the run's server is gone for good: its engine's tracebacks of
+    the failed API calls and its event worker's dumps of each event it could not send say
+    nothing that faceoff's one ``error:`` line does not (how the server died, where the
+    campaign got to, what to do); their messages stay, without tracebacks."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith(EVENT_SERVICES) and "failed to process item" in str(record.msg):
+            return False
+        if record.name.startswith("prefect"):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+EVENT_SERVICES = "prefect._internal.concurrency"  # where Prefect's workers log what failed
+
+
+def quiet_prefect_after_loss() -> None:
+    """Put ``LostServerRecords`` on the handlers Prefect's records reach: the root's (its
+    console) and those of its internal services."""
+    quiet = LostServerRecords()
+    for name in ("", "prefect._internal"):
+        for handler in logging.getLogger(name).handlers:
+            handler.addFilter(quiet)
 
 
 def _hand_over_pending_records() -> None:

@@ -20,11 +20,14 @@ from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.audit.run import audit_bundle
 from evidence.comparison.manifest import Manifest
 from evidence.folder.preflight import Waiver, read_reports
+from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from flows.prefect.flow import campaign as campaign_flow
 from flows.prefect.runner import result_of
 from guards.verdict import Verdict
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
+from ledger.restoration import find_restoration
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.foundation.cli import faceoff
 from workload.journal import read_journal
@@ -58,6 +61,42 @@ def test_a_preflight_fail_stops_faceoff_run_before_anything_is_written(
     assert "E2E_UNSET_HF_TOKEN (secret HF_TOKEN) not set" in result.stderr
     assert "--waive CHECK" in result.stderr and "Traceback" not in result.stderr
     assert not workdir.exists()  # no campaign, no ledger, no Prefect home
+
+
+def test_a_waived_secrets_fail_still_stops_the_run_before_the_incumbent_is_touched(
+    workdir: Path, tmp_path: Path
+) -> None:
+    """Was: with the secrets check waived, the run took over (the serving incumbent drained
+    and stopped), then could not start the incumbent's lane for want of its secret: the
+    incumbent stayed down and the run exited 2, not the documented 4."""
+    inc = arm("inc", "incumbent", secrets={"HF_TOKEN": "E2E_UNSET_INC_TOKEN"})
+    path = write_matrix(tmp_path, campaign("e2e-unset", [inc, arm("cand", "candidate")]))
+    waived = ("--waive", "secrets", "--reason", "the token is exported by the wrapper")
+
+    result = faceoff("run", str(path), "--workdir", str(workdir), *waived)
+
+    assert result.returncode == Exit.REFUSED, result.stdout + result.stderr
+    assert "E2E_UNSET_INC_TOKEN, which is not set" in result.stderr
+    assert "the serving incumbent is untouched" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not workdir.exists()  # no take-over, no campaign, no Prefect server
+
+
+def test_a_deployment_run_without_a_secret_stops_before_the_take_over(
+    prefect_harness: None, workdir: Path, tmp_path: Path
+) -> None:
+    """The flow asks again before the take-over: a deployment runs it without `faceoff run`."""
+    inc = arm("inc", "incumbent", secrets={"HF_TOKEN": "E2E_UNSET_INC_TOKEN"})
+    path = write_matrix(tmp_path, campaign("e2e-unset-flow", [inc, arm("cand", "candidate")]))
+    waiver = Waiver(check="secrets", reason="the token is exported by the wrapper")
+
+    with pytest.raises(FaceoffError, match="the serving incumbent is untouched"):
+        run_flow(path, workdir, waivers=[waiver])
+
+    assert not (workdir / "e2e-unset-flow" / "handoffs").exists()
+    engine = open_ledger(resolve_url(None, workdir))
+    with session_scope(engine) as session:
+        assert find_restoration(session, require_campaign(session, "e2e-unset-flow")) is None
 
 
 def test_a_waived_fail_is_recorded_in_the_manifest_and_on_the_card(

@@ -17,8 +17,9 @@ import pytest
 from prefect.states import StateType
 
 from evidence.folder.preflight import Waiver
+from faceoff.exits import Exit
 from flows.prefect.flow import PARTIAL, campaign
-from flows.prefect.runner import EXIT_NOT_RESTORED, EXIT_PARTIAL, exit_status, result_of
+from flows.prefect.runner import exit_status, result_of
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import begin_attempt, find_restoration
@@ -73,7 +74,7 @@ def test_a_resume_whose_pending_restoration_fails_exits_4_and_fails_the_flow_run
     result = result_of(second)
     assert result.closure.pending == 0  # every cell run had its disposition: none ran
     assert [r.state for r in result.restorations] == ["failed"]
-    assert not result.restored and exit_status(result) == EXIT_NOT_RESTORED
+    assert not result.restored and exit_status(result) == Exit.NOT_RESTORED
     assert second.type is StateType.FAILED
     assert "the incumbent is not restored" in (second.message or "")
 
@@ -94,6 +95,6 @@ def test_a_partial_campaign_ends_in_a_failed_state_named_partial(
 
     result = result_of(state)
     assert result.closure.status.value == "closed_partial" and result.restored
-    assert exit_status(result) == EXIT_PARTIAL
+    assert exit_status(result) == Exit.PARTIAL
     assert state.type is StateType.FAILED and state.name == PARTIAL
     assert state.message == result.closure.sentence

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from evidence.audit.run import audit_bundle
-from flows.prefect.runner import EXIT_PARTIAL, exit_status, run_campaign
+from faceoff.exits import Exit
+from flows.prefect.runner import exit_status, run_campaign
 from guards.verdict import Presence, Verdict
 from lanes.records import LaneRecord
 from ledger.campaigns import cell_runs, require_campaign
@@ -41,7 +42,7 @@ def test_a_lane_without_the_prefill_histogram_is_blocked_for_that_family_only(
     result = run_campaign(path, workdir)
 
     assert result.closure.sentence.startswith("closed partial: 2 accepted, 0 failed, 2 blocked, 0")
-    assert exit_status(result) == EXIT_PARTIAL and result.restored
+    assert exit_status(result) == Exit.PARTIAL and result.restored
     assert audit_bundle(result.bundle).ok
     assert dispositions(workdir, "e2e-family") == {
         ("natural-600-c1", "inc", 1): ("accepted", "accepted"),

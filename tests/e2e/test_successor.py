@@ -16,6 +16,7 @@ import pytest
 from evidence.folder.carried import CarriedRecord
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.exits import Exit
 from flows.cli.review import record_review
 from flows.prefect.flow import campaign
 from guards.records import CellRecord
@@ -61,7 +62,7 @@ def audit(folder: Path) -> dict[str, Any]:
     """`faceoff audit FOLDER --json`, each check by its id."""
     done = faceoff("audit", str(folder), "--json")
     shown = shaped("audit", done.stdout)
-    assert done.returncode == (0 if shown["ok"] else 1), done.stderr
+    assert done.returncode == (0 if shown["ok"] else Exit.FINDINGS), done.stderr
     return {c["id"]: c for c in shown["checks"]}
 
 

@@ -15,6 +15,7 @@ from evidence.audit.run import audit_bundle
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
+from faceoff.exits import Exit
 from guards.records import CellRecord
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff
@@ -75,7 +76,7 @@ def test_a_changed_journal_line_is_named_by_file_and_field(bundle_copy) -> None:
     assert any(f.startswith(f"{CELL}/summary.json: metrics.e2e_s.") for f in found)
     assert any(f.startswith(f"{CELL}/verdict.json: inputs.journal.jsonl") for f in found)
     done = faceoff("audit", str(root))
-    assert done.returncode == 1 and f"{CELL}/summary.json: metrics.e2e_s" in done.stdout
+    assert done.returncode == Exit.FINDINGS and f"{CELL}/summary.json: metrics.e2e_s" in done.stdout
     assert "  [FAIL] request summaries recomputed from journals (" in done.stdout
     shown = shaped("audit", faceoff("audit", str(root), "--json").stdout)
     failed = {c["id"]: c["findings"] for c in shown["checks"] if c["result"] == "failed"}
@@ -247,7 +248,7 @@ def test_a_missing_sha256sums_is_a_finding(bundle_copy) -> None:  # type: ignore
     (root / "SHA256SUMS").unlink()
     assert lines_of(root)[0].startswith("SHA256SUMS: SHA256SUMS is missing")
     done = faceoff("audit", str(root))
-    assert done.returncode == 1
+    assert done.returncode == Exit.FINDINGS
 
 
 def test_figures_are_checked_by_their_data_hash_and_drawn_again_only_with_redraw(
@@ -265,7 +266,7 @@ def test_figures_are_checked_by_their_data_hash_and_drawn_again_only_with_redraw
     quick = audit_bundle(root)
     assert quick.ok and any("--redraw" in note for note in quick.notes)
     redrawn = faceoff("audit", str(root), "--redraw")
-    assert redrawn.returncode == 1
+    assert redrawn.returncode == Exit.FINDINGS
     assert "report.html: differs from what this faceoff renders" in redrawn.stdout
     # a figure that claims other data than the native files give is found without drawing
     page.write_text(text.replace(hashes[-1], "0" * 64))

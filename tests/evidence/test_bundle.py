@@ -82,7 +82,7 @@ def test_sha256sum_c_fails_on_a_changed_byte(built: BundleIndex, bundle_copy) ->
     done = subprocess.run(
         ["sha256sum", "-c", "SHA256SUMS"], cwd=root, capture_output=True, text=True, check=False
     )
-    assert done.returncode == 1 and "RESULT.md: FAILED" in done.stdout
+    assert done.returncode == 1 and "RESULT.md: FAILED" in done.stdout  # coreutils
 
 
 def test_comparison_validates_against_the_shipped_json_schema(built: BundleIndex) -> None:

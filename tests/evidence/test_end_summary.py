@@ -42,7 +42,7 @@ def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: Bund
         else:
             assert "not compared: " in row
     assert lines[-3:] == [
-        "restoration: the incumbent was never touched",
+        "restoration: no run of this campaign touched the incumbent",
         f"RESULT.md: {built.root / 'RESULT.md'}",
         f"report.html: {built.root / 'report.html'}",
     ]

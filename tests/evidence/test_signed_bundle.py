@@ -15,16 +15,19 @@ from sqlalchemy import Engine
 
 from collectors.host_facts import HostFacts, SourceFacts
 from evidence.audit.checklist import checklist, lines
-from evidence.audit.run import audit_bundle
+from evidence.audit.run import UNVERIFIABLE, audit_bundle
 from evidence.bundle.write import reopen_bundle, write_bundle
-from evidence.folder.layout import ENVELOPE_FILE, CampaignFolder
+from evidence.folder.layout import ENVELOPE_FILE, SEAL_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
 from evidence.folder.sums import write_sums
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.keys import PublicKey, SigningKey
+from faceoff.signing import sign
+from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review
 from lanes.receipt import Receipt
 from tests.evidence.test_review import ledger_for, utc_now
@@ -163,3 +166,25 @@ def test_an_unsigned_bundle_is_never_signed_by_a_later_key(
         reopen_bundle(root, Credentials(key=a_key()), sealed=True)
     reopen_bundle(root, NOBODY, sealed=True)  # without a key it reopens as before
     assert not (root / "SHA256SUMS").exists()
+
+
+def test_a_bundle_signed_again_with_a_shared_secret_is_a_finding_under_a_public_key(
+    signed: Signed,
+) -> None:
+    """Was: a forger who swapped every Ed25519 signature for an HMAC under a secret of his own
+    (seal, receipt, manifest's signer) passed `faceoff audit --trust PUBLIC_KEY`: a signature
+    the trust given could not check was only a note."""
+    secret = b"the forger's own secret"
+    receipt = Receipt.read(signed.root / "receipt.json")
+    forged = receipt.model_copy(update={"signature": sign(secret, receipt.receipt_sha256)})
+    forged.write(signed.root / "receipt.json", replace=True)
+    manifest = json.loads((signed.root / "MANIFEST.json").read_text())
+    (signed.root / "MANIFEST.json").write_text(json.dumps(manifest | {"signer": HMAC_SIGNER}))
+    (signed.root / ENVELOPE_FILE).unlink()
+    sums = write_sums(CampaignFolder(signed.root))
+    (signed.root / SEAL_FILE).write_text(sign(secret, file_sha256(sums)) + "\n")
+
+    found = signed.audit()
+
+    assert f"SHA256SUMS: {UNVERIFIABLE}: HMAC-signed (shared secret)" in "\n".join(found), found
+    assert any(f.startswith(f"receipt.json: signature: {UNVERIFIABLE}") for f in found), found

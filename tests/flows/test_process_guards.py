@@ -12,10 +12,13 @@ import pytest
 
 from evidence.folder.layout import RUN_LOCK
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from flows.campaign.lock import CampaignLock, run_in_progress
 from flows.campaign.signals import Terminated, sigterm_deferred, sigterm_raises
 from flows.prefect.publish import artifact_key
 from flows.prefect.server import apply_prefect_defaults, prefect_defaults
+from tests.e2e.matrices import arm, campaign, write_matrix
+from tests.foundation.cli import faceoff
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,3 +108,24 @@ def test_prefect_defaults_keep_what_the_operator_set(tmp_path: Path) -> None:
 
 def test_artifact_keys_are_what_prefect_accepts() -> None:
     assert artifact_key("GLM_5.3 exl3", "result-card") == "glm-5-3-exl3-result-card"
+
+
+def test_a_refused_second_run_starts_no_prefect_server_and_writes_nothing(tmp_path: Path) -> None:
+    """Was: the lock was taken inside the flow, so a second `faceoff run` of a running
+    campaign first started its own Prefect server on the same Prefect home, then printed a
+    traceback and left a failed flow run."""
+    workdir = tmp_path / "runs"
+    path = write_matrix(tmp_path, campaign("held", [arm("inc", "incumbent"),
+                                                   arm("cand", "candidate")]))  # fmt: skip
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(workdir / "held")], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        second = faceoff("run", str(path), "--workdir", str(workdir))
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    assert second.returncode == Exit.REFUSED, second.stdout + second.stderr
+    assert f"being run right now (pid {holder.pid}); this run started nothing" in second.stderr
+    assert "Traceback" not in second.stderr
+    assert sorted(p.name for p in workdir.iterdir()) == ["held"]  # no .prefect, no ledger

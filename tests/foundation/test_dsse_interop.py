@@ -1,6 +1,6 @@
 """A seal faceoff writes, verified without faceoff: the DSSE spec's PAE recomputed here and
-checked with pyca/cryptography, securesystemslib's DSSE verifier and `openssl pkeyutl` (the
-auditor's guide, docs/guide/auditing.md, walks the same by hand: tests/e2e/test_guides.py)."""
+checked with pyca/cryptography, securesystemslib's DSSE verifier, `openssl pkeyutl`, and the
+snippet docs/evidence.md gives for it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import base64
 import copy
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,11 @@ from securesystemslib.dsse import Envelope as SslibEnvelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey  # type: ignore[attr-defined]
 
+from evidence.folder.layout import SEAL_LAYOUT
 from faceoff.dsse import pae
 from faceoff.keys import KeyPairFiles, init_key_pair, read_signing_key
 from faceoff.record_signature import RECORD_PAYLOAD_TYPE, sign_record
-from faceoff.seal import seal_envelope
+from faceoff.seal import seal_bundle, seal_envelope
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = {"MANIFEST.json": "a" * 64, "cells/x/inc/attempt-1/journal.jsonl": "b" * 64}
@@ -130,3 +132,28 @@ def test_openssl_verifies_a_record_signature_over_the_pae(
     assert ok.returncode == 0 and "Signature Verified Successfully" in ok.stdout, ok.stderr
     message.write_bytes(spec_pae(RECORD_PAYLOAD_TYPE, ("e" * 64).encode()))
     assert subprocess.run(verify, capture_output=True, check=False).returncode != 0
+
+
+def docs_snippet() -> str:
+    """docs/evidence.md's Python that verifies a seal without faceoff."""
+    text = (REPO / "docs" / "evidence.md").read_text()
+    return text.split("With Python and pyca/cryptography alone:\n\n```python\n")[1].split("```")[0]
+
+
+def test_the_documented_snippet_verifies_a_seal_and_catches_an_added_file(tmp_path: Path) -> None:
+    bundle = tmp_path / "runs" / "sim-demo"
+    (bundle / "cells" / "a").mkdir(parents=True)
+    (bundle / "MANIFEST.json").write_text("{}\n")
+    (bundle / "cells" / "a" / ".hidden").write_text("x\n")
+    pair = init_key_pair(tmp_path)
+    seal_bundle(bundle, SEAL_LAYOUT, read_signing_key(pair.private), campaign="c",
+                matrix_id="m", sealed="bundle at close")  # fmt: skip
+    script = tmp_path / "verify.py"
+    script.write_text(docs_snippet())
+    run = [sys.executable, str(script)]
+
+    ok = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
+    (bundle / "APPROVAL.txt").write_text("approved\n")
+    added = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert added.returncode != 0 and "AssertionError" in added.stderr

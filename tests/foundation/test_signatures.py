@@ -197,6 +197,28 @@ def test_an_hmac_sealed_bundle_stays_readable_and_says_it_needs_the_secret(bundl
     assert wrong.problems[0].file == HMAC_FILE
 
 
+def test_a_key_seal_swapped_for_an_hmac_one_is_stripped_not_unchecked(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    """Was: the envelope deleted and an HMAC of the sums under a forger's secret put in its
+    place read as "HMAC-signed, unchecked", and a keyed audit passed."""
+    key, trust = operator
+    seal(bundle, key)
+    (bundle / ENVELOPE).unlink()
+    (bundle / HMAC_FILE).write_text(sign(b"forger", file_sha256(bundle / SUMS)) + "\n")
+    claims = (SignerClaim("receipt.json: signature", key.fingerprint),
+              SignerClaim("reviews.jsonl line 1: signature", HMAC_SIGNER))  # fmt: skip
+
+    result = check(bundle, trust, claims)
+
+    assert result.state is SignatureState.STRIPPED
+    assert [p.line for p in result.problems] == [
+        f"{ENVELOPE}: missing, although receipt.json: signature records a signature by "
+        f"{key.fingerprint}"
+    ]
+    assert check(bundle, trust, claims[1:]).state is SignatureState.UNCHECKED  # an old bundle
+
+
 def test_a_record_signature_verifies_with_the_public_key_and_an_hmac_one_with_the_secret(
     operator: tuple[SigningKey, Trust], tmp_path: Path
 ) -> None:

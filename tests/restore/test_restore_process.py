@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from sqlmodel import select
 
@@ -182,3 +184,28 @@ def test_an_attempt_killed_midway_is_resumed(workdir: Path) -> None:
     assert outcome.receipt.attempt == 2 and outcome.receipt.lane_run == "lanes/inc/restore-002"
     assert gone(orphan.record.pid or 0)
     assert LaneRecord.read(live_run_dir(ctx.run_dir) / "lane.json").state == "stopped"
+
+
+def test_a_port_held_by_something_not_ours_is_refused_naming_it(workdir: Path) -> None:
+    """Was: an engine no record named (a kill while the restore lane booted) held the
+    incumbent's port; the restoration started the incumbent on top of it, which died with
+    address-in-use, and said only that."""
+    incumbent = helpers.simulator_arm(name="inc")
+    candidate = helpers.simulator_arm(name="cand", role="candidate")
+    arms = [incumbent.model_dump(mode="json"), candidate.model_dump(mode="json")]
+    frozen = matrix("proc-held", arms, [])
+    engine, campaign_dir = open_test_campaign(workdir, frozen)
+    require_restoration(engine, campaign="proc-held", frozen=frozen,
+                        campaign_dir=campaign_dir, now=now)  # fmt: skip
+    with socket.socket() as foreign:
+        foreign.bind(("127.0.0.1", incumbent.port))
+        foreign.listen()
+        outcome = restore_incumbent(engine, "proc-held", tools())
+
+    assert outcome.state == "failed" and outcome.receipt is not None
+    assert outcome.receipt.identity_reason == (
+        f"the incumbent's port {incumbent.port} is held by pid {os.getpid()} "
+        f"({' '.join(psutil.Process().cmdline())[:120]}), which no lane record of this "
+        "campaign names; stop it, then run `faceoff restore`"
+    )
+    assert not list(campaign_dir.glob("lanes/inc/restore-*/lane.json"))  # nothing started

@@ -131,7 +131,7 @@ def verdict(cell: CellEntry, candidate: str) -> str:
 
 def restoration_lines(result: CampaignResult) -> list[str]:
     if not result.restorations:
-        return ["restoration: the incumbent was never touched"]
+        return [f"restoration: {result.earlier or 'no run of this campaign touched the incumbent'}"]
     return [f"restoration: {r.message}" for r in result.restorations]
 
 
