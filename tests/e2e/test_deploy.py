@@ -88,7 +88,16 @@ def test_the_nightly_deployment_registers_with_its_schedule_and_concurrency(
     assert deployment.parameter_openapi_schema is not None
     # No ledger URL among the parameters: Prefect stores them, a password included.
     parameters = set(deployment.parameter_openapi_schema["properties"])
-    assert parameters == {"matrix", "workdir", "dated", "aa", "pilot", "waivers", "checked", "locked"}
+    assert parameters == {
+        "matrix",
+        "workdir",
+        "dated",
+        "aa",
+        "pilot",
+        "waivers",
+        "checked",
+        "locked",
+    }
     assert deployment.parameters["pilot"] is True
 
 
