@@ -42,7 +42,7 @@ def _audit_json(folder: Path, processes: int) -> dict[str, object]:
         [sys.executable, "-m", "flows", "audit", str(folder), "--json", f"--workers={processes}"],
         capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 5), done.stderr  # 5: the audit found problems
     found: dict[str, object] = json.loads(done.stdout)
     return found
 
