@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.suite_report import pytest_terminal_summary  # noqa: F401  (a hook: where time went)
+
 REPO = Path(__file__).resolve().parents[1]
 
 # Prefect reads its settings at import: give the test session its own home, offline.
@@ -74,7 +76,9 @@ def sim_image(docker_client) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def postgres_url() -> str:
+def postgres_url() -> Iterator[str]:
+    """The test server's database, one per xdist worker: workers that migrate and fill a
+    ledger at the same time never share one."""
     url = os.environ.get("FACEOFF_TEST_PG_URL")
     if not url:
         missing_service("PostgreSQL", "FACEOFF_REQUIRE_POSTGRES", "FACEOFF_TEST_PG_URL is not set")
@@ -84,7 +88,14 @@ def postgres_url() -> str:
         psycopg.connect(url, connect_timeout=5).close()
     except psycopg.Error as exc:
         missing_service("PostgreSQL", "FACEOFF_REQUIRE_POSTGRES", str(exc))
-    return url
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        yield url
+        return
+    from tests.scratch_db import scratch_database
+
+    with scratch_database(url, prefix=f"faceoff_test_{worker}") as own:
+        yield own
 
 
 @pytest.fixture
@@ -104,3 +115,12 @@ def prefect_harness() -> Iterator[None]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects: tests/suite.sh's passes select on it
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The real-engine tier pins its engine to one core and needs the other quiet: every test
+    of it runs in the `alone` pass."""
+    for item in items:
+        if item.get_closest_marker("vllm") or item.get_closest_marker("vllm_image"):
+            item.add_marker(pytest.mark.alone)

@@ -69,6 +69,19 @@ def unavailable() -> str | None:
     return None if probe.returncode == 0 else f"import vllm fails: {probe.stderr[-800:]}"
 
 
+def install() -> str | None:
+    """Run (or wait for) deploy/vllm/install.sh: it holds a per-host lock, so a test that
+    finds CI's background install under way waits for it. Why it failed, or None."""
+    done = subprocess.run(
+        ["bash", str(REPO / "deploy/vllm/install.sh"), str(venv())],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    return None if done.returncode == 0 else f"deploy/vllm/install.sh failed: {done.stderr[-800:]}"
+
+
 def build_model(out: Path) -> Path:
     """The tiny model, deterministic bytes, ~10 s."""
     subprocess.run(
