@@ -16,8 +16,20 @@ from tests.conftest import free_port
 
 TIME_SCALE = 20.0
 NOT_APPLICABLE = {"gpu_memory": "the test hosts have no GPUs"}
-# The shared test hosts stall; the host_stall rule has its own tests (tests/guards).
-LOADED_HOST = {"max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0}
+# The shared test hosts stall, and a loaded one (parallel workers, busy neighbours) misses
+# scrape ticks; the host_stall and coverage rules have their own tests (tests/guards).
+LOADED_HOST = {
+    "max_stalled_requests": 1.0,
+    "max_client_cpu_wait": 1.0,
+    "min_coverage": 0.2,
+    "max_consecutive_misses": 40,
+}
+
+
+def loaded_host_toml(**more: float) -> str:
+    """LOADED_HOST (and ``more``) as a `[thresholds]` table to append to an example's text."""
+    values = LOADED_HOST | more
+    return "\n[thresholds]\n" + "".join(f"{k} = {v}\n" for k, v in values.items())
 
 
 def toml_value(value: Any) -> str:

@@ -13,13 +13,14 @@ from evidence.audit.run import audit_bundle
 from evidence.comparison.model import Comparison
 from flows.prefect.runner import run_campaign
 from tests.conftest import free_port
+from tests.e2e.matrices import loaded_host_toml
 from tests.foundation.cli import REPO
 
 pytestmark = pytest.mark.prefect
 
 EXAMPLE = REPO / "matrix" / "examples" / "sim-effort.toml"
 # The shared test hosts stall; the host_stall rule has its own tests (tests/guards).
-LOADED_HOST = "\n[thresholds]\nmax_stalled_requests = 1.0\nmax_client_cpu_wait = 1.0\n"
+LOADED_HOST = loaded_host_toml()
 
 
 def effort_matrix(folder: Path) -> Path:

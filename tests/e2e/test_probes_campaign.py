@@ -22,6 +22,7 @@ from evidence.audit.run import audit_bundle
 from faceoff import format as fmt
 from flows.prefect.runner import run_campaign
 from tests.conftest import free_port
+from tests.e2e.matrices import loaded_host_toml
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status
 from workload.records import Phase
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.prefect
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "matrix/examples/sim-probes.toml"
 # The shared test hosts stall; the host_stall rule has its own tests (tests/guards).
-LOADED_HOST = "\n[thresholds]\nmax_stalled_requests = 1.0\nmax_client_cpu_wait = 1.0\n"
+LOADED_HOST = loaded_host_toml()
 INCUMBENT, CANDIDATE = "exl3-r11", "nvfp4-r2"
 HELLASWAG = "results/hellaswag/acc_norm,none"
 NS = 1e9

@@ -23,6 +23,7 @@ from faceoff.errors import FaceoffError
 from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair
 from tests.conftest import free_port
+from tests.e2e.matrices import loaded_host_toml
 from workload.plan import RequestPlan
 from workload.traffic.rows import DatasetSource, TraceSource
 
@@ -31,12 +32,7 @@ pytestmark = pytest.mark.prefect
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix/examples"
 # The shared test host stalls; the stall and schedule-lag rules have their own tests (the lag
 # bound as tests/evidence/test_openloop.py sets it for campaigns on this host).
-LOADED_HOST = """
-[thresholds]
-max_stalled_requests = 1.0
-max_client_cpu_wait = 1.0
-max_schedule_lag_ms = 1000
-"""
+LOADED_HOST = loaded_host_toml(max_schedule_lag_ms=1000)
 ARMS = ("tiny-base", "tiny-fast")
 SOURCED = ("sharegpt-c4", "chat-gamma", "prompts-ramp", "azure-4x")
 TAMPERED = "cells/sharegpt-c4/tiny-base/attempt-1"

@@ -15,6 +15,7 @@ from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from evidence.bundle.write import BundleIndex, write_bundle
 from tests.evidence.campaign import run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
+from tests.shared_once import made_once
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,12 +36,17 @@ def source_facts() -> SourceFacts:
 
 @pytest.fixture(scope="session")
 def campaign_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The glm53-shaped campaign, run once: 2 natural cells accepted, a controlled one failed."""
-    workdir = tmp_path_factory.mktemp("campaign")
-    protected = workdir / "routes.yaml"
-    protected.write_text("routes:\n  - llm.primary\n", encoding="utf-8")
-    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), TOKEN_ENV: PLANTED_TOKEN}
-    return run_campaign(workdir, glm53_matrix([protected]), environ)
+    """The glm53-shaped campaign, run once per test run (every xdist worker reads the same
+    one): 2 natural cells accepted, a controlled one failed."""
+
+    def run(workdir: Path) -> Path:
+        workdir.mkdir(parents=True)
+        protected = workdir / "routes.yaml"
+        protected.write_text("routes:\n  - llm.primary\n", encoding="utf-8")
+        environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), TOKEN_ENV: PLANTED_TOKEN}
+        return run_campaign(workdir, glm53_matrix([protected]), environ)
+
+    return made_once(tmp_path_factory, "evidence-campaign", run)
 
 
 @pytest.fixture(scope="session")

@@ -73,7 +73,7 @@ def glm53_matrix(protected: list[Path], cells: list[dict[str, Any]] | None = Non
                  "concurrency": 1, "requests": 2, "output_words": 64, "sampling": sampling},
             ],
             "thresholds": {"engine_period_s": 0.1, "memory_period_s": 0.25,
-                           "min_coverage": 0.6, "max_consecutive_misses": 4,
+                           "min_coverage": 0.2, "max_consecutive_misses": 40,
                            # the shared test host stalls; host_stall has its own tests
                            "max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0},
             "families": {"not_applicable": {

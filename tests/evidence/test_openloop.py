@@ -71,7 +71,7 @@ def openloop_matrix() -> Matrix:
                  "sampling": exact, "deadline_s": 300},
             ],
             "thresholds": {"engine_period_s": 0.1, "memory_period_s": 0.25,
-                           "min_coverage": 0.6, "max_consecutive_misses": 50,
+                           "min_coverage": 0.2, "max_consecutive_misses": 50,
                            # the shared test host stalls (a 112 ms stall once lagged a send
                            # here); host_stall and cadence have their own tests
                            "max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0,

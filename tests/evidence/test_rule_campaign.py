@@ -73,7 +73,7 @@ def rule_matrix() -> Matrix:
             ],
             # lenient sampling: the shared host stalls, and telemetry has its own tests
             "thresholds": {"engine_period_s": 0.25, "memory_period_s": 0.5,
-                           "min_coverage": 0.5, "max_consecutive_misses": 8,
+                           "min_coverage": 0.2, "max_consecutive_misses": 40,
                            "max_stalled_requests": 1.0, "max_client_cpu_wait": 1.0},
             "families": {"not_applicable": {"gpu_memory": "simulator lanes run without GPUs"}},
             "rule": RULE,

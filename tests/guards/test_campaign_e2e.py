@@ -76,8 +76,8 @@ output_words = 10
 [thresholds]
 engine_period_s = 0.1
 memory_period_s = 0.25
-min_coverage = 0.5          # generous: shared CPUs; the point here is the dropped family
-max_consecutive_misses = 4
+min_coverage = 0.2          # generous: shared CPUs; the point here is the dropped family
+max_consecutive_misses = 40
 max_stalled_requests = 1.0  # the shared test host stalls; host_stall has its own tests
 max_client_cpu_wait = 1.0
 

@@ -61,8 +61,8 @@ variants = {{ reasoning_effort = {{ "effort-low" = "low", "effort-max" = "max" }
 [thresholds]
 engine_period_s = 0.1
 memory_period_s = 0.25
-min_coverage = 0.5
-max_consecutive_misses = 4
+min_coverage = 0.2
+max_consecutive_misses = 40
 max_stalled_requests = 1.0
 max_client_cpu_wait = 1.0
 
