@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole suite (`make test`), in two passes:
 #   1. every test not marked `alone`, in parallel pytest-xdist workers (FACEOFF_TEST_WORKERS,
-#      default 3: most tests wait on lanes and sockets, so a third worker fills the two cores);
+#      default 3: most tests wait on lanes and sockets, so a third worker fills the two cores),
+#      an idle worker stealing queued tests from a busy one (the e2e campaigns take minutes
+#      each: handed out in fixed chunks they ended up queued behind one worker);
 #   2. the `alone` tests one at a time on a quiet host: a real engine pinned to a core, a
 #      client's stamps checked against a server's writes.
 # Arguments go to both passes (paths, -k, -x). A pass that collects nothing is fine when the
@@ -12,7 +14,7 @@ python=${PYTHON:-.venv/bin/python}
 workers=${FACEOFF_TEST_WORKERS:-3}
 export FACEOFF_TEST_REPORT=${FACEOFF_TEST_REPORT:-$(mktemp -t faceoff-tests.XXXXXX)}
 
-FACEOFF_TEST_PHASE=parallel "$python" -m pytest -n "$workers" -m "not alone" "$@"
+FACEOFF_TEST_PHASE=parallel "$python" -m pytest -n "$workers" --dist worksteal -m "not alone" "$@"
 parallel=$?
 FACEOFF_TEST_PHASE=alone "$python" -m pytest -m alone "$@"
 alone=$?
