@@ -64,15 +64,36 @@ def overlap_ns(stalls: Sequence[Stall], start_ns: int, end_ns: int) -> int:
     return sum(max(0, min(s.end_ns, end_ns) - max(s.start_ns, start_ns)) for s in stalls)
 
 
-def client_wait_ns(readings: Sequence[ClientWait], start_ns: int, end_ns: int) -> int | None:
-    """The client's CPU wait over ``[start_ns, end_ns]``: from its last reading at or before
-    the start to its first at or after the end; None unless readings bracket the span."""
+def _bracket(
+    readings: Sequence[ClientWait], start_ns: int, end_ns: int
+) -> tuple[ClientWait, ClientWait] | None:
+    """The client's last reading at or before the start and its first at or after the end;
+    None unless readings of one process bracket the span."""
     ordered = sorted(readings, key=lambda r: r.at_ns)
     before = [r for r in ordered if r.at_ns <= start_ns]
     after = [r for r in ordered if r.at_ns >= end_ns]
     if not before or not after or before[-1].pid != after[0].pid:
         return None
-    return after[0].waited_ns - before[-1].waited_ns
+    return before[-1], after[0]
+
+
+def client_wait_ns(readings: Sequence[ClientWait], start_ns: int, end_ns: int) -> int | None:
+    """The client's CPU wait over ``[start_ns, end_ns]``, read between the readings that
+    bracket it; None unless readings bracket the span."""
+    bracket = _bracket(readings, start_ns, end_ns)
+    return None if bracket is None else bracket[1].waited_ns - bracket[0].waited_ns
+
+
+def client_wait_share(readings: Sequence[ClientWait], start_ns: int, end_ns: int) -> float | None:
+    """That wait as a share of the time between the bracketing readings. A loaded host reads
+    the client late, so the bracket can be much wider than the span: its wait divided by the
+    span alone claimed a client that waited more than 100 % of the time."""
+    bracket = _bracket(readings, start_ns, end_ns)
+    if bracket is None:
+        return None
+    before, after = bracket
+    span = after.at_ns - before.at_ns
+    return (after.waited_ns - before.waited_ns) / span if span > 0 else None
 
 
 class StallSummary(Spec):
@@ -87,7 +108,9 @@ class StallSummary(Spec):
     client_wait_ns: int | None = Field(
         description="The client's CPU wait inside the window; None unless readings bracket it."
     )
-    client_wait_share: float | None = Field(description="client_wait_ns / window length.")
+    client_wait_share: float | None = Field(
+        description="client_wait_ns / the time between the readings that bracket the window."
+    )
     unreadable_lines: int = Field(description="Lines of stalls.jsonl that are not stall lines.")
 
 
@@ -110,6 +133,6 @@ def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:
         longest_ns=max([s.length_ns for s in inside], default=0),
         stalled_share=stalled / span if span > 0 else 0.0,
         client_wait_ns=waited,
-        client_wait_share=waited / span if waited is not None and span > 0 else None,
+        client_wait_share=client_wait_share(log.client, window.start_ns, window.end_ns),
         unreadable_lines=log.unreadable,
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.stall_log import StallLog, client_wait_ns, overlap_ns
+from collectors.stall_log import StallLog, client_wait_share, overlap_ns
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
 from guards.reasons import Reason
@@ -50,14 +50,13 @@ def exposure(
     bound = t.max_request_stall_ms * 1e6
     worst = max(overlaps, key=lambda i: overlaps[i])
     window = art.record.window
-    span = window.end_ns - window.start_ns if window else 0
-    wait = client_wait_ns(log.client, window.start_ns, window.end_ns) if window else None
+    wait = client_wait_share(log.client, window.start_ns, window.end_ns) if window else None
     return Exposure(
         sent=len(sent),
         affected=sorted(i for i, ns in overlaps.items() if ns > bound),
         worst_index=worst,
         worst_ns=overlaps[worst],
-        client_wait_share=wait / span if wait is not None and span > 0 else None,
+        client_wait_share=wait,
     )
 
 

@@ -16,6 +16,7 @@ from collectors.stall import ClientWatcher, watch
 from collectors.stall_log import (
     StallLog,
     client_wait_ns,
+    client_wait_share,
     overlap_ns,
     read_stalls,
     summarize_stalls,
@@ -24,6 +25,7 @@ from collectors.stall_monitor import StallMonitor
 from faceoff.errors import FaceoffError
 
 MS = 1_000_000
+SECOND = 1_000 * MS
 DEADLINE_S = 60.0  # generous: a loaded two-core host
 
 
@@ -184,3 +186,15 @@ def test_the_watcher_finds_the_client_by_its_journal_path_and_reads_its_wait(
     assert seen[-1].waited_ns >= seen[0].waited_ns and seen[-1].at_ns > seen[0].at_ns
     watcher(time.perf_counter_ns())  # it ended: the watcher lets go of it
     assert watcher.pid is None
+
+
+def test_a_client_read_late_never_waits_more_than_all_of_its_time() -> None:
+    """A loaded host reads the client late: readings 10 s apart around a 1 s window. Divided
+    by the window alone, the 4 s the client waited in them claimed a 400 % share."""
+    readings = [
+        ClientWait(pid=3, at_ns=0, cpu_ns=0, waited_ns=0),
+        ClientWait(pid=3, at_ns=10 * SECOND, cpu_ns=0, waited_ns=4 * SECOND),
+    ]
+    assert client_wait_ns(readings, 4 * SECOND, 5 * SECOND) == 4 * SECOND
+    assert client_wait_share(readings, 4 * SECOND, 5 * SECOND) == 0.4
+    assert client_wait_share(readings[:1], 4 * SECOND, 5 * SECOND) is None  # no bracket
