@@ -14,11 +14,14 @@ with its socket goes to the real one. Where a transport has no plain TCP socket 
 another event loop) or the option is refused, nothing is swapped and reads keep the
 client's own stamps.
 
-The stamp is CLOCK_REALTIME; right after the read, the caller's clock and the real-time
-clock are read back to back, and the read is dated on the caller's clock as its reading
-minus how long the bytes had waited (real time now, minus the stamp). A step of the
-real-time clock between the packet and the read would skew that one read; a negative
-wait is taken as 0.
+The stamp is CLOCK_REALTIME; right after the read, the real-time clock and then the
+caller's clock are read, and the read is dated on the caller's clock as its reading
+minus how long the bytes had waited (real time, minus the stamp). In that order a pause
+between the two readings (a preemption, the GIL handed to another thread) makes the
+date late by the pause, never early: the real-time reading is older than the caller's.
+A pair whose two real-time readings around the caller's lie more than ``PAIR_SLACK_NS``
+apart is read again. A step of the real-time clock between the packet and the read
+would skew that one read; a negative wait is taken as 0.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from typing import Any
 SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); Python's socket module does not name it
 STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
 STAMP_SPACE = socket.CMSG_SPACE(STAMP.size) if sys.platform == "linux" else 0
+PAIR_SLACK_NS = 20_000  # a clock pair read further apart than this is read again
+PAIR_TRIES = 3
 
 Clock = Callable[[], int]
 OnRead = Callable[[int | None], None]  # when the read's bytes arrived, on the clock; None: unknown
@@ -41,17 +46,41 @@ OnRead = Callable[[int | None], None]  # when the read's bytes arrived, on the c
 class StampedSocket:
     """A transport's socket whose ``recv`` brings the kernel's receive stamp along."""
 
-    def __init__(self, sock: socket.socket, clock: Clock, on_read: OnRead) -> None:
-        self._sock, self._clock, self._on_read = sock, clock, on_read
+    def __init__(
+        self, sock: socket.socket, clock: Clock, on_read: OnRead, real: Clock = time.time_ns
+    ) -> None:
+        self._sock, self._clock, self._on_read, self._real = sock, clock, on_read, real
 
     def recv(self, size: int) -> bytes:
         data, ancillary, _flags, _address = self._sock.recvmsg(size, STAMP_SPACE)
-        now_ns, waited = self._clock(), waited_ns(ancillary, time.time_ns())
-        self._on_read(None if waited is None else now_ns - waited)
+        self._on_read(kernel_arrival(ancillary, self._clock, self._real))
         return data
 
     def __getattr__(self, name: str) -> Any:  # every other use of the socket: the real one
         return getattr(self._sock, name)
+
+
+def kernel_arrival(
+    ancillary: list[tuple[int, int, bytes]], clock: Clock, real: Clock = time.time_ns
+) -> int | None:
+    """When the read's last packet was received, on ``clock``; None unstamped."""
+    real_ns, now_ns = clock_pair(clock, real)
+    waited = waited_ns(ancillary, real_ns)
+    return None if waited is None else now_ns - waited
+
+
+def clock_pair(clock: Clock, real: Clock = time.time_ns) -> tuple[int, int]:
+    """(real time, ``clock``) read back to back, real time first, so that a pause between
+    them makes a converted stamp late, never early; the tightest of a few tries where a
+    pause came between."""
+    best = (0, 0, -1)  # before, now, spread
+    for _ in range(PAIR_TRIES):
+        before, now, after = real(), clock(), real()
+        if best[2] < 0 or after - before < best[2]:
+            best = (before, now, after - before)
+        if after - before <= PAIR_SLACK_NS:
+            break
+    return best[0], best[1]
 
 
 def waited_ns(ancillary: list[tuple[int, int, bytes]], now_real_ns: int) -> int | None:
