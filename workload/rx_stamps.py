@@ -77,6 +77,9 @@ class WakeSelector:
         ready = self._selector.select(timeout)
         stamped, reading = self.stamped, selectors.EVENT_READ
         fds = [key.fd for key, events in ready if events & reading and key.fd in stamped]
+        if not fds:  # no clock reading for a wake-up that reads no stamped socket
+            self.woke = {}
+            return ready
         counts = [queued_bytes(fd) for fd in fds]
         at_ns = self.clock()
         self.woke = {fd: Woke(n, at_ns) for fd, n in zip(fds, counts, strict=True)}
