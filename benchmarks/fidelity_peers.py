@@ -1,9 +1,10 @@
-"""Client timing fidelity against an independent truth server, next to two peer clients.
+"""Client timing fidelity against an independent truth server, next to two peer clients
+and the physical limit.
 
     make bench NAME=fidelity_peers [ARGS="--requests 200 --modes pinned,unpinned"]
     .venv/bin/python -m benchmarks.fidelity_peers [--concurrency 1,4,32] [--requests 200]
         [--rounds 4] [--tokens 100] [--rate 200] [--prefill-ms 50] [--modes pinned,unpinned]
-        [--clients faceoff,"vllm bench",guidellm]
+        [--clients faceoff,"spin reader","vllm bench",guidellm]
 
 The server is `benchmarks.truth_server`: standard library only, sharing no code with
 faceoff's client or simulator. It records, in perf_counter_ns, when each request
@@ -42,6 +43,14 @@ timer process (`client_fidelity --probe`) runs on the clients' core(s) throughou
 for faceoff (whose send times share the server's clock) the output says how many
 chunks more than 2 ms late overlapped a stall that timer saw too.
 
+The physical limit runs in the same rounds: `benchmarks.spin_reader`, a few dozen lines
+of C built at bench time with `cc`, spinning on epoll and stamping at `read()` (never a
+peer). For every client with absolute monotonic stamps (faceoff, the spin reader) the
+error is split into admission (the server's queueing) and delivery (the client's
+lateness; `benchmarks.delivery_split`), and faceoff's delivery p99 of the first and the
+last token is printed as a ratio to the spin reader's (target ≤ 2×), with how many of
+faceoff's first tokens came more than half an inter-token gap late.
+
 Then a second truth server that never names a finish_reason (usage and [DONE] only),
 C4, pinned: how many of each client's requests it counted as answered.
 """
@@ -67,19 +76,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.delivery_split import LIMIT, SPLIT_HEADER, Split, delivery_lines, split_rows
 from benchmarks.peer_clients import BEFORE, Client, ClientRun, Round, Seen, clients, taskset
+from benchmarks.percentiles import MIN_P99, PERCENTILES, figure, pair, pct
+from benchmarks.spin_reader import spin_reader
 from evidence.stats import student_t
-from evidence.stats.bootstrap import quantile
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = "truth"
 BOOT_S = 60.0
-MIN_P99 = 200  # values a printed p99 must rest on
 TARGET_MS, TARGET_SHARE, LAST_OVER_TTFT = 5.0, 0.5, 2.0
 LAST_FLOOR_MS = 1.0  # C32 last-token p99 is held to 2 × TTFT p99 or this, the larger
-OURS = frozenset({"faceoff", BEFORE})  # never a peer
+OURS = frozenset({"faceoff", BEFORE, LIMIT})  # never a peer
 LATE_NS = 2_000_000  # a chunk this late is checked against the timer's stalls
-PERCENTILES = "type 7 (linear interpolation between closest ranks, numpy's default)"
 MODES = {"pinned": (0, frozenset({1})), "unpinned": (None, None)}  # server core, client cores
 
 
@@ -95,9 +104,11 @@ class Errors:
     notes: Counter[str] = field(default_factory=Counter)
     cpu_s: list[float] = field(default_factory=list)
     late: list[tuple[int, int]] = field(default_factory=list)  # (written, read) > 2 ms apart
+    split: Split = field(default_factory=Split)  # admission and delivery, where stamps allow
 
     def add(self, seen: Seen, truth: dict[str, Any]) -> None:
         arrival, served = truth["arrival_ns"], truth["chunks_ns"]
+        self.split.add(seen, truth)
         self.ttft_ms.append((seen.ttft_s * 1e9 - (served[0] - arrival)) / 1e6)
         self.last_ms.append((seen.last_s * 1e9 - (served[-1] - arrival)) / 1e6)
         if seen.chunk_s:
@@ -157,21 +168,6 @@ def truth_server(
 
 def read_truth(log: Path) -> dict[int, dict[str, Any]]:
     return {rec["serial"]: rec for rec in map(json.loads, log.read_text().splitlines())}
-
-
-def pct(values: list[float], q: float) -> float | None:
-    """The type-7 quantile; None for a p99 the sample cannot hold (fewer than MIN_P99)."""
-    if not values or (q > 0.5 and len(values) < MIN_P99):
-        return None
-    return quantile(sorted(values), q)
-
-
-def figure(value: float | None, width: int = 7) -> str:
-    return f"{value:{width}.2f}" if value is not None else f"{'—':>{width}}"
-
-
-def pair(values: list[float]) -> str:
-    return f"{figure(pct(values, 0.5))} {figure(pct(values, 0.99))}"
 
 
 HEADER = (
@@ -315,6 +311,14 @@ def cpu_line(label: str, pairs: list[tuple[float, float]]) -> str:
     )
 
 
+def every_client(workdir: Path, names: list[str], before: Path | None) -> dict[str, Client]:
+    """faceoff, the peers installed here, and the spin reader where it builds."""
+    runners = clients(workdir, names, before)
+    if LIMIT in names and (reader := spin_reader(workdir)) is not None:
+        runners[LIMIT] = reader
+    return runners
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--concurrency", default="1,4,32")
@@ -325,7 +329,7 @@ def main() -> None:
     parser.add_argument("--prefill-ms", type=float, default=50.0, help="server time to first")
     parser.add_argument("--modes", default="pinned,unpinned")
     parser.add_argument("--unnamed-requests", type=int, default=40)
-    parser.add_argument("--clients", default="faceoff,vllm bench,guidellm")
+    parser.add_argument("--clients", default=f"faceoff,{LIMIT},vllm bench,guidellm")
     parser.add_argument("--keep", type=Path, help="keep plans, journals and records here")
     parser.add_argument("--before", type=Path, help="an earlier faceoff source tree, for CPU")
     args = parser.parse_args()
@@ -333,25 +337,29 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="faceoff-fidelity-peers-") as tmp:
         workdir = (args.keep or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
-        runners = clients(workdir, args.clients.split(","), args.before)
+        runners = every_client(workdir, args.clients.split(","), args.before)
         print(f"percentiles: {PERCENTILES}; a p99 over fewer than {MIN_P99} values: —")
         print(HEADER, flush=True)
         summary: list[str] = []
+        splits: list[str] = []
         paired: list[tuple[float, float]] = []
         for mode in args.modes.split(","):
             for c in (int(x) for x in args.concurrency.split(",")):
                 errors, lag, stalls = measure(mode, c, args, workdir, runners)
                 for name, e in errors.items():
                     print(row(mode, c, name, e), flush=True)
+                by_client = {name: e.split for name, e in errors.items()}
+                splits += split_rows(mode, c, by_client)
                 facts = faceoff_facts(mode, c, errors["faceoff"], lag, stalls)
-                summary += [*headline(mode, c, errors), facts]
+                delivery = delivery_lines(mode, c, by_client, gap_ms=1000 / args.rate)
+                summary += [*headline(mode, c, errors), facts, *delivery]
                 if pairs := cpu_pairs(errors):
                     summary.append(cpu_line(f"{mode} C{c}", pairs))
                     paired += pairs
         if paired:
             summary.append(cpu_line("every mode and C", paired))
         summary.append(accepted(args, workdir, runners))
-    print("\n".join(summary))
+    print("\n".join([SPLIT_HEADER, *splits, *summary]))
     print(
         f"{args.rounds} rounds per C and mode, order rotated; {args.tokens} tokens at "
         f"{args.rate:g} tok/s per stream after {args.prefill_ms:g} ms; clients: "

@@ -191,7 +191,8 @@ class KernelStamped:
 
     def recv(self, size: int) -> bytes:
         data, ancillary, _, _ = self._sock.recvmsg(size, socket.CMSG_SPACE(TIMESPEC.size))
-        now_ns, real_ns = time.perf_counter_ns(), time.time_ns()
+        # real time first: a pause between the two readings makes the arrival late, not early
+        real_ns, now_ns = time.time_ns(), time.perf_counter_ns()
         self.arrived_ns = None
         for level, kind, stamp in ancillary:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:

@@ -5,7 +5,8 @@ aiohttp rather than httpx: on the loopback benchmark
 chunk and a smaller timing error, most of all at C32. Each SSE event is dated by
 the socket read that delivered its last byte (``workload.transport``), not by when
 the reading coroutine got to it, and by the kernel's receive stamp of that read
-where the socket gives one (``workload.rx_stamps``); the request is dated by when its
+where the socket gives one, or the loop's wake-up where a later segment was merged
+into it (``workload.rx_stamps``); the request is dated by when its
 bytes were handed to the socket (``send_ns``), not by when the client began it
 (``queued_ns``).
 """
@@ -110,7 +111,8 @@ async def _read_events(resp: aiohttp.ClientResponse, ex: Exchange, clock: Clock)
         while data := await resp.content.readany():
             read_ns = clock()
             for payload, end in framer.feed(data):
-                state.observe(payload, arrivals.at(end, read_ns))
+                arrived_ns = arrivals.at(end, read_ns)
+                state.observe(payload, arrived_ns, arrivals.stamp)
     finally:
         ex.arrival_stamps = arrivals.stamps
     if framer.pending.strip():
@@ -197,6 +199,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         events=state.events,
         chunk_offsets_us=[(t - send) // 1000 for t in state.chunk_ns] if send is not None else [],
         chunk_kinds="".join(state.chunk_kinds),
+        chunk_stamps="".join(state.chunk_stamps),
         output_chars=len(text),
         output_words=len(text.split()),
         output_sha256=sha256_hex(text),

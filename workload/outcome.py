@@ -17,6 +17,12 @@ Format history of ``schema_version``:
       usage and [DONE] but named no reason (before 3 such a stream was a stream_error).
       Lines of versions 1 and 2 still read (``arrival_stamps`` None). Later in 3, ``phase``
       may be ``pilot`` (one request of a cell contract before the scored cells).
+  4 — ``chunk_stamps``: one letter per token-bearing chunk, how its arrival was dated:
+      ``k`` the kernel's receive stamp of the read that carried it, ``w`` the event loop's
+      wake-up before that read (the kernel had merged a later segment into the chunk's
+      bytes, and with them its later stamp), ``r`` the client's clock as the read returned.
+      ``arrival_stamps`` ``kernel`` now means every event was dated from the socket (k or
+      w). Lines of versions 1 to 3 still read (``chunk_stamps`` None: unknown).
 """
 
 from __future__ import annotations
@@ -74,7 +80,9 @@ def turn_of(role: RequestRole) -> int | None:
 class RequestOutcome(Artifact):
     """Everything the client observed about one request, written once when it ended."""
 
-    schema_version: Literal[1, 2, 3] = Field(default=3, description="Journal line format version.")
+    schema_version: Literal[1, 2, 3, 4] = Field(
+        default=4, description="Journal line format version."
+    )
     cell_id: str = Field(description="Cell of the plan.")
     arm: str = Field(description="Arm the client was pointed at.")
     attempt: int = Field(ge=1, description="Attempt number of the cell run.")
@@ -147,6 +155,14 @@ class RequestOutcome(Artifact):
     chunk_kinds: str = Field(
         description="One letter per token-bearing chunk: r reasoning, c content, b both."
     )
+    chunk_stamps: str | None = Field(
+        default=None,
+        pattern=r"^[kwr]*$",
+        description="One letter per token-bearing chunk, how its arrival was dated: k the "
+        "kernel's receive stamp of its read, w the event loop's wake-up before that read (a "
+        "later segment had been merged into its bytes), r the client's clock as the read "
+        "returned; None in lines before version 4.",
+    )
     output_chars: int = Field(ge=0, description="Characters of visible content.")
     output_words: int = Field(ge=0, description="Whitespace-separated words of visible content.")
     output_sha256: str = Field(description="sha256 of the visible content (UTF-8).")
@@ -173,9 +189,10 @@ class RequestOutcome(Artifact):
     )
     arrival_stamps: ArrivalStamps | None = Field(
         default=None,
-        description="How the arrival times were dated: kernel (the kernel's receive stamp of "
-        "each socket read), read (the client's clock as each read returned); None when no "
-        "event arrived, and in lines of versions 1 and 2 (read).",
+        description="How the arrival times were dated: kernel (from the socket: the kernel's "
+        "receive stamp of each read, or the loop's wake-up where a later segment was merged "
+        "in), read (the client's clock as some read returned); None when no event arrived, "
+        "and in lines of versions 1 and 2 (read).",
     )
 
     @property

@@ -14,44 +14,147 @@ with its socket goes to the real one. Where a transport has no plain TCP socket 
 another event loop) or the option is refused, nothing is swapped and reads keep the
 client's own stamps.
 
-The stamp is CLOCK_REALTIME; right after the read, the caller's clock and the real-time
-clock are read back to back, and the read is dated on the caller's clock as its reading
-minus how long the bytes had waited (real time now, minus the stamp). A step of the
-real-time clock between the packet and the read would skew that one read; a negative
-wait is taken as 0.
+The stamp is CLOCK_REALTIME; right after the read, the real-time clock and then the
+caller's clock are read, and the read is dated on the caller's clock as its reading
+minus how long the bytes had waited (real time, minus the stamp). In that order a pause
+between the two readings (a preemption, the GIL handed to another thread) makes the
+date late by the pause, never early: the real-time reading is older than the caller's.
+A pair whose two real-time readings around the caller's lie more than ``PAIR_SLACK_NS``
+apart is read again. A step of the real-time clock between the packet and the read
+would skew that one read; a negative wait is taken as 0.
+
+One stamp per read is all TCP gives, and it is the *last* segment's: a segment that
+arrives while an earlier one waits unread is merged into it by the kernel, which keeps
+the later arrival time. A chunk that waited in the socket until the next one came would
+take the next one's time. So the loop's wake-ups are watched too (:class:`WakeSelector`):
+as ``select`` returns, each stamped socket that is ready is asked how many bytes it holds
+(``FIONREAD``), and the clock is read after. Its next read takes only those bytes, and
+where the kernel's stamp is later than that wake-up (a segment came in between and was
+merged), the read is dated by the wake-up: an upper bound of when those bytes arrived
+that no later segment moves. Bytes that came after the wake-up stay in the socket for
+the next read, and their own stamp. Both dates are never earlier than the bytes' arrival.
 """
 
 from __future__ import annotations
 
+import array
+import fcntl
+import selectors
 import socket
 import struct
 import sys
+import termios
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); Python's socket module does not name it
 STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
 STAMP_SPACE = socket.CMSG_SPACE(STAMP.size) if sys.platform == "linux" else 0
+PAIR_SLACK_NS = 20_000  # a clock pair read further apart than this is read again
+PAIR_TRIES = 3
 
 Clock = Callable[[], int]
-OnRead = Callable[[int | None], None]  # when the read's bytes arrived, on the clock; None: unknown
+Source = Literal["kernel", "wake"]  # the kernel's receive stamp, or the loop's wake-up bound
+OnRead = Callable[[int | None, Source], None]  # when the read's bytes arrived; None: unknown
+
+
+class Woke(NamedTuple):
+    queued: int  # bytes the socket held as the loop woke
+    at_ns: int  # on the clock, read after they were counted
+
+
+class WakeSelector:
+    """The event loop's selector, noting at each wake-up how many bytes every ready stamped
+    socket holds, and when. Everything else goes to the real selector."""
+
+    def __init__(self, selector: selectors.BaseSelector, clock: Clock) -> None:
+        self._selector, self.clock = selector, clock
+        self.stamped: set[int] = set()  # file descriptors of StampedSockets
+        self.woke: dict[int, Woke] = {}  # this wake-up's, by file descriptor
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        ready = self._selector.select(timeout)
+        stamped, reading = self.stamped, selectors.EVENT_READ
+        fds = [key.fd for key, events in ready if events & reading and key.fd in stamped]
+        if not fds:  # no clock reading for a wake-up that reads no stamped socket
+            self.woke = {}
+            return ready
+        counts = [queued_bytes(fd) for fd in fds]
+        at_ns = self.clock()
+        self.woke = {fd: Woke(n, at_ns) for fd, n in zip(fds, counts, strict=True)}
+        return ready
+
+    def __getattr__(self, name: str) -> Any:  # register, unregister, modify, close, …
+        return getattr(self._selector, name)
+
+
+def queued_bytes(fd: int) -> int:
+    """Bytes waiting to be read on socket ``fd`` (``FIONREAD``); 0 where it cannot say."""
+    count = array.array("i", [0])
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, count)
+    except OSError:
+        return 0
+    return count[0]
 
 
 class StampedSocket:
     """A transport's socket whose ``recv`` brings the kernel's receive stamp along."""
 
-    def __init__(self, sock: socket.socket, clock: Clock, on_read: OnRead) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        clock: Clock,
+        on_read: OnRead,
+        wakes: WakeSelector | None = None,
+        real: Clock = time.time_ns,
+    ) -> None:
         self._sock, self._clock, self._on_read = sock, clock, on_read
+        self._wakes, self._real, self._fd = wakes, real, sock.fileno()
 
     def recv(self, size: int) -> bytes:
+        woke = self._wakes.woke.pop(self._fd, None) if self._wakes is not None else None
+        if woke is not None and 0 < woke.queued < size:
+            size = woke.queued  # leave what came after the wake-up for the next read
         data, ancillary, _flags, _address = self._sock.recvmsg(size, STAMP_SPACE)
-        now_ns, waited = self._clock(), waited_ns(ancillary, time.time_ns())
-        self._on_read(None if waited is None else now_ns - waited)
+        kernel_ns = kernel_arrival(ancillary, self._clock, self._real)
+        if woke is not None and (kernel_ns is None or woke.at_ns < kernel_ns):
+            self._on_read(woke.at_ns, "wake")
+        else:
+            self._on_read(kernel_ns, "kernel")
         return data
+
+    def close(self) -> None:
+        if self._wakes is not None:
+            self._wakes.stamped.discard(self._fd)
+        self._sock.close()
 
     def __getattr__(self, name: str) -> Any:  # every other use of the socket: the real one
         return getattr(self._sock, name)
+
+
+def kernel_arrival(
+    ancillary: list[tuple[int, int, bytes]], clock: Clock, real: Clock = time.time_ns
+) -> int | None:
+    """When the read's last packet was received, on ``clock``; None unstamped."""
+    real_ns, now_ns = clock_pair(clock, real)
+    waited = waited_ns(ancillary, real_ns)
+    return None if waited is None else now_ns - waited
+
+
+def clock_pair(clock: Clock, real: Clock = time.time_ns) -> tuple[int, int]:
+    """(real time, ``clock``) read back to back, real time first, so that a pause between
+    them makes a converted stamp late, never early; the tightest of a few tries where a
+    pause came between."""
+    best = (0, 0, -1)  # before, now, spread
+    for _ in range(PAIR_TRIES):
+        before, now, after = real(), clock(), real()
+        if best[2] < 0 or after - before < best[2]:
+            best = (before, now, after - before)
+        if after - before <= PAIR_SLACK_NS:
+            break
+    return best[0], best[1]
 
 
 def waited_ns(ancillary: list[tuple[int, int, bytes]], now_real_ns: int) -> int | None:
@@ -65,7 +168,7 @@ def waited_ns(ancillary: list[tuple[int, int, bytes]], now_real_ns: int) -> int 
 
 def stamp_receives(transport: Any, clock: Clock, on_read: OnRead) -> bool:
     """Have ``transport``'s reads report when their bytes arrived, on ``clock``, by the
-    kernel's receive stamp; False where it cannot."""
+    kernel's receive stamp and its loop's wake-ups; False where it cannot."""
     sock = getattr(transport, "_sock", None)  # asyncio's selector transports (3.11+)
     if sys.platform != "linux" or type(sock) is not socket.socket:
         return False
@@ -75,5 +178,23 @@ def stamp_receives(transport: Any, clock: Clock, on_read: OnRead) -> bool:
         sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     except OSError:
         return False
-    transport._sock = StampedSocket(sock, clock, on_read)
+    wakes = watch_wakes(getattr(transport, "_loop", None), clock)
+    if wakes is not None and wakes.clock is clock:  # a loop's wake-ups are on one clock
+        wakes.stamped.add(sock.fileno())
+    else:
+        wakes = None
+    transport._sock = StampedSocket(sock, clock, on_read, wakes)
     return True
+
+
+def watch_wakes(loop: Any, clock: Clock) -> WakeSelector | None:
+    """The loop's :class:`WakeSelector`, put in place on first use; None for a loop without a
+    standard-library selector (uvloop, the proactor)."""
+    selector = getattr(loop, "_selector", None)  # asyncio's selector event loop
+    if isinstance(selector, WakeSelector):
+        return selector
+    if not isinstance(selector, selectors.BaseSelector):
+        return None
+    wakes = WakeSelector(selector, clock)
+    loop._selector = wakes
+    return wakes

@@ -81,6 +81,7 @@ class StreamState:
     last_token_ns: int | None = None
     chunk_ns: list[int] = field(default_factory=list)
     chunk_kinds: list[str] = field(default_factory=list)
+    chunk_stamps: list[str] = field(default_factory=list)  # how each chunk's time was dated
     content: list[str] = field(default_factory=list)
     reasoning_chars: int = 0
     finish_reason: str | None = None
@@ -88,8 +89,9 @@ class StreamState:
     refusal: bool = False
     error: str | None = None
 
-    def observe(self, payload: bytes, t_ns: int) -> None:
-        """Take one event's data payload that arrived at ``t_ns``."""
+    def observe(self, payload: bytes, t_ns: int, stamp: str = "r") -> None:
+        """Take one event's data payload that arrived at ``t_ns``, dated as ``stamp`` says
+        (``workload.transport.STAMP_LETTERS``; r: the read's clock)."""
         self.events += 1
         if self.first_event_ns is None:
             self.first_event_ns = t_ns
@@ -109,9 +111,9 @@ class StreamState:
         if event.get("usage"):
             self.usage, self.usage_ns = _usage(event["usage"]), t_ns
         for choice in event.get("choices") or ():
-            self._choice(choice, t_ns)
+            self._choice(choice, t_ns, stamp)
 
-    def _choice(self, choice: dict[str, Any], t_ns: int) -> None:
+    def _choice(self, choice: dict[str, Any], t_ns: int, stamp: str) -> None:
         delta = choice.get("delta") or {}
         # vLLM >= 0.10 names it `reasoning`; older servers `reasoning_content`. Never both counted.
         reasoning = delta.get("reasoning") or delta.get("reasoning_content") or ""
@@ -121,9 +123,9 @@ class StreamState:
         if choice.get("finish_reason") is not None:
             self.finish_reason = choice["finish_reason"]
         if reasoning or content:
-            self._token_chunk(reasoning, content, t_ns)
+            self._token_chunk(reasoning, content, t_ns, stamp)
 
-    def _token_chunk(self, reasoning: str, content: str, t_ns: int) -> None:
+    def _token_chunk(self, reasoning: str, content: str, t_ns: int, stamp: str) -> None:
         if self.first_output_ns is None:
             self.first_output_ns = t_ns
         if content and self.first_content_ns is None:
@@ -131,6 +133,7 @@ class StreamState:
         self.last_token_ns = t_ns
         self.chunk_ns.append(t_ns)
         self.chunk_kinds.append("b" if reasoning and content else "c" if content else "r")
+        self.chunk_stamps.append(stamp)
         self.reasoning_chars += len(reasoning)
         if content:
             self.content.append(content)

@@ -10,9 +10,11 @@ reader then dates each SSE event by the read that delivered its last byte.
 The read itself can be late too: while the loop ends requests and sends the next
 ones, other streams' bytes wait in their sockets. Where the socket gives them
 (``workload.rx_stamps``), a read is dated by the kernel's receive stamp of its last
-packet, which no scheduling delays; otherwise by the clock reading taken as the read
-returned. Each mark says which, and :class:`Arrivals` reports whether every event of a
-response was dated by the kernel (``kernel``) or not (``read``).
+packet, which no scheduling delays, or by the loop's wake-up where a later segment was
+merged into the bytes the read takes; otherwise by the clock reading taken as the read
+returned. Each mark says which (``STAMP_LETTERS``: k, w, r), each event's date carries
+its mark's letter, and :class:`Arrivals` reports whether every event of a response was
+dated from the socket (``kernel``: k or w) or not (``read``).
 
 A request is dated the same way on the way out: aiohttp's ``on_request_chunk_sent``
 trace runs just before it hands the request's bytes to the socket (no await
@@ -33,20 +35,25 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
 from faceoff.errors import FaceoffError
 from workload.outcome import ArrivalStamps
-from workload.rx_stamps import stamp_receives
+from workload.rx_stamps import Source, stamp_receives
+
+StampLetter = Literal["k", "w", "r"]
+# the kernel's receive stamp, the loop's wake-up (a later segment merged in), the read's clock
+STAMP_LETTERS: dict[Source, StampLetter] = {"kernel": "k", "wake": "w"}
+READ: StampLetter = "r"
 
 
 class Mark(NamedTuple):
     received: int  # body bytes received so far
     at_ns: int  # when they had arrived, on the session's clock
-    kernel: bool  # dated by the kernel's receive stamp (else by the read's clock reading)
+    stamp: StampLetter  # how ``at_ns`` was dated
 
 
 class TimedResponseHandler(ResponseHandler):
@@ -57,31 +64,32 @@ class TimedResponseHandler(ResponseHandler):
         self.clock = clock
         self.body: object | None = None  # the response body the marks belong to
         self.marks: list[Mark] = []
-        self._kernel_ns: int | None = None  # the kernel's word on the read being handled
+        self._socket_ns: int | None = None  # the socket's word on the read being handled
+        self._socket_stamp: StampLetter = READ
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
-        stamp_receives(transport, self.clock, self._kernel_read)
+        stamp_receives(transport, self.clock, self._socket_read)
 
-    def _kernel_read(self, arrived_ns: int | None) -> None:
-        self._kernel_ns = arrived_ns
+    def _socket_read(self, arrived_ns: int | None, source: Source) -> None:
+        self._socket_ns, self._socket_stamp = arrived_ns, STAMP_LETTERS[source]
 
     def data_received(self, data: bytes) -> None:
-        kernel_ns, self._kernel_ns = self._kernel_ns, None
-        kernel = kernel_ns is not None
-        arrived_ns = kernel_ns if kernel_ns is not None else self.clock()
+        socket_ns, self._socket_ns = self._socket_ns, None
+        stamp = self._socket_stamp if socket_ns is not None else READ
+        arrived_ns = socket_ns if socket_ns is not None else self.clock()
         body = self._payload  # after a keep-alive answer: that answer's finished body
         received = _received(body)
         super().data_received(data)
         if body is not None and _received(body) != received:
-            self._mark(body, arrived_ns, kernel)
+            self._mark(body, arrived_ns, stamp)
         if self._payload is not body and self._payload is not None:  # the read began an answer
-            self._mark(self._payload, arrived_ns, kernel)
+            self._mark(self._payload, arrived_ns, stamp)
 
-    def _mark(self, body: object, arrived_ns: int, kernel: bool) -> None:
+    def _mark(self, body: object, arrived_ns: int, stamp: StampLetter) -> None:
         if body is not self.body:  # a new list: a response holding the old one keeps it whole
             self.body, self.marks = body, []
-        self.marks.append(Mark(_received(body) or 0, arrived_ns, kernel))
+        self.marks.append(Mark(_received(body) or 0, arrived_ns, stamp))
 
 
 def _received(body: object | None) -> int | None:
@@ -148,7 +156,8 @@ class Arrivals:
         self._marks = marks
         self._next = 0
         self._dated = 0
-        self._by_kernel = 0
+        self._by_socket = 0
+        self.stamp: StampLetter = READ  # how the last offset asked about was dated
 
     @classmethod
     def of(cls, resp: aiohttp.ClientResponse) -> Arrivals:
@@ -160,15 +169,16 @@ class Arrivals:
 
     @property
     def stamps(self) -> ArrivalStamps | None:
-        """``kernel`` when every offset asked about was dated by the kernel's receive stamp,
-        ``read`` when any was not; None before any was asked about."""
+        """``kernel`` when every offset asked about was dated from the socket (the kernel's
+        receive stamp, or the loop's wake-up), ``read`` when any was not; None before any
+        was asked about."""
         if not self._dated:
             return None
-        return "kernel" if self._by_kernel == self._dated else "read"
+        return "kernel" if self._by_socket == self._dated else "read"
 
     def at(self, end_offset: int, fallback_ns: int) -> int:
         """When body byte ``end_offset`` (exclusive) had arrived; ``fallback_ns`` if unknown."""
-        marks, self._dated = self._marks, self._dated + 1
+        marks, self._dated, self.stamp = self._marks, self._dated + 1, READ
         if marks is None:
             return fallback_ns
         while self._next < len(marks) and marks[self._next].received < end_offset:
@@ -176,7 +186,8 @@ class Arrivals:
         if self._next == len(marks):
             return fallback_ns
         mark = marks[self._next]
-        self._by_kernel += mark.kernel
+        self.stamp = mark.stamp
+        self._by_socket += mark.stamp != READ
         return mark.at_ns
 
 

@@ -67,6 +67,7 @@ async def test_a_cell_matches_the_servers_ground_truth(start_sim: StartSim, tmp_
         assert len(served) == len(outcome.chunk_offsets_us)
         assert sum(n for _, _, n in served) == outcome.usage.completion_tokens
         assert outcome.chunk_kinds == "".join(k[0] for k, _, _ in served)
+        assert len(outcome.chunk_stamps or "") == len(served)  # how each chunk was dated
         arrivals = [outcome.send_ns + us * 1000 for us in outcome.chunk_offsets_us]  # type: ignore[operator]
         for (_, emitted, _), arrived in zip(served, arrivals, strict=True):
             assert arrived + 1000 >= emitted  # µs offsets floor; nothing arrives before it is sent
@@ -103,7 +104,7 @@ async def test_send_is_when_the_bytes_were_written_and_schedule_delay_is_its_own
         _, outcomes = await run(plan, server.url, tmp_path / "journal.jsonl")
     assert len(outcomes) == len(server.received_ns) == 3
     for o, received_ns in zip(outcomes, server.received_ns, strict=True):
-        assert o.schema_version == 3 and o.arrival_stamps == "kernel"
+        assert o.schema_version == 4 and o.arrival_stamps == "kernel"
         assert o.due_ns is not None and o.queued_ns is not None and o.send_ns is not None
         # due, then begun, then written, then read by the server, then answered
         assert o.due_ns <= o.queued_ns <= o.send_ns <= received_ns <= o.first_event_ns  # type: ignore[operator]
