@@ -21,6 +21,7 @@ from pathlib import PurePosixPath
 from matrix.engines import VLLM_MODULES, dashed
 
 VLLM_VERSION = "0.32.0"  # the engine faceoff's lanes and rehearsal pin (deploy/vllm/install.sh)
+MAX_SHOWN = 3  # known flags an ambiguous prefix names in its message
 CLOSE = 0.8  # difflib's ratio above which an unknown flag is taken for a typo of a known one
 
 
@@ -49,7 +50,8 @@ def unknown_flags(argv: Sequence[str], known: frozenset[str]) -> list[UnknownFla
         if len(extended) == 1:
             continue  # argparse reads a unique prefix as its flag (vLLM allows abbreviations)
         near = extended or difflib.get_close_matches(name, known, n=1, cutoff=CLOSE)
-        found.append(UnknownFlag(word, " or ".join(near) if near else None))
+        shown = [*near[:MAX_SHOWN], *(["…"] if len(near) > MAX_SHOWN else [])]
+        found.append(UnknownFlag(word, " or ".join(shown) if near else None))
     return found
 
 
