@@ -43,7 +43,7 @@ def validate(
         return
     out = views.make_console()
     if aa:
-        out.print(aa_line(frozen.matrix), highlight=False)
+        out.print(escape(aa_line(frozen.matrix)), highlight=False)
     out.print(views.plan_table(frozen))
     for line in plan_lines(frozen, output):
         out.print(escape(line), highlight=False, soft_wrap=True)  # `[families.…]` is no markup

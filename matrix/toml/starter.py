@@ -16,6 +16,7 @@ from matrix.toml.text import toml_value
 
 DEFAULT_PORTS = (8000, 8001)
 COMMENT_WIDTH = 92
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 OUTPUT_TOKENS = 1024  # max_tokens of the starting cells
 INPUTS = (2048, 8192, 32768)  # the starting cells' input lengths, those that fit the context
 
@@ -86,10 +87,19 @@ def read_answers(answers: Answers) -> Starter:
 
 
 def _gpus_of(answers: Answers, serves: list[ServeLine | None]) -> list[int]:
-    """``--gpus``, else the first docker run line's ``--gpus "device=…"``: both arms use
-    them, one after the other."""
+    """``--gpus``, else the first docker run line's ``--gpus "device=…"``, else the first
+    serve line's ``CUDA_VISIBLE_DEVICES``: both arms use them, one after the other."""
     containers = [s.launch.container for s in serves if s and s.launch.container]
-    return answers.gpus or next((c.gpus for c in containers if c.gpus), [])
+    visible = [
+        s.launch.env.get(VISIBLE_DEVICES, "") for s in serves if s and not s.launch.container
+    ]
+    said = [c.gpus for c in containers if c.gpus] + [_indices(v) for v in visible if _indices(v)]
+    return answers.gpus or next(iter(said), [])
+
+
+def _indices(text: str) -> list[int]:
+    words = [w.strip() for w in text.split(",")]
+    return [int(w) for w in words] if words and all(w.isdigit() for w in words) else []
 
 
 def _served_ids(serves: list[ServeLine | None]) -> list[str | None]:

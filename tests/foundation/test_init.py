@@ -251,3 +251,9 @@ def test_each_answer_is_checked_as_it_is_given(tmp_path: Path, capsys) -> None: 
     assert "is not pinned by digest" in said and "is not a `vllm serve MODEL …`" in said
     assert "an arm without an image needs its `vllm serve MODEL …` line" in said
     assert "--gpus: 1 GPU(s) given, but the incumbent's serve line asks" in said
+
+
+def test_visible_devices_of_a_serve_line_are_the_gpus(tmp_path: Path) -> None:
+    matrix, _ = start("CUDA_VISIBLE_DEVICES=2,3 " + FP8, NVFP4, [], tmp_path)
+    assert [a.gpu_ids for a in matrix.arms] == [[2, 3], [2, 3]]
+    assert matrix.arms[0].env == {"CUDA_VISIBLE_DEVICES": "2,3"}
