@@ -1,10 +1,11 @@
 """What a matrix's fields say together that is likely a mistake but may be meant: an A/A
 night nobody declared, arms that report different model ids, a startup deadline of
-seconds, a memory share vLLM refuses, a per-request deadline beyond its cell's, a
-rehearsal's relaxations copied onto a GPU night, an engine flag the pinned vLLM does not
-know. Pure: each ``FieldWarning`` names the fields concerned and the fix; ``faceoff validate``
-prints them as warnings and the preflight repeats them (its ``fields`` check), so the
-preflight report, and with it the card, records them.
+seconds, a memory share vLLM refuses, a cell deadline only outputs that end early fit, a
+per-request deadline beyond its cell's, a rehearsal's relaxations copied onto a GPU night,
+an engine flag the pinned vLLM does not know. Pure: each ``FieldWarning`` names the fields
+concerned and the fix; ``faceoff validate`` prints them as warnings and the preflight
+repeats them (its ``fields`` check), so the preflight report, and with it the card,
+records them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from matrix.arm import Arm
 from matrix.coherence.engine_flags import VLLM_VERSION, unknown_flags, vllm_flags
+from matrix.coherence.tables import FASTEST_DECODE_TPS, fastest_s, rounds, timed
 from matrix.engines import flag_value
 from matrix.model import Matrix
 from matrix.thresholds import Thresholds
@@ -49,6 +51,7 @@ def findings(matrix: Matrix) -> list[FieldWarning]:
         *_twins(matrix),
         *_served_models(matrix),
         *(f for arm in matrix.arms for f in _arm_findings(arm)),
+        *_cell_deadlines(matrix),
         *_request_deadlines(matrix),
         *_rehearsal_settings(matrix),
     ]
@@ -130,6 +133,27 @@ def _far_flags(arm: Arm, subject: str) -> Iterator[FieldWarning]:
             "version may, else the engine exits at start",
             "check the flags against `vllm serve --help=all` of the arm's image",
         )
+
+
+def _cell_deadlines(matrix: Matrix) -> Iterator[FieldWarning]:
+    """A deadline only outputs that end early fit: each request writing its max_tokens would
+    not, even at the fastest rates (forced lengths are refused: ``tables``)."""
+    for cell in matrix.cells:
+        if not timed(cell):
+            continue
+        for arm in matrix.arms:
+            need_s = fastest_s(cell, cell.output_tokens, arm)
+            if arm in matrix.arms_of(cell) and cell.deadline_s < need_s:
+                yield FieldWarning(
+                    "deadline_s, sampling.max_tokens",
+                    f"cell {cell.id}",
+                    f"deadline_s = {cell.deadline_s:g} is below the {need_s:,.0f} s its "
+                    f"{rounds(cell)} round(s) of requests take on arm {arm.name!r} if each "
+                    f"writes its max_tokens = {cell.output_tokens}, even at "
+                    f"{FASTEST_DECODE_TPS:,.0f} tok/s: only outputs that end early fit",
+                    "raise deadline_s, or lower requests or max_tokens",
+                )
+                break
 
 
 def _request_deadlines(matrix: Matrix) -> Iterator[FieldWarning]:

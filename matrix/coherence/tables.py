@@ -96,18 +96,16 @@ def _places(arm: Arm, path: str) -> set[str]:
 def _deadline(matrix: Tables, index: int, cell: Cell) -> None:
     """A closed-loop cell's requests need at least their prefill and their forced output at
     the fastest rates; a deadline below that fails the cell on every arm it runs on."""
-    if cell.open_loop or cell.kind is WorkloadKind.NEEDLE_SEARCH:
+    if not timed(cell):
         return
-    rounds = math.ceil((cell.scored_requests + cell.warmups) / cell.concurrency)
-    forced = _forced_output(cell)
-    need_s = rounds * (cell.peak_input_tokens / FASTEST_PREFILL_TPS + forced / FASTEST_DECODE_TPS)
+    forced = forced_output(cell)
     for arm in matrix.arms_of(cell):
-        scaled_s = need_s / (arm.simulator.time_scale if arm.simulator else 1.0)
-        if cell.deadline_s < scaled_s:
+        need_s = fastest_s(cell, forced, arm)
+        if cell.deadline_s < need_s:
             raise FieldError(
                 ("cells", index, "deadline_s"),
-                f"deadline_s = {cell.deadline_s:g} is below the {scaled_s:,.0f} s its "
-                f"{rounds} round(s) of requests (requests + warmups over concurrency "
+                f"deadline_s = {cell.deadline_s:g} is below the {need_s:,.0f} s its "
+                f"{rounds(cell)} round(s) of requests (requests + warmups over concurrency "
                 f"{cell.concurrency}) need on arm {arm.name!r} even at "
                 f"{FASTEST_PREFILL_TPS:,.0f} input and {FASTEST_DECODE_TPS:,.0f} output tok/s "
                 f"(input_tokens = {cell.peak_input_tokens}, {forced} output tokens forced); "
@@ -115,7 +113,25 @@ def _deadline(matrix: Tables, index: int, cell: Cell) -> None:
             )
 
 
-def _forced_output(cell: Cell) -> int:
+def timed(cell: Cell) -> bool:
+    """A closed-loop cell, whose rounds of requests its deadline must hold (an open-loop
+    one's arrivals are checked against it as it loads)."""
+    return not cell.open_loop and cell.kind is not WorkloadKind.NEEDLE_SEARCH
+
+
+def rounds(cell: Cell) -> int:
+    """Requests and warmups in waves of the cell's concurrency."""
+    return math.ceil((cell.scored_requests + cell.warmups) / cell.concurrency)
+
+
+def fastest_s(cell: Cell, output_tokens: int, arm: Arm) -> float:
+    """The cell's rounds at the fastest rates, each request writing ``output_tokens`` (a
+    simulator runs its ``time_scale`` times faster)."""
+    one_s = cell.peak_input_tokens / FASTEST_PREFILL_TPS + output_tokens / FASTEST_DECODE_TPS
+    return rounds(cell) * one_s / (arm.simulator.time_scale if arm.simulator else 1.0)
+
+
+def forced_output(cell: Cell) -> int:
     """Output tokens each request must produce whatever the model says: exact lengths."""
     if cell.kind is WorkloadKind.PREFILL_PROBE:
         return 1

@@ -202,3 +202,21 @@ def test_the_flag_list_is_the_pinned_vllms_own() -> None:
     assert len(flags) > 400  # every spelling of `vllm serve --help=all`, not a hand list
     (found,) = unknown_flags(["vllm", "serve", "/m", "--max-model-length", "1"], flags)
     assert (found.flag, found.near) == ("--max-model-length", "--max-model-len")
+
+
+def test_a_deadline_only_early_outputs_fit_is_a_warning_the_preflight_repeats(
+    tmp_path: Path,
+) -> None:
+    from flows.campaign.preflight.static import static_checks
+    from matrix.coherence.findings import findings
+    from matrix.freeze import freeze
+
+    path = tmp_path / "matrix.toml"
+    path.write_text(cell_field("deadline_s = 10"))  # 2 requests of up to 16384 tokens
+    matrix = load_matrix(path)  # natural outputs may end early: valid
+    (found,) = [f for f in findings(matrix) if f.subject.startswith("cell")]
+    assert found.fields == "deadline_s, sampling.max_tokens"
+    assert "deadline_s = 10 is below the 16 s its 2 round(s)" in found.finding
+    repeated = [c for c in static_checks(freeze(matrix)) if c.check == "fields"]
+    (cell,) = [c for c in repeated if c.subject == "cell natural-1024-c1"]
+    assert cell.status.value == "WARN" and cell.finding == f"{found.fields}: {found.finding}"
