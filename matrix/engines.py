@@ -46,14 +46,23 @@ def runs_vllm(command: Sequence[str]) -> bool:
 
 
 def flag_value(argv: Sequence[str], flag: str) -> str | None:
-    """The value given to ``flag`` (``--flag V`` or ``--flag=V``), last one wins; None if absent."""
+    """The value given to ``flag`` (``--flag V`` or ``--flag=V``; vLLM reads ``--a_b`` as
+    ``--a-b``), last one wins; None if absent."""
     value = None
     for index, word in enumerate(argv):
-        if word == flag and index + 1 < len(argv):
+        name, equals, given = word.partition("=")
+        if dashed(name) != flag:
+            continue
+        if equals:
+            value = given
+        elif index + 1 < len(argv):
             value = argv[index + 1]
-        elif word.startswith(f"{flag}="):
-            value = word.split("=", 1)[1]
     return value
+
+
+def dashed(word: str) -> str:
+    """A long flag as vLLM's parser reads it: underscores are dashes (``--max_model_len``)."""
+    return word.replace("_", "-") if word.startswith("--") else word
 
 
 def binding_conflicts(argv: Sequence[str], binding: Binding) -> list[str]:

@@ -14,6 +14,8 @@ from pydantic import AwareDatetime, Field, StrictBool, field_validator, model_va
 from faceoff.artifact import Spec
 from matrix.arm import Arm, Role
 from matrix.cell import Cell, WorkloadKind, check_variants
+from matrix.coherence.arm_fields import check_arm_fields
+from matrix.coherence.tables import check_tables
 from matrix.families import Families
 from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
@@ -156,6 +158,9 @@ class Matrix(Spec):
         check_quality(self.quality, [a.name for a in self.arms], self.incumbent.name)
         if self.campaign.aa:
             _same_recipe(self.arms)
+        for index, arm in enumerate(self.arms):
+            check_arm_fields(arm, ("arms", index))
+        check_tables(self)
         return self
 
     @property
@@ -182,6 +187,10 @@ class Matrix(Spec):
 
     def cells_for(self, arm: Arm) -> list[Cell]:
         return [c for c in self.cells if c.arms is None or arm.name in c.arms]
+
+    def arms_of(self, cell: Cell) -> list[Arm]:
+        """The arms that run ``cell``."""
+        return [a for a in self.arms if cell.arms is None or a.name in cell.arms]
 
 
 def _fits_context(matrix: Matrix) -> None:

@@ -1,9 +1,11 @@
-"""``faceoff init``: a commented starting matrix from flags or, on a terminal, questions;
-validated before it is written (an input that cannot make a valid matrix writes nothing),
-then the next command to run."""
+"""``faceoff init``: a commented starting matrix from flags or, on a terminal, questions
+(each answer checked as it is given, and asked again until it can be used); validated
+before it is written (an input that cannot make a valid matrix writes nothing), then what
+was read otherwise than written or left out, and the next command to run."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -17,11 +19,13 @@ import typer
 
 from faceoff.errors import FaceoffError
 from flows.cli.output_file import fresh_file
+from matrix.arm import DIGEST_REF
 from matrix.freeze import freeze
 from matrix.plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 from matrix.toml.schema import SCHEMA_FILE
-from matrix.toml.starter import Answers, ArmAnswers, StarterError, starting_matrix
+from matrix.toml.serve_line import StarterError, read_serve_line
+from matrix.toml.starter import Answers, ArmAnswers, read_answers, starting_matrix
 
 Ask = Callable[[str, str], str]  # question, default -> answer
 ROLES = ("incumbent", "candidate")
@@ -59,7 +63,7 @@ def init(output: Path, flags: InitFlags, *, replace: bool) -> None:
     answers = from_flags(output, flags) if flags.given else from_questions(output, typer.prompt)
     text = _valid(answers, output)
     output.write_text(text, encoding="utf-8")
-    _said(output)
+    _said(output, read_answers(answers).notes)
 
 
 def from_flags(output: Path, flags: InitFlags) -> Answers:
@@ -74,19 +78,72 @@ def from_flags(output: Path, flags: InitFlags) -> Answers:
 
 
 def from_questions(output: Path, ask: Ask) -> Answers:
-    """The same answers, asked one by one."""
-    campaign = ask("Campaign name", _slug(output.stem))
+    """The same answers, asked one by one, each checked as it is given."""
+    campaign = _checked(ask, "Campaign name", _slug(output.stem), _a_name)
     arms = []
     for role in ROLES:
-        arm = ask(f"Name of the {role} arm", role)
-        image = ask(f"{role}: image pinned by digest (repo@sha256:…), empty to run a process", "")
-        serve = ask(
-            f"{role}: its `vllm serve MODEL …` command line, empty if the image has none", ""
+        arm = _checked(ask, f"Name of the {role} arm", role, _a_name)
+        image = _checked(
+            ask, f"{role}: image pinned by digest (repo@sha256:…), empty to run a process", "",
+            _pinned,
+        )  # fmt: skip
+        serve = _checked(
+            ask,
+            f"{role}: its `vllm serve MODEL …` command line, empty if the image has none",
+            "",
+            functools.partial(_a_serve_line, role=role, image=image),
         )
-        model = None if serve else ask(f"{role}: the model path the image serves", "/models/model")
+        model = (
+            None
+            if serve
+            else _checked(ask, f"{role}: the model path the image serves", "/models/model", _any)
+        )
         arms.append(ArmAnswers(arm, role, image=image or None, serve=serve or None, model=model))
-    gpus = ask("GPU indices both arms use, comma-separated (empty: none)", "")
-    return Answers(campaign, _seed(campaign), (arms[0], arms[1]), gpu_ids(gpus))
+    pair = (arms[0], arms[1])
+    gpus = _checked(
+        ask,
+        "GPU indices both arms use, comma-separated (empty: none)",
+        "",
+        lambda text: read_answers(Answers(campaign, 0, pair, gpu_ids(text))),  # enough GPUs
+    )
+    return Answers(campaign, _seed(campaign), pair, gpu_ids(gpus))
+
+
+def _checked(ask: Ask, question: str, default: str, check: Callable[[str], object]) -> str:
+    """An answer ``check`` accepts; a refused one is said and the question asked again."""
+    while True:
+        answer = ask(question, default).strip()
+        try:
+            check(answer)
+        except (FaceoffError, StarterError, ValueError) as exc:
+            typer.echo(f"  {getattr(exc, 'message', exc)}", err=True)
+            continue
+        return answer
+
+
+def _a_name(text: str) -> None:
+    if _slug(text) != text:
+        raise ValueError(f"{text!r}: a name is lower case letters, digits, '.', '_' and '-'")
+
+
+def _pinned(text: str) -> None:
+    if text and not DIGEST_REF.match(text):
+        raise ValueError(
+            f"{text!r} is not pinned by digest; write repo@sha256:<64 hex> (`docker inspect "
+            "--format '{{index .RepoDigests 0}}' IMAGE`), or leave it empty for a process"
+        )
+
+
+def _a_serve_line(text: str, *, role: str, image: str) -> None:
+    if text:
+        read_serve_line(text, f"{role}'s serve line")
+    elif not image:
+        raise ValueError("an arm without an image needs its `vllm serve MODEL …` line")
+
+
+def _any(text: str) -> None:
+    if not text:
+        raise ValueError("give the model path, as the image's `vllm serve` takes it")
 
 
 def gpu_ids(text: str) -> list[int]:
@@ -118,13 +175,15 @@ def _valid(answers: Answers, output: Path) -> str:
     return text
 
 
-def _said(output: Path) -> None:
+def _said(output: Path, notes: list[str]) -> None:
     matrix = load_matrix(output)
     the_plan = plan(matrix)
     typer.echo(
         f"{output}: campaign {matrix.campaign.name}, {len(the_plan.cell_runs)} cell runs on "
         f"{len(matrix.arms)} arms, matrix id {freeze(matrix).matrix_id[:12]}"
     )
+    for note in notes:  # also comments at the top of the file
+        typer.echo(f"note: {note}")
     typer.echo("Read its comments and adjust it (docs/reference/matrix-fields.md), then:")
     typer.echo(f"  faceoff validate {output}    # the plan, where each arm listens, the worst case")
     typer.echo(f"  faceoff run {output}")

@@ -67,7 +67,7 @@ class PlanOutput(Artifact):
     arms: list[ArmPlanOutput]
     worst_case: WorstCaseOutput = Field(description="Seconds, by the matrix's own deadlines.")
     warnings: list[CheckResult] = Field(
-        description="What the matrix alone shows will cost the night (WARN or FAIL)."
+        description="What the matrix alone shows may cost the night (WARN; a FAIL is an error)."
     )
     power: PowerTable | None = Field(
         default=None,

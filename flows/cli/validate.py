@@ -7,8 +7,10 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from evidence.comparison.power_table import PowerTable
+from evidence.folder.preflight import CheckStatus
 from flows.cli.output_file import fresh_file
 from flows.cli.power import planned_power, power_view
 from flows.cli.script_output import PlanOutput, plan_output
@@ -18,7 +20,7 @@ from lanes.deadlines import worst_case
 from matrix.aa import aa_line, aa_twin
 from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
-from matrix.toml.reader import load_matrix
+from matrix.toml.reader import FIX_FIELDS, MatrixError, load_matrix
 
 
 def validate(
@@ -35,18 +37,31 @@ def validate(
     frozen = freeze(matrix_of(path, aa=aa))
     table = planned_power(frozen, workdir, db) if power else None
     output = plan_output(frozen, power=table)
+    refuse_failures(path, output)
     if as_json:
         typer.echo(output.model_dump_json(indent=2))
         return
     out = views.make_console()
     if aa:
-        out.print(aa_line(frozen.matrix), highlight=False)
+        out.print(escape(aa_line(frozen.matrix)), highlight=False)
     out.print(views.plan_table(frozen))
     for line in plan_lines(frozen, output):
-        out.print(line, highlight=False, soft_wrap=True)
+        out.print(escape(line), highlight=False, soft_wrap=True)  # `[families.…]` is no markup
     if table is not None:
         _print_power(out, table)
     out.print(f"matrix id: {frozen.matrix_id}")
+
+
+def refuse_failures(path: Path, output: PlanOutput) -> None:
+    """A FAIL the matrix alone shows would stop the run at its preflight: the matrix is
+    refused now, exit 2, rather than passed with a warning."""
+    failures = [w for w in output.warnings if w.status is CheckStatus.FAIL]
+    if failures:
+        raise MatrixError(
+            "; ".join(f"{w.check}: {w.subject}: {w.finding}, fix: {w.fix}" for w in failures),
+            where=str(path),
+            fix=FIX_FIELDS,
+        )
 
 
 def plan_lines(frozen: FrozenMatrix, output: PlanOutput) -> list[str]:
@@ -73,7 +88,7 @@ def _print_power(out: Console, table: PowerTable) -> None:
         return
     out.print(power_view(table))
     for warning in table.warnings:
-        out.print(f"WARN {warning}", highlight=False)
+        out.print(escape(f"WARN {warning}"), highlight=False)
 
 
 def matrix_of(path: Path, *, aa: bool) -> Matrix:

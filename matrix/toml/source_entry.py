@@ -5,19 +5,23 @@ file's folder; the loader resolves it, takes its sha256 (or checks the one pinne
 TOML) and freezes both. A trace entry that leaves them out gets ``requests`` (every
 record), ``input_tokens`` (the longest input among the records replayed) and ``arrival =
 "trace"`` from its records, before ``[defaults]`` (which hold other cells' values) and
-before the id is made from them; its recorded span, time-scaled, must fit its deadline.
+before the id is made from them; its recorded span, time-scaled, must fit its deadline. A
+dataset file is read as its declared format.
 """
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Any
 
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from matrix.sources import ParsedRecord, pinned_bytes, trace_records
+from matrix.sources import ParsedRecord, dataset_rows, pinned_bytes, trace_records
+from matrix.traffic import Dataset
 
 SOURCES = ("dataset", "trace")
+FORMATS = typing.get_args(Dataset.model_fields["format"].annotation)
 DEFAULT_DEADLINE_S = 1200.0  # matrix.cell.Cell.deadline_s's default
 
 
@@ -30,6 +34,9 @@ def source_entry(entry: dict[str, Any], base: Path | None, label: str) -> dict[s
     trace = entry.get("trace")
     if entry.get("kind") == "trace" and isinstance(trace, dict) and "sha256" in trace:
         entry = _trace_defaults(entry, trace, f"{label}.trace")
+    dataset = entry.get("dataset")
+    if isinstance(dataset, dict) and "sha256" in dataset and dataset.get("format") in FORMATS:
+        _rows(dataset, f"{label}.dataset")
     return entry
 
 
@@ -80,6 +87,20 @@ def _records(trace: dict[str, Any], label: str) -> list[ParsedRecord]:
         return trace_records(data, str(trace.get("format")), where=trace["file"])
     except FaceoffError as exc:
         raise ValueError(f"{label}: {exc.message}") from exc
+
+
+def _rows(dataset: dict[str, Any], label: str) -> None:
+    """A dataset file read as its declared format, so a file in another one is refused now
+    rather than at its cell's turn, after the take-over."""
+    fmt = dataset["format"]
+    try:
+        data = pinned_bytes(Path(dataset["file"]), dataset["sha256"], where=label)
+        dataset_rows(data, fmt, where=dataset["file"])
+    except FaceoffError as exc:
+        raise ValueError(
+            f"{label}.format: the file is not {fmt!r} as format declares ({exc.message}); "
+            "declare the format the file is in (sharegpt, openai or prompts) or convert it"
+        ) from exc
 
 
 def _fits_deadline(span_s: float, deadline_s: Any, label: str) -> None:

@@ -1,130 +1,24 @@
 """A starting matrix, written as commented TOML from what a person knows: each arm's image
-and/or its ``vllm serve …`` command line, and the GPUs. Pure; ``faceoff init`` asks, writes
-and validates.
-
-A serve line is read as vLLM reads it: the model (the first word after ``serve``, or
-``--model``) becomes the arm's model argument and, unless ``--served-model-name`` says
-otherwise, the name it serves under; ``--host``, ``--port`` and ``--served-model-name``
-become the arm's own fields (faceoff passes them back to the engine); the flags that say
-what the recipe is also fill the card's recipe table and the identity check
-(``--max-model-len``, ``--tensor-parallel-size``, ``--quantization``, ``--kv-cache-dtype``,
-``--speculative-config``, …) and stay on the command line, which runs as written.
+and/or its ``vllm serve …`` command line (``matrix.toml.serve_line``; variables or a
+``docker run`` around it, ``matrix.toml.launch_line``), and the GPUs. The arms share one
+served model id; whatever is read otherwise than written or left out (a secret, a docker
+option faceoff does itself, cells a smaller context cannot take, no GPUs) is said in a
+note, written as a comment too. Pure; ``faceoff init`` asks, writes and validates.
 """
 
 from __future__ import annotations
 
-import json
-import shlex
-from collections.abc import Sequence
+import textwrap
 from dataclasses import dataclass, field
-from typing import Any
 
-from matrix.engines import flag_value, runs_vllm
-from matrix.secrets import secret_flag
+from matrix.toml.serve_line import ServeLine, StarterError, read_serve_line
 from matrix.toml.text import toml_value
 
 DEFAULT_PORTS = (8000, 8001)
-BINDING_FLAGS = ("--host", "--port", "--served-model-name")
-# Flags of a serve line that describe the recipe: flag (and short form) -> recipe field.
-RECIPE_FLAGS: dict[tuple[str, ...], str] = {
-    ("--max-model-len",): "max_model_len",
-    ("--tensor-parallel-size", "-tp"): "tensor_parallel",
-    ("--decode-context-parallel-size", "-dcp"): "decode_context_parallel",
-    ("--kv-cache-dtype",): "kv_cache_dtype",
-    ("--max-num-seqs",): "max_num_seqs",
-    ("--max-num-batched-tokens",): "max_num_batched_tokens",
-    ("--speculative-config",): "speculation",
-    ("--quantization", "-q"): "weight_format",
-}
-INTEGER_FIELDS = frozenset(
-    {"max_model_len", "tensor_parallel", "decode_context_parallel", "max_num_seqs",
-     "max_num_batched_tokens"}
-)  # fmt: skip
+COMMENT_WIDTH = 92
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
 OUTPUT_TOKENS = 1024  # max_tokens of the starting cells
 INPUTS = (2048, 8192, 32768)  # the starting cells' input lengths, those that fit the context
-
-
-class StarterError(ValueError):
-    """What a person gave cannot make an arm; the message names the flag."""
-
-
-@dataclass(frozen=True)
-class ServeLine:
-    """A ``vllm serve`` command line, read."""
-
-    launcher: list[str]  # up to and including ``serve`` (``vllm serve``)
-    model: str
-    args: list[str]  # every other word, binding flags taken out
-    binding: dict[str, str]  # host, port, served_model as given
-    recipe: dict[str, Any]
-
-    @property
-    def quantization(self) -> str | None:
-        return self.recipe.get("weight_format")
-
-
-def read_serve_line(text: str, where: str) -> ServeLine:
-    words = shlex.split(text)
-    if not runs_vllm(words) or "serve" not in words:
-        raise StarterError(f"{where}: {text!r} is not a `vllm serve MODEL …` command line")
-    secret = next((w for w in words if secret_flag(w)), None)
-    if secret is not None:
-        raise StarterError(
-            f"{where}: {secret.split('=', 1)[0]} would put a secret in the matrix; drop it and "
-            "give the engine's variable in [arms.secrets] (vLLM: VLLM_API_KEY, HF_TOKEN)"
-        )
-    start = words.index("serve") + 1
-    launcher, rest = words[:start], words[start:]
-    model = flag_value(rest, "--model")
-    if rest and not rest[0].startswith("-"):
-        model, rest = rest[0], rest[1:]
-    if model is None:
-        raise StarterError(f"{where}: no model: write `vllm serve MODEL …`")
-    args = _without(rest, ("--model", *BINDING_FLAGS))
-    binding = {f: v for f in BINDING_FLAGS if (v := flag_value(rest, f)) is not None}
-    return ServeLine(launcher, model, args, binding, _recipe(args, model, where))
-
-
-def _without(words: list[str], flags: Sequence[str]) -> list[str]:
-    kept: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif word in flags:
-            skip = True
-        elif not word.startswith(tuple(f"{f}=" for f in flags)):
-            kept.append(word)
-    return kept
-
-
-def _recipe(args: list[str], model: str, where: str) -> dict[str, Any]:
-    recipe: dict[str, Any] = {"checkpoint": model}
-    for flags, name in RECIPE_FLAGS.items():
-        value = next((v for f in flags if (v := flag_value(args, f)) is not None), None)
-        if value is None:
-            continue
-        if name in INTEGER_FIELDS:
-            if not value.isdigit():
-                raise StarterError(f"{where}: {flags[0]} {value!r} is not a whole number")
-            recipe[name] = int(value)
-        else:
-            recipe[name] = _speculation(value) if name == "speculation" else value
-    return recipe
-
-
-def _speculation(value: str) -> str:
-    """``{"method": "mtp", "num_speculative_tokens": 3}`` -> ``mtp, 3 tokens``."""
-    try:
-        config = json.loads(value)
-    except ValueError:
-        return value
-    if not isinstance(config, dict):
-        return value
-    said = [str(config.get("method") or config.get("model") or "speculative")]
-    if "num_speculative_tokens" in config:
-        said.append(f"{config['num_speculative_tokens']} tokens")
-    return ", ".join(said)
 
 
 @dataclass(frozen=True)
@@ -146,14 +40,28 @@ class Answers:
     gpus: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Starter:
+    """What the answers make, read once: each arm's serve line, port, GPUs and model id, the
+    cells, and the notes of what was read otherwise or left out."""
+
+    serves: list[ServeLine | None]
+    ports: list[int]
+    gpus: list[list[int]]
+    served: list[str | None]
+    cells: list[str]
+    notes: list[str]
+
+
 def starting_matrix(answers: Answers, schema_path: str | None = None) -> str:
     """The commented TOML of a starting matrix."""
-    serves = [_serve_of(arm) for arm in answers.arms]
-    ports = _ports(serves)
-    _gpus_suffice(answers, serves)
+    start = read_answers(answers)
+    notes = [line for note in start.notes for line in _comment(note, "# - ", "#   ")]
     parts = [
         *([f"#:schema {schema_path}", ""] if schema_path else []),
         HEADER,
+        *(["# What `faceoff init` read otherwise than written, or left out:", *notes, ""]
+          if notes else []),
         "schema_version = 1",
         "",
         "[campaign]",
@@ -161,12 +69,45 @@ def starting_matrix(answers: Answers, schema_path: str | None = None) -> str:
         f"seed = {answers.seed}  # prompts, sampling and intervals derive from it",
         'stop_policy = "block_workload"  # a failed cell blocks the later cells of its kind',
         "",
-    ]
-    for arm, serve, port in zip(answers.arms, serves, ports, strict=True):
-        parts += _arm(arm, serve, port, answers.gpus)
-    parts += _cells(serves)
+    ]  # fmt: skip
+    for index, arm in enumerate(answers.arms):
+        parts += _arm(arm, start, index)
+    parts += start.cells
     parts.append(RULE)
     return "\n".join(parts)
+
+
+def read_answers(answers: Answers) -> Starter:
+    serves = [_serve_of(arm) for arm in answers.arms]
+    notes = [n for s in serves if s for n in s.launch.notes]
+    gpus = [_gpus_of(answers, serves)] * len(serves)
+    notes += _gpus_suffice(answers, serves, gpus)
+    cells, dropped = _cells(answers, serves)
+    return Starter(serves, _ports(serves), gpus, _served_ids(serves), cells, notes + dropped)
+
+
+def _gpus_of(answers: Answers, serves: list[ServeLine | None]) -> list[int]:
+    """``--gpus``, else the first docker run line's ``--gpus "device=…"``, else the first
+    serve line's ``CUDA_VISIBLE_DEVICES``: both arms use them, one after the other."""
+    containers = [s.launch.container for s in serves if s and s.launch.container]
+    visible = [
+        s.launch.env.get(VISIBLE_DEVICES, "") for s in serves if s and not s.launch.container
+    ]
+    said = [c.gpus for c in containers if c.gpus] + [_indices(v) for v in visible if _indices(v)]
+    return answers.gpus or next(iter(said), [])
+
+
+def _indices(text: str) -> list[int]:
+    words = [w.strip() for w in text.split(",")]
+    return [int(w) for w in words] if words and all(w.isdigit() for w in words) else []
+
+
+def _served_ids(serves: list[ServeLine | None]) -> list[str | None]:
+    """The id each arm reports: its own --served-model-name, else the incumbent's, so a
+    router (and the comparison) asks both arms for one model."""
+    own = [s.binding.get("--served-model-name") if s else None for s in serves]
+    first = own[0] or (serves[0].model if serves[0] else None)
+    return [name or first for name in own]
 
 
 HEADER = """\
@@ -213,47 +154,56 @@ def _ports(serves: list[ServeLine | None]) -> list[int]:
     return [port if port is not None else free.pop(0) for port in given]
 
 
-def _gpus_suffice(answers: Answers, serves: list[ServeLine | None]) -> None:
-    for arm, serve in zip(answers.arms, serves, strict=True):
+def _gpus_suffice(
+    answers: Answers, serves: list[ServeLine | None], gpus: list[list[int]]
+) -> list[str]:
+    """Each arm's GPUs cover its tensor-parallel size; none given at all is said."""
+    for arm, serve, ids in zip(answers.arms, serves, gpus, strict=True):
         parallel = serve.recipe.get("tensor_parallel", 1) if serve else 1
-        if answers.gpus and parallel > len(answers.gpus):
+        if parallel > 1 and parallel > len(ids):
+            given = f"{len(ids)} GPU(s) given" if ids else "no --gpus given"
             raise StarterError(
-                f"--gpus: {len(answers.gpus)} GPU(s) given, but the {arm.role}'s serve line "
-                f"asks --tensor-parallel-size {parallel}; give that many GPUs"
+                f"--gpus: {given}, but the {arm.role}'s serve line asks "
+                f"--tensor-parallel-size {parallel}; give that many, e.g. --gpus "
+                f"{','.join(map(str, range(parallel)))}"
             )
-
-
-def _arm(arm: ArmAnswers, serve: ServeLine | None, port: int, gpus: list[int]) -> list[str]:
-    model = serve.model if serve else arm.model
-    lines = [
-        "[[arms]]",
-        f"name = {toml_value(arm.name)}",
-        f'role = "{arm.role}"',
+    if any(gpus):
+        return []
+    return [
+        "no --gpus: gpu_ids = [] on both arms, so no GPU is sampled and `faceoff validate` "
+        "refuses the matrix while gpu_memory is required; give gpu_ids (or, on a host "
+        'without GPUs, [families.not_applicable] gpu_memory = "…")'
     ]
-    if arm.image:
+
+
+def _arm(arm: ArmAnswers, start: Starter, index: int) -> list[str]:
+    serve = start.serves[index]
+    model = serve.model if serve else arm.model
+    image = _image_of(arm, serve)
+    lines = ["[[arms]]", f"name = {toml_value(arm.name)}", f'role = "{arm.role}"']
+    if image:
         lines += [
             'lane = "docker"',
-            f"image = {toml_value(arm.image)}  # pinned by digest: repo@sha256:<64 hex>",
+            f"image = {toml_value(image)}  # pinned by digest: repo@sha256:<64 hex>",
             'engine = "vllm"  # the image runs `vllm serve`: faceoff adds --host, --port, '
             "--served-model-name",
             f"command = {toml_value([model])}  # the model argument, as mounted below",
         ]
     else:
         assert serve is not None  # an arm without an image has a serve line
-        lines += [
-            'lane = "process"',
-            f"command = {toml_value([*serve.launcher, serve.model])}",
-        ]
+        lines += ['lane = "process"', f"command = {toml_value([*serve.launcher, serve.model])}"]
     if serve and serve.args:
         lines.append(f"engine_args = {toml_value(serve.args)}")
+    lines += _launch_fields(serve)
     host = serve.binding.get("--host") if serve else None
     if host:
         lines.append(f"host = {toml_value(host)}")
-    served = serve.binding.get("--served-model-name", model) if serve else model
     lines += [
-        f"port = {port}",
-        f"gpu_ids = {toml_value(gpus)}  # the arms run one after the other: the same GPUs",
-        f"served_model = {toml_value(served)}  # the id /v1/models must report",
+        f"port = {start.ports[index]}",
+        f"gpu_ids = {toml_value(start.gpus[index])}  # the arms run one after the other: the "
+        "same GPUs",
+        f"served_model = {toml_value(start.served[index] or model)}  # the id /v1/models must "
+        "report, one for both arms (the router asks for it)",
     ]
     if serve and serve.quantization:
         lines.append(
@@ -263,35 +213,106 @@ def _arm(arm: ArmAnswers, serve: ServeLine | None, port: int, gpus: list[int]) -
         "startup_deadline_s = 1800  # loading weights and compiling take a while",
         "warmups = 2",
     ]
-    if arm.image and model and model.startswith("/"):
-        lines += [
-            "[[arms.mounts]]  # the host folder with the weights: change source if it lives "
-            "elsewhere",
-            f"source = {toml_value(model)}",
-            f"target = {toml_value(model)}",
-        ]
+    if image:
+        lines += _mounts(serve, model)
     if serve:
         lines.append("[arms.recipe]  # what the card's recipe table shows")
         lines += [f"{key} = {toml_value(value)}" for key, value in serve.recipe.items()]
     return [*lines, ""]
 
 
-def _cells(serves: list[ServeLine | None]) -> list[str]:
-    limits = [s.recipe["max_model_len"] for s in serves if s and "max_model_len" in s.recipe]
-    context: int = min(limits, default=INPUTS[-1] + OUTPUT_TOKENS)
+def _image_of(arm: ArmAnswers, serve: ServeLine | None) -> str | None:
+    container = serve.launch.container if serve else None
+    if container is None:
+        return arm.image
+    if arm.image and arm.image != container.image:
+        raise StarterError(
+            f"--{arm.role}-image {arm.image} and the image of its docker run line, "
+            f"{container.image}, differ; give one of them"
+        )
+    return container.image
+
+
+def _launch_fields(serve: ServeLine | None) -> list[str]:
+    """What came around the engine's words: its variables and its container's sizes."""
+    if serve is None:
+        return []
+    launch, lines = serve.launch, []
+    if launch.env:
+        lines.append(f"env = {toml_value(launch.env)}  # as the command line set them")
+    if launch.secrets:
+        lines.append(
+            f"secrets = {toml_value(launch.secrets)}  # lane variable = the operator's "
+            "variable that holds it"
+        )
+    container = launch.container
+    if container and container.shm_size:
+        lines.append(f"shm_size = {toml_value(container.shm_size)}")
+    if container and container.memory:
+        lines.append(f"memory_limit = {toml_value(container.memory)}")
+    return lines
+
+
+def _mounts(serve: ServeLine | None, model: str | None) -> list[str]:
+    container = serve.launch.container if serve else None
+    if container and container.mounts:
+        return [
+            line
+            for source, target, read_only in container.mounts
+            for line in (
+                "[[arms.mounts]]  # as the docker run line mounted it",
+                f"source = {toml_value(source)}",
+                f"target = {toml_value(target)}",
+                *([] if read_only else ["read_only = false"]),
+            )
+        ]
+    if not (model and model.startswith("/")):
+        return []
+    return [
+        "[[arms.mounts]]  # the host folder with the weights: change source if it lives elsewhere",
+        f"source = {toml_value(model)}",
+        f"target = {toml_value(model)}",
+    ]
+
+
+def _cells(answers: Answers, serves: list[ServeLine | None]) -> tuple[list[str], list[str]]:
+    """The starting cells, those that fit every arm's context, and a note of those that do
+    not (a cell runs on every arm: a pair needs both)."""
+    limits = [
+        (s.recipe["max_model_len"], arm.name)
+        for arm, s in zip(answers.arms, serves, strict=True)
+        if s and "max_model_len" in s.recipe
+    ]
+    context, smallest = min(limits, default=(INPUTS[-1] + OUTPUT_TOKENS, ""))
     inputs = [n for n in INPUTS if n + OUTPUT_TOKENS <= context]
+    dropped = [n for n in INPUTS if n not in inputs]
     output = OUTPUT_TOKENS
     if not inputs:  # a small context: half of it in, a quarter out
         inputs, output = [max(1, context // 2)], max(1, context // 4)
-    return [
+    said = (
+        [
+            f"input_tokens {toml_value(dropped)} left out of the cells: with max_tokens = "
+            f"{OUTPUT_TOKENS} they exceed arm {smallest!r}'s --max-model-len {context}, the "
+            "smallest context (a cell runs on both arms)"
+        ]
+        if dropped
+        else []
+    )
+    lines = [
         "[defaults]",
         "deadline_s = 1200",
         f"sampling = {{ max_tokens = {output} }}",
         "",
         "[[cells]]  # natural prompts; each list expands to every combination",
         'kind = "natural"',
+        *[line for note in said for line in _comment(note, "# ", "# ")],
         f"input_tokens = {toml_value(inputs)}",
         "concurrency = [1, 2]",
         "requests = 8",
         "",
     ]
+    return lines, said
+
+
+def _comment(text: str, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, COMMENT_WIDTH, initial_indent=first, subsequent_indent=rest)

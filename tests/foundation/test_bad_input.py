@@ -477,11 +477,15 @@ def test_a_message_leads_with_the_field_and_says_it_once(
     assert len(err) < 400, err
 
 
+# MINIMAL's arms have no gpu_ids: valid only where GPU memory is not measured.
+NO_GPUS = '\n[families.not_applicable]\ngpu_memory = "a test host without GPUs"\n'
+
+
 def test_a_byte_order_mark_is_accepted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "matrix.toml"
-    path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    path.write_bytes(b"\xef\xbb\xbf" + (MINIMAL + NO_GPUS).encode())
     code, out, err = run_main(["validate", str(path)], monkeypatch, capsys)
     assert code == 0, err
     assert "matrix id: " in out
@@ -491,7 +495,7 @@ def test_distinct_loopback_addresses_may_share_a_port(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "matrix.toml"
-    path.write_text(edit("port = 9002", 'port = 9001\nhost = "127.0.0.2"'))
+    path.write_text(edit("port = 9002", 'port = 9001\nhost = "127.0.0.2"') + NO_GPUS)
     code, _, err = run_main(["validate", str(path)], monkeypatch, capsys)
     assert code == 0, err
 

@@ -16,7 +16,8 @@ from flows.cli.init import from_questions
 from matrix.arm import LaneKind
 from matrix.model import Matrix
 from matrix.toml.reader import load_matrix
-from matrix.toml.starter import read_serve_line, starting_matrix
+from matrix.toml.serve_line import read_serve_line
+from matrix.toml.starter import Answers, ArmAnswers, starting_matrix
 from tests.foundation.cli import faceoff
 from tests.foundation.test_matrix_schema import as_a_language_server_sees_it
 
@@ -131,6 +132,14 @@ def test_the_questions_give_the_same_matrix(tmp_path: Path) -> None:
         (["--incumbent-serve", "python serve.py", "--candidate-serve", NVFP4],
          "is not a `vllm serve MODEL …` command line"),
         (["--incumbent-image", f"x/y@{DIGEST}", "--candidate-serve", NVFP4], "--model: "),
+        (["--incumbent-serve", FP8, "--candidate-serve", NVFP4],
+         "--gpus: no --gpus given, but the incumbent's serve line asks --tensor-parallel-size 2"),
+        (["--incumbent-serve", "python -m sglang.launch_server --model-path /m --tp 2",
+          "--candidate-serve", NVFP4, "--gpus", "0,1"],
+         "an SGLang server line is not read (faceoff init reads `vllm serve`); give its image "
+         "with --incumbent-image"),
+        (["--incumbent-serve", f"docker run x/y@{DIGEST} /m", "--incumbent-image",
+          f"z/w@{DIGEST}", "--candidate-serve", NVFP4, "--gpus", "0,1"], "differ; give one"),
         ([], "nothing to start from, and no terminal to ask on"),
     ],
 )  # fmt: skip
@@ -157,3 +166,94 @@ def test_a_serve_line_is_read_as_vllm_reads_it() -> None:
     assert (line.launcher[-1], line.model, line.binding) == ("serve", "/m", {"--port": "9000"})
     assert line.args == ["-q", "awq"] and line.quantization == "awq"
     assert shlex.join(line.args) == "-q awq"
+
+
+def start(incumbent: str, candidate: str, gpus: list[int], tmp_path: Path) -> tuple[Matrix, str]:
+    arms = (
+        ArmAnswers("old", "incumbent", serve=incumbent),
+        ArmAnswers("new", "candidate", serve=candidate),
+    )
+    text = starting_matrix(Answers("night", 1, arms, gpus))
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    return load_matrix(path), text
+
+
+def test_variables_before_the_serve_line_become_the_arms_env(tmp_path: Path) -> None:
+    line = "VLLM_ATTENTION_BACKEND=FLASHINFER HF_TOKEN=hf_planted " + FP8
+    matrix, text = start(line, NVFP4, [0, 1], tmp_path)
+    incumbent = matrix.arms[0]
+    assert incumbent.command == ["vllm", "serve", "/models/glm-5.3-fp8"]  # not argv[0]
+    assert incumbent.env == {"VLLM_ATTENTION_BACKEND": "FLASHINFER"}
+    assert incumbent.secrets == {"HF_TOKEN": "HF_TOKEN"} and "hf_planted" not in text
+    assert "HF_TOKEN is a secret: [arms.secrets]" in text  # said, as a comment
+
+
+def test_a_docker_run_line_gives_the_image_mounts_env_and_gpus(tmp_path: Path) -> None:
+    line = (
+        "docker run --rm --ipc=host -p 8000:8000 --gpus '\"device=2,3\"' --shm-size 16g "
+        "-v /srv/models/fp8:/models/glm-5.3-fp8:ro -e VLLM_USE_V1=1 -e HF_TOKEN "
+        f"vllm/vllm-openai@{DIGEST} /models/glm-5.3-fp8 --max-model-len 65536 -tp 2"
+    )
+    matrix, text = start(line, NVFP4, [], tmp_path)
+    incumbent = matrix.arms[0]
+    assert (incumbent.lane, incumbent.image) == (LaneKind.DOCKER, f"vllm/vllm-openai@{DIGEST}")
+    assert (incumbent.command, incumbent.engine) == (["/models/glm-5.3-fp8"], "vllm")
+    assert [(m.source, m.target, m.read_only) for m in incumbent.mounts] == [
+        ("/srv/models/fp8", "/models/glm-5.3-fp8", True)
+    ]
+    assert incumbent.env == {"VLLM_USE_V1": "1"} and incumbent.secrets == {"HF_TOKEN": "HF_TOKEN"}
+    assert incumbent.shm_size == "16g" and all(a.gpu_ids == [2, 3] for a in matrix.arms)
+    assert "docker run --rm --ipc host -p 8000:8000 left out" in " ".join(text.split())
+
+
+def test_the_arms_share_the_incumbents_model_id(tmp_path: Path) -> None:
+    own = FP8.replace(" --served-model-name llm.primary", "")
+    other = NVFP4.replace(" --served-model-name llm.primary", "")
+    matrix, _ = start(own, other, [0, 1], tmp_path)
+    assert [a.served_model for a in matrix.arms] == ["/models/glm-5.3-fp8"] * 2
+
+
+def test_cells_a_smaller_context_cannot_take_are_said(tmp_path: Path) -> None:
+    small = NVFP4.replace("--max-model-len 65536", "--max-model-len 16384")
+    path = tmp_path / "m.toml"
+    done = faceoff(
+        "init", str(path), "--incumbent-serve", FP8, "--candidate-serve", small,
+        "--gpus", "0,1", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    note = "input_tokens [32768] left out of the cells: with max_tokens = 1024 they exceed arm"
+    assert f"note: {note} 'candidate''s --max-model-len 16384" in done.stdout
+    assert note in " ".join(line.lstrip("# ") for line in path.read_text().splitlines())
+    assert {c.input_tokens for c in load_matrix(path).cells} == {2048, 8192}
+
+
+def test_no_gpus_is_said(tmp_path: Path) -> None:
+    one = FP8.replace(" --tensor-parallel-size 2", "")
+    _, text = start(one, NVFP4.replace(" -tp 2", ""), [], tmp_path)
+    assert "# - no --gpus: gpu_ids = [] on both arms, so no GPU is sampled" in text
+
+
+def test_each_answer_is_checked_as_it_is_given(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    answers = iter([
+        "Effort AB", "effort-ab", "exl3", "vllm/vllm-openai:latest", f"vllm/vllm-openai@{DIGEST}",
+        "python serve.py", FP8, "nvfp4", "", "", NVFP4, "0", "0,1",
+    ])  # fmt: skip
+    asked: list[str] = []
+
+    def ask(question: str, default: str) -> str:
+        asked.append(question)
+        return next(answers)
+
+    got = from_questions(tmp_path / "m.toml", ask)
+    said = capsys.readouterr().err
+    assert len(asked) == 13 and got.campaign == "effort-ab" and got.gpus == [0, 1]
+    assert "is not pinned by digest" in said and "is not a `vllm serve MODEL …`" in said
+    assert "an arm without an image needs its `vllm serve MODEL …` line" in said
+    assert "--gpus: 1 GPU(s) given, but the incumbent's serve line asks" in said
+
+
+def test_visible_devices_of_a_serve_line_are_the_gpus(tmp_path: Path) -> None:
+    matrix, _ = start("CUDA_VISIBLE_DEVICES=2,3 " + FP8, NVFP4, [], tmp_path)
+    assert [a.gpu_ids for a in matrix.arms] == [[2, 3], [2, 3]]
+    assert matrix.arms[0].env == {"CUDA_VISIBLE_DEVICES": "2,3"}

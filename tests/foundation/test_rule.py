@@ -179,8 +179,11 @@ def test_a_rule_that_counts_probe_cells_is_warned_of(tmp_path: Path) -> None:
     assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + ignoring))) == []
 
 
+NO_GPUS = '\n[families.not_applicable]\ngpu_memory = "a host without GPUs"\n'
+
+
 def test_validate_prints_the_warning_and_its_json_carries_it(tmp_path: Path) -> None:
-    path = write(tmp_path, MINIMAL + NEEDLE + OUTPUT_TPS)
+    path = write(tmp_path, MINIMAL + NEEDLE + OUTPUT_TPS + NO_GPUS)
     shown = faceoff("validate", str(path))
     assert shown.returncode == 0, shown.stderr
     assert "rule.criteria: the rule counts probe" in shown.stdout

@@ -41,6 +41,11 @@ CHECKS = MappingProxyType(
         "protected_files": "every protected file is a readable regular file",
         "rule": "the declared rule counts no probe cell a model may fail for what it is (a "
         "needle it cannot recall), which would end the rule in no decision",
+        "fields": "fields of the matrix that contradict each other where that may be meant: arms "
+        "that run one recipe, differing served model ids, a startup deadline of seconds, "
+        "a memory share above 1, a request deadline beyond its cell's, a rehearsal's "
+        "relaxations on a GPU night, an engine flag the pinned vLLM does not know "
+        "(matrix/coherence/findings.py)",
         "power": "every rule criterion is decidable as planned in each counted cell (80 % "
         "power at the rule's confidence, the variance of earlier nights or the default); a "
         "WARN names the cell, the metric and the requests needed",

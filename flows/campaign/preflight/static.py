@@ -14,6 +14,7 @@ from evidence.folder.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, warn
 from lanes.deadlines import HOUR_S, worst_case
 from matrix.arm import Arm, LaneKind
+from matrix.coherence.findings import findings
 from matrix.engines import gpus_asked
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.freeze import FrozenMatrix
@@ -39,6 +40,7 @@ def static_checks(frozen: FrozenMatrix) -> list[CheckResult]:
         *relative_mounts(matrix),
         *unmounted_models(matrix),
         *rule_reach(matrix),
+        *field_findings(matrix),
     ]
 
 
@@ -234,6 +236,11 @@ def window_length(matrix: Matrix) -> list[CheckResult]:
             "if even it does not fit",
         )
     ]
+
+
+def field_findings(matrix: Matrix) -> list[CheckResult]:
+    """Fields that contradict each other where that may be meant (``matrix.coherence.findings``)."""
+    return [warn("fields", f.subject, f"{f.fields}: {f.finding}", f.fix) for f in findings(matrix)]
 
 
 def rule_reach(matrix: Matrix) -> list[CheckResult]:
