@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from faceoff.artifact import first_error
+from faceoff.bounded import SEAL_CAP, Unreadable, read_text, walk
 from faceoff.canonical import file_sha256
 from faceoff.dsse import Envelope, sign_envelope, verifying_keys
 from faceoff.files import write_text_atomic
@@ -181,12 +182,11 @@ def bundle_files(
     root = Path(root)
     sealed_apart = {layout.envelope, layout.hmac, *layout.apart}
     found = {}
-    for path in sorted(root.rglob("*")):
-        name = path.relative_to(root).as_posix()
-        if name in sealed_apart or (path.is_dir() and not path.is_symlink()):
+    for entry in sorted(walk(root), key=lambda e: e.name):
+        if entry.name in sealed_apart or (entry.kind == "dir" and entry.problem is None):
             continue
-        regular = path.is_file() and not path.is_symlink()
-        found[name] = digest_of(path) if regular else NOT_REGULAR
+        regular = entry.kind == "file" and entry.problem is None
+        found[entry.name] = digest_of(root / entry.name) if regular else NOT_REGULAR
     return found
 
 
@@ -228,12 +228,14 @@ def seal_bundle(
 
 
 def _text(path: Path) -> str | None:
-    """The file's text; None when it is absent. A link or special file in its place is read
-    as an empty seal, which does not verify (and is never opened)."""
+    """The file's text; None when it is absent. A link, a special file or a file over the
+    cap in its place is read as an empty seal, which does not verify."""
     if not path.exists() and not path.is_symlink():
         return None
-    regular = path.is_file() and not path.is_symlink()
-    return path.read_text(encoding="utf-8", errors="replace") if regular else ""
+    try:
+        return read_text(path, SEAL_CAP)
+    except Unreadable:
+        return ""
 
 
 def write_envelope(path: Path, envelope: Envelope) -> Path:

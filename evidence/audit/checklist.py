@@ -41,6 +41,7 @@ from evidence.folder.layout import (
     SUMS_FILE,
 )
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import SUMS_CAP, read_lines
 from faceoff.errors import FaceoffError
 from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
@@ -196,9 +197,8 @@ def _protected(report: AuditReport) -> Check:
 
 def _lines(path: Path) -> int:
     try:
-        with path.open(encoding="utf-8") as handle:
-            return sum(1 for line in handle if line.strip())
-    except OSError:
+        return sum(1 for _, line in read_lines(path, SUMS_CAP) if line.strip())
+    except (OSError, FaceoffError):  # the audit's own read of it found why
         return 0
 
 

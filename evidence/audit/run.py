@@ -48,6 +48,7 @@ from evidence.folder.sums import verify_sums
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
 from evidence.views.html.figures import Figures, undrawn
+from faceoff.bounded import RECORD_CAP, TEXT_CAP, read_bytes, read_text
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
@@ -455,7 +456,7 @@ def _compare(
         report.find(name, "", "missing; it can be recomputed")
         return
     try:
-        stored: Any = model.model_validate_json(path.read_bytes())
+        stored: Any = model.model_validate_json(read_bytes(path, RECORD_CAP))
         fresh = recompute()
     except (FaceoffError, ValueError) as exc:
         report.find(name, "", f"cannot be read or recomputed: {exc}")
@@ -522,7 +523,11 @@ def _rendered(
     if not path.is_file():
         report.find(name, "", "missing; it can be rebuilt from comparison.json")
         return
-    stored = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        stored = read_text(path, TEXT_CAP)
+    except FaceoffError as exc:
+        report.find(name, "", exc.what)
+        return
     seen = compare or (lambda text: text)
     if seen(stored) != seen(fresh):
         problem = (

@@ -7,10 +7,12 @@ from those packages, so a rename there cannot silently break the bundle.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from faceoff.bounded import Entry, regular_files, walk
 from faceoff.errors import FaceoffError
 from faceoff.seal import SealLayout
 from lanes.context import arm_lanes_dir
@@ -56,7 +58,7 @@ class CampaignFolder:
     @classmethod
     def at(cls, root: Path) -> CampaignFolder:
         root = Path(root)
-        if not (root / FROZEN_FILE).is_file():
+        if not os.path.lexists(root / FROZEN_FILE):  # whatever is there, the audit reads it
             raise FaceoffError(
                 f"no {FROZEN_FILE} here, so this is not a campaign folder",
                 where=str(root),
@@ -99,4 +101,10 @@ class CampaignFolder:
         """Every regular file of the bundle, dot-files too, except SHA256SUMS, its seals and
         the run lock, in path order."""
         apart = {self.root / n for n in (SUMS_FILE, SEAL_FILE, ENVELOPE_FILE, RUN_LOCK)}
-        return sorted(p for p in self.root.rglob("*") if p.is_file() and p not in apart)
+        return [p for p in regular_files(self.root) if p not in apart]
+
+    def strays(self) -> list[Entry]:
+        """What the bundle holds that cannot be one of its files: links, special files,
+        names over the caps, folders nested too deep (``faceoff.bounded``), by name."""
+        found = (e for e in walk(self.root) if e.problem or e.kind not in ("file", "dir"))
+        return sorted(found, key=lambda e: e.name)

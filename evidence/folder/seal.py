@@ -12,7 +12,7 @@ with the shared secret of older bundles; the signed receipt, reviews and the man
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from evidence.folder.layout import (
     CampaignFolder,
 )
 from evidence.folder.sums import SHOWN, verify_sums, write_sums
+from faceoff.bounded import Unreadable, loads, read_json, read_lines
 from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
@@ -132,23 +133,22 @@ def _claim(source: str, said: object) -> SignerClaim | None:
 
 
 def _json(path: Path) -> dict[str, object]:
+    """The record as plain JSON; {} for one that cannot be read (the audit's own read of
+    it finds why: a FIFO, a file over its cap, JSON nested too deep)."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = read_json(path)
+    except (OSError, FaceoffError):
         return {}
     return found if isinstance(found, dict) else {}
 
 
 def _lines(path: Path) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    found = []
-    for line in text.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        found.append(value if isinstance(value, dict) else {})
+        for number, line in read_lines(path):
+            with contextlib.suppress(Unreadable):
+                value = loads(line, f"{path} line {number}")
+                found.append(value if isinstance(value, dict) else {})
+    except (OSError, FaceoffError):
+        pass  # what was read before the problem still claims; the audit finds the problem
     return found

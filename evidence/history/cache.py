@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Literal
@@ -27,6 +26,7 @@ from pydantic import Field, ValidationError
 from evidence.history.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import walk
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -70,22 +70,10 @@ def trust_fingerprint(credentials: Credentials) -> str:
 
 def bundle_state(bundle: Path, credentials: Credentials) -> str:
     digest = hashlib.sha256(f"{__version__}\n{trust_fingerprint(credentials)}\n".encode())
-    root = str(bundle)
-    for path, size, mtime_ns in sorted(_files(root)):
-        rel = path[len(root) + 1 :]
-        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    found = (e for e in walk(bundle) if e.kind != "dir" or e.problem is not None)
+    for entry in sorted(found, key=lambda e: e.name):
+        digest.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\n".encode())
     return digest.hexdigest()
-
-
-def _files(folder: str) -> Iterator[tuple[str, int, int]]:
-    """(path, size, modification time) of every file under the folder; plain os entries,
-    not Path objects: a year of bundles is thousands of them."""
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            yield from _files(entry.path)
-        else:
-            stat = entry.stat(follow_symlinks=False)
-            yield entry.path, stat.st_size, stat.st_mtime_ns
 
 
 def load_cache(path: Path) -> HistoryCache:

@@ -1,0 +1,224 @@
+"""Hostile bundles: special files where records should be, JSON nested a thousand deep, names
+and lines far over any cap, folders nested 1,500 deep. Each ends in a finding and exit 5
+within seconds, never a hang or a traceback; a generated hostile tree never raises."""
+
+from __future__ import annotations
+
+import json
+import os
+import string
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evidence.audit.run import audit_bundle
+from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
+from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
+from faceoff.exits import Exit
+from lanes.receipt import RECEIPT_FILE
+from tests.evidence.test_review import ledger_for
+from tests.foundation.cli import faceoff
+
+JOURNAL = "cells/natural-8192-c1/nvfp4-r2/attempt-1/journal.jsonl"
+HOSTILE_S = 60.0  # a hang is killed here; every class below finishes in seconds
+DEEP = "[" * 5_000 + "]" * 5_000
+
+
+def fifo_at(name: str) -> Callable[[Path], None]:
+    def plant(root: Path) -> None:
+        (root / name).unlink(missing_ok=True)
+        os.mkfifo(root / name)
+
+    return plant
+
+
+def deep_receipt(root: Path) -> None:
+    (root / RECEIPT_FILE).write_text('{"signature": ' + DEEP + "}", encoding="utf-8")
+
+
+def deep_review(root: Path) -> None:
+    with (root / REVIEWS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write('{"signature": ' + DEEP + "}\n")
+
+
+def long_sums_name(root: Path) -> None:
+    with (root / SUMS_FILE).open("a", encoding="utf-8") as handle:
+        handle.write(f"{'0' * 64}  {'n' * 5_000}\n")
+
+
+def nested_folders(root: Path) -> None:
+    """Made a folder at a time from the one above (by descriptor): no path that long works."""
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(1_500):
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+
+
+def unnest(root: Path) -> None:
+    """Remove what ``nested_folders`` made, deepest first, by descriptor (``shutil.rmtree``
+    would recurse, and no path that long works)."""
+    chain = [os.open(root, os.O_RDONLY)]
+    while True:
+        try:
+            chain.append(os.open("d", os.O_RDONLY, dir_fd=chain[-1]))
+        except FileNotFoundError:
+            break
+    for parent in reversed(chain[:-1]):
+        os.rmdir("d", dir_fd=parent)
+    for fd in chain:
+        os.close(fd)
+
+
+def huge_sums_line(root: Path) -> None:
+    """A 200 MB line, sparse: the cap is seen by its size, before a byte of it is read."""
+    with (root / SUMS_FILE).open("r+b") as handle:
+        handle.truncate(200 * 1024 * 1024)
+
+
+CLASSES = {
+    "fifo-receipt": (fifo_at(RECEIPT_FILE), RECEIPT_FILE),
+    "fifo-manifest": (fifo_at(MANIFEST_FILE), MANIFEST_FILE),
+    "fifo-reviews": (fifo_at(REVIEWS_FILE), REVIEWS_FILE),
+    "fifo-journal": (fifo_at(JOURNAL), JOURNAL),
+    "deep-receipt": (deep_receipt, RECEIPT_FILE),
+    "deep-review": (deep_review, REVIEWS_FILE),
+    "long-sums-name": (long_sums_name, "n" * 100),
+    "nested-folders": (nested_folders, "d/d/d"),
+    "huge-sums-line": (huge_sums_line, SUMS_FILE),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_a_hostile_bundle_is_a_finding_with_exit_5_never_a_hang_or_traceback(
+    name: str, bundle_copy: Callable[[], Path]
+) -> None:
+    root = bundle_copy()
+    plant, named = CLASSES[name]
+    plant(root)
+    try:
+        done = faceoff("audit", str(root))
+    finally:
+        unnest(root)
+    assert done.returncode == Exit.FINDINGS, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert named in done.stdout
+
+
+@pytest.mark.parametrize("name", ["fifo-receipt", "fifo-reviews", "deep-review", "nested-folders"])
+def test_a_review_of_a_hostile_bundle_refuses_in_one_line(
+    name: str, bundle_copy: Callable[[], Path]
+) -> None:
+    """The review's seal check reads the same files: it refuses, it does not hang."""
+    root = bundle_copy()
+    ledger_for(root, "complete")
+    CLASSES[name][0](root)
+    try:
+        done = faceoff("review", "glm53-sim", "--workdir", str(root.parent), "--decision",
+                       "no_promotion", "--note", "x", env={"USER": "carol"})  # fmt: skip
+    finally:
+        unnest(root)
+    assert done.returncode == Exit.REFUSED, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "no longer matches" in done.stderr
+
+
+def minimal(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / FROZEN_FILE).write_text("{}", encoding="utf-8")
+    return root
+
+
+def test_a_fifo_at_the_frozen_matrix_is_a_finding(tmp_path: Path) -> None:
+    root = minimal(tmp_path / "b")
+    (root / FROZEN_FILE).unlink()
+    os.mkfifo(root / FROZEN_FILE)
+    findings = [f.line for f in audit_bundle(root).findings]
+    assert any(f.startswith(f"{FROZEN_FILE}: ") and "FIFO" in f for f in findings), findings
+
+
+def test_sums_names_that_leave_the_bundle_are_findings_never_hashed(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not the bundle's\n", encoding="utf-8")
+    root = minimal(tmp_path / "b")
+    lines = [f"{'0' * 64}  {outside}", f"{'0' * 64}  ../secret.txt"]
+    (root / SUMS_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    findings = [f.line for f in audit_bundle(root).findings]
+    leaving = [f for f in findings if "leaves the bundle" in f]
+    assert len(leaving) == 2, findings
+    assert not any("sha256 is" in f for f in findings)  # neither was hashed
+
+
+def test_the_reader_refuses_over_its_cap_by_size_alone(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    with big.open("wb") as handle:
+        handle.truncate(SUMS_CAP + 1)
+    with pytest.raises(Unreadable, match="over the"):
+        read_bytes(big, SUMS_CAP)
+
+
+def test_json_depth_is_capped_without_recursion() -> None:
+    assert depth_over(DEEP.encode(), JSON_DEPTH)
+    assert not depth_over(b'{"a": "' + b"[" * 70 + b'"}', 4)  # brackets in a string
+    with pytest.raises(Unreadable, match="nested deeper"):
+        loads(DEEP, "x.json")
+    assert loads(json.dumps({"a": [[1]]}), "x.json") == {"a": [[1]]}
+
+
+# A generated hostile tree: entries of every kind faceoff must never trip on.
+KINDS = ("file", "fifo", "link", "dangling", "dir", "deep-json", "long-name", "nested", "big")
+NAMES = st.text(string.ascii_lowercase + "._-", min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..")
+)
+TARGETS = (FROZEN_FILE, RECEIPT_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE, "comparison.json")
+
+
+def plant(root: Path, name: str, kind: str) -> None:
+    path = root / name
+    if os.path.lexists(path):
+        return
+    if kind == "file":
+        path.write_text('{"signature": "sha256:x"}\n', encoding="utf-8")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind in ("link", "dangling"):
+        path.symlink_to("/etc/hostname" if kind == "link" else root / "nowhere")
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "deep-json":
+        path.write_text(DEEP, encoding="utf-8")
+    elif kind == "long-name":
+        path.write_text(f"{'0' * 64}  {'n' * 5_000}\n", encoding="utf-8")
+    elif kind == "nested":
+        path.joinpath(*(["d"] * 60)).mkdir(parents=True)
+    else:
+        with path.open("wb") as handle:
+            handle.truncate(SUMS_CAP + 1)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    entries=st.lists(
+        st.tuples(st.one_of(st.sampled_from(TARGETS), NAMES), st.sampled_from(KINDS)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_an_audit_of_any_hostile_tree_ends_in_findings_never_an_exception(
+    entries: list[tuple[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    root = tmp_path_factory.mktemp("hostile") / "bundle"
+    root.mkdir()
+    for name, kind in entries:
+        plant(root, name, kind)
+    if not os.path.lexists(root / FROZEN_FILE):
+        (root / FROZEN_FILE).write_text("{}", encoding="utf-8")
+    report = audit_bundle(root)
+    assert not report.ok
