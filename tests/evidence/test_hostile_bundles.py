@@ -8,6 +8,7 @@ import json
 import os
 import string
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,15 @@ from hypothesis import strategies as st
 
 from evidence.audit.run import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
+from evidence.history.build import build_history
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
+from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
+from flows.cli.history import real_auditor, sources
 from lanes.receipt import RECEIPT_FILE
+from ledger.campaigns import open_campaign
+from ledger.cells import set_campaign_state
+from ledger.db import open_ledger, resolve_url, session_scope
 from tests.evidence.test_review import ledger_for
 from tests.foundation.cli import faceoff
 
@@ -222,3 +229,29 @@ def test_an_audit_of_any_hostile_tree_ends_in_findings_never_an_exception(
         (root / FROZEN_FILE).write_text("{}", encoding="utf-8")
     report = audit_bundle(root)
     assert not report.ok
+
+
+def test_history_reports_a_hostile_night_as_bad_and_still_shows_the_others(
+    bundle_copy: Callable[..., Path], tmp_path: Path
+) -> None:
+    good, bad = bundle_copy("good"), bundle_copy("bad")
+    fifo_at("comparison.json")(bad)
+    nested_folders(bad)
+    workdir = tmp_path / "runs"
+    engine = open_ledger(resolve_url(None, workdir))
+    opened = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
+    with session_scope(engine) as session:
+        for name, bundle in (("night-good", good), ("night-bad", bad)):
+            row, _ = open_campaign(
+                session, name=name, matrix_id="m", evidence_dir=bundle, now=lambda: opened
+            )
+            set_campaign_state(session, row, status="complete", now=lambda: opened)
+    try:
+        found = sources(engine, workdir, since=None, credentials=NOBODY,
+                        auditor=real_auditor(NOBODY))  # fmt: skip
+    finally:
+        unnest(bad)
+    nights = {n.campaign: n for n in build_history(found, arm=None, cell=None, since=None).nights}
+    assert nights["night-good"].in_trends and nights["night-good"].audit == "ok"
+    assert nights["night-bad"].audit == "failed" and not nights["night-bad"].in_trends
+    assert "FIFO" in (nights["night-bad"].problem or "")
