@@ -110,6 +110,8 @@ def _check_envelope(name: str, text: str, files: Mapping[str, str], trust: Trust
         return _invalid(name, None, f"not a DSSE envelope of a faceoff seal: {_why(exc)}")
     claimed = statement.predicate.signer
     problems = _file_problems(statement.files(), files)
+    if not envelope.signatures:  # nothing to check, with a key or without: not signed at all
+        problems.insert(0, Problem(name, "its list of signatures is empty: nobody signed it"))
     if not trust.keys:
         state = State.INVALID if problems else State.UNCHECKED
         return SignatureCheck(state, ED25519, claimed, tuple(problems))

@@ -146,7 +146,7 @@ def test_a_seal_by_a_key_outside_the_trust_set_is_invalid(
     assert untrusted.state is SignatureState.UNCHECKED
     assert (
         untrusted.sentence
-        == f"signed by {forger.fingerprint}, not checked: no --trust names that key"
+        == f"claims to be signed by {forger.fingerprint} (not checked: pass --trust)"
     )
 
 
@@ -246,3 +246,17 @@ def test_a_signer_trusts_its_own_key(operator: tuple[SigningKey, Trust]) -> None
     key, trust = operator
     assert Trust().with_key(key).fingerprints == {key.fingerprint}
     assert trust.with_key(key) is trust
+
+
+def test_an_envelope_with_no_signatures_is_invalid_even_without_trust(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    key, _ = operator
+    seal(bundle, key)
+    envelope = json.loads((bundle / ENVELOPE).read_text())
+    envelope["signatures"] = []
+    (bundle / ENVELOPE).write_text(json.dumps(envelope))
+    result = check(bundle, Trust())
+    assert result.state is SignatureState.INVALID
+    assert "its list of signatures is empty" in result.sentence
+    assert "claims to be signed" not in result.sentence
