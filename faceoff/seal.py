@@ -23,6 +23,9 @@ as before, without it the check says it is HMAC-signed.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +33,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from faceoff.artifact import first_error
-from faceoff.bounded import SEAL_CAP, Unreadable, read_text, walk
+from faceoff.bounded import SEAL_CAP, Entry, Unreadable, read_bytes, read_text, walk
 from faceoff.canonical import file_sha256
 from faceoff.dsse import Envelope, sign_envelope, verifying_keys
+from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.keys import SigningKey
 from faceoff.signing import signature_problem
@@ -173,23 +177,49 @@ class SealLayout:
     envelope: str  # the DSSE envelope
     hmac: str  # the HMAC seal of bundles signed with a shared secret
     sums: str  # the sums file the HMAC signs
-    apart: tuple[str, ...] = ()  # files in the folder that are not the bundle's (a run lock)
+    # Run locks: in the folder, not in the bundle, while they hold no more than a run's pid
+    apart: tuple[str, ...] = ()
+
+
+EMPTY_FOLDER = hashlib.sha256(b"").hexdigest()  # an empty folder's digest, its name ending '/'
+LOCK_TEXT = re.compile(rb"\d{0,20}\n?")  # what a run lock holds: its holder's pid, or nothing
 
 
 def bundle_files(
     root: Path, layout: SealLayout, digest_of: Callable[[Path], str] = file_sha256
 ) -> dict[str, str]:
-    """Path (relative to ``root``) -> sha256 of every entry under it but the seal's own files:
-    dot-files included, and a link or special file included but never opened."""
+    """Path (relative to ``root``) -> sha256 of every entry under it but the seal itself:
+    dot-files included, a link or special file included but never opened, an empty folder
+    as ``name/``, a run lock that holds more than a pid, and an HMAC seal beside the
+    envelope (a seal no one checks would pass unseen)."""
     root = Path(root)
-    sealed_apart = {layout.envelope, layout.hmac, *layout.apart}
-    found = {}
-    for entry in sorted(walk(root), key=lambda e: e.name):
-        if entry.name in sealed_apart or (entry.kind == "dir" and entry.problem is None):
+    entries = sorted(walk(root), key=lambda e: e.name)
+    parents = {e.name.rpartition("/")[0] for e in entries}
+    seal_apart, found = _seal_apart(root, layout), {}
+    for entry in entries:
+        if entry.name in seal_apart or _plain_lock(root, entry, layout):
+            continue
+        if entry.kind == "dir" and entry.problem is None:
+            if entry.name not in parents:
+                found[f"{entry.name}/"] = EMPTY_FOLDER
             continue
         regular = entry.kind == "file" and entry.problem is None
         found[entry.name] = digest_of(root / entry.name) if regular else NOT_REGULAR
     return found
+
+
+def _seal_apart(root: Path, layout: SealLayout) -> set[str]:
+    """The seal's own files: the envelope, else the HMAC seal of an older bundle."""
+    return {layout.envelope} if os.path.lexists(root / layout.envelope) else {layout.hmac}
+
+
+def _plain_lock(root: Path, entry: Entry, layout: SealLayout) -> bool:
+    if entry.name not in layout.apart or entry.kind != "file":
+        return False
+    try:
+        return LOCK_TEXT.fullmatch(read_bytes(root / entry.name, 64)) is not None
+    except FaceoffError:  # over 64 bytes: more than a lock
+        return False
 
 
 def read_seal_files(root: Path, layout: SealLayout, sums_sha256: str | None) -> SealFiles:

@@ -106,6 +106,25 @@ def test_a_keyed_review_of_a_stripped_seal_is_refused_and_writes_nothing(signed:
     assert any("SEAL.dsse.json: missing, although" in f for f in signed.audit(NOBODY))
 
 
+@pytest.mark.parametrize(
+    ("name", "plant"),
+    [
+        ("APPROVED-promote-r2-by-CTO/", lambda root: (root / "APPROVED-promote-r2-by-CTO").mkdir()),
+        (".run.lock", lambda root: (root / ".run.lock").write_text("promote approved by CTO\n")),
+        (SEAL_FILE, lambda root: (root / SEAL_FILE).write_text("0" * 64 + "\n")),
+    ],
+)
+def test_a_keyed_review_refuses_to_seal_again_around_unlisted_content(
+    signed: Signed, name: str, plant: Callable[[Path], object]
+) -> None:
+    plant(signed.root)
+    envelope = (signed.root / ENVELOPE_FILE).read_bytes()
+    with pytest.raises(FaceoffError, match=rf"{name}: present but not in the signed statement"):
+        review(signed, signed.operator)
+    assert (signed.root / ENVELOPE_FILE).read_bytes() == envelope
+    assert f"{name}: present but not in the signed statement" in signed.audit()
+
+
 def test_a_review_without_the_key_never_removes_a_signature(signed: Signed) -> None:
     envelope = (signed.root / ENVELOPE_FILE).read_bytes()
     with pytest.raises(FaceoffError, match=r"does not verify \(unchecked\)"):
