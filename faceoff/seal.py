@@ -28,6 +28,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -71,13 +72,43 @@ class SealFiles:
     sums_sha256: str | None = None  # sha256 of the sums file the HMAC signs
 
 
+@dataclass(frozen=True)
+class SealRef:
+    """A seal as the campaign's chain names it: the sha256 of its envelope's bytes, and its
+    number (1 for a seal of the first format, which had none)."""
+
+    sha256: str
+    sequence: int
+
+
+@dataclass(frozen=True)
+class SealChain:
+    """Where a new seal stands in its campaign's chain."""
+
+    sealed_at: datetime
+    previous: SealRef | None = None  # the seal it replaces; None for the first
+
+    def fields(self) -> dict[str, object]:
+        previous = self.previous
+        sequence = 1 if previous is None else previous.sequence + 1
+        supersedes = None if previous is None else previous.sha256
+        return {"sequence": sequence, "sealed_at": self.sealed_at, "supersedes": supersedes}
+
+
 def seal_envelope(
-    key: SigningKey, files: Mapping[str, str], *, campaign: str, matrix_id: str, sealed: str
+    key: SigningKey,
+    files: Mapping[str, str],
+    *,
+    campaign: str,
+    matrix_id: str,
+    sealed: str,
+    chain: SealChain | None = None,
 ) -> Envelope:
     """The signed statement over ``files`` (path relative to the bundle -> sha256)."""
-    predicate = SealPredicate(
-        campaign=campaign, matrix_id=matrix_id, sealed=sealed, signer=key.fingerprint
-    )
+    predicate = SealPredicate.model_validate({
+        "campaign": campaign, "matrix_id": matrix_id, "sealed": sealed,
+        "signer": key.fingerprint, **(chain.fields() if chain else {}),
+    })  # fmt: skip
     statement = seal_statement(files, predicate)
     return sign_envelope(key, IN_TOTO_PAYLOAD_TYPE, statement.payload())
 
@@ -251,12 +282,36 @@ def verify_bundle_seal(
 
 
 def seal_bundle(
-    root: Path, layout: SealLayout, key: SigningKey, *, campaign: str, matrix_id: str, sealed: str
+    root: Path,
+    layout: SealLayout,
+    key: SigningKey,
+    *,
+    campaign: str,
+    matrix_id: str,
+    sealed: str,
+    chain: SealChain | None = None,
 ) -> Path:
     """Sign every file of the bundle (the sums included, written first) under ``key``."""
     files = bundle_files(root, layout)
-    envelope = seal_envelope(key, files, campaign=campaign, matrix_id=matrix_id, sealed=sealed)
+    envelope = seal_envelope(key, files, campaign=campaign, matrix_id=matrix_id, sealed=sealed,
+                             chain=chain)  # fmt: skip
     return write_envelope(Path(root) / layout.envelope, envelope)
+
+
+def seal_ref(path: Path) -> SealRef | None:
+    """The seal in the envelope at ``path`` as its chain names it; None when there is none
+    or it cannot be read."""
+    predicate = sealed_predicate(path)
+    return None if predicate is None else SealRef(file_sha256(path), predicate.sequence or 1)
+
+
+def sealed_predicate(path: Path) -> SealPredicate | None:
+    """What the envelope at ``path`` says it seals (unverified); None when unreadable."""
+    try:
+        envelope = Envelope.model_validate_json(read_bytes(path, SEAL_CAP))
+        return _statement(envelope).predicate
+    except (OSError, FaceoffError, ValidationError, ValueError):
+        return None
 
 
 def _text(path: Path) -> str | None:

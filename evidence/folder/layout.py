@@ -26,6 +26,7 @@ REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
 ENVELOPE_FILE = "SEAL.dsse.json"  # the operator's Ed25519 seal of every file (DSSE, in-toto)
 SEAL_FILE = "SHA256SUMS.hmac"  # the shared-secret seal of bundles sealed before the envelope
+LIFTED_SEAL = ".SEAL.lifted"  # the lifted seal's sha256 and number, while a run reopens it
 RUN_LOCK = ".run.lock"  # one run of a campaign at a time: in the folder, not in the bundle
 SEAL_LAYOUT = SealLayout(envelope=ENVELOPE_FILE, hmac=SEAL_FILE, sums=SUMS_FILE, apart=(RUN_LOCK,))
 REVIEWS_FILE = "reviews.jsonl"
