@@ -125,12 +125,15 @@ def sources(
     entries = dict(cache.entries)
     with engine.connect() as conn:
         rows = [(r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(conn, since)]
-    found, changed = [], False
+    found, changed = [], bool(cache.poisoned)  # saved without them: audited afresh next run
     for name, started, bundle in rows:
         if not bundle.is_dir():
             found.append(LedgerNight(name, started, str(bundle), None))
             continue
         folder = str(bundle.resolve())
+        if folder in cache.poisoned:
+            found.append(LedgerNight(name, started, str(bundle), poisoned_entry(workdir)))
+            continue
         try:
             state = bundle_state(bundle, credentials)
             entry = refresh(
@@ -144,6 +147,17 @@ def sources(
     if changed:
         save_cache(workdir / CACHE_FILE, HistoryCache(entries=entries))
     return found
+
+
+def poisoned_entry(workdir: Path) -> CacheEntry:
+    """A night whose cache entry does not verify: someone wrote the cache. Its figures are
+    never shown; the next run audits the bundle afresh."""
+    what = (
+        f"its entry in {workdir / CACHE_FILE} was altered (its MAC does not verify), so it is "
+        "not shown; the next faceoff history audits the bundle again"
+    )
+    audit = AuditOutcome(ok=False, failed=["the history cache entry verifies"], first=what)
+    return CacheEntry(state="", audit=audit, night=None, problem=what)
 
 
 def unreadable_entry(exc: Exception) -> CacheEntry:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import string
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,9 +16,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.tamper_hostile import (
+    DEEP,
+    READER_CLASSES,
+    fifo_at,
+    nested_folders,
+    unnest,
+)
 from evidence.audit.run import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
-from evidence.history.build import build_history
+from evidence.history.build import NightRow, build_history
+from evidence.history.cache import CACHE_FILE, SECRET_FILE
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
@@ -29,84 +38,13 @@ from ledger.db import open_ledger, resolve_url, session_scope
 from tests.evidence.test_review import ledger_for
 from tests.foundation.cli import faceoff
 
-JOURNAL = "cells/natural-8192-c1/nvfp4-r2/attempt-1/journal.jsonl"
-HOSTILE_S = 60.0  # a hang is killed here; every class below finishes in seconds
-DEEP = "[" * 5_000 + "]" * 5_000
 
-
-def fifo_at(name: str) -> Callable[[Path], None]:
-    def plant(root: Path) -> None:
-        (root / name).unlink(missing_ok=True)
-        os.mkfifo(root / name)
-
-    return plant
-
-
-def deep_receipt(root: Path) -> None:
-    (root / RECEIPT_FILE).write_text('{"signature": ' + DEEP + "}", encoding="utf-8")
-
-
-def deep_review(root: Path) -> None:
-    with (root / REVIEWS_FILE).open("a", encoding="utf-8") as handle:
-        handle.write('{"signature": ' + DEEP + "}\n")
-
-
-def long_sums_name(root: Path) -> None:
-    with (root / SUMS_FILE).open("a", encoding="utf-8") as handle:
-        handle.write(f"{'0' * 64}  {'n' * 5_000}\n")
-
-
-def nested_folders(root: Path) -> None:
-    """Made a folder at a time from the one above (by descriptor): no path that long works."""
-    fd = os.open(root, os.O_RDONLY)
-    for _ in range(1_500):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
-        os.close(fd)
-        fd = inner
-    os.close(fd)
-
-
-def unnest(root: Path) -> None:
-    """Remove what ``nested_folders`` made, deepest first, by descriptor (``shutil.rmtree``
-    would recurse, and no path that long works)."""
-    chain = [os.open(root, os.O_RDONLY)]
-    while True:
-        try:
-            chain.append(os.open("d", os.O_RDONLY, dir_fd=chain[-1]))
-        except FileNotFoundError:
-            break
-    for parent in reversed(chain[:-1]):
-        os.rmdir("d", dir_fd=parent)
-    for fd in chain:
-        os.close(fd)
-
-
-def huge_sums_line(root: Path) -> None:
-    """A 200 MB line, sparse: the cap is seen by its size, before a byte of it is read."""
-    with (root / SUMS_FILE).open("r+b") as handle:
-        handle.truncate(200 * 1024 * 1024)
-
-
-CLASSES = {
-    "fifo-receipt": (fifo_at(RECEIPT_FILE), RECEIPT_FILE),
-    "fifo-manifest": (fifo_at(MANIFEST_FILE), MANIFEST_FILE),
-    "fifo-reviews": (fifo_at(REVIEWS_FILE), REVIEWS_FILE),
-    "fifo-journal": (fifo_at(JOURNAL), JOURNAL),
-    "deep-receipt": (deep_receipt, RECEIPT_FILE),
-    "deep-review": (deep_review, REVIEWS_FILE),
-    "long-sums-name": (long_sums_name, "n" * 100),
-    "nested-folders": (nested_folders, "d/d/d"),
-    "huge-sums-line": (huge_sums_line, SUMS_FILE),
-}
-
-
-@pytest.mark.parametrize("name", sorted(CLASSES))
+@pytest.mark.parametrize("name", sorted(READER_CLASSES))
 def test_a_hostile_bundle_is_a_finding_with_exit_5_never_a_hang_or_traceback(
     name: str, bundle_copy: Callable[[], Path]
 ) -> None:
     root = bundle_copy()
-    plant, named = CLASSES[name]
+    plant, named = READER_CLASSES[name]
     plant(root)
     try:
         done = faceoff("audit", str(root))
@@ -124,7 +62,7 @@ def test_a_review_of_a_hostile_bundle_refuses_in_one_line(
     """The review's seal check reads the same files: it refuses, it does not hang."""
     root = bundle_copy()
     ledger_for(root, "complete")
-    CLASSES[name][0](root)
+    READER_CLASSES[name][0](root)
     try:
         done = faceoff("review", "glm53-sim", "--workdir", str(root.parent), "--decision",
                        "no_promotion", "--note", "x", env={"USER": "carol"})  # fmt: skip
@@ -255,3 +193,34 @@ def test_history_reports_a_hostile_night_as_bad_and_still_shows_the_others(
     assert nights["night-good"].in_trends and nights["night-good"].audit == "ok"
     assert nights["night-bad"].audit == "failed" and not nights["night-bad"].in_trends
     assert "FIFO" in (nights["night-bad"].problem or "")
+
+
+def test_a_poisoned_history_cache_entry_is_a_failed_night_never_shown(
+    bundle_copy: Callable[..., Path], tmp_path: Path
+) -> None:
+    bundle = bundle_copy("bundles")
+    workdir = tmp_path / "runs"
+    engine = open_ledger(resolve_url(None, workdir))
+    opened = datetime(2026, 11, 20, 1, 0, tzinfo=UTC)
+    with session_scope(engine) as session:
+        row, _ = open_campaign(
+            session, name="night", matrix_id="m", evidence_dir=bundle, now=lambda: opened
+        )
+        set_campaign_state(session, row, status="complete", now=lambda: opened)
+
+    def night() -> NightRow:
+        found = sources(engine, workdir, since=None, credentials=NOBODY,
+                        auditor=real_auditor(NOBODY))  # fmt: skip
+        return build_history(found, arm=None, cell=None, since=None).nights[0]
+
+    assert night().in_trends
+    cache = workdir / CACHE_FILE
+    assert stat.S_IMODE((cache.parent / SECRET_FILE).stat().st_mode) == 0o600
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    [entry] = data["entries"].values()
+    entry["night"]["p50"] = [p / 2 for p in entry["night"]["p50"]]  # a nicer TTFT p50
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    poisoned = night()
+    assert not poisoned.in_trends and poisoned.audit == "failed"
+    assert "was altered (its MAC does not verify)" in (poisoned.problem or "")
+    assert night().in_trends  # audited afresh from the bundle, its true figures
