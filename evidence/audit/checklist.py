@@ -43,7 +43,7 @@ from evidence.folder.layout import (
     SUMS_FILE,
 )
 from faceoff.artifact import Artifact, Spec
-from faceoff.bounded import SUMS_CAP, read_lines
+from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
 from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
@@ -230,7 +230,7 @@ def _protected(report: AuditReport) -> Check:
 
 def _lines(path: Path) -> int:
     try:
-        return sum(1 for _, line in read_lines(path, SUMS_CAP) if line.strip())
+        return sum(1 for _, line in read_lines(path) if line.strip())
     except (OSError, FaceoffError):  # the audit's own read of it found why
         return 0
 
