@@ -42,6 +42,7 @@ from pathlib import Path
 import psutil
 
 from benchmarks.tamper_edits import EDITS, Edit
+from benchmarks.tamper_hostile import hostile_rows, hostile_table, hostile_totals
 from evidence.folder.layout import ENVELOPE_FILE, REVIEWS_FILE
 from faceoff.exits import Exit
 from faceoff.keys import PRIVATE_KEY_NAME, PUBLIC_KEY_NAME, SIGNING_KEY_FILE_ENV
@@ -377,6 +378,8 @@ def main() -> None:
     parser.add_argument("--list", action="store_true", help="list the edits and exit")
     parser.add_argument("--keep", type=Path, help="work under this folder and keep it")
     parser.add_argument("--verbose", action="store_true", help="each command's last line")
+    parser.add_argument("--hostile-only", action="store_true",
+                        help="only the hostile classes (tamper_hostile), no edits")  # fmt: skip
     args = parser.parse_args()
     if args.list:
         for edit in EDITS:
@@ -392,6 +395,11 @@ def main() -> None:
         base = build(root, prefect_env)
         stack.callback(stop_listener, base.incumbent_port)
         print(f"campaign built and signed in {time.monotonic() - start:.0f} s", flush=True)
+        hostile = hostile_rows(base.pristine / CAMPAIGN, base.public_key, root / "hostile",
+                               base.env)  # fmt: skip
+        print(f"\n{hostile_table(hostile)}\n{hostile_totals(hostile)}\n", flush=True)
+        if args.hostile_only:
+            return
         found = [forge(base, None, variants[0])]
         for edit in edits:
             for variant in variants:

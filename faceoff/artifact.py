@@ -11,6 +11,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from faceoff.bounded import RECORD_CAP, read_bytes
 from faceoff.canonical import canonical_json, content_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -44,7 +45,7 @@ class Artifact(Spec):
     def read_bytes(cls, path: Path) -> bytes:
         """The file's bytes, as ``read`` reads them."""
         try:
-            return Path(path).read_bytes()
+            return read_bytes(Path(path), RECORD_CAP)
         except FileNotFoundError as exc:
             raise FaceoffError(
                 f"{cls.__name__} file is missing", where=str(path), fix="check the bundle path"

@@ -13,10 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from faceoff.bounded import open_regular
 
 
 def canonical_json(value: Any) -> str:
@@ -77,7 +80,7 @@ def sha256_hex(data: bytes | str) -> str:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes, read in chunks so a large file is never held whole."""
-    with Path(path).open("rb") as handle:
+    with os.fdopen(open_regular(Path(path)), "rb") as handle:  # a FIFO or link: Unreadable
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 

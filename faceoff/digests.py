@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from faceoff.canonical import file_sha256
+from faceoff.errors import FaceoffError
 
 
 class FileDigests:
@@ -47,5 +48,5 @@ def _size(path: Path) -> int:
 def _digest(path: Path) -> str | None:
     try:
         return file_sha256(path)
-    except OSError:
+    except (OSError, FaceoffError):  # the caller's own read reports it
         return None

@@ -7,7 +7,6 @@ files flush each line so a killed process keeps every line it finished, and
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 
+from faceoff.bounded import Unreadable, loads, open_regular
 from faceoff.errors import FaceoffError
 
 
@@ -107,8 +107,8 @@ class JsonlScan:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for number, line in self.texts():
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
+                yield loads(line, f"{self.path} line {number}")
+            except Unreadable:  # not JSON, or nested deeper than any record
                 self.bad_lines.append(number)
 
     def texts(self) -> Iterator[tuple[int, str]]:
@@ -119,7 +119,7 @@ class JsonlScan:
         if not self.path.exists():
             return
         number = 0
-        with self.path.open("rb") as handle:
+        with os.fdopen(open_regular(self.path), "rb") as handle:  # never a FIFO's wait
             for raw in handle:  # binary lines end at b"\\n" only; UTF-8 never splits there
                 if b"\r" not in raw and raw.endswith(b"\n"):  # the usual line, taken as it is
                     number += 1

@@ -14,7 +14,7 @@ import base64
 import binascii
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,23 +80,49 @@ class KeyPairFiles:
 
 
 def init_key_pair(out_dir: Path) -> KeyPairFiles:
-    """Write a new key pair into ``out_dir``; refuses to overwrite either file."""
+    """Write a new key pair into ``out_dir``, made 0700 when it is new; refuses to overwrite
+    either file, to follow a link in a key's place, or to use a folder others may write to
+    (they could swap the key for theirs)."""
     out = Path(out_dir)
     private_path, public_path = out / PRIVATE_KEY_NAME, out / PUBLIC_KEY_NAME
     for path in (private_path, public_path):
-        if path.exists():
+        if os.path.lexists(path):
+            what = "a link" if path.is_symlink() else "a key file"
             raise FaceoffError(
-                "a key file is already there, and a key pair is never overwritten",
+                f"{what} is already there, and a key pair is never overwritten",
                 where=str(path),
                 fix="choose another --out folder, or move the old pair away first "
                 "(bundles signed with it verify only with its public key)",
             )
     private = Ed25519PrivateKey.generate()
     public = PublicKey.of(private.public_key())
-    out.mkdir(parents=True, exist_ok=True)
+    _key_folder(out)
     _write_new(private_path, _private_pem(private), mode=0o600)
     _write_new(public_path, public.pem().encode("ascii"), mode=0o644)
     return KeyPairFiles(private_path, public_path, public.fingerprint)
+
+
+def _key_folder(out: Path) -> None:
+    """Create ``out`` 0700 (whatever the umask), or refuse an existing one that a group or
+    everyone may write to."""
+    if not os.path.lexists(out):
+        out.mkdir(parents=True, mode=0o700)
+        out.chmod(0o700)  # the umask may have narrowed it; nothing may widen it
+        return
+    try:
+        mode = out.stat().st_mode
+    except OSError as exc:  # a dangling link
+        raise FaceoffError(f"cannot use it: {exc.strerror}", where=str(out),
+                           fix="pass a folder as --out") from None  # fmt: skip
+    if not stat.S_ISDIR(mode):
+        raise FaceoffError("is not a folder", where=str(out), fix="pass a folder as --out")
+    if mode & 0o022:
+        raise FaceoffError(
+            f"the folder is writable by others (mode {stat.S_IMODE(mode):04o}), who could "
+            "swap the key pair for theirs",
+            where=str(out),
+            fix=f"run chmod go-w {out}, or pass a folder only you may write to",
+        )
 
 
 def _private_pem(private: Ed25519PrivateKey) -> bytes:
@@ -109,7 +135,7 @@ def _private_pem(private: Ed25519PrivateKey) -> bytes:
 
 def _write_new(path: Path, data: bytes, *, mode: int) -> None:
     """Create ``path`` with ``mode`` from the start (never a moment readable by others)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "wb") as handle:
         os.fchmod(handle.fileno(), mode)  # the umask may have narrowed it
         handle.write(data)
@@ -123,6 +149,14 @@ def signing_key_file(environ: Mapping[str, str], flag: Path | None = None) -> Pa
         return Path(flag)
     value = environ.get(SIGNING_KEY_FILE_ENV, "")
     return Path(value) if value else None
+
+
+def use_signing_key(path: Path, environ: MutableMapping[str, str]) -> SigningKey:
+    """The key a ``--signing-key`` flag names, checked now (one line if it will not do) and
+    set in ``environ`` for the flow's processes, as ``FACEOFF_SIGNING_KEY_FILE`` sets it."""
+    key = read_signing_key(path)
+    environ[SIGNING_KEY_FILE_ENV] = str(Path(path).resolve())
+    return key
 
 
 def operator_signing_key(environ: Mapping[str, str], flag: Path | None = None) -> SigningKey | None:

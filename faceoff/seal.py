@@ -23,15 +23,21 @@ as before, without it the check says it is HMAC-signed.
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from faceoff.artifact import first_error
+from faceoff.bounded import SEAL_CAP, Entry, Unreadable, read_bytes, read_text, walk
 from faceoff.canonical import file_sha256
 from faceoff.dsse import Envelope, sign_envelope, verifying_keys
+from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.keys import SigningKey
 from faceoff.signing import signature_problem
@@ -66,13 +72,43 @@ class SealFiles:
     sums_sha256: str | None = None  # sha256 of the sums file the HMAC signs
 
 
+@dataclass(frozen=True)
+class SealRef:
+    """A seal as the campaign's chain names it: the sha256 of its envelope's bytes, and its
+    number (1 for a seal of the first format, which had none)."""
+
+    sha256: str
+    sequence: int
+
+
+@dataclass(frozen=True)
+class SealChain:
+    """Where a new seal stands in its campaign's chain."""
+
+    sealed_at: datetime
+    previous: SealRef | None = None  # the seal it replaces; None for the first
+
+    def fields(self) -> dict[str, object]:
+        previous = self.previous
+        sequence = 1 if previous is None else previous.sequence + 1
+        supersedes = None if previous is None else previous.sha256
+        return {"sequence": sequence, "sealed_at": self.sealed_at, "supersedes": supersedes}
+
+
 def seal_envelope(
-    key: SigningKey, files: Mapping[str, str], *, campaign: str, matrix_id: str, sealed: str
+    key: SigningKey,
+    files: Mapping[str, str],
+    *,
+    campaign: str,
+    matrix_id: str,
+    sealed: str,
+    chain: SealChain | None = None,
 ) -> Envelope:
     """The signed statement over ``files`` (path relative to the bundle -> sha256)."""
-    predicate = SealPredicate(
-        campaign=campaign, matrix_id=matrix_id, sealed=sealed, signer=key.fingerprint
-    )
+    predicate = SealPredicate.model_validate({
+        "campaign": campaign, "matrix_id": matrix_id, "sealed": sealed,
+        "signer": key.fingerprint, **(chain.fields() if chain else {}),
+    })  # fmt: skip
     statement = seal_statement(files, predicate)
     return sign_envelope(key, IN_TOTO_PAYLOAD_TYPE, statement.payload())
 
@@ -109,6 +145,8 @@ def _check_envelope(name: str, text: str, files: Mapping[str, str], trust: Trust
         return _invalid(name, None, f"not a DSSE envelope of a faceoff seal: {_why(exc)}")
     claimed = statement.predicate.signer
     problems = _file_problems(statement.files(), files)
+    if not envelope.signatures:  # nothing to check, with a key or without: not signed at all
+        problems.insert(0, Problem(name, "its list of signatures is empty: nobody signed it"))
     if not trust.keys:
         state = State.INVALID if problems else State.UNCHECKED
         return SignatureCheck(state, ED25519, claimed, tuple(problems))
@@ -170,24 +208,49 @@ class SealLayout:
     envelope: str  # the DSSE envelope
     hmac: str  # the HMAC seal of bundles signed with a shared secret
     sums: str  # the sums file the HMAC signs
-    apart: tuple[str, ...] = ()  # files in the folder that are not the bundle's (a run lock)
+    # Run locks: in the folder, not in the bundle, while they hold no more than a run's pid
+    apart: tuple[str, ...] = ()
+
+
+EMPTY_FOLDER = hashlib.sha256(b"").hexdigest()  # an empty folder's digest, its name ending '/'
+LOCK_TEXT = re.compile(rb"\d{0,20}\n?")  # what a run lock holds: its holder's pid, or nothing
 
 
 def bundle_files(
     root: Path, layout: SealLayout, digest_of: Callable[[Path], str] = file_sha256
 ) -> dict[str, str]:
-    """Path (relative to ``root``) -> sha256 of every entry under it but the seal's own files:
-    dot-files included, and a link or special file included but never opened."""
+    """Path (relative to ``root``) -> sha256 of every entry under it but the seal itself:
+    dot-files included, a link or special file included but never opened, an empty folder
+    as ``name/``, a run lock that holds more than a pid, and an HMAC seal beside the
+    envelope (a seal no one checks would pass unseen)."""
     root = Path(root)
-    sealed_apart = {layout.envelope, layout.hmac, *layout.apart}
-    found = {}
-    for path in sorted(root.rglob("*")):
-        name = path.relative_to(root).as_posix()
-        if name in sealed_apart or (path.is_dir() and not path.is_symlink()):
+    entries = sorted(walk(root), key=lambda e: e.name)
+    parents = {e.name.rpartition("/")[0] for e in entries}
+    seal_apart, found = _seal_apart(root, layout), {}
+    for entry in entries:
+        if entry.name in seal_apart or _plain_lock(root, entry, layout):
             continue
-        regular = path.is_file() and not path.is_symlink()
-        found[name] = digest_of(path) if regular else NOT_REGULAR
+        if entry.kind == "dir" and entry.problem is None:
+            if entry.name not in parents:
+                found[f"{entry.name}/"] = EMPTY_FOLDER
+            continue
+        regular = entry.kind == "file" and entry.problem is None
+        found[entry.name] = digest_of(root / entry.name) if regular else NOT_REGULAR
     return found
+
+
+def _seal_apart(root: Path, layout: SealLayout) -> set[str]:
+    """The seal's own files: the envelope, else the HMAC seal of an older bundle."""
+    return {layout.envelope} if os.path.lexists(root / layout.envelope) else {layout.hmac}
+
+
+def _plain_lock(root: Path, entry: Entry, layout: SealLayout) -> bool:
+    if entry.name not in layout.apart or entry.kind != "file":
+        return False
+    try:
+        return LOCK_TEXT.fullmatch(read_bytes(root / entry.name, 64)) is not None
+    except FaceoffError:  # over 64 bytes: more than a lock
+        return False
 
 
 def read_seal_files(root: Path, layout: SealLayout, sums_sha256: str | None) -> SealFiles:
@@ -219,21 +282,47 @@ def verify_bundle_seal(
 
 
 def seal_bundle(
-    root: Path, layout: SealLayout, key: SigningKey, *, campaign: str, matrix_id: str, sealed: str
+    root: Path,
+    layout: SealLayout,
+    key: SigningKey,
+    *,
+    campaign: str,
+    matrix_id: str,
+    sealed: str,
+    chain: SealChain | None = None,
 ) -> Path:
     """Sign every file of the bundle (the sums included, written first) under ``key``."""
     files = bundle_files(root, layout)
-    envelope = seal_envelope(key, files, campaign=campaign, matrix_id=matrix_id, sealed=sealed)
+    envelope = seal_envelope(key, files, campaign=campaign, matrix_id=matrix_id, sealed=sealed,
+                             chain=chain)  # fmt: skip
     return write_envelope(Path(root) / layout.envelope, envelope)
 
 
+def seal_ref(path: Path) -> SealRef | None:
+    """The seal in the envelope at ``path`` as its chain names it; None when there is none
+    or it cannot be read."""
+    predicate = sealed_predicate(path)
+    return None if predicate is None else SealRef(file_sha256(path), predicate.sequence or 1)
+
+
+def sealed_predicate(path: Path) -> SealPredicate | None:
+    """What the envelope at ``path`` says it seals (unverified); None when unreadable."""
+    try:
+        envelope = Envelope.model_validate_json(read_bytes(path, SEAL_CAP))
+        return _statement(envelope).predicate
+    except (OSError, FaceoffError, ValidationError, ValueError):
+        return None
+
+
 def _text(path: Path) -> str | None:
-    """The file's text; None when it is absent. A link or special file in its place is read
-    as an empty seal, which does not verify (and is never opened)."""
+    """The file's text; None when it is absent. A link, a special file or a file over the
+    cap in its place is read as an empty seal, which does not verify."""
     if not path.exists() and not path.is_symlink():
         return None
-    regular = path.is_file() and not path.is_symlink()
-    return path.read_text(encoding="utf-8", errors="replace") if regular else ""
+    try:
+        return read_text(path, SEAL_CAP)
+    except Unreadable:
+        return ""
 
 
 def write_envelope(path: Path, envelope: Envelope) -> Path:

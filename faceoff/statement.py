@@ -8,11 +8,15 @@ faceoff's ``schema_version``.
 
 Format history of ``SealPredicate.schema_version``:
   1 — first release.
+  2 — ``sequence``, ``sealed_at`` and ``supersedes``: each seal of a campaign names the one it
+      replaces (a hash chain), so an older seal put back is told apart; version 1 reads
+      with them None.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Final, Literal
 
 from pydantic import ConfigDict, Field
@@ -31,7 +35,7 @@ class Subject(Spec):
 
 
 class SealPredicate(Spec):
-    schema_version: Literal[1] = Field(default=1, description="Predicate format version.")
+    schema_version: Literal[1, 2] = Field(default=2, description="Predicate format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id of the campaign.")
     sealed: str = Field(
@@ -39,6 +43,14 @@ class SealPredicate(Spec):
         "'bundle after review'."
     )
     signer: str = Field(description="Fingerprint of the key that signed this statement.")
+    sequence: int | None = Field(
+        default=None, ge=1, description="This seal's number in the campaign's chain, from 1."
+    )
+    sealed_at: datetime | None = Field(default=None, description="When it was sealed (UTC).")
+    supersedes: str | None = Field(
+        default=None,
+        description="sha256 of the seal (SEAL.dsse.json's bytes) it replaces; None for the first.",
+    )
 
 
 class Statement(Spec):

@@ -89,7 +89,7 @@ class SignatureCheck:
         if self.state is SignatureState.UNCHECKED and self.scheme == HMAC:
             return f"HMAC-signed (shared secret): verifiable only with {SIGNING_KEY_ENV}"
         if self.state is SignatureState.UNCHECKED:
-            return f"signed by {self.signer}, not checked: no --trust names that key"
+            return f"claims to be signed by {self.signer} (not checked: pass --trust)"
         if self.state is SignatureState.UNSIGNED:
             return "not signed"
         shown = "; ".join(p.line for p in self.problems[:SHOWN])

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import regular_files
 from faceoff.canonical import content_sha256, file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
@@ -237,7 +238,7 @@ def bindable_files(campaign_dir: Path) -> list[Path]:
     found = []
     for name in BOUND_ROOTS:
         top = Path(campaign_dir) / name
-        found += [top] if top.is_file() else [p for p in top.rglob("*") if p.is_file()]
+        found += [top] if top.is_file() else regular_files(top) if top.is_dir() else []
     return sorted(p for p in found if p.name not in UNBOUND_NAMES)
 
 

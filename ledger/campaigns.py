@@ -71,6 +71,14 @@ def require_campaign(session: Session, name: str) -> CampaignRow:
     return row
 
 
+def record_seal(session: Session, name: str, sha256: str, sequence: int) -> None:
+    """The campaign's bundle was sealed again: keep the seal's digest and number, which an
+    audit by name holds the bundle to (an older seal put back is a rollback)."""
+    row = require_campaign(session, name)
+    row.seal_sha256, row.seal_sequence = sha256, sequence
+    session.add(row)
+
+
 def list_campaigns(session: Session, *, host: str | None = None) -> list[CampaignRow]:
     """Every campaign, oldest first; with ``host``, that host's and those opened before hosts
     were recorded (a ledger from then may be this host's own)."""

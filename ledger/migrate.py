@@ -28,7 +28,7 @@ HEAD = "head"
 # The newest revision under migrations/versions, named here so that a ledger at it opens
 # without loading Alembic (a fifth of a second of `faceoff status`); a test holds it to
 # Alembic's own head.
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 LEDGER_SCHEMA_VERSION = 1  # the ledger's format (its history: ledger/tables.py)
 # Any constant does: PostgreSQL scopes advisory locks to the database.
 _LOCK_KEY = 0x66616365

@@ -43,6 +43,12 @@ class CampaignRow(SQLModel, table=True):
         description="The host that opened it (ledger.hosts); None: opened before hosts were "
         "recorded.",
     )
+    seal_sha256: str | None = Field(
+        default=None,
+        description="sha256 of its bundle's current SEAL.dsse.json; None: never sealed with a "
+        "key, or sealed before seals were recorded.",
+    )
+    seal_sequence: int | None = Field(default=None, description="That seal's number in its chain.")
 
 
 class LaneRunRow(SQLModel, table=True):

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.bounded import TEXT_CAP, read_text
 from faceoff.files import write_text_atomic
 from tickets.model import parse_as, render
 
@@ -59,7 +60,7 @@ def write_drift_tickets(workdir: Path, tickets: Sequence[DriftTicket]) -> list[P
 
 
 def read_drift_ticket(path: Path) -> DriftTicket:
-    return parse_as(DriftTicket, path.read_text(encoding="utf-8"), str(path))[0]
+    return parse_as(DriftTicket, read_text(path, TEXT_CAP), str(path))[0]
 
 
 def body_of(ticket: DriftTicket) -> str:

@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import TEXT_CAP, read_text
 from faceoff.files import write_text_atomic
 from tickets.model import Ticket, parse, render
 
@@ -49,9 +50,7 @@ def ticket_path(campaign_dir: Path, ticket_id: str) -> Path:
 
 def read_tickets(campaign_dir: Path) -> list[tuple[Ticket, str]]:
     folder = Path(campaign_dir) / TICKETS_DIR
-    return [
-        parse(path.read_text(encoding="utf-8"), str(path)) for path in sorted(folder.glob("*.md"))
-    ]
+    return [parse(read_text(path, TEXT_CAP), str(path)) for path in sorted(folder.glob("*.md"))]
 
 
 def write_tickets(campaign_dir: Path, campaign: str, current: Sequence[Ticket]) -> TicketIndex:

@@ -2,11 +2,13 @@
 result, and the findings under it. Output shaping only: ``evidence.audit.run`` verifies.
 
 ``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
-  1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells).
+  1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells),
+      and ``sealed`` (the campaign, matrix id, seal number and time the seal names).
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +43,7 @@ from evidence.folder.layout import (
     SUMS_FILE,
 )
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
 from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
@@ -82,12 +85,23 @@ class Check(Spec):
     findings: list[AuditFinding] = Field(default_factory=list)
 
 
+class SealedFacts(Spec):
+    campaign: str = Field(description="The campaign the seal names.")
+    matrix_id: str = Field(description="The frozen matrix id it names.")
+    sequence: int | None = Field(description="Its number in the campaign's chain of seals.")
+    sealed_at: datetime | None = Field(description="When it was sealed (UTC).")
+    verified: bool = Field(description="Its signature verified with the keys trusted.")
+
+
 class AuditOutput(Artifact):
     schema_version: Literal[1] = Field(default=1, description="Audit output format version.")
     bundle: str = Field(description="The bundle folder audited.")
     ok: bool = Field(description="No finding: faceoff audit exits 0.")
     checks: list[Check]
     notes: list[str] = Field(description="What was not checked, and why.")
+    sealed: SealedFacts | None = Field(
+        default=None, description="What the seal names; None without a key's seal."
+    )
 
 
 def checklist(report: AuditReport) -> AuditOutput:
@@ -95,14 +109,24 @@ def checklist(report: AuditReport) -> AuditOutput:
     checks = [_check(report, name, counts.get(name, 0)) for name in CHECKS]
     checks.append(_signatures(report))
     checks.append(_protected(report))
-    return AuditOutput(bundle=str(report.root), ok=report.ok, checks=checks, notes=report.notes)
+    return AuditOutput(bundle=str(report.root), ok=report.ok, checks=checks, notes=report.notes,
+                       sealed=_sealed(report))  # fmt: skip
+
+
+def _sealed(report: AuditReport) -> SealedFacts | None:
+    said = report.sealed
+    if said is None:
+        return None
+    verified = report.seal is not None and report.seal.verified
+    return SealedFacts(campaign=said.campaign, matrix_id=said.matrix_id, sequence=said.sequence,
+                       sealed_at=said.sealed_at, verified=verified)  # fmt: skip
 
 
 def lines(output: AuditOutput) -> list[str]:
     """The checklist as the terminal shows it: one line per check, its findings under it."""
     marks = {"ok": "ok  ", "failed": "FAIL", "warning": "WARN", "not checked": "skip"}
     verdict = "OK" if output.ok else f"{sum(len(c.findings) for c in output.checks)} problem(s)"
-    shown = [f"{output.bundle}: {verdict}"]
+    shown = [f"{output.bundle}: {verdict}", *_sealed_line(output.sealed)]
     for check in output.checks:
         note = f" — {check.note}" if check.note else ""
         shown.append(f"  [{marks[check.result]}] {check.check} ({check.count}){note}")
@@ -110,6 +134,16 @@ def lines(output: AuditOutput) -> list[str]:
             where = f"{finding.file}: {finding.field}" if finding.field else finding.file
             shown.append(f"         {where}: {finding.problem}")
     return shown + [f"note: {n}" for n in output.notes if not n.startswith(UNCHECKED)]
+
+
+def _sealed_line(sealed: SealedFacts | None) -> list[str]:
+    if sealed is None:
+        return []
+    number = f"seal {sealed.sequence} of its chain" if sealed.sequence else "seal of no chain"
+    when = f", sealed {sealed.sealed_at:%Y-%m-%d %H:%M:%S} UTC" if sealed.sealed_at else ""
+    how = "verified" if sealed.verified else "claimed, not checked: pass --trust"
+    return [f"  {how}: campaign {sealed.campaign}, matrix {sealed.matrix_id[:19]}…, "
+            f"{number}{when}"]  # fmt: skip
 
 
 UNCHECKED = "signatures were not checked"  # the signatures line says so already
@@ -196,9 +230,8 @@ def _protected(report: AuditReport) -> Check:
 
 def _lines(path: Path) -> int:
     try:
-        with path.open(encoding="utf-8") as handle:
-            return sum(1 for line in handle if line.strip())
-    except OSError:
+        return sum(1 for _, line in read_lines(path) if line.strip())
+    except (OSError, FaceoffError):  # the audit's own read of it found why
         return 0
 
 

@@ -35,6 +35,7 @@ from evidence.comparison.read import CampaignInputs, load_campaign
 from evidence.folder.carried import CARRIED_FILE
 from evidence.folder.layout import (
     COMPARISON_FILE,
+    ENVELOPE_FILE,
     MANIFEST_FILE,
     REPORT_FILE,
     RESULT_FILE,
@@ -48,6 +49,7 @@ from evidence.folder.sums import verify_sums
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
 from evidence.views.html.figures import Figures, undrawn
+from faceoff.bounded import RECORD_CAP, TEXT_CAP, read_bytes, read_text
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
@@ -55,6 +57,8 @@ from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.record_signature import RecordSignature, check_record
+from faceoff.seal import sealed_predicate
+from faceoff.statement import SealPredicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
@@ -113,6 +117,7 @@ class AuditReport:
     counts: dict[str, int] = field(default_factory=dict)  # check -> what it covered
     step: str = HASHES  # the check running now
     seal: SignatureCheck | None = None  # what the bundle's signature proves
+    sealed: SealPredicate | None = None  # what the seal says it seals (verified when ``seal`` is)
 
     def find(self, file: str, key: str, problem: str, check: str | None = None) -> None:
         self.findings.append(Finding(file, key, problem, check or self.step))
@@ -146,6 +151,7 @@ def audit_bundle(
     frozen = _frozen(folder, report)
     if frozen is None:
         return report
+    _sealed_campaign(folder, frozen, report)
     report.step = CARRIED
     judged_under = _carried(folder, frozen, report)
     report.step = RECEIPT
@@ -190,6 +196,23 @@ def _seal(
         report.find(SUMS_FILE, "", f"{UNVERIFIABLE}: {check.sentence}", SIGNATURES)
     elif check.state in (State.UNCHECKED, State.UNSIGNED):
         report.notes.append(f"signatures were not checked: {check.sentence}")
+
+
+def _sealed_campaign(folder: CampaignFolder, frozen: FrozenMatrix, report: AuditReport) -> None:
+    """The campaign the seal names is this folder's: a validly signed bundle of another
+    campaign, or under another folder name, is not this campaign's evidence."""
+    sealed = report.sealed = sealed_predicate(folder.path(ENVELOPE_FILE))
+    if sealed is None:
+        return
+    name = frozen.matrix.campaign.name
+    for key, said, wanted, what in (
+        ("campaign", sealed.campaign, name, "campaign"),
+        ("matrix_id", sealed.matrix_id, frozen.matrix_id, "matrix id"),
+        ("campaign", sealed.campaign, folder.root.name, "campaign (its folder's name)"),
+    ):
+        if said != wanted:
+            problem = f"seals {what} {said!r}, but this bundle's is {wanted!r}"
+            report.find(ENVELOPE_FILE, f"predicate.{key}", problem, SIGNATURES)
 
 
 def _frozen(folder: CampaignFolder, report: AuditReport) -> FrozenMatrix | None:
@@ -455,7 +478,7 @@ def _compare(
         report.find(name, "", "missing; it can be recomputed")
         return
     try:
-        stored: Any = model.model_validate_json(path.read_bytes())
+        stored: Any = model.model_validate_json(read_bytes(path, RECORD_CAP))
         fresh = recompute()
     except (FaceoffError, ValueError) as exc:
         report.find(name, "", f"cannot be read or recomputed: {exc}")
@@ -522,7 +545,11 @@ def _rendered(
     if not path.is_file():
         report.find(name, "", "missing; it can be rebuilt from comparison.json")
         return
-    stored = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        stored = read_text(path, TEXT_CAP)
+    except FaceoffError as exc:
+        report.find(name, "", exc.what)
+        return
     seen = compare or (lambda text: text)
     if seen(stored) != seen(fresh):
         problem = (

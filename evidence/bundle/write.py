@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.host_facts import HostFacts, SourceFacts
@@ -150,12 +151,18 @@ def write_bundle(
         signer=credentials.signer,
         waived=comparison.waivers,
     ).write(folder.path(MANIFEST_FILE), replace=True)
-    files[SUMS_FILE] = _sealed(folder, comparison, credentials)
+    files[SUMS_FILE] = _sealed(folder, comparison, credentials, now)
     return BundleIndex(root=folder.root, comparison=comparison, files=files)
 
 
-def _sealed(folder: CampaignFolder, comparison: Comparison, credentials: Credentials) -> Path:
-    return seal(folder, credentials, campaign=comparison.campaign, matrix_id=comparison.matrix_id)
+def _sealed(
+    folder: CampaignFolder,
+    comparison: Comparison,
+    credentials: Credentials,
+    now: Clock = lambda: datetime.now(UTC),
+) -> Path:
+    return seal(folder, credentials, campaign=comparison.campaign, matrix_id=comparison.matrix_id,
+                now=now)  # fmt: skip
 
 
 def reopen_bundle(campaign_dir: Path, credentials: Credentials, *, sealed: bool) -> None:

@@ -11,7 +11,6 @@ metric cannot be read, is not promotable, and the card says so naming the metric
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +20,9 @@ from typing import Any
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.bounded import read_json
 from faceoff.canonical import file_sha256
+from faceoff.errors import FaceoffError
 from matrix.quality import Evaluator, QualityBand, QualityImport
 
 QUALITY_DIR = "quality"
@@ -89,11 +90,12 @@ def _load(root: Path, entry: QualityImport, arm: str) -> LoadedResult:
     if not path.is_file():
         problem = f"no result file was imported (the matrix names {entry.results[arm]})"
         return LoadedResult(QualityFile(arm=arm, path=rel, sha256=None, problem=problem), {})
-    digest = file_sha256(path)
+    digest = None
     try:
-        values = flatten(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, UnicodeDecodeError) as exc:
-        problem = f"not JSON: {exc}"
+        digest = file_sha256(path)
+        values = flatten(read_json(path))
+    except FaceoffError as exc:  # a FIFO, over its cap, not JSON, nested too deep
+        problem = exc.what
         return LoadedResult(QualityFile(arm=arm, path=rel, sha256=digest, problem=problem), {})
     return LoadedResult(QualityFile(arm=arm, path=rel, sha256=digest, problem=None), values)
 

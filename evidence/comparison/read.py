@@ -24,6 +24,7 @@ from evidence.folder.carried import CarriedRecord, read_carried
 from evidence.folder.layout import AttemptDir, CampaignFolder
 from evidence.folder.passes import PassRecord, read_passes
 from evidence.folder.preflight import PreflightReport, read_reports
+from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
 from guards.judge import judge_pair
 from guards.verdict import RuleResult
@@ -187,9 +188,7 @@ def load_attempt(where: AttemptDir) -> AttemptInputs:
 def load_lane(folder: CampaignFolder, run_dir: Path) -> LaneInputs:
     record_path, identity_path = run_dir / LANE_FILE, run_dir / IDENTITY_FILE
     boot_path = run_dir / BOOT_LOG_FILE
-    boot_text = (
-        boot_path.read_text(encoding="utf-8", errors="replace") if boot_path.is_file() else None
-    )
+    boot_text = read_text(boot_path, RECORD_CAP) if boot_path.is_file() else None
     return LaneInputs(
         arm=run_dir.parent.name,
         run=run_dir.relative_to(folder.root).as_posix(),

@@ -7,10 +7,12 @@ from those packages, so a rename there cannot silently break the bundle.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from faceoff.bounded import Entry, regular_files, walk
 from faceoff.errors import FaceoffError
 from faceoff.seal import SealLayout
 from lanes.context import arm_lanes_dir
@@ -24,6 +26,7 @@ REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
 ENVELOPE_FILE = "SEAL.dsse.json"  # the operator's Ed25519 seal of every file (DSSE, in-toto)
 SEAL_FILE = "SHA256SUMS.hmac"  # the shared-secret seal of bundles sealed before the envelope
+LIFTED_SEAL = ".SEAL.lifted"  # the lifted seal's sha256 and number, while a run reopens it
 RUN_LOCK = ".run.lock"  # one run of a campaign at a time: in the folder, not in the bundle
 SEAL_LAYOUT = SealLayout(envelope=ENVELOPE_FILE, hmac=SEAL_FILE, sums=SUMS_FILE, apart=(RUN_LOCK,))
 REVIEWS_FILE = "reviews.jsonl"
@@ -56,7 +59,7 @@ class CampaignFolder:
     @classmethod
     def at(cls, root: Path) -> CampaignFolder:
         root = Path(root)
-        if not (root / FROZEN_FILE).is_file():
+        if not os.path.lexists(root / FROZEN_FILE):  # whatever is there, the audit reads it
             raise FaceoffError(
                 f"no {FROZEN_FILE} here, so this is not a campaign folder",
                 where=str(root),
@@ -99,4 +102,10 @@ class CampaignFolder:
         """Every regular file of the bundle, dot-files too, except SHA256SUMS, its seals and
         the run lock, in path order."""
         apart = {self.root / n for n in (SUMS_FILE, SEAL_FILE, ENVELOPE_FILE, RUN_LOCK)}
-        return sorted(p for p in self.root.rglob("*") if p.is_file() and p not in apart)
+        return [p for p in regular_files(self.root) if p not in apart]
+
+    def strays(self) -> list[Entry]:
+        """What the bundle holds that cannot be one of its files: links, special files,
+        names over the caps, folders nested too deep (``faceoff.bounded``), by name."""
+        found = (e for e in walk(self.root) if e.problem or e.kind not in ("file", "dir"))
+        return sorted(found, key=lambda e: e.name)

@@ -12,12 +12,14 @@ with the shared secret of older bundles; the signed receipt, reviews and the man
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from evidence.folder.layout import (
     ENVELOPE_FILE,
+    LIFTED_SEAL,
     MANIFEST_FILE,
     REVIEWS_FILE,
     SEAL_FILE,
@@ -26,11 +28,13 @@ from evidence.folder.layout import (
     CampaignFolder,
 )
 from evidence.folder.sums import SHOWN, verify_sums, write_sums
+from faceoff.bounded import Unreadable, loads, read_json, read_lines, read_text
 from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
-from faceoff.seal import SignerClaim, seal_bundle, verify_bundle_seal
+from faceoff.ports import Clock
+from faceoff.seal import SealChain, SealRef, SignerClaim, seal_bundle, seal_ref, verify_bundle_seal
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER, SignatureCheck
 from faceoff.trust import SignatureState as State
@@ -38,16 +42,24 @@ from lanes.receipt import RECEIPT_FILE
 
 
 def seal(
-    folder: CampaignFolder, credentials: Credentials, *, campaign: str, matrix_id: str
+    folder: CampaignFolder,
+    credentials: Credentials,
+    *,
+    campaign: str,
+    matrix_id: str,
+    now: Clock = lambda: datetime.now(UTC),
 ) -> Path:
     """Write ``SHA256SUMS`` over every file and sign the bundle: the Ed25519 envelope with a
-    key, else the HMAC of the sums with the shared secret. Returns the sums' path."""
+    key, naming the seal it replaces (``current_seal``), else the HMAC of the sums with the
+    shared secret. Returns the sums' path."""
+    chain = SealChain(sealed_at=now(), previous=current_seal(folder))
+    folder.path(LIFTED_SEAL).unlink(missing_ok=True)
     path = write_sums(folder)
     for stale in (ENVELOPE_FILE, SEAL_FILE):
         folder.path(stale).unlink(missing_ok=True)
     if credentials.key is not None:
         seal_bundle(folder.root, SEAL_LAYOUT, credentials.key, campaign=campaign,
-                    matrix_id=matrix_id, sealed="bundle")  # fmt: skip
+                    matrix_id=matrix_id, sealed="bundle", chain=chain)  # fmt: skip
     elif credentials.hmac is not None:
         signature = sign(credentials.hmac, file_sha256(path)) + "\n"
         write_text_atomic(folder.path(SEAL_FILE), signature, replace=True)
@@ -55,9 +67,26 @@ def seal(
 
 
 def lift_seal(folder: CampaignFolder) -> None:
-    """Remove the sums and the signature before a run adds to a proven bundle."""
+    """Remove the sums and the signature before a run adds to a proven bundle, keeping the
+    lifted seal's place in the chain (``LIFTED_SEAL``) for the seal that closes it again."""
+    lifted = seal_ref(folder.path(ENVELOPE_FILE))
+    if lifted is not None:
+        write_text_atomic(folder.path(LIFTED_SEAL), f"{lifted.sha256} {lifted.sequence}\n",
+                          replace=True)  # fmt: skip
     for name in (SUMS_FILE, SEAL_FILE, ENVELOPE_FILE):
         folder.path(name).unlink(missing_ok=True)
+
+
+def current_seal(folder: CampaignFolder) -> SealRef | None:
+    """The seal a new one replaces: the envelope in the bundle, else the one a run lifted."""
+    found = seal_ref(folder.path(ENVELOPE_FILE))
+    if found is not None:
+        return found
+    try:
+        digest, sequence = read_text(folder.path(LIFTED_SEAL), 256).split()
+        return SealRef(digest, int(sequence))
+    except (OSError, FaceoffError, ValueError):
+        return None
 
 
 def seal_check(
@@ -132,23 +161,22 @@ def _claim(source: str, said: object) -> SignerClaim | None:
 
 
 def _json(path: Path) -> dict[str, object]:
+    """The record as plain JSON; {} for one that cannot be read (the audit's own read of
+    it finds why: a FIFO, a file over its cap, JSON nested too deep)."""
     try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = read_json(path)
+    except (OSError, FaceoffError):
         return {}
     return found if isinstance(found, dict) else {}
 
 
 def _lines(path: Path) -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    found = []
-    for line in text.splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        found.append(value if isinstance(value, dict) else {})
+        for number, line in read_lines(path):
+            with contextlib.suppress(Unreadable):
+                value = loads(line, f"{path} line {number}")
+                found.append(value if isinstance(value, dict) else {})
+    except (OSError, FaceoffError):
+        pass  # what was read before the problem still claims; the audit finds the problem
     return found

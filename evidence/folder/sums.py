@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evidence.folder.layout import SUMS_FILE, CampaignFolder
+from faceoff.bounded import SUMS_CAP, Entry, name_problem, read_text
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -49,19 +50,22 @@ def write_sums(folder: CampaignFolder) -> Path:
 
 
 def read_sums(folder: CampaignFolder) -> dict[str, str]:
+    """Path -> sha256 as listed; read with ``SUMS_CAP`` (a file over it, or a link or FIFO in
+    its place, is ``Unreadable``)."""
     path = folder.path(SUMS_FILE)
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         raise FaceoffError(
             f"{SUMS_FILE} is missing",
             where=str(folder.root),
             fix="restore it from a copy of the bundle; a campaign that never closed has none",
         )
     listed = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    text = read_text(path, SUMS_CAP)
+    for number, line in enumerate(text.splitlines(), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64:
             raise FaceoffError(
-                f"line {number} is not '<sha256>  <path>'",
+                f"line {number} is not '<sha256>  <path>' ({shown(line)})",
                 where=str(path),
                 fix="rebuild the bundle",
             )
@@ -77,10 +81,16 @@ def verify_sums(
     ``digest_of``: a file's sha256 (the audit passes one that hashes each file once for
     this check and the receipt's)."""
     listed = read_sums(folder)
-    problems = []
+    strays = folder.strays()
+    problems = [SumProblem(shown(e.name), _stray(e)) for e in strays]
+    stray_names = {e.name for e in strays}
     for name, digest in listed.items():
         path = folder.root / name
-        if not path.is_file():
+        if name in stray_names:
+            continue  # said above
+        if (outside := name_problem(name)) is not None:  # never opened, never hashed
+            problems.append(SumProblem(shown(name), f"listed in SHA256SUMS, but {outside}"))
+        elif not path.is_file() or path.is_symlink():
             problems.append(SumProblem(name, "listed in SHA256SUMS but missing"))
         elif (actual := digest_of(path)) != digest:
             problems.append(
@@ -92,3 +102,14 @@ def verify_sums(
         for name in sorted(present - set(listed))
     ]
     return problems
+
+
+def _stray(entry: Entry) -> str:
+    if entry.problem is not None:
+        return f"not read: {entry.problem}"
+    return f"a {entry.kind}, which a bundle never holds: not followed or read"
+
+
+def shown(name: str, limit: int = 120) -> str:
+    """A name as a finding prints it: a hostile one can be thousands of bytes long."""
+    return name if len(name) <= limit else f"{name[:limit]}… ({len(name)} characters)"

@@ -7,17 +7,26 @@ faceoff version, the fingerprints of the keys the audit trusted, every file's pa
 modification time). A missing, unreadable or older cache file is an empty one. Why these
 stats, and what they cannot see: docs/history.md, "Audits, cached".
 
+The state is made of public facts, so anyone who can write the cache could forge an entry
+for it: each entry is MAC'd (HMAC-SHA256) with a secret of this host, ``.history/secret``
+(0600, made on first use), and an entry whose MAC does not verify is poisoned: its night is
+reported failed and audited afresh on the next run, never shown from the cache.
+
 Format history of ``HistoryCache.schema_version``:
   1 — first release.
   2 — nights as columns (``Night`` 2); the state no longer hashes ``SHA256SUMS``'s bytes.
+  3 — ``macs``: each entry's HMAC under the host's secret; an older file is an empty one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
-from collections.abc import Callable, Iterator
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Literal
@@ -27,6 +36,7 @@ from pydantic import Field, ValidationError
 from evidence.history.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.bounded import open_regular, walk
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
@@ -52,8 +62,22 @@ class CacheEntry(Spec):
 
 
 class HistoryCache(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="History cache format version.")
+    schema_version: Literal[3] = Field(default=3, description="History cache format version.")
     entries: dict[str, CacheEntry] = Field(description="Bundle folder (absolute) -> its entry.")
+    macs: dict[str, str] = Field(
+        default_factory=dict, description="Bundle folder -> HMAC-SHA256 of its entry (hex)."
+    )
+
+
+@dataclass(frozen=True)
+class LoadedCache:
+    """The cache's entries whose MAC verifies, and the folders of those whose does not."""
+
+    entries: dict[str, CacheEntry]
+    poisoned: list[str]
+
+
+SECRET_FILE = "secret"  # beside the cache: the host's MAC key
 
 
 Auditor = Callable[[Path], AuditOutcome]
@@ -70,35 +94,60 @@ def trust_fingerprint(credentials: Credentials) -> str:
 
 def bundle_state(bundle: Path, credentials: Credentials) -> str:
     digest = hashlib.sha256(f"{__version__}\n{trust_fingerprint(credentials)}\n".encode())
-    root = str(bundle)
-    for path, size, mtime_ns in sorted(_files(root)):
-        rel = path[len(root) + 1 :]
-        digest.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    found = (e for e in walk(bundle) if e.kind != "dir" or e.problem is not None)
+    for entry in sorted(found, key=lambda e: e.name):
+        digest.update(f"{entry.name}\0{entry.size}\0{entry.mtime_ns}\n".encode())
     return digest.hexdigest()
 
 
-def _files(folder: str) -> Iterator[tuple[str, int, int]]:
-    """(path, size, modification time) of every file under the folder; plain os entries,
-    not Path objects: a year of bundles is thousands of them."""
-    for entry in os.scandir(folder):
-        if entry.is_dir(follow_symlinks=False):
-            yield from _files(entry.path)
-        else:
-            stat = entry.stat(follow_symlinks=False)
-            yield entry.path, stat.st_size, stat.st_mtime_ns
-
-
-def load_cache(path: Path) -> HistoryCache:
+def load_cache(path: Path) -> LoadedCache:
     try:
-        return HistoryCache.read(path)
+        cache = HistoryCache.read(path)
     except (FaceoffError, ValidationError, OSError):  # rebuilt from the bundles
-        return HistoryCache(entries={})
+        return LoadedCache({}, [])
+    secret = host_secret(Path(path).parent)
+    kept, poisoned = {}, []
+    for folder, entry in cache.entries.items():
+        if hmac.compare_digest(cache.macs.get(folder, ""), entry_mac(secret, folder, entry)):
+            kept[folder] = entry
+        else:
+            poisoned.append(folder)
+    return LoadedCache(kept, poisoned)
 
 
 def save_cache(path: Path, cache: HistoryCache) -> None:
-    """Compact JSON: a year of nights from several hosts is read on every run."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, cache.model_dump_json() + "\n", replace=True)
+    """Compact JSON, each entry MAC'd: a year of nights from several hosts is read on every
+    run."""
+    secret = host_secret(Path(path).parent)
+    macs = {folder: entry_mac(secret, folder, e) for folder, e in cache.entries.items()}
+    text = cache.model_copy(update={"macs": macs}).model_dump_json() + "\n"
+    write_text_atomic(path, text, replace=True)
+
+
+def entry_mac(secret: bytes, folder: str, entry: CacheEntry) -> str:
+    message = f"{folder}\0{entry.model_dump_json()}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def host_secret(folder: Path) -> bytes:
+    """The host's MAC key in ``folder`` (the cache's), made 0600 in a 0700 folder on first use;
+    refused when others may read it (they could forge entries)."""
+    path = Path(folder) / SECRET_FILE
+    if not os.path.lexists(path):
+        Path(folder).mkdir(parents=True, exist_ok=True, mode=0o700)
+        with contextlib.suppress(FileExistsError):  # another history run made it first
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(32))
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(fd).st_mode & 0o077:
+            raise FaceoffError(
+                "the history cache's secret is readable by others, who could forge entries",
+                where=str(path),
+                fix=f"run chmod 600 {path}",
+            )
+        return handle.read(64)
 
 
 def refresh(

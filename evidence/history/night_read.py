@@ -10,7 +10,6 @@ come from".
 
 from __future__ import annotations
 
-import json
 import math
 from datetime import date, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ from evidence.comparison.cells import RATIO_METRICS
 from evidence.comparison.manifest import Manifest
 from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE
 from evidence.history.night import Interval, Night, NightMetric, Role
+from faceoff.bounded import read_json
 from faceoff.errors import FaceoffError
 
 if TYPE_CHECKING:
@@ -98,8 +98,8 @@ def read_night(bundle: Path, fallback: date) -> Night:
 def read_source(path: Path) -> NightSource:
     """The night's fields of a ``comparison.json`` of any format."""
     try:
-        return NightSource.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
+        return NightSource.model_validate(read_json(path))
+    except (OSError, ValueError, ValidationError, FaceoffError) as exc:
         first = exc.errors()[0] if isinstance(exc, ValidationError) else None
         why = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(exc)
         raise FaceoffError(f"{path}: not a readable comparison ({why})") from exc

@@ -17,11 +17,12 @@ from collectors.gpu.posture_record import GPU_END_FILE
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
-from evidence.folder.layout import RESULT_FILE
+from evidence.folder.layout import RESULT_FILE, CampaignFolder
 from evidence.folder.passes import read_passes, unplanned
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.restore import RestoreOutcome
+from flows.campaign.seal_record import keep_current_seal
 from guards.dispositions import Closure, close_campaign
 from guards.reasons import Disposition
 from ledger.campaigns import SEALING, require_campaign
@@ -114,6 +115,7 @@ def close(context: CampaignContext, restorations: Sequence[RestoreOutcome]) -> C
     closure = closure_of(context)
     record_closure(context, closure, SEALING)
     index = bundle(context)
+    keep_current_seal(context.engine, context.name, CampaignFolder(index.root))
     record_closure(context, closure)
     card = (index.root / RESULT_FILE).read_text(encoding="utf-8")
     earlier = None if restorations else earlier_restoration(context)

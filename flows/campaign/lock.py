@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 
 from evidence.folder.layout import RUN_LOCK
+from faceoff.bounded import read_text
 from faceoff.errors import FaceoffError
 
 
@@ -66,7 +67,7 @@ def refuse_if_running(campaign_dir: Path) -> None:
     run`` asks before its preflight, so that a second run touches nothing at all."""
     if run_in_progress(campaign_dir):
         lock = Path(campaign_dir) / RUN_LOCK
-        holder = lock.read_text(encoding="utf-8", errors="replace") if lock.is_file() else ""
+        holder = read_text(lock, 64) if lock.is_file() else ""
         raise _busy(Path(campaign_dir), holder.strip())
 
 
@@ -74,7 +75,8 @@ def run_in_progress(campaign_dir: Path) -> bool:
     """Whether a live process holds the campaign's run lock. Creates nothing; the probe is
     a shared lock, released at once."""
     try:
-        fd = os.open(Path(campaign_dir) / RUN_LOCK, os.O_RDONLY)
+        # a FIFO or link in the lock's place never blocks the probe
+        fd = os.open(Path(campaign_dir) / RUN_LOCK, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return False  # no lock file: no run ever started there
     try:

@@ -28,6 +28,7 @@ from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock, DockerClient
 from flows.campaign.health import probe_incumbent
+from flows.campaign.seal_record import keep_current_seal
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.records import LANE_FILE, LaneRecord
@@ -140,6 +141,7 @@ def restore_incumbent(
                           attempt=attempt, tools=tools, sign=kept is None)  # fmt: skip
     if closed and reseal and kept is None:
         refresh_views(CampaignFolder.at(campaign_dir), tools.credentials)
+        keep_current_seal(engine, campaign, CampaignFolder.at(campaign_dir))
     said = [line for line in (down, kept) if line is not None]
     return replace(outcome, details=[*said, *outcome.details], refused=kept)
 

@@ -234,6 +234,14 @@ def run(
     aa: AaTwin = False,
     waive: Waive = None,
     reason: WaiveReason = None,
+    signing_key: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The operator's Ed25519 private key to seal the bundle with (as "
+            "FACEOFF_SIGNING_KEY_FILE names it; the flag wins).",
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) the campaign of a matrix, after its preflight.
 
@@ -241,6 +249,10 @@ def run(
     failed or an error, 143 terminated (docs/flows.md)."""
     from flows.cli.run import run as command  # noqa: PLC0415
 
+    if signing_key is not None:  # the flow's processes read it from their environment
+        from faceoff.keys import use_signing_key  # noqa: PLC0415
+
+        use_signing_key(signing_key, os.environ)
     command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason)
 
 

@@ -21,6 +21,7 @@ from evidence.history.cache import (
     CACHE_FILE,
     Auditor,
     AuditOutcome,
+    CacheEntry,
     HistoryCache,
     bundle_state,
     load_cache,
@@ -43,7 +44,10 @@ def real_auditor(credentials: Credentials) -> Auditor:
     def audit(bundle: Path) -> AuditOutcome:
         from evidence.audit.run import audit_bundle  # noqa: PLC0415  (only on a cache miss)
 
-        report = audit_bundle(bundle, credentials=credentials)
+        try:
+            report = audit_bundle(bundle, credentials=credentials)
+        except FaceoffError as exc:  # not even a campaign folder: a bad night, not a crash
+            return AuditOutcome(ok=False, failed=["a campaign folder"], first=exc.message)
         failed = list(dict.fromkeys(f.check for f in report.findings))
         first = report.findings[0].line if report.findings else None
         return AuditOutcome(ok=report.ok, failed=failed, first=first)
@@ -121,22 +125,46 @@ def sources(
     entries = dict(cache.entries)
     with engine.connect() as conn:
         rows = [(r.name, r.created_at, Path(r.evidence_dir)) for r in closed_campaigns(conn, since)]
-    found, changed = [], False
+    found, changed = [], bool(cache.poisoned)  # saved without them: audited afresh next run
     for name, started, bundle in rows:
         if not bundle.is_dir():
             found.append(LedgerNight(name, started, str(bundle), None))
             continue
         folder = str(bundle.resolve())
-        state = bundle_state(bundle, credentials)
-        entry = refresh(
-            bundle, entries.get(folder), state=state, auditor=auditor, fallback=started.date()
-        )
+        if folder in cache.poisoned:
+            found.append(LedgerNight(name, started, str(bundle), poisoned_entry(workdir)))
+            continue
+        try:
+            state = bundle_state(bundle, credentials)
+            entry = refresh(
+                bundle, entries.get(folder), state=state, auditor=auditor, fallback=started.date()
+            )
+        except (OSError, FaceoffError) as exc:  # this night is bad; the others still show
+            entry = unreadable_entry(exc)
         changed |= entry is not entries.get(folder)
         entries[folder] = entry
         found.append(LedgerNight(name, started, str(bundle), entry))
     if changed:
         save_cache(workdir / CACHE_FILE, HistoryCache(entries=entries))
     return found
+
+
+def poisoned_entry(workdir: Path) -> CacheEntry:
+    """A night whose cache entry does not verify: someone wrote the cache. Its figures are
+    never shown; the next run audits the bundle afresh."""
+    what = (
+        f"its entry in {workdir / CACHE_FILE} was altered (its MAC does not verify), so it is "
+        "not shown; the next faceoff history audits the bundle again"
+    )
+    audit = AuditOutcome(ok=False, failed=["the history cache entry verifies"], first=what)
+    return CacheEntry(state="", audit=audit, night=None, problem=what)
+
+
+def unreadable_entry(exc: Exception) -> CacheEntry:
+    """The entry of a bundle whose files could not even be listed: a failed audit."""
+    what = exc.message if isinstance(exc, FaceoffError) else f"cannot be read: {exc}"
+    audit = AuditOutcome(ok=False, failed=["the bundle's files can be listed"], first=what)
+    return CacheEntry(state="", audit=audit, night=None, problem=what)
 
 
 def check_filters(found: Sequence[LedgerNight], arm: str | None, cell: str | None) -> None:

@@ -25,6 +25,7 @@ from evidence.views.terminal.console import card
 from faceoff.credentials import NOBODY, Credentials, credentials
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
+from flows.campaign.seal_record import keep_current_seal
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.views import console as views
 from flows.prefect import server as ephemeral
@@ -61,6 +62,7 @@ def record_review(
             )
         )
     refresh_views(folder, credentials)
+    keep_current_seal(engine, campaign, folder)
     return record
 
 

@@ -4,6 +4,7 @@ alone, and nothing faceoff does ever signs a forgery or removes a signature."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,12 +26,17 @@ from evidence.reviews.recording import ReviewRequest
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from faceoff.keys import PublicKey, SigningKey
+from faceoff.seal import seal_ref, sealed_predicate
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review
 from lanes.receipt import Receipt
+from ledger.campaigns import find_campaign
+from ledger.db import session_scope
 from tests.evidence.test_review import ledger_for, utc_now
+from tests.foundation.cli import faceoff
 
 JOURNAL = "cells/natural-8192-c1/nvfp4-r2/attempt-1/journal.jsonl"
 
@@ -104,6 +110,25 @@ def test_a_keyed_review_of_a_stripped_seal_is_refused_and_writes_nothing(signed:
     assert (signed.root / "SHA256SUMS").read_bytes() == sums
     assert not (signed.root / ENVELOPE_FILE).exists()
     assert any("SEAL.dsse.json: missing, although" in f for f in signed.audit(NOBODY))
+
+
+@pytest.mark.parametrize(
+    ("name", "plant"),
+    [
+        ("APPROVED-promote-r2-by-CTO/", lambda root: (root / "APPROVED-promote-r2-by-CTO").mkdir()),
+        (".run.lock", lambda root: (root / ".run.lock").write_text("promote approved by CTO\n")),
+        (SEAL_FILE, lambda root: (root / SEAL_FILE).write_text("0" * 64 + "\n")),
+    ],
+)
+def test_a_keyed_review_refuses_to_seal_again_around_unlisted_content(
+    signed: Signed, name: str, plant: Callable[[Path], object]
+) -> None:
+    plant(signed.root)
+    envelope = (signed.root / ENVELOPE_FILE).read_bytes()
+    with pytest.raises(FaceoffError, match=rf"{name}: present but not in the signed statement"):
+        review(signed, signed.operator)
+    assert (signed.root / ENVELOPE_FILE).read_bytes() == envelope
+    assert f"{name}: present but not in the signed statement" in signed.audit()
 
 
 def test_a_review_without_the_key_never_removes_a_signature(signed: Signed) -> None:
@@ -188,3 +213,53 @@ def test_a_bundle_signed_again_with_a_shared_secret_is_a_finding_under_a_public_
 
     assert f"SHA256SUMS: {UNVERIFIABLE}: HMAC-signed (shared secret)" in "\n".join(found), found
     assert any(f.startswith(f"receipt.json: signature: {UNVERIFIABLE}") for f in found), found
+
+
+def test_each_seal_names_the_one_it_supersedes_and_the_ledger_keeps_the_current(
+    signed: Signed,
+) -> None:
+    first = seal_ref(signed.root / ENVELOPE_FILE)
+    assert first is not None and first.sequence == 1
+    review(signed, signed.operator)
+    second = sealed_predicate(signed.root / ENVELOPE_FILE)
+    assert second is not None and second.sequence == 2 and second.supersedes == first.sha256
+    assert second.sealed_at is not None
+    with session_scope(signed.engine) as session:
+        row = find_campaign(session, "glm53-sim")
+        assert row is not None and row.seal_sequence == 2
+        assert row.seal_sha256 == file_sha256(signed.root / ENVELOPE_FILE)
+
+
+def test_a_rolled_back_bundle_or_review_is_a_finding_when_audited_by_name(
+    signed: Signed, tmp_path: Path
+) -> None:
+    before = tmp_path / "before-review"
+    shutil.copytree(signed.root, before)
+    review(signed, signed.operator)
+    public = tmp_path / "operator.pub"
+    public.write_text(signed.operator.trust.keys[0].pem())
+    shutil.rmtree(signed.root)
+    shutil.copytree(before, signed.root)  # the validly signed pre-review bundle put back
+    by_folder = faceoff("audit", str(signed.root), "--trust", str(public))
+    assert by_folder.returncode == 0, by_folder.stdout
+    assert "verified: campaign glm53-sim, matrix " in by_folder.stdout
+    assert "seal 1 of its chain, sealed " in by_folder.stdout
+    workdir = str(signed.root.parent)
+    by_name = faceoff("audit", "glm53-sim", "--workdir", workdir, "--trust", str(public))
+    assert by_name.returncode == Exit.FINDINGS, by_name.stdout + by_name.stderr
+    assert "the ledger's current seal is seal 2" in by_name.stdout
+    assert "the ledger records 1 review(s), the bundle holds 0: a review rolled back" in (
+        by_name.stdout
+    )
+
+
+def test_a_bundle_audited_under_another_folder_name_is_a_finding(
+    signed: Signed, tmp_path: Path
+) -> None:
+    moved = tmp_path / "glm53-sim-approved"
+    shutil.copytree(signed.root, moved)
+    findings = [f.line for f in audit_bundle(moved, credentials=signed.auditor).findings]
+    assert findings == [
+        "SEAL.dsse.json: predicate.campaign: seals campaign (its folder's name) 'glm53-sim', "
+        "but this bundle's is 'glm53-sim-approved'"
+    ]

@@ -78,11 +78,14 @@ def test_the_envelope_is_an_in_toto_statement_of_every_file(
     ]
     assert statement["predicateType"] == "urn:faceoff:bundle-seal:v1"
     assert statement["predicate"] == {
-        "schema_version": 1,
+        "schema_version": 2,
         "campaign": "c",
         "matrix_id": "m1",
         "sealed": "bundle at close",
         "signer": pair.fingerprint,
+        "sequence": None,  # a seal outside a campaign's chain (sealing a bundle passes one)
+        "sealed_at": None,
+        "supersedes": None,
     }
     [signature] = envelope["signatures"]
     assert signature["keyid"] == pair.fingerprint

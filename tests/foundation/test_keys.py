@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from faceoff.errors import FaceoffError
+from faceoff.exits import Exit
 from faceoff.keys import (
     SIGNING_KEY_FILE_ENV,
     init_key_pair,
@@ -20,8 +21,10 @@ from faceoff.keys import (
     read_signing_key,
     signing_key_file,
     trust_line,
+    use_signing_key,
 )
 from faceoff.trust import read_trust
+from tests.foundation.cli import faceoff
 
 
 def test_a_key_pair_is_written_private_to_its_owner_and_never_overwritten(tmp_path: Path) -> None:
@@ -116,3 +119,42 @@ def test_a_trust_file_lists_fingerprints_and_keys_and_a_wrong_fingerprint_is_ref
     trust_file.write_text("# nothing yet\n")
     with pytest.raises(FaceoffError, match="holds no public key"):
         read_trust([trust_file])
+
+
+def test_the_out_folder_is_made_0700_whatever_the_umask(tmp_path: Path) -> None:
+    umask = os.umask(0)
+    try:
+        pair = init_key_pair(tmp_path / "new" / "keys")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(pair.private.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o757])
+def test_an_out_folder_others_may_write_to_is_refused(tmp_path: Path, mode: int) -> None:
+    out = tmp_path / "shared"
+    out.mkdir()
+    out.chmod(mode)
+    with pytest.raises(FaceoffError, match="writable by others"):
+        init_key_pair(out)
+    assert list(out.iterdir()) == []
+
+
+def test_a_dangling_link_at_the_keys_path_is_refused_in_one_line(tmp_path: Path) -> None:
+    out = tmp_path / "keys"
+    out.mkdir(mode=0o700)
+    (out / "faceoff-signing.key").symlink_to(tmp_path / "elsewhere")
+    done = faceoff("keys", "init", "--out", str(out))
+    assert done.returncode == Exit.REFUSED, done.stderr
+    assert "Traceback" not in done.stderr and "a link is already there" in done.stderr
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_run_takes_the_signing_key_from_a_flag_and_checks_it_first(tmp_path: Path) -> None:
+    pair = init_key_pair(tmp_path / "keys")
+    environ: dict[str, str] = {}
+    assert use_signing_key(pair.private, environ).fingerprint == pair.fingerprint
+    assert environ == {SIGNING_KEY_FILE_ENV: str(pair.private.resolve())}
+    pair.private.chmod(0o644)
+    done = faceoff("run", "no-such-matrix.toml", "--signing-key", str(pair.private))
+    assert done.returncode == Exit.REFUSED and "readable by others" in done.stderr

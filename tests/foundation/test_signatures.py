@@ -26,7 +26,8 @@ from faceoff.trust import (
 )
 
 ENVELOPE, HMAC_FILE, SUMS = "seal.intoto.json", "SHA256SUMS.hmac", "SHA256SUMS"
-LAYOUT = SealLayout(envelope=ENVELOPE, hmac=HMAC_FILE, sums=SUMS)
+LOCK = ".run.lock"
+LAYOUT = SealLayout(envelope=ENVELOPE, hmac=HMAC_FILE, sums=SUMS, apart=(LOCK,))
 SECRET = b"operator-shared-secret"
 
 
@@ -146,7 +147,7 @@ def test_a_seal_by_a_key_outside_the_trust_set_is_invalid(
     assert untrusted.state is SignatureState.UNCHECKED
     assert (
         untrusted.sentence
-        == f"signed by {forger.fingerprint}, not checked: no --trust names that key"
+        == f"claims to be signed by {forger.fingerprint} (not checked: pass --trust)"
     )
 
 
@@ -246,3 +247,62 @@ def test_a_signer_trusts_its_own_key(operator: tuple[SigningKey, Trust]) -> None
     key, trust = operator
     assert Trust().with_key(key).fingerprints == {key.fingerprint}
     assert trust.with_key(key) is trust
+
+
+def test_an_envelope_with_no_signatures_is_invalid_even_without_trust(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    key, _ = operator
+    seal(bundle, key)
+    envelope = json.loads((bundle / ENVELOPE).read_text())
+    envelope["signatures"] = []
+    (bundle / ENVELOPE).write_text(json.dumps(envelope))
+    result = check(bundle, Trust())
+    assert result.state is SignatureState.INVALID
+    assert "its list of signatures is empty" in result.sentence
+    assert "claims to be signed" not in result.sentence
+
+
+def test_an_empty_folder_is_sealed_by_name_and_one_added_after_is_found(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    key, trust = operator
+    (bundle / "tickets").mkdir()
+    seal(bundle, key)
+    assert check(bundle, trust).verified
+    (bundle / "APPROVED-promote-by-CTO").mkdir()
+    result = check(bundle, trust)
+    assert [p.line for p in result.problems] == [
+        "APPROVED-promote-by-CTO/: present but not in the signed statement"
+    ]
+    (bundle / "APPROVED-promote-by-CTO").rmdir()
+    (bundle / "tickets").rmdir()
+    assert [p.line for p in check(bundle, trust).problems] == [
+        "tickets/: in the signed statement but missing"
+    ]
+
+
+def test_a_run_lock_holds_a_pid_or_nothing_and_anything_else_is_found(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    key, trust = operator
+    (bundle / LOCK).write_text("4242\n")
+    seal(bundle, key)
+    assert check(bundle, trust).verified
+    (bundle / LOCK).write_text("")
+    assert check(bundle, trust).verified
+    (bundle / LOCK).write_text("APPROVED by the CTO\n")
+    assert [p.line for p in check(bundle, trust).problems] == [
+        f"{LOCK}: present but not in the signed statement"
+    ]
+
+
+def test_a_second_seal_beside_the_envelope_is_found(
+    bundle: Path, operator: tuple[SigningKey, Trust]
+) -> None:
+    key, trust = operator
+    seal(bundle, key)
+    (bundle / HMAC_FILE).write_text(sign(SECRET, file_sha256(bundle / SUMS)) + "\n")
+    assert [p.line for p in check(bundle, trust).problems] == [
+        f"{HMAC_FILE}: present but not in the signed statement"
+    ]

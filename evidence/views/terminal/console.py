@@ -13,12 +13,13 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from evidence.folder.layout import RESULT_FILE
+from faceoff.bounded import TEXT_CAP, read_text
 from tickets.model import Ticket
 from tickets.store import ticket_file
 
 
 def card(campaign_dir: Path) -> Markdown:
-    return Markdown((Path(campaign_dir) / RESULT_FILE).read_text(encoding="utf-8"))
+    return Markdown(read_text(Path(campaign_dir) / RESULT_FILE, TEXT_CAP))
 
 
 def tickets_table(found: Sequence[Ticket]) -> Table:
