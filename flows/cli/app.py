@@ -51,6 +51,13 @@ def _options(
     """LLM serving qualification."""
 
 
+class LogFormat(StrEnum):
+    """How ``faceoff run`` writes its log lines and its end."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
 class ReasoningField(StrEnum):
     """Where the simulator streams reasoning text (docs/architecture.md "Reasoning field")."""
 
@@ -253,6 +260,15 @@ def run(
     aa: AaTwin = False,
     waive: Waive = None,
     reason: WaiveReason = None,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            "--log-format",
+            help="text: lines for people (the live view on a terminal; redirected, plain and "
+            "full width); json: each log line, and the run's end with every cell, one JSON "
+            "object a line, for log shippers (no live view).",
+        ),
+    ] = LogFormat.TEXT,
 ) -> None:
     """Run (or resume) the campaign of a matrix, after its preflight.
 
@@ -260,7 +276,8 @@ def run(
     failed or an error, 143 terminated (docs/flows.md)."""
     from flows.cli.run import run as command  # noqa: PLC0415
 
-    command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason)
+    command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason,
+            json_logs=log_format is LogFormat.JSON)  # fmt: skip
 
 
 @app.command()
