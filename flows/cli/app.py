@@ -488,6 +488,39 @@ def keys_init(
     command(out)
 
 
+class ExportFormat(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+
+
+@app.command()
+def export(
+    campaign: Annotated[
+        str,
+        typer.Argument(
+            metavar="CAMPAIGN|FOLDER",
+            help="Campaign name (in the workdir or ledger), or a bundle folder.",
+        ),
+    ],
+    *,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    form: Annotated[
+        ExportFormat, typer.Option("--format", help="csv (a header row) or json.")
+    ] = ExportFormat.CSV,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Write a campaign's figures as rows, for spreadsheets and notebooks.
+
+    One row per cell, arm and figure: each request metric's n, mean, min, max, p50, p95
+    (p99 where kept), and the cell run's throughput, goodput and energy per token."""
+    from flows.cli.export import export as command  # noqa: PLC0415
+
+    command(campaign, workdir, db, form=form.value, out=out)
+
+
 @app.command()
 def version() -> None:
     """Print faceoff's version."""
