@@ -11,7 +11,7 @@ from faceoff.ports import DockerClient
 from lanes.commands import host_command
 from lanes.context import LaneContext
 from lanes.docker import DockerLane
-from lanes.environment import host_process_env, resolve_env
+from lanes.environment import LaneEnv, host_process_env, resolve_env
 from lanes.lane import Lane
 from lanes.process import ProcessLane
 from matrix.arm import Arm, LaneKind
@@ -44,7 +44,12 @@ def check_startable(arm: Arm, environ: Mapping[str, str], python: str = sys.exec
     """Raise, naming the variable or program, unless a lane of ``arm`` could be started with
     ``environ``: its secrets set, and a host lane's program found on its PATH. What a run
     asks of every arm before it stops the serving incumbent."""
-    env = resolve_env(arm, environ)
+    check_program(arm, resolve_env(arm, environ), environ, python)
+
+
+def check_program(arm: Arm, env: LaneEnv, environ: Mapping[str, str], python: str) -> None:
+    """Raise unless a host lane's program is found on the PATH its process would get (the
+    arm's knobs over the allow-listed host variables); a Docker lane has none here."""
     if arm.lane is LaneKind.DOCKER:
         return
     program = host_command(arm, python)[0]

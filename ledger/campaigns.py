@@ -34,13 +34,7 @@ def open_campaign(
     """
     row = find_campaign(session, name)
     if row is not None:
-        if row.matrix_id != matrix_id:
-            raise FaceoffError(
-                f"campaign {name!r} exists with matrix {row.matrix_id[:12]}, "
-                f"but this matrix freezes to {matrix_id[:12]}",
-                where="campaign.name",
-                fix="rename the campaign to start anew, or restore the original matrix to resume",
-            )
+        refuse_changed_matrix(row, matrix_id)
         return row, True
     stamp = now()
     row = CampaignRow(
@@ -54,6 +48,17 @@ def open_campaign(
     session.add(row)
     session.flush()
     return row, False
+
+
+def refuse_changed_matrix(row: CampaignRow, matrix_id: str) -> None:
+    """A campaign is resumed only under the matrix it was opened with."""
+    if row.matrix_id != matrix_id:
+        raise FaceoffError(
+            f"campaign {row.name!r} exists with matrix {row.matrix_id[:12]}, "
+            f"but this matrix freezes to {matrix_id[:12]}",
+            where="campaign.name",
+            fix="rename the campaign to start anew, or restore the original matrix to resume",
+        )
 
 
 def find_campaign(session: Session, name: str) -> CampaignRow | None:

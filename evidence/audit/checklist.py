@@ -45,6 +45,7 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.trust import SignatureCheck, SignatureState
 from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
 from matrix.freeze import read_frozen
@@ -123,17 +124,31 @@ def _sealed(report: AuditReport) -> SealedFacts | None:
 
 
 def lines(output: AuditOutput) -> list[str]:
-    """The checklist as the terminal shows it: one line per check, its findings under it."""
+    """The checklist as the terminal shows it: one line per check, its findings under it,
+    and the verdict last, where a log's tail shows it."""
     marks = {"ok": "ok  ", "failed": "FAIL", "warning": "WARN", "not checked": "skip"}
-    verdict = "OK" if output.ok else f"{sum(len(c.findings) for c in output.checks)} problem(s)"
-    shown = [f"{output.bundle}: {verdict}", *_sealed_line(output.sealed)]
+    shown = _sealed_line(output.sealed)
     for check in output.checks:
         note = f" — {check.note}" if check.note else ""
         shown.append(f"  [{marks[check.result]}] {check.check} ({check.count}){note}")
         for finding in check.findings:
             where = f"{finding.file}: {finding.field}" if finding.field else finding.file
             shown.append(f"         {where}: {finding.problem}")
-    return shown + [f"note: {n}" for n in output.notes if not n.startswith(UNCHECKED)]
+    notes = [f"note: {n}" for n in output.notes if not n.startswith(UNCHECKED)]
+    return [*shown, *notes, f"{output.bundle}: {verdict(output)}"]
+
+
+def verdict(output: AuditOutput) -> str:
+    """OK, saying what an OK proves when no trusted key verified a signature; else the
+    count of problems."""
+    if not output.ok:
+        return f"{sum(len(c.findings) for c in output.checks)} problem(s)"
+    signatures = next(c for c in output.checks if c.id == IDS[SIGNATURES])
+    if signatures.result == "ok":
+        return "OK (signature verified)" if signatures.note else "OK"
+    if signatures.note == SignatureCheck(SignatureState.UNSIGNED).sentence:
+        return "OK (unsigned: integrity only)"
+    return f"OK — {signatures.note}"
 
 
 def _sealed_line(sealed: SealedFacts | None) -> list[str]:

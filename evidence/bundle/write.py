@@ -193,18 +193,22 @@ def refresh_views(folder: CampaignFolder, credentials: Credentials = NOBODY) -> 
 def write_views(
     folder: CampaignFolder, comparison: Comparison, inputs: CampaignInputs
 ) -> dict[str, Path]:
-    """comparison.json, RESULT.md and report.html, replaced."""
+    """comparison.json, RESULT.md and report.html, replaced; report.html's drawings whose
+    data is unchanged taken from the page it replaces (``evidence.views.html.figures``)."""
     # The renderer loads matplotlib: imported here so that the audit, which reuses this
     # module's comparison, does not load it at import time.
+    from evidence.views.html.figures import Figures, drawings  # noqa: PLC0415
     from evidence.views.html.report import render_report  # noqa: PLC0415
 
+    old = folder.path(REPORT_FILE)
+    known = drawings(old.read_text(encoding="utf-8")) if old.is_file() else {}
     card = render_card(comparison)
     return {
         COMPARISON_FILE: comparison.write(folder.path(COMPARISON_FILE), replace=True),
         RESULT_FILE: write_text_atomic(folder.path(RESULT_FILE), card, replace=True),
         REPORT_FILE: write_text_atomic(
             folder.path(REPORT_FILE),
-            render_report(comparison, inputs.attempts),
+            render_report(comparison, inputs.attempts, Figures(known=known)),
             replace=True,
         ),
     }

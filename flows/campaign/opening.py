@@ -159,6 +159,14 @@ def write_frozen(frozen: FrozenMatrix, campaign_dir: Path) -> None:
     if not path.exists():
         frozen.write(path)
         return
+    refuse_other_matrix(frozen, campaign_dir)
+
+
+def refuse_other_matrix(frozen: FrozenMatrix, campaign_dir: Path) -> None:
+    """The campaign folder holds this matrix's files, or none yet."""
+    path = campaign_dir / FROZEN_FILE
+    if not path.is_file():
+        return
     existing = read_frozen(path)
     if existing.matrix_id != frozen.matrix_id:
         raise FaceoffError(

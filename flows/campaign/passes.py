@@ -51,6 +51,8 @@ class PassLog:
     """The record as it grows during the run."""
 
     record: PassRecord
+    pending: set[str]  # the cell ids left to run: only these can be skipped (the pilot's
+    # blocks and earlier runs' dispositions stand)
     walks: list[ArmWalk] = field(default_factory=list)
 
 
@@ -58,10 +60,12 @@ def campaign_passes(
     context: CampaignContext, work: Work, budget_end: datetime | None
 ) -> Iterator[tuple[Arm, list[Cell]]]:
     """``work`` (per pass, per arm: ``flows.campaign.opening.remaining_work``) as the walks to
-    run, each pass admitted when the one before it has run."""
+    run, each pass admitted when the one before it has run. An arm with no cell left in a
+    pass is no walk of it."""
     matrix = context.frozen.matrix
-    log = PassLog(_opened(context, budget_end))
-    passes = itertools.groupby(work, key=lambda item: item[1][0].pass_index if item[1] else 0)
+    work = [(arm, cells) for arm, cells in work if cells]
+    log = PassLog(_opened(context, budget_end), pending=_ids(work))
+    passes = itertools.groupby(work, key=lambda item: item[1][0].pass_index)
     for index, items in passes:
         skipped = log.record.skipped_cells()
         planned = [(arm, [c for c in cells if c.id not in skipped]) for arm, cells in items]
@@ -77,7 +81,8 @@ def campaign_passes(
         entry = PassEntry(index=index, estimated_s=admitted.estimate, walks=walks)
         _save(context, log, passes=[*log.record.passes, entry])
     if log.record.stop is None:
-        _save(context, log, stop="every planned pass ran")
+        ran = "every planned pass ran" if work else "no cell run was left to run"
+        _save(context, log, stop=ran)
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,7 @@ def _needed(context: CampaignContext, log: PassLog, index: int, planned: Work) -
             continue
         cells = {c.id for _, cs in planned for c in cs if c.sequential and c.prompt_id == written}
         later = {c.id for c in matrix.cells if c.prompt_id == written and c.pass_index >= index}
-        later -= log.record.skipped_cells()
+        later = (later & log.pending) - log.record.skipped_cells()
         if cells:
             reason: SkipReason = "futile" if need.futile else "decided"
             _skip(context, log, index, later, reason=reason, why=need.why)
@@ -171,9 +176,8 @@ def _counted_only(matrix: Matrix, work: Work) -> Work:
 
 def _stopped(context: CampaignContext, log: PassLog, index: int, why: str) -> None:
     """No pass from ``index`` on: its cells and every later pass's are skipped."""
-    later = {
-        c.id for c in context.frozen.matrix.cells if c.pass_index >= index
-    } - log.record.skipped_cells()
+    later = {c.id for c in context.frozen.matrix.cells if c.pass_index >= index}
+    later = (later & log.pending) - log.record.skipped_cells()
     if later:
         reason: SkipReason = "budget" if why.startswith("pass") else "decided"
         _skip(context, log, index, later, reason=reason, why=why)

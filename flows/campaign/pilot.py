@@ -1,9 +1,9 @@
 """The pilot as plain functions: one request of each cell contract on an arm's lane, and
 which cell runs the night should not spend its hours on.
 
-The flow (``flows/prefect/pilot_step.py``) boots each arm's lane, candidates first and the
-incumbent last, whose lane then serves its cells: the incumbent's boot is the one the
-campaign makes anyway. On a lane that serves, ``pilot_arm`` sends each contract's longest
+The flow (``flows.prefect.before_night.pilot_step``) boots each arm's lane once, before the
+first pass, candidates first and the incumbent last, and stops it before the scored walk.
+On a lane that serves, ``pilot_arm`` sends each contract's longest
 input and, when that fails, its shortest (``matrix.contracts``). ``decide`` turns the
 probes into blocks: a failing contract blocks its cells on that arm (only those at and above
 the failing length when the shortest passed); a cell the incumbent cannot run, or that every

@@ -96,14 +96,6 @@ def check_source(engine: Engine, frozen: FrozenMatrix, credentials: Credentials)
         _sealed(source, Path(_closed_source(session, source).evidence_dir), credentials)
 
 
-def check_source_closed(engine: Engine, frozen: FrozenMatrix) -> None:
-    """The ledger's half of ``check_source`` (the preflight's: no bundle is hashed)."""
-    source = frozen.matrix.campaign.successor_of
-    if source is not None:
-        with session_scope(engine) as session:
-            _closed_source(session, source)
-
-
 def _closed_source(session: Session, source: str) -> CampaignRow:
     row = find_campaign(session, source)
     if row is None:

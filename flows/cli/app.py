@@ -29,7 +29,33 @@ app = typer.Typer(
     help="LLM serving qualification.",
     epilog=help_text(),
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(__version__)
+        raise typer.Exit
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """LLM serving qualification."""
+
+
+class LogFormat(StrEnum):
+    """How ``faceoff run`` writes its log lines and its end."""
+
+    TEXT = "text"
+    JSON = "json"
 
 
 class ReasoningField(StrEnum):
@@ -242,6 +268,15 @@ def run(
             "FACEOFF_SIGNING_KEY_FILE names it; the flag wins).",
         ),
     ] = None,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            "--log-format",
+            help="text: lines for people (the live view on a terminal; redirected, plain and "
+            "full width); json: each log line, and the run's end with every cell, one JSON "
+            "object a line, for log shippers (no live view).",
+        ),
+    ] = LogFormat.TEXT,
 ) -> None:
     """Run (or resume) the campaign of a matrix, after its preflight.
 
@@ -253,7 +288,8 @@ def run(
         from faceoff.keys import use_signing_key  # noqa: PLC0415
 
         use_signing_key(signing_key, os.environ)
-    command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason)
+    command(path, workdir, db, diagnose, aa=aa, waive=waive or [], reason=reason,
+            json_logs=log_format is LogFormat.JSON)  # fmt: skip
 
 
 @app.command()
@@ -462,6 +498,39 @@ def keys_init(
     from flows.cli.keys import init as command  # noqa: PLC0415
 
     command(out)
+
+
+class ExportFormat(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+
+
+@app.command()
+def export(
+    campaign: Annotated[
+        str,
+        typer.Argument(
+            metavar="CAMPAIGN|FOLDER",
+            help="Campaign name (in the workdir or ledger), or a bundle folder.",
+        ),
+    ],
+    *,
+    workdir: Workdir = Path("runs"),
+    db: DbUrl = None,
+    form: Annotated[
+        ExportFormat, typer.Option("--format", help="csv (a header row) or json.")
+    ] = ExportFormat.CSV,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Write a campaign's figures as rows, for spreadsheets and notebooks.
+
+    One row per cell, arm and figure: each request metric's n, mean, min, max, p50, p95
+    (p99 where kept), and the cell run's throughput, goodput and energy per token."""
+    from flows.cli.export import export as command  # noqa: PLC0415
+
+    command(campaign, workdir, db, form=form.value, out=out)
 
 
 @app.command()

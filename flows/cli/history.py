@@ -13,7 +13,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from sqlalchemy import Engine
 
 from evidence.history.build import HistoryReport, LedgerNight, build_history
@@ -35,6 +34,7 @@ from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.output_file import fresh_file
+from flows.cli.views.console import make_console
 from flows.cli.views.plain_table import PlainTable
 from ledger.history import closed_campaigns
 from tickets.drift import DriftTicket, write_drift_tickets
@@ -81,7 +81,7 @@ def history(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
-    out = Console(highlight=False)
+    out = make_console()
     for line in night_lines(report):
         out.print(line)
     out.print(history_table(report))

@@ -13,6 +13,7 @@ from evidence.folder.preflight import PreflightReport, Waiver
 from faceoff.exits import Exit
 from flows.campaign.preflight.run import real_host, require_passed, run_preflight, waivers_of
 from flows.cli.validate import matrix_of
+from flows.cli.views.json_log import log_line
 from matrix.freeze import FrozenMatrix, freeze
 
 
@@ -49,12 +50,20 @@ def checked(
 
 
 def checked_run(
-    frozen: FrozenMatrix, workdir: Path, db: str | None, waivers: list[Waiver]
+    frozen: FrozenMatrix,
+    workdir: Path,
+    db: str | None,
+    waivers: list[Waiver],
+    *,
+    json_logs: bool = False,
 ) -> PreflightReport:
-    """``faceoff run``'s first step: the report, or one error naming every FAIL (exit 2)."""
+    """``faceoff run``'s first step: the report, or one error naming every FAIL (exit 2).
+    Its WARNs on stderr, as JSON lines with ``json_logs``."""
     report = checked(frozen, workdir, db, waivers, ahead=False)
     for line in [r.line for r in report.warnings] + [r.line for r in report.waived]:
-        typer.echo(f"preflight: {line}", err=True)
+        said = f"preflight: {line}"
+        shown = log_line(said, report.at, level="WARNING") if json_logs else said
+        typer.echo(shown, err=True)
     require_passed(report)
     return report
 

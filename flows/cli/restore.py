@@ -43,6 +43,11 @@ def teardown(campaign: str | None, workdir: Path) -> None:
     found = sorted(p.parent for p in workdir.glob(f"*/{LANES_DIR}"))
     folders = [workdir / campaign] if campaign else found
     tools = restore_tools(os.environ)
+    stopped = 0
     for folder in folders:
         for gone in stop_campaign_lanes(folder, folder.name, tools.now, tools.docker):
             typer.echo(f"{folder.name}: stopped {gone.kind} {gone.ident} ({gone.arm}, {gone.run})")
+            stopped += 1
+    if not stopped:
+        whose = f"campaign {campaign}" if campaign else f"any campaign under {workdir}"
+        typer.echo(f"nothing to stop: no lane of {whose} is running")

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from rich.console import Console
 from sqlalchemy import Engine
 
 from evidence.bundle.write import refresh_views
-from evidence.folder.layout import CampaignFolder
+from evidence.folder.layout import REPORT_FILE, RESULT_FILE, CampaignFolder
 from evidence.reviews.decision import Decision
 from evidence.reviews.log import ReviewRecord
 from evidence.reviews.recording import ReviewRequest, append_decision
@@ -32,6 +34,10 @@ from flows.prefect import server as ephemeral
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import session_scope
 from ledger.tables import ReviewRow
+
+SCREEN_LINES = 40  # the card's first screen when the output is no terminal
+SCREEN_MARGIN = 3  # a terminal's lines left for what follows the card
+MIN_SCREEN = 20
 
 
 def record_review(
@@ -79,13 +85,13 @@ def review(
 ) -> None:
     _review_flags(decision, note, cells, force_reason)
     engine = required_ledger(existing_ledger(db, workdir), db, workdir)
-    if decision is None:  # only shown: the dispositions and the card
+    if decision is None:  # only shown: the dispositions and the card's first screen
         out = views.make_console()
         with session_scope(engine) as session:
             row = require_campaign(session, campaign)
             title = f"{row.name} — {row.status}"
             out.print(views.dispositions_table(title, cell_runs(session, row)))
-        out.print(card(Path(row.evidence_dir)))
+        show_card_start(out, Path(row.evidence_dir))
         typer.echo("no decision recorded; pass --decision and --note to record one")
         return
     # Recording prints no card: a refused decision is the only thing said.
@@ -97,16 +103,42 @@ def review(
     typer.echo(republish(engine, campaign, workdir))
 
 
+def show_card_start(out: Console, bundle: Path) -> None:
+    """The card's first screen, and where the rest is: a terminal's height of the rendered
+    card, or, redirected, the first lines of ``RESULT.md`` as written (plain text)."""
+    path = bundle / RESULT_FILE
+    if out.is_terminal:
+        with out.capture() as captured:
+            out.print(card(bundle))
+        lines = captured.get().splitlines()
+        room = max(out.size.height - SCREEN_MARGIN, MIN_SCREEN)
+    else:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        room = SCREEN_LINES
+    for line in lines[:room]:
+        out.file.write(line + "\n")
+    if len(lines) > room:
+        typer.echo(f"… {len(lines) - room} more lines: the whole card is {path}, with its "
+                   f"plots in {bundle / REPORT_FILE}")  # fmt: skip
+
+
 def republish(engine: Engine, campaign: str, workdir: Path) -> str:
-    """Publish the campaign's Prefect artifacts again, where its runs published them: the
-    Prefect API set in the environment, else the workdir's own (started for this)."""
+    """Publish the campaign's Prefect artifacts again where a Prefect server is set
+    (``PREFECT_API_URL``: a deployment's). The workdir's own Prefect runs only while
+    ``faceoff run`` does: starting it here took most of a minute, so it is not (its next
+    run of the campaign publishes them again)."""
     if not os.environ.get("PREFECT_API_URL"):
         if not (workdir / ephemeral.PREFECT_DIR).is_dir():
             return "no Prefect server holds this campaign's artifacts; nothing to republish"
-        ephemeral.apply_prefect_defaults(os.environ, workdir)  # the workdir's own Prefect
+        return (
+            "Prefect artifacts not republished: the workdir's own Prefect runs only during "
+            "`faceoff run` (the next run of the campaign republishes them); the bundle and "
+            "the ledger hold the decision"
+        )
     with session_scope(engine) as session:
         bundle = Path(require_campaign(session, campaign).evidence_dir)
-    with ephemeral.ephemeral_server(os.environ, avoid=()):
+    with warnings.catch_warnings():  # Prefect's own deprecations are not the reviewer's
+        warnings.simplefilter("ignore", FutureWarning)
         from flows.prefect.publish import publish_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
         publish_campaign(engine, campaign, bundle)

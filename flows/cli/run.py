@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
@@ -34,7 +35,8 @@ from flows.cli.server_lost import server_lost
 from flows.cli.validate import matrix_of
 from flows.cli.views import console as views
 from flows.cli.views import live
-from flows.cli.views.ending import end_summary
+from flows.cli.views.ending import end_record, end_summary
+from flows.cli.views.json_log import log_line
 from flows.prefect import server as ephemeral
 from ledger.campaigns import find_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
@@ -51,6 +53,7 @@ def run(
     aa: bool = False,
     waive: Sequence[str] = (),
     reason: str | None = None,
+    json_logs: bool = False,
 ) -> None:
     frozen = freeze(matrix_of(path, aa=aa))  # a bad matrix fails here, before Prefect starts
     waivers = waivers_of(waive, reason)
@@ -71,10 +74,12 @@ def run(
         )
     campaign_dir = campaign_dir_of(workdir, frozen)
     refuse_if_running(campaign_dir)  # a second run of the campaign touches nothing at all
-    checked = checked_run(frozen, workdir, db, waivers)  # a FAIL stops here: nothing touched
+    checked = checked_run(
+        frozen, workdir, db, waivers, json_logs=json_logs
+    )  # a FAIL stops here: nothing touched
     check_startable_arms(frozen.matrix, os.environ, sys.executable)  # waived or not
     with CampaignLock(campaign_dir):  # before any server or lane starts
-        _run(frozen, workdir, db, diagnose, checked)
+        _run(frozen, workdir, db, diagnose, checked, json_logs=json_logs)
 
 
 def _run(
@@ -83,15 +88,19 @@ def _run(
     db: str | None,
     diagnose: str | None,
     checked: PreflightReport,
+    *,
+    json_logs: bool = False,
 ) -> None:
-    """The run, under its campaign's lock: Prefect's server, the flow, how it ended."""
+    """The run, under its campaign's lock: Prefect's server, the flow, how it ended. The
+    live view only on a terminal, and not for JSON lines."""
     out = views.make_console()
-    ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=out.is_terminal)
+    live_view = out.is_terminal and not json_logs and diagnose is None
+    ephemeral.apply_prefect_defaults(os.environ, workdir, live_view=live_view, json_logs=json_logs)
     if db is not None:  # the flow reads it there: a flow parameter is stored by Prefect
         os.environ[DB_URL_ENV] = db
     ports = {arm.port for arm in frozen.matrix.arms}
     servers: list[ephemeral.RunServer] = []  # the run's own Prefect server, once started
-    view = live.LiveView(out, resolve_url(db, workdir), frozen) if diagnose is None else None
+    view = live.LiveView(out, resolve_url(db, workdir), frozen) if live_view else None
     with (  # the view first: it says what happens while the Prefect server starts
         _run_stopped(workdir, db, servers, frozen.matrix.campaign.name),
         view or nullcontext(),
@@ -99,7 +108,7 @@ def _run(
     ):
         servers += [server] if server is not None else []
         if diagnose is None:
-            report = _campaign(frozen, workdir, checked)
+            report = _campaign(frozen, workdir, checked, json_logs=json_logs)
         else:
             report = _diagnose(frozen, workdir, diagnose)
     status = report(out)  # once the view has given way
@@ -111,13 +120,20 @@ def _run(
 Report = Callable[[Console], int]  # prints how a run ended, returns its exit status
 
 
-def _campaign(frozen: FrozenMatrix, workdir: Path, checked: PreflightReport) -> Report:
+def _campaign(
+    frozen: FrozenMatrix, workdir: Path, checked: PreflightReport, *, json_logs: bool
+) -> Report:
     from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
     result = run_campaign(frozen, workdir, checked=checked, locked=True)
 
     def report(out: Console) -> int:
-        out.print(end_summary(result))
+        if json_logs:
+            fields = end_record(result) | {"exit": int(exit_status(result))}
+            said = str(fields.pop("message"))
+            typer.echo(log_line(said, datetime.now(UTC), fields=fields))
+        else:
+            out.print(end_summary(result))
         return exit_status(result)
 
     return report

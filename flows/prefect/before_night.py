@@ -2,17 +2,19 @@
 pilot, after it (docs/flows.md, "Before the night").
 
 The preflight runs first, touching nothing: a FAIL nobody waived raises before the campaign
-is opened (``faceoff run`` has run it already and passes its report in). The pilot boots each
-arm's lane, candidates first and the incumbent last, sends one request of each cell contract
-(``flows.campaign.pilot``), files ``pilot/pilot.json``, blocks what it condemns, and hands the
-incumbent's lane on to its cells: the boot the campaign makes anyway.
+is opened (``faceoff run`` has run it already and passes its report in). The pilot runs once
+per campaign, before the first pass, whatever the number of passes: it boots each arm's lane
+once, candidates first and the incumbent last, sends one request of each of the arm's cell
+contracts over every pass (a replicate asks the engine what its first pass asks), stops the
+lane, files ``pilot/pilot.json`` and blocks what it condemns (``flows.campaign.pilot``). Every
+pilot lane is down before the scored walk, the incumbent's too: each pass brings its lanes up
+afresh, with fresh counters, on ports nothing of the pilot still holds.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -58,34 +60,35 @@ preflight_task = task(name="preflight", **SIDE_EFFECTS)(preflight_now)
 pilot_task = task(name="pilot", task_run_name="pilot on {run.arm.name}", **SIDE_EFFECTS)(pilot_arm)
 
 
-@dataclass(frozen=True)
-class Piloted:
-    work: Work  # what is left to run
-    lanes: dict[str, ArmRun] = field(default_factory=dict)  # arm -> a lane its cells take on
-
-    def lane(self, arm: Arm) -> ArmRun | None:
-        return self.lanes.get(arm.name)
-
-
-def pilot_step(context: CampaignContext, work: Work, mode: PilotMode | None, boot: Boot) -> Piloted:
-    """The pilot over the arms with cells left, once per campaign (a resume finds
-    ``pilot/pilot.json`` and goes on)."""
+def pilot_step(context: CampaignContext, work: Work, mode: PilotMode | None, boot: Boot) -> Work:
+    """The work (per pass, per arm) the pilot leaves to run: once per campaign, over every
+    arm with cells left in any pass (a resume finds ``pilot/pilot.json`` and goes on); each
+    pilot lane stopped before the scored walk."""
     if mode is None or (context.campaign_dir / PILOT_DIR / PILOT_FILE).is_file():
-        return Piloted(work)
+        return work
     started = context.now()
-    ordered = sorted(work, key=lambda item: item[0].role is Role.INCUMBENT)  # incumbent last
+    arms = per_arm(work)
+    ordered = sorted(arms, key=lambda item: item[0].role is Role.INCUMBENT)  # incumbent last
     runs, probes = [], []
     for arm, cells in ordered:
         run = boot(context, arm, cells[0])
         runs.append(run)
-        probes += pilot_task(context, run, cells)
-        if arm.role is not Role.INCUMBENT or not run.usable:
+        try:
+            probes += pilot_task(context, run, cells)
+        finally:
             stop_task(context, run)
-    record = _filed(context, mode, started, work, runs=runs, probes=probes)
-    kept = {r.arm.name: r for r in runs if r.arm.role is Role.INCUMBENT and r.usable}
+    record = _filed(context, mode, started, arms, runs=runs, probes=probes)
     if record.stopped:
-        return _stopped(context, work, kept)
-    return Piloted(_left(work, record), kept)
+        return [(arm, []) for arm, _ in work]
+    return _left(work, record)
+
+
+def per_arm(work: Work) -> Work:
+    """Each arm once, with its cells of every pass in pass order; arms with none left out."""
+    merged: dict[str, tuple[Arm, list[Cell]]] = {}
+    for arm, cells in work:
+        merged.setdefault(arm.name, (arm, []))[1].extend(cells)
+    return [(arm, cells) for arm, cells in merged.values() if cells]
 
 
 def _filed(
@@ -116,9 +119,3 @@ def _filed(
 def _left(work: Work, record: PilotRecord) -> Work:
     gone = {(b.cell_id, b.arm) for b in record.blocked}
     return [(arm, [c for c in cells if (c.id, arm.name) not in gone]) for arm, cells in work]
-
-
-def _stopped(context: CampaignContext, work: Work, kept: dict[str, ArmRun]) -> Piloted:
-    for run in kept.values():
-        stop_task(context, run)
-    return Piloted([(arm, []) for arm, _ in work])

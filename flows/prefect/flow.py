@@ -162,15 +162,14 @@ def run_arms(
     try:
         handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
-        piloted = pilot_step(context, work, pilot, bring_up)
-        matrix = context.frozen.matrix
+        left = [(arm, cells) for arm, cells in pilot_step(context, work, pilot, bring_up) if cells]
         walks = (
-            campaign_passes(context, piloted.work, _budget_end(context))
-            if uses_passes(matrix)
-            else piloted.work
+            campaign_passes(context, left, _budget_end(context))
+            if uses_passes(context.frozen.matrix)
+            else left
         )
         for arm, cells in walks:
-            walk_arm(context, arm, cells, piloted.lane(arm))
+            walk_arm(context, arm, cells)
     finally:
         outcome = restore_task(context)
         get_run_logger().info("%s", outcome.message)
@@ -191,13 +190,11 @@ def _budget_end(context: CampaignContext) -> datetime | None:
     return end
 
 
-def walk_arm(
-    context: CampaignContext, arm: Arm, cells: list[Cell], run: ArmRun | None = None
-) -> None:
-    """The arm's cells in order on one lane (``run``: one the pilot left up), started for
-    the first cell that will run (the stop policy may block cells without one) and started
-    again if it died; then lane down. Cells on a lane whose warmups failed are blocked,
-    never run."""
+def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
+    """The arm's cells in order on one lane, started for the first cell that will run (the
+    stop policy may block cells without one) and started again if it died; then lane down.
+    Cells on a lane whose warmups failed are blocked, never run."""
+    run: ArmRun | None = None
     try:
         for cell in cells:
             span = functools.partial(context.spans.span, cell=cell.id, arm=arm.name)

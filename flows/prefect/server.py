@@ -36,15 +36,17 @@ PORT_TRIES = 20
 START_TRIES = 3
 EXITED_AT_ONCE = (3,)  # uvicorn cannot bind its port (taken since the check)
 STOP_GRACE_S = 10.0
+JSON_FORMATTER = "flows.cli.views.json_log.JsonLines"  # named, not imported: no Prefect here
 
 
 def prefect_defaults(
-    environ: Mapping[str, str], workdir: Path, *, live_view: bool = False
+    environ: Mapping[str, str], workdir: Path, *, live_view: bool = False, json_logs: bool = False
 ) -> dict[str, str]:
     """The settings to add to ``environ`` (only those it does not set already).
 
     With the live view on the terminal, Prefect's console shows warnings only (the
-    view shows progress; every log line still goes to the Prefect API).
+    view shows progress; every log line still goes to the Prefect API). ``json_logs``: each
+    console line a JSON object (``flows.cli.views.json_log``).
     """
     defaults = {
         "PREFECT_HOME": str((Path(workdir) / PREFECT_DIR).resolve()),
@@ -54,15 +56,22 @@ def prefect_defaults(
     }
     if live_view:
         defaults["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "WARNING"
+    if json_logs:
+        defaults["PREFECT_LOGGING_FORMATTERS_JSON_CLASS"] = JSON_FORMATTER
+        defaults["PREFECT_LOGGING_HANDLERS_CONSOLE_FORMATTER"] = "json"
     return {key: value for key, value in defaults.items() if key not in environ}
 
 
 def apply_prefect_defaults(
-    environ: MutableMapping[str, str], workdir: Path, *, live_view: bool = False
+    environ: MutableMapping[str, str],
+    workdir: Path,
+    *,
+    live_view: bool = False,
+    json_logs: bool = False,
 ) -> None:
     """Add the defaults to ``environ`` and create ``PREFECT_HOME`` (Prefect does not create
     missing parents)."""
-    environ.update(prefect_defaults(environ, workdir, live_view=live_view))
+    environ.update(prefect_defaults(environ, workdir, live_view=live_view, json_logs=json_logs))
     home = Path(environ["PREFECT_HOME"])
     try:
         home.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ what a person at a terminal sees while a campaign runs and when it ends."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pty
 import re
@@ -132,3 +133,60 @@ def test_a_run_in_a_terminal_shows_progress_phase_eta_and_ends_in_a_short_summar
     shown = "".join(summary)  # a long path may wrap at the terminal's width
     assert f"report.html: {workdir / 'e2e-live' / 'report.html'}" in shown
     assert f"RESULT.md: {workdir / 'e2e-live' / 'RESULT.md'}" in shown
+
+
+def redirected(path: Path, workdir: Path, api_url: str, *options: str) -> tuple[int, str, str]:
+    """`faceoff run` with its output to files, as cron, systemd or `tee` keeps it: no
+    terminal, no COLUMNS."""
+    env = {**os.environ, "PREFECT_API_URL": api_url}
+    env.pop("COLUMNS", None)
+    command = [sys.executable, "-m", "flows", "run", str(path), "--workdir", str(workdir)]
+    done = subprocess.run(
+        [*command, *options], cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
+
+
+LONG_ARMS = ("incumbent-fp8-kv-cache-r11", "candidate-nvfp4-mtp-speculation-r2")
+
+
+@pytest.mark.prefect
+def test_a_redirected_run_keeps_every_verdict_whole_on_one_line(
+    harness_api: str, workdir: Path, tmp_path: Path
+) -> None:
+    """Was: redirected, the summary was cut to 80 columns and lost its verdicts."""
+    inc, cand = LONG_ARMS
+    data = matrix("e2e-redirected", [arm(inc, "incumbent"), arm(cand, "candidate")])
+    status, out, err = redirected(write_matrix(tmp_path, data), workdir, harness_api)
+
+    assert status in (0, 3), err[-3000:]
+    assert "\x1b[" not in out  # plain: no colour, no cursor moves
+    header = next(line for line in out.splitlines() if line.startswith("cell "))
+    assert f"{cand} vs {inc}" in header and len(header) > 80
+    verdict = r"(better|worse|mixed|no difference) \(better \d+, worse \d+, no difference \d+\)"
+    for cell in ("natural-600-c1", "natural-600-c2"):
+        line = next(line for line in out.splitlines() if line.startswith(cell))
+        assert "…" not in line, line
+        assert re.search(verdict + "; TTFT", line) or "not compared" in line, line
+    assert f"RESULT.md: {workdir / 'e2e-redirected' / 'RESULT.md'}" in out.splitlines()
+
+
+@pytest.mark.prefect
+def test_log_format_json_writes_one_json_object_a_line_and_the_end_with_every_cell(
+    harness_api: str, workdir: Path, tmp_path: Path
+) -> None:
+    data = matrix("e2e-json", [arm("inc", "incumbent"), arm("cand", "candidate")])
+    path = write_matrix(tmp_path, data)
+    status, out, err = redirected(path, workdir, harness_api, "--log-format", "json")
+
+    assert status in (0, 3), err[-3000:]
+    logged = [json.loads(line) for line in err.splitlines() if line.strip()]
+    assert logged, "no log line"
+    assert all({"time", "level", "logger", "message"} <= set(line) for line in logged)
+    assert any(line.get("flow_run_name") for line in logged)  # the flow's own lines
+    (end,) = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert end["campaign"] == "e2e-json" and end["exit"] == status
+    assert [c["cell"] for c in end["cells"]] == ["natural-600-c1", "natural-600-c2"]
+    assert all(c["inc"] and "cand vs inc" in c for c in end["cells"])
+    assert end["result_md"] == str(workdir / "e2e-json" / "RESULT.md")

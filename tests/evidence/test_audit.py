@@ -42,8 +42,8 @@ def test_a_clean_bundle_passes_audit_as_a_checklist_with_exit_code_zero(
     done = faceoff("audit", str(built.root))
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == f"{built.root}: OK"
-    assert "  [ok  ] files match SHA256SUMS (" in lines[1]
+    assert lines[-1] == f"{built.root}: OK (unsigned: integrity only)"
+    assert "  [ok  ] files match SHA256SUMS (" in lines[0]
     assert "  [ok  ] guard verdicts recomputed (5)" in lines
     assert "  [ok  ] comparison.json, RESULT.md, report.html rebuilt and compared (3)" in lines
     assert "  [ok  ] protected operator files declared and unchanged (1)" in lines

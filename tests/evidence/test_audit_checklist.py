@@ -28,7 +28,7 @@ def test_no_protected_files_declared_is_a_warning(tmp_path: Path) -> None:
     assert (protected.id, protected.count, protected.result) == ("protected_files", 0, "warning")
     assert "none declared" in protected.note
     shown = lines(output)
-    assert shown[0] == f"{root}: OK"
+    assert shown[-1] == f"{root}: OK"  # the verdict last, where a log's tail shows it
     warning = "  [WARN] protected operator files declared and unchanged (0) — none declared"
     assert any(line.startswith(warning) for line in shown)
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evidence.views.html.figures import UNDRAWN, Figures, figure_sha256, undrawn
+from evidence.views.html.figures import UNDRAWN, Figures, drawings, figure_sha256, undrawn
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from evidence.views.html.figures import Figures
+from evidence.views.html.figures import Figures, drawings
 
 def drawing(n):
     return f"<svg>{n} {os.getpid()}</svg>"
@@ -66,3 +66,20 @@ def test_a_page_named_only_by_data_is_the_drawn_page_undrawn() -> None:
     quick = page(named)
     assert quick.count(UNDRAWN) == 7 and named.drawn(quick) == quick
     assert undrawn(figures.drawn(page(figures))) == quick
+
+
+def test_a_page_rebuilt_over_a_drawn_one_takes_each_unchanged_drawing_and_draws_the_rest() -> None:
+    """A review changes the card's words, not the measurements: recording one drew every
+    figure again (most of its time)."""
+    first = Figures()
+    page = first.drawn(first(bars, "ttft") + first(bars, "decode"))
+    known = {digest: body.replace("<svg>", "<svg kept>") for digest, body in drawings(page).items()}
+    again = Figures(known=known)
+    rebuilt = again.drawn(again(bars, "ttft") + again(bars, "itl"))
+    assert "<svg kept>ttft</svg>" in rebuilt and "<svg>itl</svg>" in rebuilt
+    assert "decode" not in rebuilt
+    assert drawings(undrawn(page)) == {}  # a placeholder is no drawing to take
+
+
+def bars(label: str) -> str:
+    return f"<svg>{label}</svg>"

@@ -143,7 +143,11 @@ def test_the_cli_shows_the_card_and_refuses_promote_with_advice(
 
     shown = review()
     assert shown.returncode == 0, shown.stderr
-    assert "glm53-sim — closed_partial" in shown.stdout and "Result card" in shown.stdout
+    assert "glm53-sim — closed_partial" in shown.stdout
+    card = (root / "RESULT.md").read_text().splitlines()
+    assert card[0] in shown.stdout and card[-1] not in shown.stdout  # its first screen
+    more = f"… {len(card) - 40} more lines: the whole card is {root / 'RESULT.md'}, with its"
+    assert more in shown.stdout, shown.stdout[-500:]
     refused = review("--decision", "promote", "--note", "ship it")
     assert refused.returncode == 2 and "--force-reason" in refused.stderr
     assert refused.stdout == ""  # a refused decision prints no card before its error
@@ -151,6 +155,10 @@ def test_the_cli_shows_the_card_and_refuses_promote_with_advice(
     assert recorded.returncode == 0 and "recorded no_promotion by carol" in recorded.stdout
     assert "Result card" not in recorded.stdout
     assert "no Prefect server holds this campaign's artifacts" in recorded.stdout
+    (root.parent / ".prefect").mkdir()  # `faceoff run`'s own Prefect: not started to republish
+    again = review("--decision", "no_promotion", "--note", "still failed")
+    assert again.returncode == 0, again.stderr
+    assert "Prefect artifacts not republished" in again.stdout and not again.stderr
 
 
 def test_a_review_refuses_a_bundle_with_an_edited_native_file_and_launders_nothing(

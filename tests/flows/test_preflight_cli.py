@@ -34,7 +34,7 @@ def test_the_simulator_example_passes_in_seconds_touching_nothing(tmp_path: Path
     assert result.returncode == 0, result.stdout + result.stderr
     last = result.stdout.splitlines()[-1]
     assert re.match(
-        r"preflight of sim-faceoff on .+: 21 ok, 5 WARN, 0 FAIL in \d\.\d s: passed$", last
+        r"preflight of sim-faceoff on .+: 24 ok, 5 WARN, 0 FAIL in \d\.\d s: passed$", last
     )
     warned, *power = [line for line in result.stdout.splitlines() if line.startswith("WARN")]
     assert "incumbent" in warned and "the incumbent is not serving" in warned

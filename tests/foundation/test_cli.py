@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from faceoff import __version__
 from tests.foundation.cli import REPO, faceoff
 
 GLM = REPO / "matrix" / "examples" / "glm53-exl3-vs-nvfp4.toml"
@@ -87,3 +88,21 @@ def test_validate_power_prints_what_the_plan_can_decide_and_warns_naming_the_cel
         (c, m) for c in ("natural-8192-c1", "natural-31600-c1") for m in ("ttft_s", "decode_tps")
     }
     assert all(r["variance"]["source"] == "default" and r["warning"] for r in rows)
+
+
+def test_version_and_h_answer_as_every_command_line_tool_does() -> None:
+    version = faceoff("--version")
+    assert (version.returncode, version.stdout) == (0, f"{__version__}\n")
+    for argv in (("-h",), ("run", "-h")):
+        shown = faceoff(*argv)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.startswith("Usage: "), shown.stdout
+        assert "-h, --help" in shown.stdout
+
+
+def test_teardown_says_that_nothing_ran_when_it_stops_nothing(tmp_path: Path) -> None:
+    done = faceoff("teardown", "--workdir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"nothing to stop: no lane of any campaign under {tmp_path} is running\n"
+    named = faceoff("teardown", "night", "--workdir", str(tmp_path))
+    assert named.stdout == "nothing to stop: no lane of campaign night is running\n"

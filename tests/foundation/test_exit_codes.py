@@ -4,6 +4,7 @@ restoration alike)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from faceoff.exits import MEANINGS, Exit, table_rows
@@ -27,3 +28,13 @@ def test_the_help_the_readme_and_the_flows_page_show_the_same_table() -> None:
     for page in ("README.md", "docs/flows.md"):
         text = (REPO / page).read_text(encoding="utf-8")
         assert "\n".join(["| exit | meaning |", "|---|---|", *table_rows()]) in text, page
+
+
+def test_every_page_gives_the_audits_findings_the_tables_status() -> None:
+    """Was: two guides said an audit with findings exits 1, the status of a bug."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    said = re.compile(r"(?i)\bexits?\s+(\d+)[^.]{0,40}?\bfindings?\b|(\d+) on any finding")
+    found = [(page.name, m.group(0)) for page in pages for m in said.finditer(page.read_text())]
+    assert found, "no page states the audit's exit status"
+    wrong = [(page, text) for page, text in found if str(Exit.FINDINGS.value) not in text]
+    assert wrong == []

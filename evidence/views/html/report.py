@@ -86,7 +86,7 @@ def render_report(
         cells=[_cell_plots(cell.id, comparison, attempts, figures) for cell in comparison.cells],
         sweeps=_sweeps(comparison, attempts, figures),
     )
-    if figures.draw:
+    if figures.pending:
         plots.load()
     return figures.drawn(page)
 

@@ -31,13 +31,19 @@ CHECKS = MappingProxyType(
         "context": "the model's config.json limit covers the arm's context and every cell's "
         "input plus max_tokens",
         "secrets": "every [arms.secrets] and router token variable is set in this environment",
+        "programs": "each host lane's program is found on the PATH its process gets (the "
+        "command's first word: an engine not installed, or a variable written before it)",
         "ports": "every arm's port is free, or held by a lane the take-over stops",
         "incumbent": "the serving incumbent answers /health and /v1/models as the incumbent "
         "arm the receipt will restore",
-        "disk": "free space under the workdir for the bundle's estimated size, with margin",
+        "disk": "the workdir is a folder (or will be made), with free space for the bundle's "
+        "estimated size, with margin",
         "prefect_home": "Prefect's home (PREFECT_HOME, else <workdir>/.prefect) is writable",
         "ledger": "the ledger answers and is at this faceoff's revision (or will be upgraded); "
-        "a successor's source campaign is closed there",
+        "a successor's source campaign is closed there, its bundle sealed and intact; a "
+        "campaign it knows was opened with this matrix",
+        "campaign": "no other run of the campaign is in progress, and its folder holds this "
+        "matrix (its dataset and trace files unchanged) or nothing yet",
         "protected_files": "every protected file is a readable regular file",
         "rule": "the declared rule counts no probe cell a model may fail for what it is (a "
         "needle it cannot recall), which would end the rule in no decision",

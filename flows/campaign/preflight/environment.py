@@ -1,5 +1,5 @@
-"""The run's environment: the operator's secrets set, room on the workdir's disk for the
-bundle, and Prefect's home writable."""
+"""The run's environment: the operator's secrets set, each host lane's program found, room
+on the workdir's disk for the bundle, and Prefect's home writable."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evidence.folder.preflight import CheckResult
+from faceoff.errors import FaceoffError
 from faceoff.format import gib
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
+from lanes.environment import LaneEnv
+from lanes.factory import check_program
+from matrix.arm import LaneKind
 from matrix.cell import Cell
 from matrix.model import Matrix
 from matrix.plan import plan
@@ -52,6 +56,24 @@ def secret_checks(matrix: Matrix, environ: Mapping[str, str]) -> list[CheckResul
     return found or [ok("secrets", "matrix", "no arm takes a secret")]
 
 
+def program_checks(matrix: Matrix, environ: Mapping[str, str], python: str) -> list[CheckResult]:
+    """Each host lane's program on the PATH its process gets: what ``faceoff run`` asks of
+    every arm before the take-over (``lanes.factory.check_startable``; its secrets are the
+    ``secrets`` check's)."""
+    found = []
+    for arm in matrix.arms:
+        if arm.lane is LaneKind.DOCKER:
+            continue
+        knobs = LaneEnv(values=dict(arm.env), secret_names=frozenset())
+        try:
+            check_program(arm, knobs, environ, python)
+        except FaceoffError as exc:
+            found.append(fail("programs", arm_subject(arm.name), exc.what, exc.fix or ""))
+            continue
+        found.append(ok("programs", arm_subject(arm.name), "its program is found on its PATH"))
+    return found or [ok("programs", "matrix", "every arm is a Docker lane")]
+
+
 def bundle_bytes(matrix: Matrix) -> int:
     """An estimate of what the campaign writes under its folder, at its deadlines."""
     the_plan = plan(matrix)
@@ -73,6 +95,8 @@ def _requests_bytes(cell: Cell) -> int:
 
 
 def disk_check(matrix: Matrix, workdir: Path) -> CheckResult:
+    if workdir.exists() and not workdir.is_dir():
+        return fail("disk", str(workdir), "is a file, not a folder", "pass a --workdir folder")
     where = existing_ancestor(workdir)
     free = shutil.disk_usage(where).free
     needed = bundle_bytes(matrix) * MARGIN

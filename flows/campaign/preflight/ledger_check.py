@@ -1,5 +1,7 @@
 """The ledger: it answers, it is at this faceoff's revision (an older one is upgraded when
-the run opens it, a newer one refused), and a successor's source is closed there. Read
+the run opens it, a newer one refused), a successor's source is closed there with its
+bundle sealed and intact (hashed, as the run does before it starts), and the
+campaign, if it knows it, was opened with this matrix. Read
 only: nothing is created or migrated here. Its earlier nights give the time estimate, and
 its closed campaigns' bundles the variances the power check plans with."""
 
@@ -14,16 +16,20 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session
 
 from evidence.folder.preflight import CheckResult
+from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from flows.campaign.preflight.catalog import fail, ok
+from ledger.campaigns import find_campaign, refuse_changed_matrix
 from ledger.durations import cell_durations
 from ledger.history import closed_campaigns
 from ledger.migrate import HEAD_REVISION, known_revision, stored_revision
 from matrix.freeze import FrozenMatrix
 
 CONNECT_TIMEOUT_S = 10
+_SOURCE_FIX = "run from the workdir (or with the --db) of the source campaign, or drop successor_of"
 
 
 @dataclass(frozen=True)
@@ -33,14 +39,20 @@ class LedgerSeen:
     closed: list[tuple[Path, date]] = field(default_factory=list)  # bundle, opening date
 
 
-def ledger_check(url: str, frozen: FrozenMatrix) -> LedgerSeen:
+def ledger_check(url: str, frozen: FrozenMatrix, credentials: Credentials = NOBODY) -> LedgerSeen:
+    """``credentials``: the operator's, with which a successor's source bundle is verified
+    as the run verifies it."""
     shown = make_url(url).render_as_string(hide_password=True)
     sqlite_file = _sqlite_file(url)
     if sqlite_file is not None and not sqlite_file.exists():
+        source = frozen.matrix.campaign.successor_of
+        if source is not None:
+            return LedgerSeen(fail("ledger", shown, f"no ledger yet, so no campaign {source!r} "
+                                   "for successor_of to reuse", _SOURCE_FIX))  # fmt: skip
         return LedgerSeen(ok("ledger", shown, "no ledger yet: the run creates it"))
     try:
         with _connected(url) as (engine, conn):
-            return _judged(shown, engine, conn, frozen)
+            return _judged(shown, engine, conn, frozen, credentials)
     except SQLAlchemyError as exc:
         first = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         return LedgerSeen(
@@ -53,7 +65,9 @@ def ledger_check(url: str, frozen: FrozenMatrix) -> LedgerSeen:
         )
 
 
-def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) -> LedgerSeen:
+def _judged(
+    shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix, credentials: Credentials
+) -> LedgerSeen:
     revision = stored_revision(conn)
     if revision is not None and not known_revision(revision):
         return LedgerSeen(
@@ -69,7 +83,8 @@ def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) 
         said = f"is at revision {revision or 'none'}; the run upgrades it to {HEAD_REVISION}"
         return LedgerSeen(ok("ledger", shown, said))
     try:
-        _source_closed(engine, frozen)
+        _source_sealed(engine, frozen, credentials)
+        _same_matrix(engine, frozen)
     except FaceoffError as exc:
         return LedgerSeen(fail("ledger", shown, exc.what, exc.fix or ""))
     durations = cell_durations(conn, [c.id for c in frozen.matrix.cells])
@@ -80,13 +95,20 @@ def _judged(shown: str, engine: Engine, conn: Connection, frozen: FrozenMatrix) 
     )
 
 
-def _source_closed(engine: Engine, frozen: FrozenMatrix) -> None:
+def _source_sealed(engine: Engine, frozen: FrozenMatrix, credentials: Credentials) -> None:
     if frozen.matrix.campaign.successor_of is None:
         return
     # only a successor loads the succession, and the evidence it reads
-    from flows.campaign.succession import check_source_closed  # noqa: PLC0415
+    from flows.campaign.succession import check_source  # noqa: PLC0415
 
-    check_source_closed(engine, frozen)
+    check_source(engine, frozen, credentials)
+
+
+def _same_matrix(engine: Engine, frozen: FrozenMatrix) -> None:
+    with Session(engine) as session:
+        row = find_campaign(session, frozen.matrix.campaign.name)
+    if row is not None:
+        refuse_changed_matrix(row, frozen.matrix_id)
 
 
 @contextmanager

@@ -14,13 +14,16 @@ from pathlib import Path
 
 from collectors.gpu.nvml import PynvmlLibrary
 from evidence.folder.preflight import CheckResult, PreflightReport, Waiver
+from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from faceoff.ports import DockerClient
+from flows.campaign.preflight.campaign_state import campaign_check
 from flows.campaign.preflight.catalog import CHECKS, ok
 from flows.campaign.preflight.context import context_checks
 from flows.campaign.preflight.environment import (
     disk_check,
     prefect_home_check,
+    program_checks,
     secret_checks,
 )
 from flows.campaign.preflight.files import (
@@ -72,7 +75,7 @@ def _checks(
     held = takeover_lanes(
         host.workdir, host.campaign_dir(matrix.campaign.name), matrix.incumbent, docker.maybe()
     )
-    ledger = ledger_check(host.db_url, frozen)
+    ledger = ledger_check(host.db_url, frozen, credentials(host.tools.environ))
     start = night_start(matrix, at, host.zone, ahead=host.ahead)
     return [
         *static_checks(frozen),
@@ -83,11 +86,13 @@ def _checks(
         *weights_checks(matrix.arms),
         *context_checks(matrix.arms, {a.name: matrix.cells_for(a) for a in matrix.arms}),
         *secret_checks(matrix, host.tools.environ),
+        *program_checks(matrix, host.tools.environ, host.tools.python),
         *port_checks(matrix, held),
         incumbent_check(matrix, held, host.tools.http),
         disk_check(matrix, host.workdir),
         prefect_home_check(host.prefect_home),
         ledger.check,
+        campaign_check(frozen, host.campaign_dir(matrix.campaign.name)),
         *protected_checks(matrix.protected_files),
         *power_checks(frozen, ledger.closed),
         time_check(matrix, start, host.zone, ledger.durations, pilot=pilot),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -124,5 +125,14 @@ def dispositions_table(title: str, runs: Sequence[AttemptView]) -> Table:
     return table
 
 
+# A redirected output's width: a log a scheduler keeps (cron, systemd, tee) is cut nowhere.
+LOG_WIDTH = 10_000
+
+
 def make_console() -> Console:
-    return Console(highlight=False)
+    """The terminal as it is; redirected, plain (no colour) and full width, each line whole,
+    however long: no 80-column cut, no table cell shortened. ``COLUMNS``, when set, rules."""
+    console = Console(highlight=False)
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    return Console(highlight=False, width=LOG_WIDTH, no_color=True, soft_wrap=True)

@@ -13,6 +13,7 @@ the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,19 +65,46 @@ def decision_line(comparison: Comparison) -> str:
 
 def cells_table(comparison: Comparison, room: int) -> CellsTable | Group:
     """One row per cell; past ``room`` rows, the last row says how many more RESULT.md has."""
-    arms = [a.name for a in comparison.arms]
-    candidates = [a.name for a in comparison.arms if a.role == "candidate"]
-    incumbent = next((a.name for a in comparison.arms if a.role == "incumbent"), "incumbent")
     shown = comparison.cells if len(comparison.cells) <= room else comparison.cells[: room - 1]
-    rows = [
-        [cell.id, *(_disposition(cell, a) for a in arms), *(verdict(cell, c) for c in candidates)]
-        for cell in shown
-    ]
-    headers = ["cell", *arms, *(f"{c} vs {incumbent}" for c in candidates)]
-    table = CellsTable(headers, rows, verdicts=len(candidates))
+    headers, rows = cell_rows(comparison, shown)
+    candidates = sum(1 for a in comparison.arms if a.role == "candidate")
+    table = CellsTable(headers, rows, verdicts=candidates)
     if len(shown) == len(comparison.cells):
         return table
     return Group(table, Text(f"… {len(comparison.cells) - len(shown)} more cells in {RESULT_FILE}"))
+
+
+def cell_rows(
+    comparison: Comparison, cells: Sequence[CellEntry]
+) -> tuple[list[str], list[list[str]]]:
+    """The headers, and per cell its id, each arm's disposition and each candidate's verdict."""
+    arms = [a.name for a in comparison.arms]
+    candidates = [a.name for a in comparison.arms if a.role == "candidate"]
+    incumbent = next((a.name for a in comparison.arms if a.role == "incumbent"), "incumbent")
+    rows = [
+        [cell.id, *(_disposition(cell, a) for a in arms), *(verdict(cell, c) for c in candidates)]
+        for cell in cells
+    ]
+    return ["cell", *arms, *(f"{c} vs {incumbent}" for c in candidates)], rows
+
+
+def end_record(result: CampaignResult) -> dict[str, object]:
+    """The end summary's facts as data (``faceoff run --log-format json``): every cell, none
+    cut."""
+    comparison = Comparison.model_validate_json((result.bundle / COMPARISON_FILE).read_bytes())
+    headers, rows = cell_rows(comparison, comparison.cells)
+    return {
+        "message": f"{result.campaign}: {result.closure.sentence}",
+        "campaign": result.campaign,
+        "complete": result.complete,
+        "restored": result.restored,
+        "rule": rule_lines(comparison),
+        "decision": decision_line(comparison),
+        "cells": [dict(zip(headers, row, strict=True)) for row in rows],
+        "restoration": restoration_lines(result),
+        "result_md": str(result.bundle / RESULT_FILE),
+        "report_html": str(result.bundle / REPORT_FILE),
+    }
 
 
 @dataclass(frozen=True)
