@@ -17,7 +17,7 @@ from flows.cli.output_file import fresh_file
 
 
 def export(campaign: str, workdir: Path, db: str | None, *, form: str, out: Path | None) -> None:
-    folder = bundle_folder(campaign, workdir, db)
+    folder, _ = bundle_folder(campaign, workdir, db)  # the seal is the audit's to check
     path = folder / COMPARISON_FILE
     if not path.is_file():
         raise FaceoffError(
