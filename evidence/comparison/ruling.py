@@ -68,6 +68,16 @@ GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
 STANDING: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")
 
 
+# What a criterion's figures and looks depend on besides the data: its metric, statistic and
+# bound. Two criteria with the same key stand alike; two with different keys never share a
+# look, whatever their order in the rule.
+FigureKey = tuple[str, str, float]
+
+
+def figure_key(criterion: Criterion) -> FigureKey:
+    return criterion.metric, criterion.statistic, bound_of(criterion)
+
+
 @dataclass(frozen=True)
 class Figure:
     """A cell's ratio for a criterion; low == high for a goodput figure (no interval)."""
@@ -85,9 +95,9 @@ class Replicates:
 
     ratios: Sequence[ReplicatedRatio] = ()
     written: Mapping[str, str] = field(default_factory=dict)  # replicate id -> id as written
-    # a sequential cell's deciding look (evidence.comparison.sequential), by
-    # (id as written, candidate, metric, statistic)
-    sequential: Mapping[tuple[str, str, str, str], Figure] = field(default_factory=dict)
+    # a sequential cell's deciding look (evidence.comparison.sequential), by (id as
+    # written, candidate) and the criterion's ``figure_key``: each criterion its own looks
+    sequential: Mapping[tuple[str, str, FigureKey], Figure] = field(default_factory=dict)
 
     def names(self, cell: CellEntry) -> set[str]:
         """The ids a rule may name the cell by."""
@@ -100,18 +110,18 @@ class Replicates:
         return any(key[:2] == (written, candidate) for key in self.sequential)
 
     def group(
-        self, cell: CellEntry, metric: str, candidate: str, statistic: str = "p50"
+        self, cell: CellEntry, criterion: Criterion, candidate: str
     ) -> tuple[str, Figure] | None:
-        """The cell's replicated group (the id as written) and its sequential look or its
-        between-replicate interval (of p50s), when the group has one."""
+        """The cell's replicated group (the id as written) and the criterion's sequential look
+        or its between-replicate interval (of p50s), when the group has one."""
         written = self.written.get(cell.id, cell.id)
-        looked = self.sequential.get((written, candidate, metric, statistic))
+        looked = self.sequential.get((written, candidate, figure_key(criterion)))
         if looked is not None:
             return written, looked
-        if statistic != "p50":
+        if criterion.statistic != "p50":
             return None
         for r in self.ratios:
-            if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
+            if (r.cell, r.metric, r.candidate) != (written, criterion.metric, candidate):
                 continue
             if r.ratio is not None and r.low is not None and r.high is not None:
                 return written, Figure(
@@ -217,7 +227,7 @@ def _figures(
         return _cell_figures(cells, metric, candidate, replicates)
     found: dict[str, Figure | None] = {}
     for cell in cells:
-        group = replicates.group(cell, metric, candidate, statistic)
+        group = replicates.group(cell, criterion, candidate)
         if group is None:
             found[cell.id] = figure(cell, metric, candidate, statistic)
         else:

@@ -29,6 +29,7 @@ from evidence.comparison.ruling import (
     CELL_FIGURE_LABELS,
     OUTCOME_WORDS,
     Figure,
+    FigureKey,
     Replicates,
     bound_of,
     candidate_ruling,
@@ -158,7 +159,7 @@ def judged(
 
 def deciding_figures(
     groups: Mapping[str, Sequence[SequentialCriterion]], max_passes: Mapping[str, int]
-) -> dict[tuple[str, str, str, str], Figure]:
+) -> dict[tuple[str, str, FigureKey], Figure]:
     """The ruling's figure of each group and criterion: its deciding look, else its last."""
     found = {}
     for written, lines in groups.items():
@@ -171,7 +172,7 @@ def deciding_figures(
             confidence = (
                 None if look.confidence >= 1.0 and look.low == look.high else look.confidence
             )
-            key = (written, line.candidate, line.metric, line.statistic)
+            key = (written, line.candidate, (line.metric, line.statistic, line.bound))
             found[key] = Figure(look.ratio, look.low, look.high, confidence, words)
     return found
 
