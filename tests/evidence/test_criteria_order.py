@@ -101,3 +101,23 @@ def test_two_criteria_on_one_metric_each_keep_their_own_deciding_look(tmp_path: 
         statuses = {key: line[0] for key, line in lines.items()}
         assert outcome == "no_decision"
         assert sorted(statuses.values()) == ["inconclusive", "met"]
+
+
+def test_passes_below_the_calibrated_requests_never_decide_a_sequential_cell(
+    tmp_path: Path,
+) -> None:
+    group = _group(tmp_path)
+    clear = _entries(group, [(0.8, 0.02)] * 3, [(1.0, 0.01)] * 3)
+
+    def fewer(entry: CellEntry) -> CellEntry:
+        four = {"n_incumbent": 4, "n_candidate": 4}
+        return entry.model_copy(
+            update={"ratios": [r.model_copy(update=four) for r in entry.ratios]}
+        )
+
+    few = {cell_id: fewer(entry) for cell_id, entry in clear.items()}
+    (line,) = judged(rule(POOL[0]), [group], [CANDIDATE], few)[WRITTEN]
+    assert line.decided_at is None and line.status == "inconclusive"
+    assert all(look.descriptive and "fewer than the 29" in look.descriptive for look in line.looks)
+    assert _ruled([POOL[0]], group, few)[0] == "no_decision"
+    assert _ruled([POOL[0]], group, clear)[0] == "promote"

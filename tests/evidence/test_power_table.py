@@ -84,3 +84,19 @@ def test_the_requests_it_asks_for_decide_the_planted_difference_in_most_seeds(
         assert found is not None
         met += standing(found.low, found.high, 1.05, higher_is_better=False) == "met"
     assert met / 100 >= 0.8
+
+
+def test_a_plan_below_the_calibrated_requests_is_told_its_figures_only_describe(
+    tmp_path: Path,
+) -> None:
+    """The card will call a cell of 8 requests descriptive whatever its variance: the power
+    line says so too, and asks for the calibrated n."""
+    matrix = matrix_of(tmp_path, requests=8)
+    tiny = KnownVariance(metric="ttft_s", statistic="p50", log_ratio=1e-6, arm=5e-7,
+                         source="aa", nights=3, detail="three quiet nights")  # fmt: skip
+    table = power_table(matrix, {("natural-2048-c1", "ttft_s", "p50"): tiny})
+    rows = {row.cell: row for row in table.rows}
+    small = rows["natural-2048-c1"]
+    assert not small.decidable and small.warning is not None
+    assert "8 requests per arm are fewer than the 29 its interval is calibrated at" in small.warning
+    assert small.needed is not None and small.needed >= 29
