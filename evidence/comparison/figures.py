@@ -9,11 +9,22 @@ decisive, so the criterion stays inconclusive in that cell.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evidence.comparison.energy import energy_value
-from evidence.comparison.model import ArmCell, CellEntry, Ratio
+from evidence.comparison.model import ArmCell, CellEntry, CriterionStatus, Ratio
 from evidence.stats.bootstrap import CALIBRATED_BLOCKS, calibrated, calibrated_requests
+from evidence.stats.multiplicity import (
+    ONE_SIDED,
+    clears,
+    distance,
+    holm,
+    log_se,
+    per_candidate,
+    worse_p,
+)
+from evidence.stats.sequential import standing
 from matrix.rule import ENERGY_METRICS, Criterion
 from workload.metrics import higher_is_better
 
@@ -50,6 +61,66 @@ class Figure:
     confidence: float | None
     interval: str = "interval"
     descriptive: str | None = None
+    # a fixed design's interval, which the campaign's error control adjusts; a sequential
+    # look's was judged at its design's own level
+    adjustable: bool = True
+
+    @property
+    def se(self) -> float:
+        return log_se(self.low, self.high, self.confidence or 0.95)
+
+
+# A cell's status for a criterion, and why it is not what its interval alone says (None).
+Standing = tuple[CriterionStatus, str | None]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One criterion's bound and its figure in each unit it judges."""
+
+    bound: float
+    higher: bool
+    figures: Mapping[str, Figure | None]
+
+
+def standings(judged: Sequence[Judged], candidates: int) -> list[dict[str, Standing]]:
+    """Each criterion's standing per unit, under the campaign's error control
+    (``evidence.stats.multiplicity``): met at the one-sided error each of the ``candidates``
+    is held to, not met only where Holm's step-down over every adjustable test rejects."""
+    alpha = per_candidate(candidates)
+    found = [
+        {unit: _standing(f, j.bound, j.higher, alpha) for unit, f in j.figures.items()}
+        for j in judged
+    ]
+    tests = [
+        (i, unit, worse_p(distance(f.ratio, j.bound, j.higher), f.se))
+        for i, j in enumerate(judged)
+        for unit, f in j.figures.items()
+        if f is not None and f.descriptive is None and f.adjustable
+    ]
+    if len(tests) < 2:
+        return found  # one test: its interval is the test
+    rejected = holm([p for *_, p in tests])
+    for (i, unit, _), kept in zip(tests, rejected, strict=True):
+        if found[i][unit][0] == "not_met" and not kept:
+            said = f"on the worse side of {judged[i].bound:.2f} alone, not after Holm's "
+            found[i][unit] = ("inconclusive", said + f"adjustment over {len(tests)} tests")
+    return found
+
+
+def _standing(found: Figure | None, bound: float, higher: bool, alpha: float) -> Standing:
+    if found is None:
+        return "missing", None
+    if found.descriptive is not None:
+        return "inconclusive", f"descriptive only: {found.descriptive}"  # shown, never decisive
+    status = standing(found.low, found.high, bound, higher)
+    gap = distance(found.ratio, bound, higher)
+    split = found.adjustable and alpha < ONE_SIDED
+    if status == "met" and split and not clears(gap, found.se, alpha):
+        return "inconclusive", (
+            f"met at 95 % alone, not at the one-sided {alpha:.2%} each candidate is held to"
+        )
+    return status, None
 
 
 def bound_of(criterion: Criterion) -> float:

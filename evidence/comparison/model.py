@@ -38,7 +38,8 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       decide); the ruling decides only on calibrated intervals (a point ratio, a zero-width
       interval or one below its calibrated requests is descriptive); a ratio's or pair's
       ``verdict`` may be ``descriptive``; ``aa`` gains ``p_value`` (its verdict a binomial
-      test over the calibrated intervals).
+      test over the calibrated intervals); ``ruling`` gains ``error_control`` (promote's
+      error split across candidates, do not promote Holm-adjusted).
 """
 
 from __future__ import annotations
@@ -511,6 +512,11 @@ class Ruling(Spec):
     rule: Rule = Field(description="The declared rule, as frozen in the matrix.")
     candidates: list[CandidateRuling] = Field(description="Per candidate, in arm order.")
     method: str = Field(description="How the rule is applied.")
+    error_control: str = Field(
+        default="",
+        description="The campaign's error rates in words: promote's per-candidate split, "
+        "do not promote's Holm adjustment (empty in files before version 12).",
+    )
 
 
 class Comparison(Artifact):

@@ -17,10 +17,13 @@ from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     Figure,
     FigureKey,
+    Judged,
+    Standing,
     bound_of,
     figure,
     figure_key,
     interval_reason,
+    standings,
 )
 from evidence.comparison.model import (
     RATIO_LABELS,
@@ -33,6 +36,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
+from evidence.stats.multiplicity import ONE_SIDED, per_candidate
 from faceoff.format import join_words, level
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
@@ -109,20 +113,41 @@ def rule_ruling(
     candidates: Sequence[str],
     replicates: Replicates | None = None,
 ) -> Ruling:
+    judged = [name for name in candidates if rule.judges(name)]
     return Ruling(
         rule=rule,
         candidates=[
-            candidate_ruling(rule, cells, name, replicates)
-            for name in candidates
-            if rule.judges(name)
+            candidate_ruling(rule, cells, name, replicates, len(judged)) for name in judged
         ],
         method=METHOD,
+        error_control=error_control(len(judged)),
+    )
+
+
+def error_control(candidates: int) -> str:
+    """The campaign's error rates in words, for the card."""
+    split = (
+        f", split across the {candidates} candidates ({per_candidate(candidates):.2%} each)"
+        if candidates > 1
+        else ""
+    )
+    return (
+        f"Promote needs every criterion met in every cell it judges (an intersection-union "
+        f"test: wrongly promoted at most {ONE_SIDED:.1%} of the time{split}); do not promote "
+        "is a claim over every cell × criterion, Holm-adjusted so that a wrong one is made at "
+        f"most {ONE_SIDED:.1%} of the time; a sequential cell's looks are held to their own "
+        "design's spending."
     )
 
 
 def candidate_ruling(
-    rule: Rule, cells: Sequence[CellEntry], candidate: str, replicates: Replicates | None = None
+    rule: Rule,
+    cells: Sequence[CellEntry],
+    candidate: str,
+    replicates: Replicates | None = None,
+    candidates: int = 1,
 ) -> CandidateRuling:
+    """``candidates``: how many the rule judges, the error of a promotion split among them."""
     groups = replicates or Replicates()
     counted = [
         c
@@ -136,8 +161,11 @@ def candidate_ruling(
         if not groups.covers(c, candidate)
         for run in _not_accepted(c, candidate)
     ]
+    criteria = rule.criteria_for(candidate)
+    judged = [_judged(rule, k, comparable, candidate, groups) for k in criteria]
     lines = [
-        criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria_for(candidate)
+        criterion_line(k, j, found)
+        for k, j, found in zip(criteria, judged, standings(judged, candidates), strict=True)
     ]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
@@ -149,19 +177,25 @@ def candidate_ruling(
     )
 
 
-def criterion_line(
+def _judged(
     rule: Rule,
     criterion: Criterion,
     cells: Sequence[CellEntry],
     candidate: str,
     replicates: Replicates,
-) -> CriterionLine:
-    higher = higher_is_better(criterion.metric)
-    bound = bound_of(criterion)
+) -> Judged:
     judged = [c for c in cells if rule.counts(replicates.names(c), c.kind, criterion)]
     figures = _figures(judged, criterion, candidate, replicates)
+    return Judged(bound_of(criterion), higher_is_better(criterion.metric), figures)
+
+
+def criterion_line(
+    criterion: Criterion, judged: Judged, found: Mapping[str, Standing]
+) -> CriterionLine:
+    """The criterion's line: its worst unit decides it."""
+    bound, higher, figures = judged.bound, judged.higher, judged.figures
     standing = [
-        CriterionCell(cell=cell, status=_standing(f, bound, higher), **_interval(f))
+        CriterionCell(cell=cell, status=found[cell][0], **_interval(f))
         for cell, f in figures.items()
     ]
     worst = min(
@@ -175,7 +209,14 @@ def criterion_line(
         status=worst.status if worst else "missing",
         deciding_cell=worst.cell if worst else None,
         cells=standing,
-        sentence=_sentence(head, bound, higher, worst, figures[worst.cell] if worst else None),
+        sentence=_sentence(
+            head,
+            bound,
+            higher,
+            worst,
+            figures[worst.cell] if worst else None,
+            note=found[worst.cell][1] if worst else None,
+        ),
     )
 
 
@@ -197,18 +238,6 @@ def _figures(
         else:
             found[group[0]] = group[1]
     return found
-
-
-def _standing(found: Figure | None, bound: float, higher: bool) -> CriterionStatus:
-    if found is None:
-        return "missing"
-    if found.descriptive is not None:
-        return "inconclusive"  # shown, never decisive
-    worse_end, better_end = (found.low, found.high) if higher else (-found.high, -found.low)
-    edge = bound if higher else -bound
-    if worse_end >= edge:
-        return "met"
-    return "not_met" if better_end < edge else "inconclusive"
 
 
 def _slack(cell: CriterionCell, bound: float, higher: bool) -> float:
@@ -268,7 +297,13 @@ def _criterion_words(criterion: Criterion, bound: float, higher: bool) -> str:
 
 
 def _sentence(
-    head: str, bound: float, higher: bool, worst: CriterionCell | None, found: Figure | None
+    head: str,
+    bound: float,
+    higher: bool,
+    worst: CriterionCell | None,
+    found: Figure | None,
+    *,
+    note: str | None,
 ) -> str:
     if worst is None:
         return f"{head}: missing — no comparable cell to judge."
@@ -284,8 +319,8 @@ def _sentence(
         "not_met": f"wholly on the worse side of {bound:.2f}",
         "inconclusive": f"straddles {bound:.2f}",
     }[worst.status]
-    if found.descriptive is not None:
-        why = f"descriptive only: {found.descriptive}"
+    if note is not None:
+        why = note
     return f"{head}: {worst.status.replace('_', ' ')} — {worst.cell} {interval}, {why}."
 
 

@@ -187,7 +187,7 @@ def deciding_figures(
             )
             key = (written, line.candidate, (line.metric, line.statistic, line.bound))
             found[key] = Figure(look.ratio, look.low, look.high, confidence, words,
-                                look.descriptive)  # fmt: skip
+                                look.descriptive, adjustable=False)  # fmt: skip
     return found
 
 
@@ -205,11 +205,15 @@ def sequential_replicates(
 
 
 def settled(
-    rule: Rule, entries: Sequence[CellEntry], candidate: str, replicates: Replicates
+    rule: Rule,
+    entries: Sequence[CellEntry],
+    candidate: str,
+    replicates: Replicates,
+    candidates: int = 1,
 ) -> str | None:
     """Why the candidate's outcome can no longer change on the cells run so far; None while
-    it can."""
-    ruling = candidate_ruling(rule, entries, candidate, replicates)
+    it can (``candidates``: how many the rule judges, as the ruling splits its error)."""
+    ruling = candidate_ruling(rule, entries, candidate, replicates, candidates)
     words = OUTCOME_WORDS[ruling.outcome]
     if ruling.outcome != "no_decision":
         return f"{candidate}'s outcome is settled: {words}"
@@ -243,7 +247,8 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need
     # it settles nothing while the cell runs on
     passes = {c.id for g in groups for c in g.cells}
     kept = [e for e in entries if e.id not in passes or all(p.comparable for p in e.pairs)]
-    closed = {a.name: settled(rule, kept, a.name, replicates) for a in matrix.candidates}
+    ruled = sum(1 for a in matrix.candidates if rule.judges(a.name))
+    closed = {a.name: settled(rule, kept, a.name, replicates, ruled) for a in matrix.candidates}
     return {
         g.written: _need(lines[g.written], closed)
         for g in groups

@@ -364,7 +364,7 @@ def test_a_rule_scoped_to_candidates_rules_on_them_alone() -> None:
 def test_a_criterion_scoped_to_candidates_judges_only_them() -> None:
     cells = [
         three_arm_cell(
-            "a", ratio("decode_tps", 1.5, 1.3, 1.7), ratio("decode_tps", 1.0, 0.95, 1.04)
+            "a", ratio("decode_tps", 1.5, 1.3, 1.7), ratio("decode_tps", 1.0, 0.97, 1.04)
         )
     ]
     ruled = rule_ruling(
@@ -379,6 +379,38 @@ def test_a_criterion_scoped_to_candidates_judges_only_them() -> None:
     assert [line.test for line in by["cand"].criteria] == ["superiority", "non_inferiority"]
     assert [line.test for line in by[CONTROL].criteria] == ["non_inferiority"]
     assert (by["cand"].outcome, by[CONTROL].outcome) == ("promote", "promote")
+
+
+def test_with_two_candidates_each_is_promoted_at_half_the_error() -> None:
+    """A margin met by a 95 % interval just clear of it is met for a lone candidate; with two
+    candidates each is held to 1.25 % a side, and the same interval no longer clears it."""
+    cells = [
+        three_arm_cell(
+            "a", ratio("decode_tps", 1.0, 0.951, 1.05), ratio("decode_tps", 1.3, 1.2, 1.4)
+        )
+    ]
+    margin = {**DECODE_SUP, "non_inferiority": 0.05, "superiority": None}
+    alone = rule_ruling(rule(margin), cells, ["cand"])
+    assert alone.candidates[0].outcome == "promote"
+    pair = rule_ruling(rule(margin), cells, ["cand", CONTROL])
+    by = {c.candidate: c for c in pair.candidates}
+    assert (by["cand"].outcome, by[CONTROL].outcome) == ("no_decision", "promote")
+    assert "not at the one-sided 1.25% each candidate is held to" in by["cand"].criteria[0].sentence
+    assert "split across the 2 candidates (1.25% each)" in pair.error_control
+
+
+def test_do_not_promote_is_holm_adjusted_across_cells_and_criteria() -> None:
+    """Each of three cells alone is 'not met' (p ≈ 1.1 %), but three such tests together are
+    what chance gives too often: Holm keeps none, and the rule makes no claim."""
+    worse = ratio("ttft_s", 1.09, 1.055, 1.125)
+    one = candidate_ruling(rule(TTFT_NI), [cell("a", worse)], "cand")
+    assert one.outcome == "do_not_promote"
+    three = candidate_ruling(rule(TTFT_NI), [cell(c, worse) for c in "abc"], "cand")
+    assert three.outcome == "no_decision"
+    assert "not after Holm's adjustment over 3 tests" in three.criteria[0].sentence
+    clear = ratio("ttft_s", 1.5, 1.4, 1.6)  # far beyond: survives any adjustment
+    mixed = candidate_ruling(rule(TTFT_NI), [cell("a", clear), cell("b", worse)], "cand")
+    assert mixed.outcome == "do_not_promote"
 
 
 def test_output_throughput_is_judged_on_its_time_block_interval() -> None:

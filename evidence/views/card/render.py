@@ -143,10 +143,11 @@ def decision_words(c: Comparison) -> str:
 
 def _ruling(ruling: Ruling) -> str:
     """The declared rule's outcome per candidate and its criteria: the card's first lines."""
-    return "\n\n".join(
+    said = [
         "\n".join([c.headline, *(f"- {line.sentence}" for line in c.criteria)])
         for c in ruling.candidates
-    )
+    ]
+    return "\n\n".join([*said, *([ruling.error_control] if ruling.error_control else [])])
 
 
 def _decision(c: Comparison) -> str:
