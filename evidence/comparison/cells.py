@@ -184,7 +184,7 @@ def window_ratios(
         base, top = (arm_window(cell, side, metric) for side in outcomes)
         interval = window_ratio(base, top, seed=seed) if base and top else None
         if interval is not None:
-            found.append(_as_ratio(metric, interval, name=name, statistic="p50",
+            found.append(interval_ratio(metric, interval, name=name, statistic="p50",
                                    concurrency=cell.concurrency))  # fmt: skip
     return found
 
@@ -388,12 +388,14 @@ def _ratio(
     found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None
-    return _as_ratio(metric, found, name=name, statistic=statistic, concurrency=concurrency)
+    return interval_ratio(metric, found, name=name, statistic=statistic, concurrency=concurrency)
 
 
-def _as_ratio(
+def interval_ratio(
     metric: str, found: RatioInterval, *, name: str, statistic: RatioStatistic, concurrency: int
 ) -> Ratio:
+    """The comparison's ``Ratio`` of an interval, with its verdict (descriptive where the
+    interval is not calibrated at ``concurrency``)."""
     better = higher_is_better(metric)
     verdict = ratio_verdict(found.low, found.high, higher_is_better=better)
     n = min(found.n_incumbent, found.n_candidate)
