@@ -44,8 +44,11 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
@@ -65,13 +68,14 @@ from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
 from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
 from guards.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling
 from matrix.fields import omitted_at
 from matrix.rule import Rule
 
-COMPARISON_VERSION = 12  # evidence.bundle.upgrade moves older files forward
+COMPARISON_VERSION = 12  # ``upgraded`` moves older files forward
 CampaignStatus = Literal["complete", "closed_partial"]
 RatioVerdict = Literal["better", "worse", "no difference", "descriptive"]
 PairVerdict = Literal["better", "worse", "mixed", "no difference", "descriptive", "not compared"]
@@ -585,7 +589,53 @@ class Comparison(Artifact):
     energy_method: str = Field(default="", description="How energy figures are computed.")
     tail_method: str = Field(default="", description="How ITL and p99 claims are computed.")
 
+    @classmethod
+    def parse(cls, raw: bytes, path: Path) -> Self:
+        """The comparison in ``raw``, an older version moved forward first (``upgraded``)."""
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return super().parse(raw, path)  # its error names the file
+        if isinstance(data, dict):
+            raw = json.dumps(upgraded(data, str(path))).encode()
+        return super().parse(raw, path)
+
     @property
     def waivers(self) -> list[CheckResult]:
         """Every FAIL the operator waived, over every run of the campaign."""
         return [c for report in self.preflight for c in report.waived]
+
+
+Json = dict[str, Any]
+
+
+def v11_to_v12(data: Json) -> Json:
+    """12 adds fields that all have defaults (each cell's ``window_ratios``, a sequential
+    look's ``descriptive``, ``aa.p_value``, ``ruling.error_control``): only the version
+    moves. The stored ruling and verdicts stay as judged; an audit rebuilds them."""
+    return {**data, "schema_version": 12}
+
+
+UPGRADES: dict[int, Callable[[Json], Json]] = {11: v11_to_v12}
+
+
+def upgraded(data: Json, where: str = "comparison.json") -> Json:
+    """``data`` at ``COMPARISON_VERSION``, or FaceoffError naming the file and what to do."""
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > COMPARISON_VERSION:
+        raise FaceoffError(
+            f"schema_version {version!r} is not one this faceoff reads "
+            f"(at most {COMPARISON_VERSION})",
+            where=where,
+            fix="upgrade faceoff",
+        )
+    while version < COMPARISON_VERSION:
+        step = UPGRADES.get(version)
+        if step is None:
+            raise FaceoffError(
+                f"schema_version {version} is older than any upgrade ({min(UPGRADES)})",
+                where=where,
+                fix="rebuild it from the bundle's native files with the faceoff that wrote it",
+            )
+        data, version = step(data), version + 1
+    return data

@@ -20,7 +20,6 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from evidence.bundle.upgrade import read_comparison
 from evidence.comparison.model import CellEntry, Comparison
 from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
@@ -33,7 +32,7 @@ VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 
 def end_summary(result: CampaignResult) -> Group:
-    comparison = read_comparison(result.bundle / COMPARISON_FILE)
+    comparison = Comparison.read(result.bundle / COMPARISON_FILE)
     tail = [*restoration_lines(result), *path_lines(result.bundle)]
     rule = rule_lines(comparison)
     room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header
