@@ -46,15 +46,18 @@ from matrix.rule import Criterion, Rule
 
 CONFIDENCE = 0.95
 TAIL_FRACTION = {"p95": 0.95, "p99": 0.99}
-# A variance learned from a few nights is itself uncertain: sets of six A/A nights of the same
-# cell gave s² up to 20 % apart (tests/evidence/test_power_table.py), and a plan made at an
-# underestimate falls short of its power. Learned variances are planned 1.2× larger; the
+# A variance learned from a few nights is itself uncertain, and a plan made at an
+# underestimate falls short of its power: a learned s² is planned at its one-sided upper
+# confidence limit, s²·df/χ²(1 − UCL_LEVEL; df), df the nights' blocks less one summed (one
+# 64-request night at C1, df 15: ×1.45; three, df 45: ×1.22); without its df, 1.2×. The
 # default is conservative already.
+UCL_LEVEL = 0.80
 LEARNED_MARGIN = 1.2
 METHOD = (
     "per criterion and counted cell: the cell's known variance of the log ratio per request "
-    "(earlier A/A nights of the same workload and incumbent, else earlier nights, planned "
-    f"{LEARNED_MARGIN:g}× larger, else a conservative default); the interval half-width of "
+    "(earlier A/A nights of the same workload and incumbent, else earlier nights, planned at "
+    f"the {UCL_LEVEL:.0%} upper confidence limit of s² with the nights' degrees of freedom, "
+    "else a conservative default); the interval half-width of "
     "one pass, t(b − 1)·s/√n; the smallest "
     "difference decided with 80 % power at 95 % confidence (a sequential cell's whole "
     "design by its exit probabilities; a replicated cell's between-replicate interval); the "
@@ -147,7 +150,7 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
         said = f"{first.prompt_id} {_label(criterion)}: {descriptive}" if descriptive else None
         return PowerRow(**base, half_width=None, detectable=None, needed=None, tail_floor=None,
                         decidable=descriptive is None, warning=said)  # fmt: skip
-    variance = known.log_ratio * (LEARNED_MARGIN if known.source != "default" else 1.0)
+    variance = planned_variance(known)
     plan = _plan(cells, variance, abs(math.log(bound)))
     floor = _floor(criterion.statistic)
     short = floor is not None and first.scored_requests < floor
@@ -161,6 +164,22 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
     return PowerRow(**base, half_width=half, detectable=math.expm1(plan[1]),
                     needed=max(plan[2], calibrated_requests(c)), tail_floor=floor,
                     decidable=decidable and descriptive is None, warning=warning)  # fmt: skip
+
+
+def planned_variance(known: KnownVariance) -> float:
+    """The s² a plan uses: a learned one at its upper confidence limit (``UCL_LEVEL``)."""
+    if known.source == "default":
+        return known.log_ratio
+    if known.df is None:
+        return known.log_ratio * LEARNED_MARGIN
+    return known.log_ratio * known.df / chi2_quantile(1 - UCL_LEVEL, known.df)
+
+
+def chi2_quantile(p: float, df: int) -> float:
+    """χ² quantile by Wilson–Hilferty (within 1 % from 3 degrees of freedom)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    k = 2 / (9 * df)
+    return df * max(1 - k + z * math.sqrt(k), 0.05) ** 3
 
 
 def _descriptive(criterion: Criterion, cells: Sequence[Cell]) -> str | None:
