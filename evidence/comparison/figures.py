@@ -45,6 +45,10 @@ GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
     "slo_attainment": "attainment",
 }
 POINT = "a point ratio of one window, with no interval"
+# A between-arm ratio of p99s rests on the few slowest requests of each arm, and under
+# clustered stalls its bootstrap interval excludes 1 in about 11 % of A/A pairs: it is shown,
+# and decides nothing (a p99 criterion stays inconclusive; each arm's own p99 claim stands).
+P99 = "a ratio of p99s, whose interval does not hold its level when stalls cluster"
 # What a criterion's figures and looks depend on besides the data: its metric, statistic and
 # bound. Two criteria with the same key stand alike; two with different keys never share a
 # look, whatever their order in the rule.
@@ -163,7 +167,7 @@ def ratio_of(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50
 
 def of_ratio(found: Ratio, concurrency: int, words: str = "interval") -> Figure:
     n = min(found.n_incumbent, found.n_candidate)
-    reason = interval_reason(found.low, found.high)
+    reason = interval_reason(found.low, found.high) or (P99 if found.statistic == "p99" else None)
     if reason is None and not calibrated(n, concurrency):
         reason = uncalibrated(n, concurrency)
     return Figure(found.ratio, found.low, found.high, found.confidence, words, reason)

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evidence.comparison.figures import CELL_FIGURE_LABELS, bound_of
+from evidence.comparison.figures import CELL_FIGURE_LABELS, P99, bound_of
 from evidence.comparison.model import RATIO_LABELS
 from evidence.stats import power, student_t
 from evidence.stats.bootstrap import calibrated, calibrated_requests
@@ -192,6 +192,8 @@ def _descriptive(criterion: Criterion, cells: Sequence[Cell]) -> str | None:
             "one window gives one value per arm, a point ratio that decides nothing; only "
             "replicates (or a sequential cell) give it an interval"
         )
+    if criterion.statistic == "p99":
+        return f"{P99}: a p99 criterion is shown, never decided"
     if calibrated(n, c):
         return None
     return (

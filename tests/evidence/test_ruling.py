@@ -244,6 +244,15 @@ def test_goodput_is_judged_on_its_window_interval_never_its_point_ratio() -> Non
     assert none.outcome == "no_decision"  # a ratio to no goodput says nothing
 
 
+def test_a_ratio_of_p99s_is_shown_and_decides_nothing() -> None:
+    tail = ratio("ttft_s", 0.8, 0.7, 0.9, "p99")
+    found = candidate_ruling(
+        rule({**TTFT_NI, "statistic": "p99"}), [cell("a", tail=[tail])], "cand"
+    )
+    assert found.outcome == "no_decision" and found.criteria[0].cells[0].ratio == 0.8
+    assert "descriptive only: a ratio of p99s" in found.criteria[0].sentence
+
+
 def test_a_zero_width_or_uncalibrated_interval_is_descriptive() -> None:
     flat = candidate_ruling(rule(TTFT_NI), [cell("a", ratio("ttft_s", 0.9, 0.9, 0.9))], "cand")
     assert flat.outcome == "no_decision"
