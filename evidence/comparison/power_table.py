@@ -148,8 +148,11 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
     descriptive = _descriptive(criterion, cells)
     if known is None:
         said = f"{first.prompt_id} {_label(criterion)}: {descriptive}" if descriptive else None
-        return PowerRow(**base, half_width=None, detectable=None, needed=None, tail_floor=None,
-                        decidable=descriptive is None, warning=said)  # fmt: skip
+        n, c = first.scored_requests, first.concurrency
+        needed = calibrated_requests(c) if not calibrated(n, c) else None
+        return PowerRow(**base, half_width=None, detectable=None, needed=needed,
+                        tail_floor=None, decidable=descriptive is None,
+                        warning=said)  # fmt: skip
     variance = planned_variance(known)
     plan = _plan(cells, variance, abs(math.log(bound)))
     floor = _floor(criterion.statistic)
