@@ -9,6 +9,7 @@ from collectors.posture import LaneGpuPosture, lane_postures, with_lanes
 from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
 from evidence.attempt.tails import METHOD as TAIL_METHOD
+from evidence.attempt.window import window_metrics
 from evidence.comparison.aa import METHOD as AA_METHOD
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.arm_totals import arm_totals
@@ -122,6 +123,7 @@ class CellEntries:
             root=inputs.folder.root,
             tail_metrics=matrix.rule.tail_metrics() if matrix.rule else (),
             p99_metrics=matrix.rule.tail_metrics("p99") if matrix.rule else (),
+            window_metrics=window_metrics(matrix.rule),
         )
 
     @property

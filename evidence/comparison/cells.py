@@ -11,6 +11,7 @@ from collectors.records import ENGINE_FILE, GPU_FILE
 from collectors.speculation import SpecAcceptance, spec_acceptance
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.summary import SUMMARY_FILE
+from evidence.attempt.window import arm_window
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
 from evidence.comparison.energy import figure_ratios
@@ -32,14 +33,17 @@ from evidence.comparison.standing import NOT_RUN
 from evidence.folder.layout import AttemptDir
 from evidence.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
+    RatioInterval,
     Sample,
     Statistic,
+    calibrated,
     median_ratio,
     p95,
     p99,
     time_blocks,
 )
 from evidence.stats.power import tail_floor
+from evidence.stats.window import window_ratio
 from guards.dispositions import PairStatus
 from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
@@ -75,9 +79,10 @@ def cell_entry(
     root: Path,
     tail_metrics: Sequence[str] = (),
     p99_metrics: Sequence[str] = (),
+    window_metrics: Sequence[str] = (),
 ) -> CellEntry:
     """``tail_metrics``, ``p99_metrics``: the metrics whose p95 (p99) ratio a declared rule
-    judges."""
+    judges; ``window_metrics``: the cell-window figures it judges."""
     entries = [
         arm_cell(
             cell,
@@ -144,7 +149,44 @@ def cell_entry(
         tail_ratios=pair_of(tail_metrics, "p95") + pair_of(p99_metrics, "p99"),
         reuse=prefix_reuse(cell, [(a.name, attempts.get((cell.id, a.name))) for a in arms], root),
         figure_ratios=figure_ratios(entries, comparable),
+        window_ratios=[
+            ratio
+            for candidate in comparable
+            for ratio in window_ratios(
+                cell,
+                attempts[(cell.id, arms[0].name)],
+                attempts[(cell.id, candidate)],
+                name=candidate,
+                seed=seed,
+                metrics=window_metrics,
+            )
+        ],
     )
+
+
+def window_ratios(
+    cell: Cell,
+    incumbent: AttemptInputs,
+    candidate: AttemptInputs,
+    *,
+    name: str,
+    seed: int,
+    metrics: Sequence[str],
+) -> list[Ratio]:
+    """Candidate/incumbent ratios of the cell-window figures ``metrics`` (a declared rule
+    judges them), each with its time-block interval (``evidence.stats.window``), where both
+    arms have the figure."""
+    if not metrics:
+        return []  # nothing to compare: the journals are not read
+    outcomes = (incumbent.scored(), candidate.scored())
+    found = []
+    for metric in metrics:
+        base, top = (arm_window(cell, side, metric) for side in outcomes)
+        interval = window_ratio(base, top, seed=seed) if base and top else None
+        if interval is not None:
+            found.append(interval_ratio(metric, interval, name=name, statistic="p50",
+                                   concurrency=cell.concurrency))  # fmt: skip
+    return found
 
 
 def _accepted(cell: Cell, arm: Arm, attempts: Mapping[tuple[str, str], AttemptInputs]) -> bool:
@@ -325,7 +367,10 @@ def pair_ratios(
         metric_samples(cell, candidate.scored_ok(), metrics),
     )
     pairs = ((metric, (samples[0][metric], samples[1][metric])) for metric in metrics)
-    found = (_ratio(m, pair, name=name, seed=seed, statistic=statistic) for m, pair in pairs)
+    found = (
+        _ratio(m, pair, name=name, seed=seed, statistic=statistic, concurrency=cell.concurrency)
+        for m, pair in pairs
+    )
     return [r for r in found if r is not None]
 
 
@@ -336,14 +381,26 @@ def _ratio(
     name: str,
     seed: int,
     statistic: RatioStatistic,
+    concurrency: int,
 ) -> Ratio | None:
     if statistic == "p99" and min(len(s.values) for s in samples) < P99_FLOOR:
         return None  # too few requests to claim a p99: the rule finds it missing
     found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None
+    return interval_ratio(metric, found, name=name, statistic=statistic, concurrency=concurrency)
+
+
+def interval_ratio(
+    metric: str, found: RatioInterval, *, name: str, statistic: RatioStatistic, concurrency: int
+) -> Ratio:
+    """The comparison's ``Ratio`` of an interval, with its verdict (descriptive where the
+    interval is not calibrated at ``concurrency``)."""
     better = higher_is_better(metric)
     verdict = ratio_verdict(found.low, found.high, higher_is_better=better)
+    n = min(found.n_incumbent, found.n_candidate)
+    if found.low >= found.high or not calibrated(n, concurrency):
+        verdict = "descriptive"  # an interval that is not calibrated gives no verdict
     return Ratio(
         metric=metric,
         candidate=name,
@@ -362,8 +419,11 @@ def ratio_verdict(low: float, high: float, *, higher_is_better: bool) -> RatioVe
 
 
 def pair_verdict(ratios: Sequence[Ratio]) -> PairVerdict:
-    """One word for a comparable pair: what every ratio that differs from 1 says, or mixed."""
-    said = {r.verdict for r in ratios} - {"no difference"}
+    """One word for a comparable pair: what every ratio that differs from 1 says, or mixed;
+    descriptive when no ratio gives a verdict."""
+    if ratios and all(r.verdict == "descriptive" for r in ratios):
+        return "descriptive"
+    said = {r.verdict for r in ratios} - {"no difference", "descriptive"}
     if not said:
         return "no difference"
     return "mixed" if len(said) > 1 else next(iter(said))

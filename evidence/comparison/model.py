@@ -33,12 +33,22 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       ``replicated`` may hold energy metrics; ``spec_pairs`` (structured against prose
       decode, arm by arm); ``posture`` gains the GPU posture at the start, the end and per
       lane run.
+  12 — cells gain ``window_ratios`` (output throughput and goodput a rule judges, each with a
+      time-block bootstrap interval); a sequential look gains ``descriptive`` (why it may not
+      decide); the ruling decides only on calibrated intervals (a point ratio, a zero-width
+      interval or one below its calibrated requests is descriptive); a ratio's or pair's
+      ``verdict`` may be ``descriptive``; ``aa`` gains ``p_value`` (its verdict a binomial
+      test over the calibrated intervals); ``ruling`` gains ``error_control`` (promote's
+      error split across candidates, do not promote Holm-adjusted).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
@@ -58,15 +68,17 @@ from evidence.folder.bootfacts import BootFacts
 from evidence.folder.carried import Carryover
 from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
+from faceoff.errors import FaceoffError
 from guards.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling
 from matrix.fields import omitted_at
 from matrix.rule import Rule
 
+COMPARISON_VERSION = 12  # ``upgraded`` moves older files forward
 CampaignStatus = Literal["complete", "closed_partial"]
-RatioVerdict = Literal["better", "worse", "no difference"]
-PairVerdict = Literal["better", "worse", "mixed", "no difference", "not compared"]
+RatioVerdict = Literal["better", "worse", "no difference", "descriptive"]
+PairVerdict = Literal["better", "worse", "mixed", "no difference", "descriptive", "not compared"]
 
 
 # How the card, the report and the ruling's sentences name each ratio metric.
@@ -78,10 +90,15 @@ RATIO_LABELS = {
     "e2e_s": "E2E",
     "tpot_s": "TPOT",
 }
-# How they name each energy figure (one value per arm and cell: point ratios).
+# How they name each energy figure (one value per arm and cell: point ratios) and each
+# window figure a rule judges (with a time-block interval).
 FIGURE_LABELS = {
     "energy_per_token_j": "energy per output token",
     "goodput_per_joule": "goodput per joule",
+    "output_tps": "output throughput",
+    "goodput_rps": "goodput (req/s)",
+    "goodput_tps": "goodput (tok/s)",
+    "slo_attainment": "SLO attainment",
 }
 
 
@@ -242,7 +259,8 @@ class Ratio(Spec):
     higher_is_better: bool = Field(description="The metric is better higher (rates), else lower.")
     verdict: RatioVerdict = Field(
         description="For the candidate: better or worse when the interval excludes 1, else "
-        "no difference."
+        "no difference; descriptive (no verdict) when the interval is not calibrated (fewer "
+        "requests per arm than its method needs, or no width)."
     )
 
 
@@ -308,6 +326,12 @@ class CellEntry(Spec):
         default_factory=list,
         description="Energy point ratios per comparable candidate (energy per output token, "
         "goodput per joule), where both arms have the figure.",
+    )
+    window_ratios: list[Ratio] = Field(
+        default_factory=list,
+        description="Cell-window figures a declared rule judges (output_tps, goodput_rps, "
+        "goodput_tps, slo_attainment), per comparable candidate, each with its time-block "
+        "bootstrap interval; n and blocks count the window's requests and blocks.",
     )
 
 
@@ -445,8 +469,16 @@ class AACalibration(Spec):
     cells_compared: int = Field(description="Cells with at least one ratio.")
     cells_excluding_one: list[str] = Field(description="Cells with an interval excluding 1.")
     blocked_host_stall: int = Field(description="Cell runs the host_stall rule blocked.")
-    target_rate: float = Field(description="The most false positives a 95 % interval allows.")
-    passed: bool | None = Field(description="Rate within target; None without an interval.")
+    target_rate: float = Field(description="The false positive rate of a 95 % interval.")
+    p_value: float | None = Field(
+        default=None,
+        description="P(this many exclusions or more) for a calibrated instrument (binomial at "
+        "target_rate over the intervals); None without an interval.",
+    )
+    passed: bool | None = Field(
+        description="p_value at least 5 % (one calibrated campaign in 20 fails); None without "
+        "an interval."
+    )
     sentence: str = Field(description="The verdict in one sentence.")
 
 
@@ -484,10 +516,17 @@ class Ruling(Spec):
     rule: Rule = Field(description="The declared rule, as frozen in the matrix.")
     candidates: list[CandidateRuling] = Field(description="Per candidate, in arm order.")
     method: str = Field(description="How the rule is applied.")
+    error_control: str = Field(
+        default="",
+        description="The campaign's error rates in words: promote's per-candidate split, "
+        "do not promote's Holm adjustment (empty in files before version 12).",
+    )
 
 
 class Comparison(Artifact):
-    schema_version: Literal[11] = Field(default=11, description="Comparison format version.")
+    schema_version: Literal[12] = Field(
+        default=12, description="Comparison format version (COMPARISON_VERSION)."
+    )
     campaign: str = Field(description="Campaign name.")
     description: str | None = Field(description="What the campaign asks.")
     matrix_id: str = Field(description="Frozen matrix id.")
@@ -550,7 +589,53 @@ class Comparison(Artifact):
     energy_method: str = Field(default="", description="How energy figures are computed.")
     tail_method: str = Field(default="", description="How ITL and p99 claims are computed.")
 
+    @classmethod
+    def parse(cls, raw: bytes, path: Path) -> Self:
+        """The comparison in ``raw``, an older version moved forward first (``upgraded``)."""
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return super().parse(raw, path)  # its error names the file
+        if isinstance(data, dict):
+            raw = json.dumps(upgraded(data, str(path))).encode()
+        return super().parse(raw, path)
+
     @property
     def waivers(self) -> list[CheckResult]:
         """Every FAIL the operator waived, over every run of the campaign."""
         return [c for report in self.preflight for c in report.waived]
+
+
+Json = dict[str, Any]
+
+
+def v11_to_v12(data: Json) -> Json:
+    """12 adds fields that all have defaults (each cell's ``window_ratios``, a sequential
+    look's ``descriptive``, ``aa.p_value``, ``ruling.error_control``): only the version
+    moves. The stored ruling and verdicts stay as judged; an audit rebuilds them."""
+    return {**data, "schema_version": 12}
+
+
+UPGRADES: dict[int, Callable[[Json], Json]] = {11: v11_to_v12}
+
+
+def upgraded(data: Json, where: str = "comparison.json") -> Json:
+    """``data`` at ``COMPARISON_VERSION``, or FaceoffError naming the file and what to do."""
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > COMPARISON_VERSION:
+        raise FaceoffError(
+            f"schema_version {version!r} is not one this faceoff reads "
+            f"(at most {COMPARISON_VERSION})",
+            where=where,
+            fix="upgrade faceoff",
+        )
+    while version < COMPARISON_VERSION:
+        step = UPGRADES.get(version)
+        if step is None:
+            raise FaceoffError(
+                f"schema_version {version} is older than any upgrade ({min(UPGRADES)})",
+                where=where,
+                fix="rebuild it from the bundle's native files with the faceoff that wrote it",
+            )
+        data, version = step(data), version + 1
+    return data

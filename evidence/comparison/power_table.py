@@ -18,8 +18,10 @@ nights):
   requests, and the table names how many.
 
 A row that cannot be decided as planned carries a ``warning`` naming the cell and the
-numbers. Cell figures (goodput, output throughput, energy) compare point ratios, without an
-interval to plan; their rows say so.
+numbers. A cell planned with fewer requests than its interval is calibrated at
+(``bootstrap.calibrated``) gives descriptive figures only, and an energy figure of a single
+window is a point ratio: their rows warn so, as the card will say. Window figures (goodput,
+output throughput) have no learned variance to plan with; their rows say so.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from typing import Any
 
 from pydantic import Field
 
+from evidence.comparison.figures import CELL_FIGURE_LABELS, P99, bound_of
 from evidence.comparison.model import RATIO_LABELS
-from evidence.comparison.ruling import CELL_FIGURE_LABELS, bound_of
 from evidence.stats import power, student_t
+from evidence.stats.bootstrap import calibrated, calibrated_requests
 from evidence.stats.known_variance import KnownVariance, default_variance
 from evidence.stats.spending import obf_design
 from faceoff.artifact import Spec
@@ -43,15 +46,18 @@ from matrix.rule import Criterion, Rule
 
 CONFIDENCE = 0.95
 TAIL_FRACTION = {"p95": 0.95, "p99": 0.99}
-# A variance learned from a few nights is itself uncertain: sets of six A/A nights of the same
-# cell gave s² up to 20 % apart (tests/evidence/test_power_table.py), and a plan made at an
-# underestimate falls short of its power. Learned variances are planned 1.2× larger; the
+# A variance learned from a few nights is itself uncertain, and a plan made at an
+# underestimate falls short of its power: a learned s² is planned at its one-sided upper
+# confidence limit, s²·df/χ²(1 − UCL_LEVEL; df), df the nights' blocks less one summed (one
+# 64-request night at C1, df 15: ×1.45; three, df 45: ×1.22); without its df, 1.2×. The
 # default is conservative already.
+UCL_LEVEL = 0.80
 LEARNED_MARGIN = 1.2
 METHOD = (
     "per criterion and counted cell: the cell's known variance of the log ratio per request "
-    "(earlier A/A nights of the same workload and incumbent, else earlier nights, planned "
-    f"{LEARNED_MARGIN:g}× larger, else a conservative default); the interval half-width of "
+    "(earlier A/A nights of the same workload and incumbent, else earlier nights, planned at "
+    f"the {UCL_LEVEL:.0%} upper confidence limit of s² with the nights' degrees of freedom, "
+    "else a conservative default); the interval half-width of "
     "one pass, t(b − 1)·s/√n; the smallest "
     "difference decided with 80 % power at 95 % confidence (a sequential cell's whole "
     "design by its exit probabilities; a replicated cell's between-replicate interval); the "
@@ -139,19 +145,71 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
         "sequential": first.sequential,
         "variance": known,
     }
+    descriptive = _descriptive(criterion, cells)
     if known is None:
-        return PowerRow(**base, half_width=None, detectable=None, needed=None, tail_floor=None,
-                        decidable=True, warning=None)  # fmt: skip
-    variance = known.log_ratio * (LEARNED_MARGIN if known.source != "default" else 1.0)
+        said = f"{first.prompt_id} {_label(criterion)}: {descriptive}" if descriptive else None
+        n, c = first.scored_requests, first.concurrency
+        needed = calibrated_requests(c) if not calibrated(n, c) else None
+        return PowerRow(**base, half_width=None, detectable=None, needed=needed,
+                        tail_floor=None, decidable=descriptive is None,
+                        warning=said)  # fmt: skip
+    variance = planned_variance(known)
     plan = _plan(cells, variance, abs(math.log(bound)))
     floor = _floor(criterion.statistic)
     short = floor is not None and first.scored_requests < floor
     decidable = plan[1] <= abs(math.log(bound)) and not (short and criterion.statistic == "p99")
     n, c = first.scored_requests, first.concurrency
     half = math.expm1(power.half_width(variance, n, c, CONFIDENCE))
-    warning = None if decidable and not short else _warning(criterion, cells, plan, floor, half)
-    return PowerRow(**base, half_width=half, detectable=math.expm1(plan[1]), needed=plan[2],
-                    tail_floor=floor, decidable=decidable, warning=warning)  # fmt: skip
+    warning = None
+    if not decidable or short or descriptive:
+        warning = _warning(criterion, cells, plan, floor, half)
+        warning += f"; {descriptive}" if descriptive else ""
+    return PowerRow(**base, half_width=half, detectable=math.expm1(plan[1]),
+                    needed=max(plan[2], calibrated_requests(c)), tail_floor=floor,
+                    decidable=decidable and descriptive is None, warning=warning)  # fmt: skip
+
+
+def planned_variance(known: KnownVariance) -> float:
+    """The s² a plan uses: a learned one at its upper confidence limit (``UCL_LEVEL``)."""
+    if known.source == "default":
+        return known.log_ratio
+    if known.df is None:
+        return known.log_ratio * LEARNED_MARGIN
+    return known.log_ratio * known.df / chi2_quantile(1 - UCL_LEVEL, known.df)
+
+
+def chi2_quantile(p: float, df: int) -> float:
+    """χ² quantile by Wilson–Hilferty (within 1 % from 3 degrees of freedom)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    k = 2 / (9 * df)
+    return df * max(1 - k + z * math.sqrt(k), 0.05) ** 3
+
+
+def _descriptive(criterion: Criterion, cells: Sequence[Cell]) -> str | None:
+    """Why the cell's figures can only describe, never decide, the criterion (the ruling
+    says the same of them: ``evidence.comparison.figures``); None when they may decide."""
+    first = cells[0]
+    n, c = first.scored_requests, first.concurrency
+    if criterion.on_energy and len(cells) < 2:
+        return (
+            "one window gives one value per arm, a point ratio that decides nothing; only "
+            "replicates (or a sequential cell) give it an interval"
+        )
+    if criterion.statistic == "p99":
+        return f"{P99}: a p99 criterion is shown, never decided"
+    if calibrated(n, c):
+        return None
+    return (
+        f"{n} requests per arm are fewer than the {calibrated_requests(c)} its interval is "
+        "calibrated at: its figures are descriptive only (no verdict, no rule decision)"
+    )
+
+
+def _label(criterion: Criterion) -> str:
+    return (
+        CELL_FIGURE_LABELS.get(criterion.metric)
+        or f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
+    )
 
 
 def _plan(cells: Sequence[Cell], variance: float, distance: float) -> tuple[str, float, int]:
@@ -179,10 +237,7 @@ def _warning(
     half: float,
 ) -> str:
     first = cells[0]
-    label = (
-        CELL_FIGURE_LABELS.get(criterion.metric)
-        or f"{RATIO_LABELS[criterion.metric]} {criterion.statistic}"
-    )
+    label = _label(criterion)
     n = first.scored_requests
     if criterion.non_inferiority is not None:
         goal = f"a {criterion.non_inferiority:.0%} margin"

@@ -52,6 +52,11 @@ class AttemptInputs:
         kept while its entry asks for them again, and each line its metrics)."""
         return scored_ok(read_journal(self.where.path / JOURNAL_NAME))
 
+    def scored(self) -> list[RequestOutcome]:
+        """The journal's scored requests, whatever their status (a window figure counts
+        every request sent in the window)."""
+        return [o for o in read_journal(self.where.path / JOURNAL_NAME) if o.phase is Phase.SCORED]
+
     def counted(self, length_rule: LengthRule) -> list[RequestOutcome]:
         """The journal's scored requests a statistic counts under the cell's length rule
         (``evidence.attempt.roles.counted``)."""

@@ -1,9 +1,9 @@
 """Between-replicate ratio intervals: a replicated cell's K windows, compared pair by pair. Pure.
 
 Each replicate pair is measured in its own stretch of the host's history, so a Student t
-interval on the logarithms of the K per-replicate p50 ratios (an energy figure's point
-ratios) widens with the variance *between* windows, which the block bootstrap inside one
-window cannot see. The method:
+interval on the logarithms of the K per-replicate p50 ratios (a window figure's ratio, an
+energy figure's point ratios) widens with the variance *between* windows, which the block
+bootstrap inside one window cannot see. The method:
 docs/evidence.md, "Statistics" (Replicates).
 """
 
@@ -43,8 +43,8 @@ def replicated_ratios(cells: Sequence[Cell], entries: Sequence[CellEntry]) -> li
 
 
 def _ratios(entry: CellEntry) -> list[Ratio | FigureRatio]:
-    """The cell's p50 ratios, then its energy point ratios."""
-    return [*entry.ratios, *entry.figure_ratios]
+    """The cell's p50 ratios, its window figures' ratios, then its energy point ratios."""
+    return [*entry.ratios, *entry.window_ratios, *entry.figure_ratios]
 
 
 def log_t_interval(ratios: Sequence[float]) -> tuple[float, float, float]:

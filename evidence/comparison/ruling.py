@@ -13,10 +13,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from evidence.comparison.energy import energy_value
+from evidence.comparison.figures import (
+    CELL_FIGURE_LABELS,
+    Figure,
+    FigureKey,
+    Judged,
+    Standing,
+    bound_of,
+    figure,
+    figure_key,
+    interval_reason,
+    standings,
+)
 from evidence.comparison.model import (
     RATIO_LABELS,
-    ArmCell,
     CandidateRuling,
     CellEntry,
     CriterionCell,
@@ -26,18 +36,21 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
-from evidence.comparison.replicates import CONFIDENCE, log_t_interval
+from evidence.stats.multiplicity import ONE_SIDED, per_candidate
 from faceoff.format import join_words, level
-from matrix.rule import ENERGY_METRICS, Criterion, NotAccepted, Rule
+from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 
 METHOD = (
     "decision rule: per criterion and cell, the candidate/incumbent ratio interval is met when "
     "wholly on the better side of the bound (margin m: 1 + m for times and energy per token, "
     "1 − m for rates; target t: 1 − t for times and energy per token, 1 + t for rates), not "
-    "met when wholly on the worse side, inconclusive when it straddles it; cell figures "
-    "(goodput, output throughput, energy per output token, goodput per joule) compare point "
-    "ratios, or a replicated cell's between-replicate interval of them; a criterion stands as "
+    "met when wholly on the worse side, inconclusive when it straddles it; an interval decides "
+    "only where it is calibrated: a point ratio, a zero-width interval or one on fewer "
+    "requests per arm than its method is calibrated at (8 whole blocks) is descriptive, shown "
+    "and inconclusive; output throughput and goodput carry a time-block bootstrap interval "
+    "within the cell window, energy figures (one value per window) decide only by a "
+    "replicated or sequential cell's interval between windows; a criterion stands as "
     "its worst cell; any not met: do not promote, else any inconclusive or missing: no "
     "decision, else promote; counted cells (the rule's cells, else those its criteria judge) "
     "not accepted are handled first as declared; a criterion at p95 judges the ratio of p95s, "
@@ -48,35 +61,8 @@ OUTCOME_WORDS: dict[RuleOutcome, str] = {
     "do_not_promote": "do not promote",
     "no_decision": "no decision",
 }
-GOODPUT_LABELS = {
-    "goodput_rps": "goodput (req/s)",
-    "goodput_tps": "goodput (tok/s)",
-    "slo_attainment": "SLO attainment",
-}
-CELL_FIGURE_LABELS = {
-    **GOODPUT_LABELS,
-    "output_tps": "output throughput (tok/s)",
-    "energy_per_token_j": "energy per output token (J)",
-    "goodput_per_joule": "goodput per joule (req/J)",
-}
-GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
-    "goodput_rps": "requests_per_s",
-    "goodput_tps": "output_tps",
-    "slo_attainment": "attainment",
-}
 # Worst first: the criterion stands as the first of these any of its cells has.
 STANDING: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A cell's ratio for a criterion; low == high for a goodput figure (no interval)."""
-
-    ratio: float
-    low: float
-    high: float
-    confidence: float | None
-    interval: str = "interval"
 
 
 @dataclass(frozen=True)
@@ -85,9 +71,9 @@ class Replicates:
 
     ratios: Sequence[ReplicatedRatio] = ()
     written: Mapping[str, str] = field(default_factory=dict)  # replicate id -> id as written
-    # a sequential cell's deciding look (evidence.comparison.sequential), by
-    # (id as written, candidate, metric, statistic)
-    sequential: Mapping[tuple[str, str, str, str], Figure] = field(default_factory=dict)
+    # a sequential cell's deciding look (evidence.comparison.sequential), by (id as
+    # written, candidate) and the criterion's ``figure_key``: each criterion its own looks
+    sequential: Mapping[tuple[str, str, FigureKey], Figure] = field(default_factory=dict)
 
     def names(self, cell: CellEntry) -> set[str]:
         """The ids a rule may name the cell by."""
@@ -99,24 +85,25 @@ class Replicates:
         written = self.written.get(cell.id, cell.id)
         return any(key[:2] == (written, candidate) for key in self.sequential)
 
-    def group(
-        self, cell: CellEntry, metric: str, candidate: str, statistic: str = "p50"
+    def looked(
+        self, cell: CellEntry, criterion: Criterion, candidate: str
     ) -> tuple[str, Figure] | None:
-        """The cell's replicated group (the id as written) and its sequential look or its
-        between-replicate interval (of p50s), when the group has one."""
+        """The cell's sequential group (the id as written) and the criterion's deciding look."""
         written = self.written.get(cell.id, cell.id)
-        looked = self.sequential.get((written, candidate, metric, statistic))
-        if looked is not None:
-            return written, looked
-        if statistic != "p50":
-            return None
+        found = self.sequential.get((written, candidate, figure_key(criterion)))
+        return None if found is None else (written, found)
+
+    def between(self, cell: CellEntry, metric: str, candidate: str) -> tuple[str, Figure] | None:
+        """The cell's replicated group (the id as written) and its between-replicate interval
+        of p50 ratios (a cell figure's window ratios), when the group has one."""
+        written = self.written.get(cell.id, cell.id)
         for r in self.ratios:
             if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
                 continue
             if r.ratio is not None and r.low is not None and r.high is not None:
-                return written, Figure(
-                    r.ratio, r.low, r.high, r.confidence, "between-replicate interval"
-                )
+                words = "between-replicate interval"
+                return written, Figure(r.ratio, r.low, r.high, r.confidence, words,
+                                       interval_reason(r.low, r.high))  # fmt: skip
         return None
 
 
@@ -126,20 +113,41 @@ def rule_ruling(
     candidates: Sequence[str],
     replicates: Replicates | None = None,
 ) -> Ruling:
+    judged = [name for name in candidates if rule.judges(name)]
     return Ruling(
         rule=rule,
         candidates=[
-            candidate_ruling(rule, cells, name, replicates)
-            for name in candidates
-            if rule.judges(name)
+            candidate_ruling(rule, cells, name, replicates, len(judged)) for name in judged
         ],
         method=METHOD,
+        error_control=error_control(len(judged)),
+    )
+
+
+def error_control(candidates: int) -> str:
+    """The campaign's error rates in words, for the card."""
+    split = (
+        f", split across the {candidates} candidates ({per_candidate(candidates):.2%} each)"
+        if candidates > 1
+        else ""
+    )
+    return (
+        f"Promote needs every criterion met in every cell it judges (an intersection-union "
+        f"test: wrongly promoted at most {ONE_SIDED:.1%} of the time{split}); do not promote "
+        "is a claim over every cell × criterion, Holm-adjusted so that a wrong one is made at "
+        f"most {ONE_SIDED:.1%} of the time; a sequential cell's looks are held to their own "
+        "design's spending."
     )
 
 
 def candidate_ruling(
-    rule: Rule, cells: Sequence[CellEntry], candidate: str, replicates: Replicates | None = None
+    rule: Rule,
+    cells: Sequence[CellEntry],
+    candidate: str,
+    replicates: Replicates | None = None,
+    candidates: int = 1,
 ) -> CandidateRuling:
+    """``candidates``: how many the rule judges, the error of a promotion split among them."""
     groups = replicates or Replicates()
     counted = [
         c
@@ -153,8 +161,11 @@ def candidate_ruling(
         if not groups.covers(c, candidate)
         for run in _not_accepted(c, candidate)
     ]
+    criteria = rule.criteria_for(candidate)
+    judged = [_judged(rule, k, comparable, candidate, groups) for k in criteria]
     lines = [
-        criterion_line(rule, k, comparable, candidate, groups) for k in rule.criteria_for(candidate)
+        criterion_line(k, j, found)
+        for k, j, found in zip(criteria, judged, standings(judged, candidates), strict=True)
     ]
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
@@ -166,19 +177,25 @@ def candidate_ruling(
     )
 
 
-def criterion_line(
+def _judged(
     rule: Rule,
     criterion: Criterion,
     cells: Sequence[CellEntry],
     candidate: str,
     replicates: Replicates,
-) -> CriterionLine:
-    higher = higher_is_better(criterion.metric)
-    bound = bound_of(criterion)
+) -> Judged:
     judged = [c for c in cells if rule.counts(replicates.names(c), c.kind, criterion)]
     figures = _figures(judged, criterion, candidate, replicates)
+    return Judged(bound_of(criterion), higher_is_better(criterion.metric), figures)
+
+
+def criterion_line(
+    criterion: Criterion, judged: Judged, found: Mapping[str, Standing]
+) -> CriterionLine:
+    """The criterion's line: its worst unit decides it."""
+    bound, higher, figures = judged.bound, judged.higher, judged.figures
     standing = [
-        CriterionCell(cell=cell, status=_standing(f, bound, higher), **_interval(f))
+        CriterionCell(cell=cell, status=found[cell][0], **_interval(f))
         for cell, f in figures.items()
     ]
     worst = min(
@@ -192,102 +209,35 @@ def criterion_line(
         status=worst.status if worst else "missing",
         deciding_cell=worst.cell if worst else None,
         cells=standing,
-        sentence=_sentence(head, bound, higher, worst, figures[worst.cell] if worst else None),
+        sentence=_sentence(
+            head,
+            bound,
+            higher,
+            worst,
+            figures[worst.cell] if worst else None,
+            note=found[worst.cell][1] if worst else None,
+        ),
     )
-
-
-def bound_of(criterion: Criterion) -> float:
-    """The ratio the candidate must clear, oriented by the metric's better direction."""
-    higher = higher_is_better(criterion.metric)
-    if criterion.non_inferiority is not None:
-        return 1 - criterion.non_inferiority if higher else 1 + criterion.non_inferiority
-    target = criterion.superiority or 0.0
-    return 1 + target if higher else 1 - target
 
 
 def _figures(
     cells: Sequence[CellEntry], criterion: Criterion, candidate: str, replicates: Replicates
 ) -> dict[str, Figure | None]:
-    """Judged unit (a cell, or a replicated cell's group by the id it was written under) ->
-    its figure. A group with a between-replicate interval (of p50 ratios) is judged once, by
-    that interval, which also sees the variance between windows; otherwise each replicate
-    on its own."""
+    """Judged unit (a cell, or a replicated or sequential cell's group by the id it was
+    written under) -> its figure. A sequential group is judged by the criterion's deciding
+    look; a replicated group with a between-replicate interval (of p50 ratios) once, by that
+    interval, which also sees the variance between windows; otherwise each cell on its own."""
     metric, statistic = criterion.metric, criterion.statistic
-    if criterion.on_cell_figure:
-        return _cell_figures(cells, metric, candidate, replicates)
     found: dict[str, Figure | None] = {}
     for cell in cells:
-        group = replicates.group(cell, metric, candidate, statistic)
+        group = replicates.looked(cell, criterion, candidate)
+        if group is None and statistic == "p50":
+            group = replicates.between(cell, metric, candidate)
         if group is None:
             found[cell.id] = figure(cell, metric, candidate, statistic)
         else:
             found[group[0]] = group[1]
     return found
-
-
-def figure(cell: CellEntry, metric: str, candidate: str, statistic: str = "p50") -> Figure | None:
-    """The candidate/incumbent ratio of ``metric``'s ``statistic`` in the cell, or None where
-    there is none."""
-    if metric in CELL_FIGURE_LABELS:
-        return _cell_figure(cell, metric, candidate)
-    ratios = cell.ratios if statistic == "p50" else cell.tail_ratios
-    found = next(
-        (
-            r
-            for r in ratios
-            if r.candidate == candidate and r.metric == metric and r.statistic == statistic
-        ),
-        None,
-    )
-    return None if found is None else Figure(found.ratio, found.low, found.high, found.confidence)
-
-
-def _cell_figures(
-    cells: Sequence[CellEntry], metric: str, candidate: str, replicates: Replicates
-) -> dict[str, Figure | None]:
-    """Judged unit -> the point ratio of a cell figure; a replicated cell with two or more
-    replicate ratios is judged once, by their between-replicate interval."""
-    units: dict[str, list[tuple[str, Figure | None]]] = {}
-    for cell in cells:
-        written = replicates.written.get(cell.id, cell.id)
-        units.setdefault(written, []).append((cell.id, _cell_figure(cell, metric, candidate)))
-    found: dict[str, Figure | None] = {}
-    for written, members in units.items():
-        ratios = [f.ratio for _, f in members if f is not None]
-        if written in {cell_id for cell_id, _ in members} or len(ratios) < 2:
-            found.update(members)  # not replicated, or too few replicates for an interval
-            continue
-        estimate, low, high = log_t_interval(ratios)
-        found[written] = Figure(estimate, low, high, CONFIDENCE, "between-replicate interval")
-    return found
-
-
-def _cell_figure(cell: CellEntry, metric: str, candidate: str) -> Figure | None:
-    """The point ratio of one value per arm: a goodput figure, the aggregate output
-    throughput (Σ completion tokens over the cell window) or an energy figure."""
-    base, top = _cell_value(cell.arms[0], metric), _cell_value(_arm(cell, candidate), metric)
-    if base is None or top is None or base <= 0:
-        return None  # a ratio to nothing says nothing
-    return Figure(top / base, top / base, top / base, None)
-
-
-def _cell_value(arm: ArmCell, metric: str) -> float | None:
-    if metric == "output_tps":
-        return arm.aggregate_output_tps
-    if metric in ENERGY_METRICS:
-        return energy_value(arm, metric)
-    value: float | None = getattr(arm.goodput, GOODPUT_FIELDS[metric]) if arm.goodput else None
-    return value
-
-
-def _standing(found: Figure | None, bound: float, higher: bool) -> CriterionStatus:
-    if found is None:
-        return "missing"
-    worse_end, better_end = (found.low, found.high) if higher else (-found.high, -found.low)
-    edge = bound if higher else -bound
-    if worse_end >= edge:
-        return "met"
-    return "not_met" if better_end < edge else "inconclusive"
 
 
 def _slack(cell: CriterionCell, bound: float, higher: bool) -> float:
@@ -347,7 +297,13 @@ def _criterion_words(criterion: Criterion, bound: float, higher: bool) -> str:
 
 
 def _sentence(
-    head: str, bound: float, higher: bool, worst: CriterionCell | None, found: Figure | None
+    head: str,
+    bound: float,
+    higher: bool,
+    worst: CriterionCell | None,
+    found: Figure | None,
+    *,
+    note: str | None,
 ) -> str:
     if worst is None:
         return f"{head}: missing — no comparable cell to judge."
@@ -363,6 +319,8 @@ def _sentence(
         "not_met": f"wholly on the worse side of {bound:.2f}",
         "inconclusive": f"straddles {bound:.2f}",
     }[worst.status]
+    if note is not None:
+        why = note
     return f"{head}: {worst.status.replace('_', ' ')} — {worst.cell} {interval}, {why}."
 
 
@@ -373,10 +331,6 @@ def _scope(criterion: Criterion) -> str:
     if criterion.cells:
         parts.append(join_words(criterion.cells, "and"))
     return f", in {' and '.join(parts)}" if parts else ""
-
-
-def _arm(cell: CellEntry, name: str) -> ArmCell:
-    return next(a for a in cell.arms if a.arm == name)
 
 
 def _runs_pair(cell: CellEntry, candidate: str) -> bool:

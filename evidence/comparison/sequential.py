@@ -21,19 +21,24 @@ says on the card how every cell stopped.
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
-from evidence.comparison.ruling import (
+from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
-    OUTCOME_WORDS,
+    POINT,
     Figure,
-    Replicates,
+    FigureKey,
     bound_of,
-    candidate_ruling,
     figure,
+    interval_reason,
+    of_ratio,
+    ratio_of,
 )
+from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
+from evidence.comparison.ruling import OUTCOME_WORDS, Replicates, candidate_ruling
 from evidence.comparison.sequential_model import (
     BudgetView,
     LookEntry,
@@ -42,9 +47,10 @@ from evidence.comparison.sequential_model import (
     SequentialView,
 )
 from evidence.folder.passes import PassRecord
+from evidence.stats import student_t
 from evidence.stats.futility import SPENDING as FUTILITY
 from evidence.stats.futility import Futility, futility_design
-from evidence.stats.sequential import PassEstimate, futile, look_at, standing
+from evidence.stats.sequential import MAX_LOG_HALF, PassEstimate, futile, look_at, standing
 from evidence.stats.spending import SPENDING, Design, obf_design
 from faceoff.format import join_words
 from matrix.cell import Cell
@@ -105,27 +111,35 @@ def sequential_groups(cells: Sequence[Cell]) -> list[SequentialGroup]:
 def criterion_looks(
     group: SequentialGroup, criterion: Criterion, candidate: str, entries: Mapping[str, CellEntry]
 ) -> SequentialCriterion:
-    """Every look of one criterion for one candidate in the group's passes that ran."""
+    """Every look of one criterion for one candidate in the group's passes that ran. A look
+    whose passes include one with a descriptive interval (too few requests, no width) is
+    descriptive too: shown, undecided. An energy figure (one point ratio per window) is
+    judged by the Student t interval of its passes' point ratios at the look's level."""
     higher, bound = higher_is_better(criterion.metric), bound_of(criterion)
     looks: list[LookEntry] = []
     passes: list[PassEstimate] = []
+    points: list[float] = []
+    reasons: list[str] = []
     futile_at: int | None = None
-    for cell in group.cells:
-        entry = entries.get(cell.id)
-        found = _pass_figure(entry, criterion, candidate) if entry is not None else None
+    for entry in (entries[c.id] for c in group.cells if c.id in entries):
+        found = _pass_ratio(entry, criterion, candidate)
         if found is None:
+            point = _pass_figure(entry, criterion, candidate)
+            if point is not None:
+                points.append(point.ratio)
+                looks.append(_point_look(points, group.design, bound, higher))
             continue
-        if found.confidence is None:  # a goodput figure: its point ratio, no interval
-            status = standing(found.ratio, found.ratio, bound, higher)
-            looks.append(LookEntry(look=len(looks) + 1, ratio=found.ratio, low=found.ratio,
-                                   high=found.ratio, confidence=1.0, status=status))  # fmt: skip
-            continue
-        passes.append(_estimate(entry, criterion, candidate, found))  # type: ignore[arg-type]
+        reason = of_ratio(found, entry.concurrency).descriptive
+        reasons += [reason] if reason else []
+        passes.append(_estimate(found))
         look = look_at(passes, group.design, bound, higher)
-        if futile_at is None and futile(look, group.futility, bound):
+        said = reasons[0] if reasons else (None if look.se > 0 else "a zero-width interval")
+        if said is None and futile_at is None and futile(look, group.futility, bound):
             futile_at = look.look
         looks.append(LookEntry(look=look.look, ratio=look.ratio, low=look.low, high=look.high,
-                               confidence=look.confidence, status=look.status))  # fmt: skip
+                               confidence=look.confidence,
+                               status="inconclusive" if said else look.status,
+                               descriptive=said))  # fmt: skip
     decided = next((look for look in looks if look.status in ("met", "not_met")), None)
     last = decided or (looks[-1] if looks else None)
     return SequentialCriterion(
@@ -158,7 +172,7 @@ def judged(
 
 def deciding_figures(
     groups: Mapping[str, Sequence[SequentialCriterion]], max_passes: Mapping[str, int]
-) -> dict[tuple[str, str, str, str], Figure]:
+) -> dict[tuple[str, str, FigureKey], Figure]:
     """The ruling's figure of each group and criterion: its deciding look, else its last."""
     found = {}
     for written, lines in groups.items():
@@ -171,8 +185,9 @@ def deciding_figures(
             confidence = (
                 None if look.confidence >= 1.0 and look.low == look.high else look.confidence
             )
-            key = (written, line.candidate, line.metric, line.statistic)
-            found[key] = Figure(look.ratio, look.low, look.high, confidence, words)
+            key = (written, line.candidate, (line.metric, line.statistic, line.bound))
+            found[key] = Figure(look.ratio, look.low, look.high, confidence, words,
+                                look.descriptive, adjustable=False)  # fmt: skip
     return found
 
 
@@ -190,11 +205,15 @@ def sequential_replicates(
 
 
 def settled(
-    rule: Rule, entries: Sequence[CellEntry], candidate: str, replicates: Replicates
+    rule: Rule,
+    entries: Sequence[CellEntry],
+    candidate: str,
+    replicates: Replicates,
+    candidates: int = 1,
 ) -> str | None:
     """Why the candidate's outcome can no longer change on the cells run so far; None while
-    it can."""
-    ruling = candidate_ruling(rule, entries, candidate, replicates)
+    it can (``candidates``: how many the rule judges, as the ruling splits its error)."""
+    ruling = candidate_ruling(rule, entries, candidate, replicates, candidates)
     words = OUTCOME_WORDS[ruling.outcome]
     if ruling.outcome != "no_decision":
         return f"{candidate}'s outcome is settled: {words}"
@@ -228,7 +247,8 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need
     # it settles nothing while the cell runs on
     passes = {c.id for g in groups for c in g.cells}
     kept = [e for e in entries if e.id not in passes or all(p.comparable for p in e.pairs)]
-    closed = {a.name: settled(rule, kept, a.name, replicates) for a in matrix.candidates}
+    ruled = sum(1 for a in matrix.candidates if rule.judges(a.name))
+    closed = {a.name: settled(rule, kept, a.name, replicates, ruled) for a in matrix.candidates}
     return {
         g.written: _need(lines[g.written], closed)
         for g in groups
@@ -340,20 +360,34 @@ def _pass_figure(entry: CellEntry, criterion: Criterion, candidate: str) -> Figu
     return figure(entry, criterion.metric, candidate, criterion.statistic)
 
 
-def _estimate(
-    entry: CellEntry, criterion: Criterion, candidate: str, found: Figure
-) -> PassEstimate:
-    ratio = _ratio(entry, criterion, candidate)
+def _pass_ratio(entry: CellEntry, criterion: Criterion, candidate: str) -> Ratio | None:
+    """The pass's ratio with an interval (None for a point figure, or a pair not compared)."""
+    if not any(p.candidate == candidate and p.comparable for p in entry.pairs):
+        return None
+    return ratio_of(entry, criterion.metric, candidate, criterion.statistic)
+
+
+def _estimate(found: Ratio) -> PassEstimate:
     return PassEstimate.of_interval(
-        found.ratio, found.low, found.high, found.confidence or CONFIDENCE,
-        min(ratio.blocks_incumbent, ratio.blocks_candidate),
+        found.ratio, found.low, found.high, found.confidence,
+        min(found.blocks_incumbent, found.blocks_candidate),
     )  # fmt: skip
 
 
-def _ratio(entry: CellEntry, criterion: Criterion, candidate: str) -> Ratio:
-    ratios = entry.ratios if criterion.statistic == "p50" else entry.tail_ratios
-    return next(
-        r for r in ratios
-        if r.candidate == candidate and r.metric == criterion.metric
-        and r.statistic == criterion.statistic
-    )  # fmt: skip
+def _point_look(points: Sequence[float], design: Design, bound: float, higher: bool) -> LookEntry:
+    """Look k of a point figure: the Student t interval (k − 1 degrees of freedom) of the k
+    passes' log point ratios at the look's nominal level; one pass alone is descriptive."""
+    k = len(points)
+    if k < 2:
+        return LookEntry(look=k, ratio=points[0], low=points[0], high=points[0], confidence=1.0,
+                         status="inconclusive", descriptive=POINT)  # fmt: skip
+    logs = [math.log(p) for p in points]
+    mean = statistics.fmean(logs)
+    confidence = design.nominal_confidence(min(k, design.looks))
+    half = student_t.quantile(confidence, k - 1) * statistics.stdev(logs) / math.sqrt(k)
+    half = min(half, MAX_LOG_HALF)
+    low, high = math.exp(mean - half), math.exp(mean + half)
+    said = interval_reason(low, high)
+    status = "inconclusive" if said else standing(low, high, bound, higher)
+    return LookEntry(look=k, ratio=math.exp(mean), low=low, high=high, confidence=confidence,
+                     status=status, descriptive=said)  # fmt: skip

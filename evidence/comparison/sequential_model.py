@@ -20,6 +20,11 @@ class LookEntry(Spec):
     high: float | None = Field(description="High end of the look's interval.")
     confidence: float = Field(description="The look's nominal two-sided confidence (spending).")
     status: LookStanding = Field(description="How the look's interval stands to the bound.")
+    descriptive: str | None = Field(
+        default=None,
+        description="Why the look may not decide (a pass's interval below the requests its "
+        "method is calibrated at, a zero-width interval, a single point ratio); None: it may.",
+    )
 
 
 class SequentialCriterion(Spec):

@@ -92,10 +92,11 @@ def _variance(
         for read_as in readings:
             seen = _observed(nights, key, metric, read_as, concurrency)
             if seen:
-                values, campaigns = zip(*seen, strict=True)
+                values, campaigns, dfs = zip(*seen, strict=True)
                 scaled = read_as if read_as != statistic else None
                 return learned(metric, statistic, observed=values, source=source,
-                               campaigns=sorted(set(campaigns)), scaled_from=scaled)  # fmt: skip
+                               campaigns=sorted(set(campaigns)), scaled_from=scaled,
+                               df=sum(dfs))  # fmt: skip
     return default_variance(metric, statistic)
 
 
@@ -105,8 +106,9 @@ def _observed(
     metric: str,
     statistic: str,
     concurrency: int,
-) -> list[tuple[float, str]]:
-    """(s², campaign) of every incumbent row of the key's cells in these nights."""
+) -> list[tuple[float, str, int]]:
+    """(s², campaign, its degrees of freedom: blocks − 1) of every incumbent row of the
+    key's cells in these nights."""
     found = []
     for earlier, ids in nights:
         night = earlier.night
@@ -117,9 +119,8 @@ def _observed(
             if interval is None or interval.low <= 0 or interval.high <= interval.low:
                 continue
             blocks = blocks_of(row.n, concurrency)
-            found.append(
-                (per_request_of_arm(interval.low, interval.high, row.n, blocks), night.campaign)
-            )
+            s2 = per_request_of_arm(interval.low, interval.high, row.n, blocks)
+            found.append((s2, night.campaign, max(1, blocks - 1)))
     return found
 
 

@@ -41,6 +41,9 @@ RATIO_METHOD = (
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
 MIN_BLOCKS = 5  # fewer blocks than this and the interval would rest on a handful of draws
+# Fewer blocks per arm than this and an interval is descriptive only: it decides no rule
+# criterion and gives no verdict (benchmarks/decisions.py measures the calibration by blocks).
+CALIBRATED_BLOCKS = 8
 CHUNK = 64  # sorted values per step of the weighted-median search
 
 
@@ -134,6 +137,25 @@ def block_size(n: int, concurrency: int) -> int:
     but small enough to leave ``MIN_BLOCKS`` blocks where n allows."""
     wanted = max(concurrency, math.ceil(math.cbrt(n)))
     return max(1, min(wanted, n // MIN_BLOCKS))
+
+
+def calibrated(n: int, concurrency: int) -> bool:
+    """Whether an interval on ``n`` requests per arm is calibrated: its blocks are whole
+    (not cut smaller to leave ``MIN_BLOCKS`` of them) and there are ``CALIBRATED_BLOCKS``."""
+    if n <= 0:
+        return False
+    size = block_size(n, concurrency)
+    whole = size == max(concurrency, math.ceil(math.cbrt(n)))
+    return whole and math.ceil(n / size) >= CALIBRATED_BLOCKS
+
+
+def calibrated_requests(concurrency: int) -> int:
+    """The fewest requests per arm from which every interval is calibrated (``calibrated``:
+    just above some n a larger ⌈n^⅓⌉ leaves fewer blocks, so a lone calibrated n is not it)."""
+    n = CALIBRATED_BLOCKS
+    while not all(calibrated(m, concurrency) for m in range(n, 4 * n)):
+        n += 1
+    return n
 
 
 def time_blocks(send_ns: Sequence[int], concurrency: int) -> tuple[int, ...]:

@@ -52,6 +52,11 @@ class KnownVariance(Spec):
     arm: float = Field(description="The same for one arm's own statistic (half of s²).")
     source: VarianceSource = Field(description="aa, history or default.")
     nights: int = Field(description="Earlier nights it rests on (0 for the default).")
+    df: int | None = Field(
+        default=None,
+        description="Degrees of freedom of the estimate: each night's blocks less one, "
+        "summed; None for the default (no estimate).",
+    )
     detail: str = Field(description="Where it came from, in words.")
 
 
@@ -98,6 +103,7 @@ def learned(
     source: VarianceSource,
     campaigns: Sequence[str],
     scaled_from: str | None = None,
+    df: int | None = None,
 ) -> KnownVariance:
     """The mean of nights' per-request variances (each already for ``statistic``, or for
     ``scaled_from``'s and scaled here)."""
@@ -115,6 +121,7 @@ def learned(
         arm=ARM_SHARE * value,
         source=source,
         nights=len(observed),
+        df=df,
         detail=f"{len(observed)} {words} of the same cell and incumbent ({named}){scaled}",
     )
 

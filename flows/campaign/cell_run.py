@@ -93,11 +93,12 @@ def policy_block(context: CampaignContext, cell: Cell, arm: str) -> Disposed | N
 
 
 def reference_for(context: CampaignContext, cell: Cell, arm: str) -> RequestPlan | None:
-    """The plan of the same cell on the arms before this one (incumbent first), newest first."""
-    order = [a.name for a in context.frozen.matrix.arm_order()]
+    """The plan of the same cell on the other arms that ran it (incumbent first), newest
+    first: in an even pass the candidate runs first (``passes.arm_order``), and the incumbent
+    then retokenizes its texts."""
     paths: list[Path] = []
-    for earlier in order[: order.index(arm)]:
-        paths += [a / PLAN_NAME for a in context.attempt_dirs(cell.id, earlier)]
+    for other in (a.name for a in context.frozen.matrix.arm_order() if a.name != arm):
+        paths += [a / PLAN_NAME for a in context.attempt_dirs(cell.id, other)]
     return reference_plan(paths)
 
 

@@ -1,6 +1,8 @@
 """The campaign's passes, one after another, each admitted by the evidence and the budget.
 
-Replicate k of a cell runs in pass k of the campaign, every arm in turn. Before each pass
+Replicate k of a cell runs in pass k of the campaign, every arm in turn: the incumbent first
+in odd passes and last in even ones (ABBA: a drift across the night cannot favour one arm
+in every pass). Before each pass
 after the first, the passes so far are judged (``evidence.comparison.sequential``): a
 sequential cell's next replicate runs only while a candidate whose outcome is still open
 has a rule criterion undecided in it that has not stopped for futility. With a night's
@@ -68,7 +70,9 @@ def campaign_passes(
     passes = itertools.groupby(work, key=lambda item: item[1][0].pass_index)
     for index, items in passes:
         skipped = log.record.skipped_cells()
-        planned = [(arm, [c for c in cells if c.id not in skipped]) for arm, cells in items]
+        planned = arm_order(
+            [(arm, [c for c in cells if c.id not in skipped]) for arm, cells in items], index
+        )
         admitted = _admitted(context, log, index, _ordered(matrix, planned, budget_end))
         if admitted is None:
             break
@@ -154,6 +158,13 @@ def _measured(context: CampaignContext, log: PassLog) -> NightSoFar:
     written = {c.id: c.prompt_id for c in context.frozen.matrix.cells}
     walks = [w for p in log.record.passes for w in p.walks]
     return NightSoFar(walks, seconds, written)
+
+
+def arm_order(work: Work, index: int) -> Work:
+    """The pass's arms: incumbent first in odd passes, last in even ones (ABBA), so a drift
+    across the night (heat, a neighbour, a cache that grows) weighs on both arms alike
+    instead of on the candidate every pass."""
+    return work if index % 2 == 1 else work[::-1]
 
 
 def _ordered(matrix: Matrix, work: Work, budget_end: datetime | None) -> Work:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from rich.table import Table
 
+from evidence.comparison.figures import CELL_FIGURE_LABELS
 from evidence.comparison.model import RATIO_LABELS
 from evidence.comparison.power_table import PowerTable, wanted_variances
-from evidence.comparison.ruling import CELL_FIGURE_LABELS
 from evidence.history.variance import EarlierNight, read_earlier
+from evidence.stats.known_variance import KnownVariance
 from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger
 from ledger.db import DB_URL_ENV
@@ -50,6 +51,14 @@ def earlier_nights(workdir: Path, db: str | None) -> list[EarlierNight]:
     return read_earlier((Path(r.evidence_dir), r.created_at.date()) for r in rows)
 
 
+def _basis(known: KnownVariance) -> str:
+    """What the variance rests on: its source, nights and degrees of freedom."""
+    if known.source == "default":
+        return "default"
+    df = f", df {known.df}" if known.df is not None else ""
+    return f"{known.source}, {known.nights} night{'s' * (known.nights != 1)}{df}"
+
+
 def power_view(table: PowerTable) -> Table:
     """The table ``validate --power`` prints, one row per criterion and counted cell."""
     view = Table(title="What the plan can decide (80 % power, 95 % confidence)")
@@ -64,7 +73,7 @@ def power_view(table: PowerTable) -> Table:
             row.cell,
             f"{LABELS.get(row.metric, row.metric)} {row.statistic} {sign} {row.bound:.2f}",
             plan,
-            f"{known.log_ratio**0.5:.3f} ({known.source})" if known else "point ratio",
+            f"{known.log_ratio**0.5:.3f} ({_basis(known)})" if known else "window figure",
             f"{row.half_width:.0%}" if row.half_width is not None else "-",
             f"{row.detectable:.1%}" if row.detectable is not None else "-",
             f"{row.needed:,}" if row.needed is not None else "-",

@@ -96,7 +96,7 @@ def test_a_successor_measures_only_its_changed_cell(
             assert (bundle / copied).read_bytes() == (source / copied).read_bytes()
 
     comparison = json.loads((bundle / "comparison.json").read_text(encoding="utf-8"))
-    assert comparison["schema_version"] == 11
+    assert comparison["schema_version"] == 12
     assert comparison["carried"]["source"] == "succ-a"
     assert [c["cell_id"] for c in comparison["carried"]["cells"]] == [KEPT]
     card = (bundle / "RESULT.md").read_text(encoding="utf-8")

@@ -74,7 +74,7 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
         f"Declared rule: **{ruling.outcome.replace('_', ' ')}**"
     )
     assert "## Sequential passes" in card and record.stop in card
-    assert json.loads((result.bundle / "comparison.json").read_text())["schema_version"] == 11
+    assert json.loads((result.bundle / "comparison.json").read_text())["schema_version"] == 12
     assert audit_bundle(result.bundle).ok
     console = Console(record=True, width=200)
     console.print(end_summary(result))

@@ -44,15 +44,31 @@ def test_an_instrument_within_five_percent_passes() -> None:
     assert (got.intervals, got.excluding_one, got.passed) == (21, 1, True)
     assert got.cells_excluding_one == ["c10"]
     assert got.sentence.startswith(
-        "A/A: 1 of 21 ratio intervals exclude 1 (4.8%; at most 5% allowed), in 1 of 11 "
+        "A/A: 1 of 21 ratio intervals exclude 1 (4.8%; a calibrated instrument excludes 5%, and "
+        "gives this many or more with probability 65.9%, failing below 5%), in 1 of 11 "
         "compared cells: the instrument passed"
     )
 
 
+@pytest.mark.parametrize(("excluding", "passed"), [(2, True), (3, False)])
+def test_the_verdict_is_a_binomial_test_not_a_share(excluding: int, passed: bool) -> None:
+    """2 of 12 is 17 %, yet one calibrated campaign in nine shows it; 3 of 12, one in 50."""
+    wrong = [ratio(1.01, 1.10)] * excluding + [ratio(0.95, 1.04)] * (12 - excluding)
+    got = aa_calibration([cell(f"c{i}", [r], "accepted") for i, r in enumerate(wrong)])
+    assert got.passed is passed
+    assert got.p_value == pytest.approx({2: 0.1184, 3: 0.0196}[excluding], abs=1e-4)
+
+
+def test_descriptive_intervals_are_not_counted() -> None:
+    few = ratio(1.5, 2.5).model_copy(update={"verdict": "descriptive"})
+    got = aa_calibration([cell("c0", [few, ratio(0.95, 1.04)], "accepted")])
+    assert (got.intervals, got.excluding_one, got.cells_excluding_one) == (1, 0, [])
+
+
 def test_an_instrument_that_sees_differences_that_are_not_there_fails() -> None:
     cells = [
-        cell("c0", [ratio(2.02, 2.84)], "accepted", "accepted"),  # the 2.41x of two identical arms
-        cell("c1", [ratio(0.97, 1.02)], "accepted", "accepted"),
+        cell("c0", [ratio(2.02, 2.84)] * 3, "accepted", "accepted"),  # 2.41x of identical arms
+        cell("c1", [ratio(0.97, 1.02)] * 3, "accepted", "accepted"),
         cell("c2", [], "accepted", "host_stall"),
     ]
     got = aa_calibration(cells)

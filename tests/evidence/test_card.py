@@ -70,8 +70,12 @@ def test_the_verdict_per_cell_opens_the_card_and_reads_each_metrics_direction(
             assert f"{pair.candidate}: **{pair.verdict}** — " in line
             for r in cell.ratios:
                 label = RATIO_LABELS[r.metric]
-                if r.verdict == "no difference":
-                    assert label in line.split("no difference on", 1)[1]
+                if r.verdict in ("no difference", "descriptive"):
+                    said = {
+                        "no difference": "no difference on",
+                        "descriptive": "descriptive only on",
+                    }
+                    assert label in line.split(said[r.verdict], 1)[1]
                 else:
                     assert f"{label} ({r.ratio:.2f}× the incumbent's p50" in line
     assert (

@@ -7,9 +7,11 @@ import math
 import random
 from pathlib import Path
 
-from evidence.comparison.power_table import power_table, wanted_variances
+import pytest
+
+from evidence.comparison.power_table import planned_variance, power_table, wanted_variances
 from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
-from evidence.stats.known_variance import KnownVariance, learned, per_request
+from evidence.stats.known_variance import KnownVariance, default_variance, learned, per_request
 from evidence.stats.sequential import standing
 from matrix.model import Matrix
 from matrix.toml.reader import load_matrix
@@ -84,3 +86,38 @@ def test_the_requests_it_asks_for_decide_the_planted_difference_in_most_seeds(
         assert found is not None
         met += standing(found.low, found.high, 1.05, higher_is_better=False) == "met"
     assert met / 100 >= 0.8
+
+
+def test_a_plan_below_the_calibrated_requests_is_told_its_figures_only_describe(
+    tmp_path: Path,
+) -> None:
+    """The card will call a cell of 8 requests descriptive whatever its variance: the power
+    line says so too, and asks for the calibrated n."""
+    matrix = matrix_of(tmp_path, requests=8)
+    tiny = KnownVariance(metric="ttft_s", statistic="p50", log_ratio=1e-6, arm=5e-7,
+                         source="aa", nights=3, detail="three quiet nights")  # fmt: skip
+    table = power_table(matrix, {("natural-2048-c1", "ttft_s", "p50"): tiny})
+    rows = {row.cell: row for row in table.rows}
+    small = rows["natural-2048-c1"]
+    assert not small.decidable and small.warning is not None
+    assert "8 requests per arm are fewer than the 29 its interval is calibrated at" in small.warning
+    assert small.needed is not None and small.needed >= 29
+
+
+def test_a_learned_variance_is_planned_at_its_upper_confidence_limit() -> None:
+    """One 64-request night (16 blocks, df 15) is planned ≈1.45× larger, three ≈1.22×, many
+    nights barely larger; the default is used as it is."""
+
+    def night(df: int | None) -> KnownVariance:
+        return KnownVariance(metric="ttft_s", statistic="p50", log_ratio=0.04, arm=0.02,
+                             source="aa", nights=1, df=df, detail="")  # fmt: skip
+
+    factors = [planned_variance(night(df)) / 0.04 for df in (15, 45, 1500)]
+    assert factors == sorted(factors, reverse=True)
+    assert factors[0] == pytest.approx(1.45, abs=0.02) and factors[1] == pytest.approx(
+        1.22, abs=0.02
+    )
+    assert 1.0 < factors[2] < 1.05
+    assert planned_variance(night(None)) == pytest.approx(0.048)  # no df: the older 1.2×
+    default = default_variance("ttft_s", "p50")
+    assert planned_variance(default) == default.log_ratio

@@ -65,8 +65,9 @@ def rule_matrix() -> Matrix:
             "campaign": {"name": NAME, "seed": 5, "stop_policy": "continue"},
             "arms": [tiny_arm(name, speed, faults[name]) for name, speed in SPEEDS.items()],
             "cells": [
+                # 29 requests: the fewest whose intervals may decide at C1
                 {"id": "natural-512-c1", "kind": "natural", "input_tokens": 512,
-                 "concurrency": 1, "requests": 8, "sampling": sampling},
+                 "concurrency": 1, "requests": 29, "sampling": sampling},
                 {"id": "controlled-512-c1", "kind": "controlled", "input_tokens": 512,
                  "concurrency": 1, "requests": 5, "output_words": 16, "sampling": sampling,
                  "arms": ["incumbent", "failing"]},
@@ -123,7 +124,10 @@ def test_the_card_opens_with_the_rule_outcome_and_its_criteria(ruled: BundleInde
     assert lines[8].startswith(e2e + "not met — ") and lines[9].startswith(decode + "not met — ")
     assert lines[10].startswith(tail + "not met — ")
     assert all(lines[n].startswith(p) for n, p in ((13, e2e), (14, decode), (15, tail)))
-    assert lines[17].startswith("Observed: ")  # the recorded decision follows the rule
+    # the campaign's error rates, then the recorded decision, follow the rule
+    assert lines[17].startswith("Promote needs every criterion met in every cell it judges")
+    assert "split across the 3 candidates (0.83% each)" in lines[17]
+    assert lines[19].startswith("Observed: ")
 
 
 def test_a_p95_criterion_is_judged_on_the_ratio_of_the_arms_p95s(ruled: BundleIndex) -> None:

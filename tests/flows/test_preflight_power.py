@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evidence.comparison.power_table import PowerRow, PowerTable
 from evidence.folder.preflight import CheckStatus
 from flows.campaign.preflight.ledger_check import ledger_check
 from flows.campaign.preflight.power import judge_power, planned_table, power_checks
@@ -89,3 +90,16 @@ def test_the_ledger_gives_its_closed_campaigns_and_an_unreadable_bundle_leaves_t
     found = power_checks(frozen, seen.closed)
     assert [(c.check, c.status) for c in found] == [("power", CheckStatus.WARN)]
     assert "faceoff run --aa" in (found[0].fix or "")
+
+
+def test_a_window_figure_below_its_calibrated_requests_warns_with_the_fix() -> None:
+    """A figure with no variance to plan by (output throughput) still gets a line naming
+    what makes it decide, and an energy figure of one window is told to replicate."""
+    tps = PowerRow(cell="c", metric="output_tps", statistic="p50", test="non_inferiority",
+                   bound=0.95, requests=8, passes=1, sequential=False, variance=None,
+                   half_width=None, detectable=None, needed=29, tail_floor=None,
+                   decidable=False, warning="c output throughput: too few")  # fmt: skip
+    energy = tps.model_copy(update={"metric": "energy_per_token_j", "needed": None})
+    found = judge_power(PowerTable(confidence=0.95, power=0.8, rows=[tps, energy], method=""))
+    assert "requests = 29" in found[0].fix
+    assert found[1].fix.startswith("replicate the cell")

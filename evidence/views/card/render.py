@@ -143,10 +143,11 @@ def decision_words(c: Comparison) -> str:
 
 def _ruling(ruling: Ruling) -> str:
     """The declared rule's outcome per candidate and its criteria: the card's first lines."""
-    return "\n\n".join(
+    said = [
         "\n".join([c.headline, *(f"- {line.sentence}" for line in c.criteria)])
         for c in ruling.candidates
-    )
+    ]
+    return "\n\n".join([*said, *([ruling.error_control] if ruling.error_control else [])])
 
 
 def _decision(c: Comparison) -> str:
@@ -171,8 +172,10 @@ PROBES = "What each probe answers"
 VERDICT_NOTE = (
     "For the candidate against the incumbent, cell by cell: better or worse where a ratio's "
     "interval excludes 1, read in each metric's direction (rates are better higher, times "
-    "lower); no difference where it includes 1 at this n."
+    "lower); no difference where it includes 1 at this n; descriptive only (no verdict) "
+    "where the interval rests on fewer requests than it is calibrated at."
 )
+VERDICT_WORDS = {"no difference": "no difference", "descriptive": "descriptive only"}
 
 
 def verdicts(c: Comparison) -> str:
@@ -195,9 +198,10 @@ def _verdict_line(cell: CellEntry, pair: PairEntry) -> str:
         for verdict in ("better", "worse")
         if (found := [r for r in ratios if r.verdict == verdict])
     ]
-    same = [RATIO_LABELS[r.metric] for r in ratios if r.verdict == "no difference"]
-    if same:
-        said.append(f"no difference on {join_words(same, 'and')}")
+    for verdict in ("no difference", "descriptive"):
+        labels = [RATIO_LABELS[r.metric] for r in ratios if r.verdict == verdict]
+        if labels:
+            said.append(f"{VERDICT_WORDS[verdict]} on {join_words(labels, 'and')}")
     return f"{head}: **{pair.verdict}** — {'; '.join(said) or 'no ratio'}."
 
 

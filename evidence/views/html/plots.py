@@ -135,6 +135,7 @@ VERDICT_COLOURS: dict[RatioVerdict, str] = {
     "better": "#1a7f37",
     "worse": "#cf222e",
     "no difference": "#57606a",
+    "descriptive": "#afb8c1",  # too few requests for a calibrated interval: no verdict
 }
 FINE_TICKS = (0.5, 0.67, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2)  # for intervals close to 1
 COARSE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100)

@@ -49,6 +49,10 @@ def _warning(row: PowerRow) -> CheckResult:
     assert row.warning is not None
     if row.decidable:  # decided, but a tail it cannot claim from so few requests
         fix = f"give the cell requests = {row.tail_floor} or more, or judge a lower percentile"
+    elif row.needed is None:  # a figure that can only describe: nothing to plan requests by
+        fix = 'replicate the cell (replicates = K, or "auto" with max_passes), or judge ' + (
+            "another statistic" if row.statistic == "p99" else "another figure"
+        )
     else:
         per = " per pass" if row.passes > 1 else ""
         fix = (

@@ -33,7 +33,7 @@ VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 
 def end_summary(result: CampaignResult) -> Group:
-    comparison = Comparison.model_validate_json((result.bundle / COMPARISON_FILE).read_bytes())
+    comparison = Comparison.read(result.bundle / COMPARISON_FILE)
     tail = [*restoration_lines(result), *path_lines(result.bundle)]
     rule = rule_lines(comparison)
     room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header

@@ -1,0 +1,307 @@
+"""Right decisions: Monte Carlo over faceoff's own ruling on synthetic cells of known truth.
+
+    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~5 min
+    .venv/bin/python -m benchmarks decisions --campaigns 2000   # the issue's 2,000: ~50 min
+
+Each campaign builds comparison cells the way the comparison does — each arm's requests
+drawn from a noise model, each ratio by faceoff's own intervals
+(``evidence.stats.bootstrap.median_ratio``, the time-block ``evidence.stats.window``, a
+replicated cell's ``replicates.log_t_interval``), each ``Ratio`` by
+``evidence.comparison.cells.interval_ratio`` — and rules on them with
+``evidence.comparison.ruling.candidate_ruling`` (and ``aa.aa_calibration``). One arm's
+window is 64 requests at concurrency 1 unless said; the incumbent's window runs first.
+
+Noise models (one arm's log request latencies, marginal spread 0.3):
+  iid      independent;
+  stalls   a two-state chain: a stall starts with probability 3 % per request, lasts 8
+           requests on average, and doubles latency while it lasts (clustered outliers);
+  ar1      AR(1), φ = 0.6 (neighbouring requests alike);
+  drift    iid, plus a per-arm-window shift N(0, 0.02²), plus 3 % slower in the second
+           window (a night that drifts while the incumbent always runs first).
+
+Rows:
+  false promote   the least favourable configuration: one criterion whose true ratio sits
+                  on its bound in one cell, the same criterion easy in a second cell; per
+                  metric kind — latency (TTFT p50, 5 % margin), throughput (output
+                  throughput, 5 % margin), goodput (requests per second within the SLO, 5 %
+                  margin), energy (energy per output token, 5 % margin, 3 replicates of
+                  windows with a 3 % spread between them). Goal ≤ 2.5 %.
+  do not promote  4 cells × 3 criteria (TTFT, E2E, output throughput, 5 % margins) all on
+                  their bounds: campaigns ruled "do not promote" (goal ≤ 5 %, the
+                  rule's one-sided 2.5 % and then some), beside one test's rate p and the
+                  uncorrected union 1 − (1 − p)^12.
+  A/A             4 cells × 3 metrics of two identical arms: campaigns whose A/A verdict
+                  fails (goal ≤ 5 %), beside one interval's exclusion rate p and
+                  1 − (1 − p)^12 (the old "at most 5 % of intervals" rule's rate).
+  order           every do-not-promote campaign ruled again with its criteria reversed:
+                  outcomes that differ (goal 0).
+  calibration     one A/A interval's exclusion rate by requests per arm (n = 8 … 128): the
+                  n from which the interval holds its 5 % is where it may decide
+                  (``bootstrap.calibrated``: below it the figure is descriptive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evidence.comparison.aa import aa_calibration
+from evidence.comparison.cells import interval_ratio
+from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.comparison.replicates import log_t_interval
+from evidence.comparison.ruling import Replicates, candidate_ruling
+from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
+from evidence.stats.window import WindowRequest, window_blocks, window_ratio
+from matrix.cell import Sampling
+from matrix.rule import Rule
+
+NS = 1_000_000_000
+SPREAD = 0.3
+SEED = 20261207  # every campaign's bootstrap seed, as a campaign's one seed serves its cells
+NOISES = ("iid", "stalls", "ar1", "drift")
+Gen = np.random.Generator
+
+
+def arm_logs(rng: Gen, noise: str, n: int, second: bool) -> np.ndarray:
+    """One arm window's log latencies under ``noise`` (``second``: it runs after the other)."""
+    if noise == "ar1":
+        phi, shocks = 0.6, rng.normal(0, SPREAD * math.sqrt(1 - 0.36), n)
+        logs = np.empty(n)
+        logs[0] = rng.normal(0, SPREAD)
+        for i in range(1, n):
+            logs[i] = phi * logs[i - 1] + shocks[i]
+        return logs
+    logs = rng.normal(0, SPREAD, n)
+    if noise == "stalls":
+        stalled, state = np.zeros(n), False
+        for i in range(n):
+            state = rng.random() < (1 - 1 / 8) if state else rng.random() < 0.03
+            stalled[i] = state
+        logs += math.log(2) * stalled
+    if noise == "drift":
+        logs += rng.normal(0, 0.02) + (math.log(1.03) if second else 0.0)
+    return logs
+
+
+@dataclass(frozen=True)
+class Pair:
+    """The two arms' latencies in one cell window (seconds)."""
+
+    incumbent: np.ndarray
+    candidate: np.ndarray
+
+
+def pair(rng: Gen, noise: str, n: int, truth: float) -> Pair:
+    """``truth``: candidate/incumbent of every latency (a time: > 1 slower)."""
+    inc = np.exp(arm_logs(rng, noise, n, second=False))
+    cand = np.exp(arm_logs(rng, noise, n, second=True)) * truth
+    return Pair(inc, cand)
+
+
+def latency_ratio(metric: str, found: Pair) -> Ratio | None:
+    blocks = time_blocks(list(range(len(found.incumbent))), 1)
+    samples = [Sample("s", tuple(v.tolist()), blocks) for v in (found.incumbent, found.candidate)]
+    interval = median_ratio(samples[0], samples[1], seed=SEED, resamples=RESAMPLES[0])
+    if interval is None:
+        return None
+    return interval_ratio(metric, interval, name="cand", statistic="p50", concurrency=1)
+
+
+def rate_ratio(metric: str, found: Pair) -> Ratio | None:
+    """A window rate: closed loop at concurrency 1, 100 tokens a request (a request's
+    duration is its latency), so the candidate's rate is 1/truth the incumbent's."""
+    sides = []
+    for seconds in (found.incumbent, found.candidate):
+        ends = np.cumsum(seconds) * NS
+        starts = np.concatenate([[0.0], ends[:-1]])
+        amount = 100.0 if metric == "output_tps" else 1.0
+        sent = [WindowRequest(int(s), int(e), amount) for s, e in zip(starts, ends, strict=True)]
+        sides.append(window_blocks(sent, 1))
+    if sides[0] is None or sides[1] is None:
+        return None
+    interval = window_ratio(sides[0], sides[1], seed=SEED, resamples=RESAMPLES[0])
+    if interval is None:
+        return None
+    return interval_ratio(metric, interval, name="cand", statistic="p50", concurrency=1)
+
+
+RESAMPLES = [1000]  # set from --resamples
+
+
+def entry(cell_id: str, ratios: Sequence[Ratio], window: Sequence[Ratio] = ()) -> CellEntry:
+    arms = [
+        ArmCell(arm=name, attempt=1, disposition="accepted", reason_code=None, reason=None,
+                oom=None, planned=64, statuses={"ok": 64}, refusals=0, input_tokens=None,
+                completion_tokens=None, metrics={}, aggregate_output_tps=None, engine=None,
+                memory=None, sources={}, history=[])
+        for name in ("inc", "cand")
+    ]  # fmt: skip
+    comparable = PairEntry(candidate="cand", comparable=True, reason=None, sentence="",
+                           verdict="mixed")  # fmt: skip
+    return CellEntry(id=cell_id, kind="natural", stratum="natural/512/c1", input_target=512,
+                     concurrency=1, requests=64, warmups=0, sampling=Sampling(), arms=arms,
+                     pairs=[comparable], ratios=list(ratios),
+                     window_ratios=list(window))  # fmt: skip
+
+
+def rule(*criteria: dict[str, object]) -> Rule:
+    return Rule.model_validate({"criteria": list(criteria)})
+
+
+MARGIN = 0.05
+KINDS: dict[str, tuple[str, float]] = {  # kind -> (metric, its ratio on the bound)
+    "latency (TTFT p50)": ("ttft_s", 1 + MARGIN),
+    "throughput (output tok/s)": ("output_tps", 1 - MARGIN),
+    "goodput (req/s in SLO)": ("goodput_rps", 1 - MARGIN),
+    "energy (J/token, 3 windows)": ("energy_per_token_j", 1 + MARGIN),
+}
+
+
+def figure_cell(rng: Gen, noise: str, cell_id: str, metric: str, truth: float) -> CellEntry:
+    """A cell whose ``metric`` has candidate/incumbent ``truth`` (for a rate, the latencies
+    are 1/truth slower)."""
+    if metric == "ttft_s":
+        found = latency_ratio(metric, pair(rng, noise, 64, truth))
+        return entry(cell_id, [found] if found else [])
+    found = rate_ratio(metric, pair(rng, noise, 64, 1 / truth))
+    return entry(cell_id, [], [found] if found else [])
+
+
+def energy_campaign(rng: Gen, noise: str, truth: float) -> tuple[list[CellEntry], Replicates]:
+    """Two replicated cells (3 windows each): the first on ``truth``, the second easy."""
+    cells, between, written = [], [], {}
+    for name, ratio in (("a", truth), ("b", 0.8)):
+        shift = math.log(1.03) if noise == "drift" else 0.0
+        points = [ratio * math.exp(rng.normal(shift, 0.03)) for _ in range(3)]
+        estimate, low, high = log_t_interval(points)
+        between.append(ReplicatedRatio(
+            cell=name, candidate="cand", metric="energy_per_token_j", replicates=3,
+            compared=[f"{name}-r{k}" for k in (1, 2, 3)], ratios=points, ratio=estimate,
+            low=low, high=high, confidence=0.95, reason=None,
+        ))  # fmt: skip
+        for k in (1, 2, 3):
+            cells.append(entry(f"{name}-r{k}", []))
+            written[f"{name}-r{k}"] = name
+    return cells, Replicates(between, written)
+
+
+def false_promote(rng: Gen, noise: str, kind: str) -> bool:
+    metric, bound = KINDS[kind]
+    criterion = {"metric": metric, "non_inferiority": MARGIN}
+    if metric == "energy_per_token_j":
+        cells, groups = energy_campaign(rng, noise, bound)
+        return candidate_ruling(rule(criterion), cells, "cand", groups).outcome == "promote"
+    easy = 0.8 if bound > 1 else 1.25
+    cells = [
+        figure_cell(rng, noise, "a", metric, bound),
+        figure_cell(rng, noise, "b", metric, easy),
+    ]
+    return candidate_ruling(rule(criterion), cells, "cand").outcome == "promote"
+
+
+ON_BOUND = [  # 3 criteria, each with its true ratio on its bound
+    ({"metric": "ttft_s", "non_inferiority": MARGIN}, 1 + MARGIN),
+    ({"metric": "e2e_s", "non_inferiority": MARGIN}, 1 + MARGIN),
+    ({"metric": "output_tps", "non_inferiority": MARGIN}, 1 - MARGIN),
+]
+
+
+def do_not_promote(rng: Gen, noise: str) -> tuple[bool, int, bool]:
+    """(ruled do not promote, single tests wholly worse, outcome changed by reversing)."""
+    cells = []
+    for k in range(4):
+        ttft = latency_ratio("ttft_s", pair(rng, noise, 64, 1 + MARGIN))
+        e2e_pair = pair(rng, noise, 64, 1 + MARGIN)
+        e2e = latency_ratio("e2e_s", e2e_pair)
+        tps = rate_ratio("output_tps", e2e_pair)
+        cells.append(entry(f"c{k}", [r for r in (ttft, e2e) if r], [tps] if tps else []))
+    criteria = [c for c, _ in ON_BOUND]
+    ruled = candidate_ruling(rule(*criteria), cells, "cand")
+    reversed_ = candidate_ruling(rule(*reversed(criteria)), cells, "cand")
+    worse = sum(_wholly_worse(r) for c in cells for r in [*c.ratios, *c.window_ratios])
+    return ruled.outcome == "do_not_promote", worse, ruled.outcome != reversed_.outcome
+
+
+def _wholly_worse(r: Ratio) -> bool:
+    bound = 1 - MARGIN if r.higher_is_better else 1 + MARGIN
+    return r.high < bound if r.higher_is_better else r.low > bound
+
+
+def aa(rng: Gen, noise: str) -> tuple[bool, int, int]:
+    """(A/A verdict failed, intervals excluding 1, intervals)."""
+    cells = []
+    for k in range(4):
+        found = [latency_ratio(m, pair(rng, noise, 64, 1.0)) for m in ("ttft_s", "e2e_s", "tpot_s")]
+        cells.append(entry(f"c{k}", [r for r in found if r]))
+    verdict = aa_calibration(cells)
+    return verdict.passed is False, verdict.excluding_one, verdict.intervals
+
+
+def calibration(rng: Gen, noise: str, n: int) -> bool:
+    """One A/A interval on ``n`` requests per arm excludes 1 (ignoring descriptiveness)."""
+    found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0))
+    return found is not None and (found.low > 1 or found.high < 1)
+
+
+def rate(hits: Callable[[Gen], bool], campaigns: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    return sum(hits(rng) for _ in range(campaigns)) / campaigns
+
+
+def union(p: float, tests: int) -> float:
+    return 1 - (1 - p) ** tests
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--campaigns", type=int, default=200, help="campaigns per row")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    args = parser.parse_args(argv)
+    RESAMPLES[0] = args.resamples
+    started = time.perf_counter()
+    c = args.campaigns
+    print(f"{c} campaigns per row, {args.resamples} bootstrap resamples, 64 requests per arm")
+    print("\nfalse promote at the least favourable configuration (goal ≤ 2.5 %)")
+    print("| kind | " + " | ".join(NOISES) + " |\n|---|" + "---|" * len(NOISES))
+    for i, kind in enumerate(KINDS):
+        row = [
+            rate(lambda g, k=kind, n=noise: false_promote(g, n, k), c, 100 + i) for noise in NOISES
+        ]
+        print(f"| {kind} | " + " | ".join(f"{x:.1%}" for x in row) + " |")
+    print("\ndo not promote, 4 cells × 3 criteria on their bounds (goal ≤ 5 % per campaign)")
+    print("| noise | campaigns ruled do not promote (Holm) | one test p | 1 − (1 − p)^12", end="")
+    print(" | order changed |")
+    print("|---|---|---|---|---|")
+    for i, noise in enumerate(NOISES):
+        rng = np.random.default_rng(200 + i)
+        runs = [do_not_promote(rng, noise) for _ in range(c)]
+        p = sum(w for _, w, _ in runs) / (12 * c)
+        said = sum(d for d, _, _ in runs) / c
+        changed = sum(o for *_, o in runs)
+        print(f"| {noise} | {said:.1%} | {p:.2%} | {union(p, 12):.1%} | {changed} of {c} |")
+    print("\nA/A campaigns, 4 cells × 3 metrics (goal ≤ 5 % flagged)")
+    print(
+        "| noise | flagged (binomial test) | one interval p | 1 − (1 − p)^12 |\n|---|---|---|---|"
+    )
+    for i, noise in enumerate(NOISES):
+        rng = np.random.default_rng(300 + i)
+        runs = [aa(rng, noise) for _ in range(c)]
+        p = sum(x for _, x, _ in runs) / max(1, sum(n for *_, n in runs))
+        flagged = sum(f for f, _, _ in runs) / c
+        print(f"| {noise} | {flagged:.1%} | {p:.2%} | {union(p, 12):.1%} |")
+    print("\ncalibration: one A/A interval excluding 1, by requests per arm (goal ≤ 5 %)")
+    sizes = (8, 16, 29, 64, 128)
+    print("| noise | " + " | ".join(f"n = {n}" for n in sizes) + " |\n|---|" + "---|" * len(sizes))
+    for i, noise in enumerate(("iid", "ar1", "stalls")):
+        row = [rate(lambda g, s=size, m=noise: calibration(g, m, s), c, 400 + i) for size in sizes]
+        print(f"| {noise} | " + " | ".join(f"{x:.1%}" for x in row) + " |")
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Rates over a cell window with a time-block bootstrap interval. Pure: numpy.
+
+Output throughput, goodput and attainment are one figure per arm and cell: a sum over the
+window's requests divided by the window (or by the requests). Their candidate/incumbent
+ratio still has sampling error, and a decision on the point ratio alone is wrong about as
+often as it is right when the truth sits on the bound. The window is cut where the latency
+ratios cut it (``bootstrap.time_blocks``: consecutive requests in send order); each block
+carries its amount (completion tokens, good requests …) and its share of the window (from
+its first send to the next block's first send, the last to the window's end). A resample
+draws whole blocks with replacement on each arm and takes Σ amount / Σ share, so the
+interval sees what drifts within the window; its tails are the expanded percentile ones of
+the latency ratios (``bootstrap.expanded_tail``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evidence.stats.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    Floats,
+    Ints,
+    RatioInterval,
+    expanded_tail,
+    time_blocks,
+)
+
+METHOD = (
+    "cell-window figures (output throughput, goodput, attainment): Σ amount / Σ window over "
+    "the scored requests; interval: two-sample block bootstrap of the candidate/incumbent "
+    "ratio, the window cut into the latency ratios' blocks (consecutive requests in send "
+    "order), each block its amount and its span (first send to the next block's first send), "
+    "whole blocks resampled on each arm, the expanded percentile tails of the latency ratios"
+)
+
+
+@dataclass(frozen=True)
+class WindowRequest:
+    """One scored request of the window: when it was sent, when it ended, what it adds to
+    the numerator (tokens, 1 when good …) and to the denominator when that counts requests
+    rather than seconds."""
+
+    send_ns: int
+    end_ns: int
+    amount: float
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class WindowBlocks:
+    """Each block's amount and span: seconds of the window, or requests (``per_request``)."""
+
+    amounts: Floats
+    spans: Floats
+    requests: int
+
+    @property
+    def rate(self) -> float:
+        return float(self.amounts.sum() / self.spans.sum())
+
+
+def window_blocks(
+    requests: Sequence[WindowRequest], concurrency: int, *, per_request: bool = False
+) -> WindowBlocks | None:
+    """The window's blocks; None with no request or a window of no time."""
+    if not requests:
+        return None
+    labels = np.array(time_blocks([r.send_ns for r in requests], concurrency))
+    count = int(labels.max()) + 1
+    amounts = np.zeros(count)
+    np.add.at(amounts, labels, [r.amount for r in requests])
+    if per_request:
+        spans = np.zeros(count)
+        np.add.at(spans, labels, [r.weight for r in requests])
+    else:
+        spans = _spans(requests, labels, count)
+    if spans.sum() <= 0:
+        return None
+    return WindowBlocks(amounts, spans, len(requests))
+
+
+def _spans(requests: Sequence[WindowRequest], labels: Ints, count: int) -> Floats:
+    """Seconds from each block's first send to the next one's (the last: to the last end)."""
+    starts = np.full(count, np.inf)
+    np.minimum.at(starts, labels, [float(r.send_ns) for r in requests])
+    ends = np.append(starts[1:], float(max(r.end_ns for r in requests)))
+    spans: Floats = np.maximum(ends - starts, 0.0) / 1e9
+    return spans
+
+
+def window_ratio(
+    incumbent: WindowBlocks,
+    candidate: WindowBlocks,
+    *,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> RatioInterval | None:
+    """Candidate/incumbent ratio of the window rates with its block-bootstrap interval; None
+    when the incumbent's rate is not positive (a ratio to nothing says nothing)."""
+    base = incumbent.rate
+    if base <= 0:
+        return None
+    rng = np.random.default_rng(seed)
+    low_rates = _resampled(incumbent, rng, resamples)
+    top_rates = _resampled(candidate, rng, resamples)
+    kept = low_rates > 0
+    ratios = np.sort(top_rates[kept] / low_rates[kept])
+    if not len(ratios):
+        return None
+    blocks_inc, blocks_cand = len(incumbent.amounts), len(candidate.amounts)
+    tail = expanded_tail(confidence, min(blocks_inc, blocks_cand))
+    return RatioInterval(
+        ratio=candidate.rate / base,
+        low=float(np.quantile(ratios, tail)),
+        high=float(np.quantile(ratios, 1.0 - tail)),
+        confidence=confidence,
+        resamples=len(ratios),
+        seed=seed,
+        n_incumbent=incumbent.requests,
+        n_candidate=candidate.requests,
+        blocks_incumbent=blocks_inc,
+        blocks_candidate=blocks_cand,
+    )
+
+
+def _resampled(blocks: WindowBlocks, rng: np.random.Generator, resamples: int) -> Floats:
+    """Per resample, Σ amount / Σ span of as many blocks as there are, drawn with replacement."""
+    count = len(blocks.amounts)
+    picks = rng.integers(0, count, size=(resamples, count))
+    spans = blocks.spans[picks].sum(axis=1)
+    rates: Floats = np.where(spans > 0, blocks.amounts[picks].sum(axis=1) / spans, 0.0)
+    return rates
