@@ -524,7 +524,7 @@ def export(
         Path | None, typer.Option("--out", help="Write to this file (default: stdout).")
     ] = None,
 ) -> None:
-    """Write a campaign's figures as rows, for spreadsheets and notebooks.
+    """A campaign's figures as rows for spreadsheets.
 
     One row per cell, arm and figure: each request metric's n, mean, min, max, p50, p95
     (p99 where kept), and the cell run's throughput, goodput and energy per token."""

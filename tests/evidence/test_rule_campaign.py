@@ -37,8 +37,9 @@ RULE = {
     "criteria": [
         {"metric": "e2e_s", "non_inferiority": 0.05},
         {"metric": "decode_tps", "superiority": 0.10},
-        # the fastest requests' rate: a host stall slows one request, not the p95 rate
-        {"metric": "decode_tps", "statistic": "p95", "non_inferiority": 0.05},
+        # the fastest requests' rate: a host stall slows one request, not the p95 rate; a wide
+        # margin, as a p95 of 29 requests held to 2.5 % / 3 candidates swings on a loaded host
+        {"metric": "decode_tps", "statistic": "p95", "non_inferiority": 0.30},
     ]
 }
 
@@ -119,7 +120,7 @@ def test_the_card_opens_with_the_rule_outcome_and_its_criteria(ruled: BundleInde
     )
     e2e = "- E2E p50 no worse than 5% (candidate/incumbent ≤ 1.05): "
     decode = "- decode p50 at least 10% better (candidate/incumbent ≥ 1.10): "
-    tail = "- decode p95 no worse than 5% (candidate/incumbent ≥ 0.95): "
+    tail = "- decode p95 no worse than 30% (candidate/incumbent ≥ 0.70): "
     assert all(lines[n].startswith(p + "met — ") for n, p in ((3, e2e), (4, decode), (5, tail)))
     assert lines[8].startswith(e2e + "not met — ") and lines[9].startswith(decode + "not met — ")
     assert lines[10].startswith(tail + "not met — ")
