@@ -143,11 +143,13 @@ def require_passed(report: PreflightReport) -> None:
     """A FAIL nobody waived stops the run before any lane is touched."""
     if report.passed:
         return
-    lines = "; ".join(f"{r.check} ({r.subject}): {r.finding}" for r in report.failures)
+    lines = "; ".join(
+        f"{r.check} ({r.subject}): {r.finding}" + (f" — fix: {r.fix}" if r.fix else "")
+        for r in report.failures
+    )
     raise FaceoffError(
         f"preflight failed, nothing was touched: {lines}",
-        fix="fix what it names (faceoff preflight MATRIX shows each fix), or waive a check "
-        'deliberately with --waive CHECK --reason "..."',
+        fix='fix what each names, or waive a check deliberately with --waive CHECK --reason "..."',
     )
 
 
