@@ -66,6 +66,13 @@ class ReasoningField(StrEnum):
 
 
 MatrixPath = Annotated[Path, typer.Argument(help="Matrix TOML file.")]
+CampaignOrFolder = Annotated[
+    str,
+    typer.Argument(
+        metavar="CAMPAIGN|FOLDER",
+        help="Campaign name (in the workdir or ledger), or a bundle folder.",
+    ),
+]
 Workdir = Annotated[
     Path,
     typer.Option("--workdir", envvar="FACEOFF_WORKDIR", help="Where campaigns write evidence."),
@@ -335,13 +342,7 @@ def teardown(
 
 @app.command()
 def audit(
-    campaign: Annotated[
-        str,
-        typer.Argument(
-            metavar="CAMPAIGN|FOLDER",
-            help="Campaign name (in the workdir or ledger), or a bundle folder.",
-        ),
-    ],
+    campaign: CampaignOrFolder,
     *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
@@ -507,13 +508,7 @@ class ExportFormat(StrEnum):
 
 @app.command()
 def export(
-    campaign: Annotated[
-        str,
-        typer.Argument(
-            metavar="CAMPAIGN|FOLDER",
-            help="Campaign name (in the workdir or ledger), or a bundle folder.",
-        ),
-    ],
+    campaign: CampaignOrFolder,
     *,
     workdir: Workdir = Path("runs"),
     db: DbUrl = None,
