@@ -49,3 +49,16 @@ def faceoff_run(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
+
+
+def faceoff(argv: list[str], api_url: str) -> subprocess.CompletedProcess[str]:
+    """`faceoff ARGV` as its own process, against the harness server."""
+    return subprocess.run(
+        [sys.executable, "-m", "flows", *argv],
+        cwd=REPO,
+        env={**os.environ, "PREFECT_API_URL": api_url},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )

@@ -10,7 +10,6 @@ receipt, the bundle sealed again with the diagnostics hashed, bound and audited.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -25,7 +24,7 @@ from evidence.audit.run import DIAGNOSTICS, audit_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import read_sums
 from lanes.receipt import verify_receipt
-from tests.e2e.conftest import REPO, faceoff_run
+from tests.e2e.conftest import REPO, faceoff, faceoff_run
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tickets.store import open_tickets
 from workload.journal import read_journal
@@ -132,19 +131,6 @@ def check_sealed(bundle: Path) -> None:
     path.write_text(json.dumps(edited))
     findings = [f for f in audit_bundle(bundle).findings if f.check == DIAGNOSTICS]
     assert [(f.file, f.field) for f in findings] == [(f"{runs[1]}/diagnostic.json", "ttft_s")]
-
-
-def faceoff(argv: list[str], api_url: str) -> subprocess.CompletedProcess[str]:
-    """`faceoff ARGV` as its own process, against the harness server."""
-    return subprocess.run(
-        [sys.executable, "-m", "flows", *argv],
-        cwd=REPO,
-        env={**os.environ, "PREFECT_API_URL": api_url},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_an_unknown_cell_is_one_line_naming_it_and_the_cells_exit_2(tmp_path: Path) -> None:

@@ -15,10 +15,7 @@ cell (three passes at most) beside a trace and a dataset cell.
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
-import subprocess
-import sys
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -29,7 +26,7 @@ from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.folder.layout import RESULT_FILE
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
-from tests.e2e.conftest import REPO, faceoff_run
+from tests.e2e.conftest import REPO, faceoff, faceoff_run
 from tests.e2e.matrices import arm, campaign, write_matrix
 
 EXAMPLE_DATA = REPO / "matrix" / "examples" / "data"
@@ -139,18 +136,6 @@ def extra_cells(row: Row) -> list[dict[str, Any]]:
         cells.append(small | {"id": "controlled", "kind": "controlled", "input_tokens": 300,
                               "concurrency": 1, "output_words": 6})  # fmt: skip
     return cells
-
-
-def faceoff(argv: list[str], api_url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flows", *argv],
-        cwd=REPO,
-        env={**os.environ, "PREFECT_API_URL": api_url},
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def run_matrix(path: Path, workdir: Path, api_url: str, *options: str) -> None:
