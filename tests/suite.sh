@@ -27,7 +27,10 @@ for line in open(sys.argv[1], encoding="utf-8"):
         for key, n in json.loads(line)["counts"].items():
             counts[key] = counts.get(key, 0) + n
 failed = counts.get("failed", 0) + counts.get("error", 0)
-print(f"suite: {counts.get('passed', 0)} passed, {failed} failed, {counts.get('skipped', 0)} skipped")
+line = f"suite: {counts.get('passed', 0)} passed, {failed} failed, {counts.get('skipped', 0)} skipped"
+print(line)
+with open(sys.argv[1], "a", encoding="utf-8") as report:
+    report.write(line + "\n")
 EOF
 
 if ((parallel == 5 && alone == 5)); then
