@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -27,7 +28,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_TO_API_ENABLED", "false")
 
 
-def missing_service(what: str, env: str, why: str) -> None:
+def missing_service(what: str, env: str, why: str) -> NoReturn:
     """Skip, or fail when the environment says the service is required."""
     if os.environ.get(env) == "1":
         pytest.fail(f"{what} is required ({env}=1) but unavailable: {why}")
