@@ -121,7 +121,8 @@ def prefect_harness() -> Iterator[None]:
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects: tests/suite.sh's passes select on it
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The real-engine tier pins its engine to one core and needs the other quiet: every test
-    of it runs in the `alone` pass."""
+    of it that times its engine runs in the `alone` pass."""
     for item in items:
-        if item.get_closest_marker("vllm") or item.get_closest_marker("vllm_image"):
+        real = item.get_closest_marker("vllm") or item.get_closest_marker("vllm_image")
+        if real and not item.get_closest_marker("engine_untimed"):
             item.add_marker(pytest.mark.alone)

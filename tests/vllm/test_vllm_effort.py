@@ -100,6 +100,7 @@ def test_an_effort_ab_on_two_real_engines_of_one_recipe_runs_as_a_matched_pair(
     assert audit_bundle(result.bundle).ok
 
 
+@pytest.mark.engine_untimed  # plans through /tokenize: nothing here depends on a quiet host
 def test_an_effort_the_template_renders_is_a_pair_of_the_same_messages_rendered_apart(
     tiny_model: Path, tmp_path: Path
 ) -> None:
