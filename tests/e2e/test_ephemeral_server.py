@@ -34,6 +34,7 @@ from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.toml.reader import load_matrix
 from tests.e2e.conftest import REPO
+from tests.e2e.host_load import not_accepted_but_for_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
@@ -114,12 +115,20 @@ def test_a_server_killed_mid_run_is_started_again_and_the_run_completes_with_one
     port = server.cmdline()[server.cmdline().index("--port") + 1]
 
     server.kill()
-    assert run.wait(600) in (0, 3), log.read_text()[-3000:]  # 3: a cell blocked by the load
+    status = run.wait(600)
+    assert ended_as_the_host_allows(status, workdir / "e2e-lost"), log.read_text()[-3000:]
 
     [said] = [x for x in log.read_text().splitlines() if x.startswith("warning: Prefect's")]
     assert "exited with status -9 at " in said and f"started again on 127.0.0.1:{port}" in said
+    final = "COMPLETED" if status == 0 else "FAILED"  # a partial campaign's flow run fails
     with sqlite3.connect(home / "prefect.db") as db:  # its final state reached the new server
-        assert db.execute("SELECT state_type FROM flow_run").fetchall() == [("COMPLETED",)]
+        assert db.execute("SELECT state_type FROM flow_run").fetchall() == [(final,)]
+
+
+def ended_as_the_host_allows(status: int, campaign_dir: Path) -> bool:
+    """Exit 0, or 3 with every cell run not accepted blocked by the host's load (a busy host
+    hands a short answer over in one read): what these tests check is not the dispositions."""
+    return status == 0 or (status == 3 and not not_accepted_but_for_the_host(campaign_dir))
 
 
 @pytest.mark.prefect
@@ -249,7 +258,8 @@ def test_a_finished_run_hands_its_logs_to_its_server_and_exits_without_retrying(
     run = faceoff(["run", str(path), "--workdir", str(workdir)], env, log)
     wait_for(lambda: "bundle: " in log.read_text() or run.poll() is not None, "the bundle", 600)
     printed = time.monotonic()
-    assert run.wait(600) == 0, log.read_text()[-3000:]
+    status = run.wait(600)
+    assert ended_as_the_host_allows(status, workdir / "e2e-exit"), log.read_text()[-3000:]
 
     assert "Error logging to API" not in log.read_text()
     assert time.monotonic() - printed < 30.0  # was 75 s of retries; the exit itself takes ~1 s
