@@ -35,7 +35,7 @@ class LogitSpec:
     """A profile's ``[logits]`` table: the model, its perturbation and the engine's cap."""
 
     seed: int = 0  # the model: lanes with one seed serve the same reference model
-    candidates: int = 32  # ids with a logit of their own after each history
+    candidates: int = 16  # ids with a logit of their own after each history
     rest_mass: float = 0.05  # probability shared evenly by every other id
     kld: float = 0.0  # exact KL(reference ‖ this lane) at every position, in nats
     perturbation_seed: int = 1  # the direction of the perturbation

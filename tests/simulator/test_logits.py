@@ -36,7 +36,7 @@ def test_a_history_gives_one_normalised_distribution_on_every_model_instance() -
     for history in histories(20):
         dist = a.distribution(history)
         assert dist == b.distribution(history)
-        mass = sum(math.exp(lp) for lp in dist.logprobs) + (VOCAB - 32) * math.exp(
+        mass = sum(math.exp(lp) for lp in dist.logprobs) + (VOCAB - 16) * math.exp(
             dist.rest_logprob
         )
         assert mass == pytest.approx(1.0, abs=1e-9)
