@@ -17,6 +17,7 @@ from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.coherence.arm_fields import check_arm_fields
 from matrix.coherence.tables import check_tables
 from matrix.families import Families
+from matrix.fidelity import FidelityCell, check_fidelity
 from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Criterion, Rule
@@ -90,6 +91,11 @@ class CampaignSpec(Spec):
         "(pilot_failed), 'strict' stops the campaign there; unset: the flow's default (off "
         "for `faceoff run`, on in the scheduled deployment).",
     )
+    fidelity_reference: str | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The arm fidelity cells score every arm against; default the incumbent.",
+    )
 
     @property
     def namespace(self) -> str:
@@ -128,6 +134,12 @@ class Matrix(Spec):
         exclude_if=omitted_at([]),
         description="Evaluator results imported per arm, with tolerance bands (matrix/quality).",
     )
+    fidelity: list[FidelityCell] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Fidelity cells: a pinned corpus scored on every arm against the "
+        "reference (matrix/fidelity.py).",
+    )
     rule: Rule | None = Field(
         default=None,
         exclude_if=omitted_at(None),
@@ -156,12 +168,36 @@ class Matrix(Spec):
         _sequential_judged(self)
         check_variants(self.cells, [a.name for a in self.arms])
         check_quality(self.quality, [a.name for a in self.arms], self.incumbent.name)
+        self._fidelity_fits()
         if self.campaign.aa:
             _same_recipe(self.arms)
         for index, arm in enumerate(self.arms):
             check_arm_fields(arm, ("arms", index))
         check_tables(self)
         return self
+
+    def _fidelity_fits(self) -> None:
+        reference = self.campaign.fidelity_reference
+        names = [a.name for a in self.arms]
+        if reference is not None and reference not in names:
+            raise FieldError(
+                ("campaign", "fidelity_reference"), f"names no arm; known: {', '.join(names)}"
+            )
+        limits = {a.name: a.max_model_len for a in self.arms}
+        ids = {c.id for c in self.cells}
+        check_fidelity(self.fidelity, limits, self.fidelity_reference.name, ids)
+
+    @property
+    def fidelity_reference(self) -> Arm:
+        """The arm fidelity cells score against: the declared one, else the incumbent."""
+        name = self.campaign.fidelity_reference
+        return self.incumbent if name is None else self.arm(name)
+
+    def fidelity_arms(self, cell: FidelityCell) -> list[Arm]:
+        """The arms a fidelity cell scores, the reference first."""
+        scored = cell.arms or [a.name for a in self.arm_order()]
+        reference = self.fidelity_reference
+        return [reference, *(a for a in self.arm_order() if a.name in scored and a != reference)]
 
     @property
     def incumbent(self) -> Arm:
@@ -349,6 +385,14 @@ def changed_sources(frozen: Matrix, current: Matrix) -> list[str]:
             found.append(
                 f"cell {cell.id}: {other.file} now hashes to {other.sha256}, but the campaign "
                 f"was frozen with {was.sha256}"
+            )
+    corpora = {cell.id: cell.corpus for cell in current.fidelity}
+    for scored in frozen.fidelity:
+        other = corpora.get(scored.id)
+        if other is not None and other.sha256 != scored.corpus.sha256:
+            found.append(
+                f"fidelity cell {scored.id}: {other.file} now hashes to {other.sha256}, but "
+                f"the campaign was frozen with {scored.corpus.sha256}"
             )
     return found
 

@@ -18,6 +18,7 @@ from evidence.comparison.attempts import with_standing
 from evidence.comparison.caveats import caveats
 from evidence.comparison.cells import cell_entry
 from evidence.comparison.coverage import coverage, failures, restoration, ticket_refs
+from evidence.comparison.fidelity.entries import FIDELITY_METHOD, fidelity_entries
 from evidence.comparison.model import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
 from evidence.comparison.quality import quality_results
 from evidence.comparison.read import CampaignInputs
@@ -94,6 +95,8 @@ def build_comparison(
         spec_pairs=spec_pairs(cells),
         energy_method=ENERGY_METHOD if any(a.energy for c in cells for a in c.arms) else "",
         tail_method=TAIL_METHOD,
+        fidelity=fidelity_entries(inputs.folder.root, matrix),
+        fidelity_method=FIDELITY_METHOD if matrix.fidelity else "",
     )
 
 

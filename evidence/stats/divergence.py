@@ -17,6 +17,7 @@ from faceoff.formats.fidelity_scores import PAD_ID, ScoredPositions
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+COVERED = 1e-4  # returned mass this close to 1 is the whole distribution (float32 storage)
 TINY = 1e-300  # a rest bucket the arm emptied: the divergence is large, not infinite
 
 
@@ -55,6 +56,12 @@ def position_klds(reference: ScoredPositions, arm: ScoredPositions) -> FloatArra
     return np.asarray(
         np.maximum(head + rest, 0.0), dtype=np.float64
     )  # rounding can leave -1e-17 where the arms agree
+
+
+def covers_vocabulary(scored: ScoredPositions) -> bool:
+    """Whether every position's returned ids hold all the mass (k covered the vocabulary)."""
+    mass = np.exp(scored.logprobs).sum(axis=1)
+    return bool(np.all(mass >= 1.0 - COVERED))
 
 
 def top_ids(scored: ScoredPositions) -> npt.NDArray[np.int32]:

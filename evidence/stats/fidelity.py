@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, quantile
-from evidence.stats.divergence import position_klds, same_top1, top_delta_p
+from evidence.stats.divergence import covers_vocabulary, position_klds, same_top1, top_delta_p
 from faceoff.formats.fidelity_scores import ScoredPositions
 
 FloatArray = npt.NDArray[np.float64]
@@ -45,8 +45,7 @@ class FidelityFigures:
 
     positions: int
     windows: int
-    k: int
-    exact: bool  # k covers the vocabulary: the KLD is the full one, not a lower bound
+    exact: bool  # the returned ids held all the mass: the KLD is the full one, not a bound
     kld_mean: FigureInterval
     kld_median: float
     kld_p99: float
@@ -77,8 +76,6 @@ def fidelity_figures(
     reference: Sequence[ScoredPositions],
     arm: Sequence[ScoredPositions],
     *,
-    k: int,
-    vocab_size: int,
     seed: int,
 ) -> FidelityFigures:
     """``arm`` against ``reference``, window by window (the same windows, in order)."""
@@ -92,8 +89,7 @@ def fidelity_figures(
     return FidelityFigures(
         positions=len(ordered),
         windows=len(reference),
-        k=k,
-        exact=k >= vocab_size,
+        exact=all(covers_vocabulary(r) for r in reference),
         kld_mean=bootstrap_mean(sums_of(klds), seed),
         kld_median=quantile(ordered, 0.5),
         kld_p99=quantile(ordered, 0.99),

@@ -120,9 +120,12 @@ class FidelityScores(Artifact):
     schema_version: Literal[1] = Field(default=1, description="Format version.")
     arm: str = Field(description="The arm whose engine scored the windows.")
     k: int = Field(description="prompt_logprobs asked for: the ids returned per position.")
-    vocab_size: int = Field(description="The arm's vocabulary size; k at least this is exact.")
     corpus_sha256: str = Field(description="sha256 of the corpus file the windows were cut from.")
     window_tokens: list[int] = Field(description="Each window's token count, in order.")
+    concurrency: int = Field(description="Windows in flight while they were scored.")
+    tokenizer_sha256: str = Field(
+        description="sha256 of this arm's own token ids for the corpus (its /tokenize)."
+    )
     arrays_sha256: str = Field(description="sha256 of scores.npz beside this file.")
 
 

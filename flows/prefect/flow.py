@@ -49,6 +49,7 @@ from flows.prefect.tasks import (
     block_task,
     cell_run,
     close_task,
+    fidelity_task,
     handoff_task,
     open_task,
     publish_task,
@@ -215,6 +216,8 @@ def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
             with span(spans.CELL_TASK):
                 result = cell_run(context, run, cell)
             _log_result(result)
+        if run is not None and context.frozen.matrix.fidelity:
+            fidelity_task(context, run)
     finally:
         if run is not None:
             stop_task(context, run)

@@ -59,6 +59,11 @@ def exact(p: list[float], q: list[float]) -> float:
 def test_k_covering_the_vocabulary_gives_the_exact_kld() -> None:
     klds = position_klds(scored(P, TOKENS, 5), scored(Q, TOKENS, 5))
     assert klds.tolist() == pytest.approx([exact(P[0], Q[0]), exact(P[1], Q[1])], rel=1e-9)
+    whole = fidelity_figures([scored(P, TOKENS, 5)], [scored(Q, TOKENS, 5)], seed=1)
+    assert (
+        whole.exact
+        and not fidelity_figures([scored(P, TOKENS, 4)], [scored(Q, TOKENS, 4)], seed=1).exact
+    )
 
 
 def test_a_smaller_k_is_a_lower_bound_that_rises_with_k() -> None:
@@ -108,7 +113,7 @@ def test_a_known_simulator_kld_is_recovered_within_5_percent() -> None:
     windows = corpus_windows(12, 64)
     reference = simulated(LogitSpec(seed=4), windows, 20)
     arm = simulated(LogitSpec(seed=4, kld=0.03), windows, 20)
-    figures = fidelity_figures(reference, arm, k=20, vocab_size=VOCAB, seed=1)
+    figures = fidelity_figures(reference, arm, seed=1)
     assert figures.kld_mean.value == pytest.approx(0.03, rel=0.05)
     assert figures.kld_mean.low <= figures.kld_mean.value <= figures.kld_mean.high
     # on text the reference writes, ln(PPL ratio) estimates the same divergence, noisily
@@ -117,16 +122,14 @@ def test_a_known_simulator_kld_is_recovered_within_5_percent() -> None:
     assert 0.5 < figures.top1_agreement < 1.0
     assert figures.kld_median <= figures.kld_p99 <= figures.kld_max
     narrow = simulated(LogitSpec(seed=4, kld=0.03), windows, 4)
-    low = fidelity_figures(
-        simulated(LogitSpec(seed=4), windows, 4), narrow, k=4, vocab_size=VOCAB, seed=1
-    )
+    low = fidelity_figures(simulated(LogitSpec(seed=4), windows, 4), narrow, seed=1)
     assert low.kld_mean.value < figures.kld_mean.value
 
 
 def test_an_arm_against_itself_has_no_divergence_and_a_perplexity_ratio_of_one() -> None:
     windows = corpus_windows(6, 32)
     reference = simulated(LogitSpec(seed=2), windows, 5)
-    figures = fidelity_figures(reference, reference, k=5, vocab_size=VOCAB, seed=3)
+    figures = fidelity_figures(reference, reference, seed=3)
     assert figures.kld_max == 0.0 and figures.top1_agreement == 1.0
     assert figures.ln_ppl_ratio == FigureInterval(0.0, 0.0, 0.0) and figures.ppl_ratio == 1.0
     assert figures.ppl_reference == figures.ppl_arm > 1.0
@@ -141,12 +144,10 @@ def test_noise_between_two_scorings_sits_at_the_floor() -> None:
         [from_prompt_logprobs(w, prompt_logprobs(model, TOKENIZER, w, 20, n), 20) for w in windows]
         for n in (1, 2)
     )
-    floor = fidelity_figures(first, second, k=20, vocab_size=VOCAB, seed=5).kld_mean
+    floor = fidelity_figures(first, second, seed=5).kld_mean
     far = simulated(LogitSpec(seed=2, kld=0.05), windows, 20)
     assert within_floor(floor, floor)
-    assert not within_floor(
-        fidelity_figures(first, far, k=20, vocab_size=VOCAB, seed=5).kld_mean, floor
-    )
+    assert not within_floor(fidelity_figures(first, far, seed=5).kld_mean, floor)
 
 
 def test_greedy_agreement_counts_tokens_to_the_first_divergence() -> None:
