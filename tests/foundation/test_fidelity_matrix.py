@@ -1,0 +1,74 @@
+"""``[[fidelity]]`` in a matrix: the corpus pinned, the reference known, windows that fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from matrix.fidelity import Corpus, FidelityCell, check_fidelity
+from matrix.fields import FieldError
+from matrix.model import changed_sources
+from matrix.toml.reader import MatrixError, load_matrix
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "matrix" / "examples" / "sim-faceoff.toml"
+PINNED = 'sha256 = "647ddd390a3ff8635796c02fbae93e772b722a5098691ccda7475091b43b875d"'
+
+
+def written(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "data").mkdir(exist_ok=True)
+    corpus = EXAMPLE.parent / "data" / "fidelity-corpus.txt"
+    (tmp_path / "data" / corpus.name).write_bytes(corpus.read_bytes())
+    path = tmp_path / "m.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_demo_scores_the_candidate_against_the_incumbent(tmp_path: Path) -> None:
+    matrix = load_matrix(written(tmp_path, EXAMPLE.read_text()))
+    (cell,) = matrix.fidelity
+    assert matrix.fidelity_reference.name == "exl3-r11"
+    assert [a.name for a in matrix.fidelity_arms(cell)] == ["exl3-r11", "nvfp4-r2"]
+    assert cell.step == cell.input_tokens == 128 and cell.prompt_logprobs == 20
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (PINNED, 'sha256 = "' + "0" * 64 + '"', "hashes to 647ddd39"),
+        ('stop_policy = "block_workload"', 'stop_policy = "block_workload"\n'
+         'fidelity_reference = "bf16"', "fidelity_reference: names no arm"),
+        ("greedy_tokens = 16", 'greedy_tokens = 16\narms = ["nvfp4-r2"]',
+         "leaves out the fidelity reference 'exl3-r11'"),
+        ('id = "fidelity-corpus"', 'id = "prefill-probe-31600-c1"', "is already a cell id"),
+        ("greedy_prompts = 4", "greedy_prompts = 40", "40 greedy prompts but 12 windows"),
+    ],
+)  # fmt: skip
+def test_bad_fidelity_cells_are_refused_at_validate(
+    tmp_path: Path, old: str, new: str, message: str
+) -> None:
+    text = EXAMPLE.read_text()
+    assert old in text
+    with pytest.raises(MatrixError, match=message):
+        load_matrix(written(tmp_path, text.replace(old, new, 1)))
+
+
+def test_a_corpus_changed_since_freezing_is_named(tmp_path: Path) -> None:
+    frozen = load_matrix(written(tmp_path, EXAMPLE.read_text().replace(", " + PINNED, "", 1)))
+    (tmp_path / "data" / "fidelity-corpus.txt").write_text("another corpus\n")
+    current = load_matrix(tmp_path / "m.toml")
+    assert len(changed_sources(frozen, current)) == 1
+    assert "fidelity cell fidelity-corpus" in changed_sources(frozen, current)[0]
+
+
+def test_a_window_beyond_an_arms_declared_context_is_refused() -> None:
+    cell = FidelityCell(
+        id="fid",
+        corpus=Corpus(file="c.txt", sha256="0" * 64),
+        input_tokens=4096,
+        windows=2,
+        greedy_prompts=2,
+    )
+    check_fidelity([cell], {"ref": None, "cand": 8192}, "ref", set())
+    with pytest.raises(FieldError, match="exceed arm 'cand''s max_model_len = 4096"):
+        check_fidelity([cell], {"ref": None, "cand": 4096}, "ref", set())
