@@ -19,9 +19,13 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
-from matrix.fields import MAX_DEADLINE_S, SLUG, FieldError
+from matrix.fields import MAX_DEADLINE_S, SLUG, FieldError, omitted_at
 from matrix.traffic import SourceFile
 
+# The rule's fidelity metrics; the first three are better lower (a limit is at most), the
+# others higher (a limit is at least).
+FIDELITY_METRICS = ("kld_mean", "kld_p99", "ppl_ratio", "top1_agreement", "greedy_agreement")
+LOWER_IS_BETTER = frozenset({"kld_mean", "kld_p99", "ppl_ratio"})
 MAX_WINDOWS = 10_000
 MAX_WINDOW_TOKENS = 131_072
 MAX_LOGPROBS = 1_000_000  # a whole vocabulary, where the engine allows it
@@ -132,3 +136,41 @@ def check_fidelity(
                     f"{cell.input_tokens} tokens and the one token asked exceed arm {name!r}'s "
                     f"max_model_len = {limit}; lower input_tokens",
                 )
+
+
+class FidelityCriterion(Spec):
+    """A rule's bound on a fidelity figure of each candidate against the reference."""
+
+    metric: Literal["kld_mean", "kld_p99", "ppl_ratio", "top1_agreement", "greedy_agreement"] = (
+        Field(
+            description="kld_mean (judged by its interval), kld_p99, ppl_ratio (by its "
+            "interval), top1_agreement, greedy_agreement (share of greedy prompts identical)."
+        )
+    )
+    limit: float = Field(
+        gt=0,
+        description="At most this for kld_mean, kld_p99 and ppl_ratio; at least this for "
+        "top1_agreement and greedy_agreement (a share, 0..1).",
+    )
+    cells: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        exclude_if=omitted_at(None),
+        description="Fidelity cell ids it judges; default every fidelity cell.",
+    )
+
+    @property
+    def at_most(self) -> bool:
+        return self.metric in LOWER_IS_BETTER
+
+
+def check_fidelity_criteria(criteria: list[FidelityCriterion], cell_ids: list[str]) -> None:
+    for index, criterion in enumerate(criteria):
+        where = ("rule", "fidelity", index)
+        if not cell_ids:
+            raise FieldError(where, "judges fidelity, but the matrix has no [[fidelity]] cell")
+        unknown = sorted(set(criterion.cells or ()) - set(cell_ids))
+        if unknown:
+            raise FieldError(
+                (*where, "cells"), f"names unknown {unknown}; fidelity cells: {cell_ids}"
+            )

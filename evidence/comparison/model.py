@@ -41,7 +41,8 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       test over the calibrated intervals); ``ruling`` gains ``error_control`` (promote's
       error split across candidates, do not promote Holm-adjusted); later in 12,
       ``fidelity`` and ``fidelity_method`` (each fidelity cell's arms against the
-      reference), left out without a fidelity cell (same shape).
+      reference), left out without a fidelity cell, and the rule's fidelity criteria as
+      criterion lines whose ``test`` is ``limit`` (same shape).
 """
 
 from __future__ import annotations
@@ -499,7 +500,9 @@ class CriterionCell(Spec):
 
 class CriterionLine(Spec):
     metric: str = Field(description="Metric judged.")
-    test: Literal["non_inferiority", "superiority"] = Field(description="Margin or target.")
+    test: Literal["non_inferiority", "superiority", "limit"] = Field(
+        description="Margin or target of a ratio, or a fidelity figure's limit."
+    )
     bound: float = Field(description="The ratio bound the interval must clear.")
     status: CriterionStatus = Field(description="The criterion's standing: its worst cell's.")
     deciding_cell: str | None = Field(description="The cell whose interval decided it.")

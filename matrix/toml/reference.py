@@ -37,6 +37,7 @@ WRITTEN_EXAMPLES: dict[Path_, Any] = {
     ("fidelity", "floor_concurrency"): 8,
     ("fidelity", "arms"): ["exl3-r11", "nvfp4-r2"],
     ("fidelity", "deadline_s"): 900,
+    ("rule", "fidelity", "cells"): ["fidelity-corpus"],
     ("cells", "ramp", "stages"): 4,
     ("cells", "dataset", "sha256"): "9b2e" * 16,
     ("cells", "dataset", "output"): "cell",

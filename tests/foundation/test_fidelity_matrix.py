@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from matrix.fidelity import Corpus, FidelityCell, check_fidelity
+from matrix.fidelity import (
+    Corpus,
+    FidelityCell,
+    FidelityCriterion,
+    check_fidelity,
+    check_fidelity_criteria,
+)
 from matrix.fields import FieldError
 from matrix.model import changed_sources
 from matrix.toml.reader import MatrixError, load_matrix
@@ -72,3 +78,12 @@ def test_a_window_beyond_an_arms_declared_context_is_refused() -> None:
     check_fidelity([cell], {"ref": None, "cand": 8192}, "ref", set())
     with pytest.raises(FieldError, match="exceed arm 'cand''s max_model_len = 4096"):
         check_fidelity([cell], {"ref": None, "cand": 4096}, "ref", set())
+
+
+def test_fidelity_criteria_name_fidelity_cells_and_need_one() -> None:
+    criterion = FidelityCriterion(metric="kld_mean", limit=0.03, cells=["fid"])
+    check_fidelity_criteria([criterion], ["fid"])
+    with pytest.raises(FieldError, match="no \\[\\[fidelity\\]\\] cell"):
+        check_fidelity_criteria([criterion], [])
+    with pytest.raises(FieldError, match="names unknown \\['fid'\\]"):
+        check_fidelity_criteria([criterion], ["other"])
