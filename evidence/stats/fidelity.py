@@ -55,6 +55,7 @@ class FidelityFigures:
     ppl_reference: float
     ppl_arm: float
     ln_ppl_ratio: FigureInterval  # ln(PPL arm / PPL reference)
+    kld_quantiles: tuple[float, ...]  # at 0, 5, …, 100 %: the distribution the report draws
 
     @property
     def ppl_ratio(self) -> float:
@@ -94,6 +95,7 @@ def fidelity_figures(
         kld_median=quantile(ordered, 0.5),
         kld_p99=quantile(ordered, 0.99),
         kld_max=ordered[-1],
+        kld_quantiles=tuple(quantile(ordered, q / 20) for q in range(21)),
         top1_agreement=pooled_mean(same_top1, reference, arm),
         delta_p_mean=pooled_mean(top_delta_p, reference, arm),
         ppl_reference=math.exp(-sums_of(ref_lp).mean()),

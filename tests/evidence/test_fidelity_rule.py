@@ -22,6 +22,7 @@ def entry(
         kld_median=kld[0], kld_p99=4 * kld[0], kld_max=8 * kld[0],
         top1_agreement=0.9, delta_p_mean=-0.01, ppl_reference=10.0, ppl_arm=10.5,
         ln_ppl_ratio=Bounds(value=math.log(1.05), low=math.log(1.01), high=math.log(1.09)),
+        kld_quantiles=[kld[0]] * 21,
     )  # fmt: skip
     return FidelityEntry(
         cell="fid", arm=arm, reference="inc", k=20, figures=figures, floor=None,

@@ -82,6 +82,9 @@ class FidelityFiguresEntry(Spec):
     ppl_reference: float = Field(description="The reference's perplexity on the corpus.")
     ppl_arm: float = Field(description="This arm's perplexity on the corpus.")
     ln_ppl_ratio: Bounds = Field(description="ln(PPL arm / PPL reference) with its interval.")
+    kld_quantiles: list[float] = Field(
+        description="Per-position KLD at 0, 5, …, 100 %: its distribution, as the report draws."
+    )
 
 
 class FidelityEntry(Spec):
@@ -192,6 +195,7 @@ def figures_entry(figures: FidelityFigures) -> FidelityFiguresEntry:
         ppl_reference=figures.ppl_reference,
         ppl_arm=figures.ppl_arm,
         ln_ppl_ratio=bounds(figures.ln_ppl_ratio),
+        kld_quantiles=list(figures.kld_quantiles),
     )
 
 
