@@ -34,3 +34,12 @@ class FidelityBlocked(Artifact):
     arm: str = Field(description="The arm not scored.")
     reason: str = Field(description="Reason code, e.g. tokenizer_differs, logprobs_refused.")
     sentence: str = Field(description="What happened and what to do, in words.")
+
+
+def tokenizer_sentence(arm: str, reference: str, own: str, theirs: str) -> str:
+    """Why ``arm`` is blocked ``tokenizer_differs``: both arms named, both ids' hashes."""
+    return (
+        f"arm {arm!r} tokenizes the corpus differently from the reference {reference!r} "
+        f"(ids sha256 {own[:12]} vs {theirs[:12]}): the two vocabularies differ, so their "
+        "log-probabilities are of different tokens; compare arms of one tokenizer"
+    )

@@ -3,9 +3,10 @@
 Each (fidelity cell, arm) writes ``fidelity/<cell>/<arm>/``: ``scores.npz`` and, last,
 ``scores.json`` (the mark that the arm is scored: a resumed run skips it), the
 reference's ``floor/`` scored again at the floor's concurrency, and ``greedy.json``; or
-``blocked.json`` with the reason. The reference is scored first (it is walked first when
-it is the incumbent); a candidate whose own tokenization of the corpus differs from the
-reference's is blocked naming both arms, since its ids would not be the same tokens.
+``blocked.json`` with the reason. Each arm scores its own tokenization of the corpus;
+one whose ids differ from the reference's is blocked naming both arms (here when the
+reference was scored first, else when the comparison is built), since its log-probabilities
+would be of other tokens.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from faceoff.formats.fidelity_outcome import (
     GREEDY_FILE,
     FidelityBlocked,
     GreedyAnswers,
+    tokenizer_sentence,
 )
 from faceoff.formats.fidelity_scores import (
     ARRAYS_FILE,
@@ -124,22 +126,14 @@ def corpus(cell: FidelityCell) -> str:
 def check_tokenizer(
     context: CampaignContext, cell: FidelityCell, arm: str, reference: str, own: str
 ) -> None:
+    """Refuse early when the reference is scored already and tokenized the corpus otherwise
+    (a reference walked later is checked when the comparison is built)."""
     path = fidelity_folder(context.campaign_dir, cell, reference) / SCORES_FILE
     if not path.is_file():
-        raise LaneRefused(
-            "reference_unscored",
-            f"the reference {reference!r} has no scores for this cell, so {arm!r} has nothing "
-            "to be compared with; see the reference's blocked.json, or make the reference the "
-            "incumbent (walked first)",
-        )
+        return
     theirs = FidelityScores.read(path).tokenizer_sha256
     if theirs != own:
-        raise LaneRefused(
-            "tokenizer_differs",
-            f"arm {arm!r} tokenizes the corpus differently from the reference {reference!r} "
-            f"(ids sha256 {own[:12]} vs {theirs[:12]}): the two vocabularies differ, so their "
-            "log-probabilities are of different tokens; compare arms of one tokenizer",
-        )
+        raise LaneRefused("tokenizer_differs", tokenizer_sentence(arm, reference, own, theirs))
 
 
 def write_scores(

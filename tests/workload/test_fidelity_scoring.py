@@ -9,6 +9,7 @@ import pytest
 
 from evidence.comparison.fidelity.entries import cell_entry
 from faceoff.formats.fidelity_outcome import GREEDY_FILE, GreedyAnswers
+from faceoff.formats.fidelity_scores import SCORES_FILE, FidelityScores
 from flows.campaign.fidelity_run import adapter, write_scores
 from lanes.http import UrllibHttp
 from matrix.fidelity import Corpus, FidelityCell
@@ -63,6 +64,14 @@ def test_every_arm_scores_the_references_windows_and_the_known_kld_comes_back(
     assert entry.figures.kld_mean.value == pytest.approx(0.02, rel=0.05)
     assert entry.figures.positions == 8 * 63 and entry.greedy is not None
     assert entry.floor is None and entry.within_floor is None
+    # an arm whose tokenizer gave other ids for the corpus is not compared, both arms named
+    meta = FidelityScores.read(tmp_path / "arm" / SCORES_FILE)
+    meta.model_copy(update={"tokenizer_sha256": "f" * 64}).write(
+        tmp_path / "arm" / SCORES_FILE, replace=True
+    )
+    refused = cell_entry(tmp_path, CELL, "ref", "arm", seed=3)
+    assert refused.figures is None and refused.blocked is not None
+    assert "arm 'arm' tokenizes the corpus differently from the reference 'ref'" in refused.blocked
 
 
 def test_a_k_above_the_engines_cap_is_refused_by_name(sims: tuple[SimServer, SimServer]) -> None:

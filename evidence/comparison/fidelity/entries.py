@@ -29,6 +29,7 @@ from faceoff.formats.fidelity_outcome import (
     GREEDY_FILE,
     FidelityBlocked,
     GreedyAnswers,
+    tokenizer_sentence,
 )
 from faceoff.formats.fidelity_scores import (
     ARRAYS_FILE,
@@ -126,6 +127,9 @@ def cell_entry(
     missing = why_missing(base / reference, reference) or why_missing(base / arm, arm)
     if missing is not None:
         return empty.model_copy(update={"blocked": missing})
+    mismatch = tokenizers_differ(base, reference, arm)
+    if mismatch is not None:
+        return empty.model_copy(update={"blocked": mismatch})
     ours, theirs = read_scores(base / reference), read_scores(base / arm)
     figures = fidelity_figures(ours, theirs, seed=seed)
     floor = floor_bounds(base / reference, ours, seed)
@@ -149,6 +153,14 @@ def why_missing(folder: Path, arm: str) -> str | None:
         blocked = FidelityBlocked.read(folder / BLOCKED_FILE)
         return f"{arm} {blocked.reason}: {blocked.sentence}"
     return f"{arm} not scored: the campaign ended before its fidelity cells ran"
+
+
+def tokenizers_differ(base: Path, reference: str, arm: str) -> str | None:
+    ours, theirs = (FidelityScores.read(base / name / SCORES_FILE) for name in (reference, arm))
+    if ours.tokenizer_sha256 == theirs.tokenizer_sha256:
+        return None
+    said = tokenizer_sentence(arm, reference, theirs.tokenizer_sha256, ours.tokenizer_sha256)
+    return f"{arm} tokenizer_differs: {said}"
 
 
 def read_scores(folder: Path) -> list[ScoredPositions]:
