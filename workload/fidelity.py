@@ -11,6 +11,8 @@ through an injected ``Post``, so this module holds no transport of its own.
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -84,9 +86,14 @@ class ScoringLane:
     model: str
     post: Post
     timeout_s: float
+    deadline: float = math.inf  # time.monotonic() by which the cell must be done on this arm
 
     def ask(self, path: str, body: dict[str, Any]) -> Any:
-        answer = self.post(self.base_url + path, {"model": self.model, **body}, self.timeout_s)
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise LaneRefused("deadline", "the cell's deadline_s passed before it was scored")
+        timeout = min(self.timeout_s, left)
+        answer = self.post(self.base_url + path, {"model": self.model, **body}, timeout)
         if not answer.ok:
             raise LaneRefused(refusal_reason(answer), f"{path} answered {describe(answer)}")
         return answer.body

@@ -12,6 +12,7 @@ would be of other tokens.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +86,8 @@ def block(folder: Path, arm: str, reason: str, sentence: str) -> None:
 def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder: Path) -> None:
     if not run.usable:
         raise LaneRefused("lane_unusable", f"the lane could not serve: {run.reason}")
-    lane = ScoringLane(
-        run.base_url, run.arm.served_model, adapter(context.tools.http), REQUEST_TIMEOUT_S
-    )
+    post, deadline = adapter(context.tools.http), time.monotonic() + cell.deadline_s
+    lane = ScoringLane(run.base_url, run.arm.served_model, post, REQUEST_TIMEOUT_S, deadline)
     tokens = lane.tokenize(corpus(cell))
     reference = context.frozen.matrix.fidelity_reference.name
     if run.arm.name != reference:

@@ -84,3 +84,10 @@ def test_a_k_above_the_engines_cap_is_refused_by_name(sims: tuple[SimServer, Sim
 def test_a_corpus_too_short_for_its_windows_is_refused_with_the_counts() -> None:
     with pytest.raises(LaneRefused, match="holds 100 tokens on the reference: 1 windows"):
         cut_windows(list(range(100)), CELL)
+
+
+def test_a_lane_past_the_cells_deadline_is_asked_nothing(sims: tuple[SimServer, SimServer]) -> None:
+    late = ScoringLane(sims[0].url, "sim-tiny", adapter(UrllibHttp()), 60.0, deadline=0.0)
+    with pytest.raises(LaneRefused) as refused:
+        late.tokenize("anything")
+    assert refused.value.reason == "deadline"
