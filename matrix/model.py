@@ -183,6 +183,7 @@ class Matrix(Spec):
             raise FieldError(
                 ("campaign", "fidelity_reference"), f"names no arm; known: {', '.join(names)}"
             )
+        _reference_arms(self)
         limits = {a.name: a.max_model_len for a in self.arms}
         ids = {c.id for c in self.cells}
         check_fidelity(self.fidelity, limits, self.fidelity_reference.name, ids)
@@ -191,9 +192,17 @@ class Matrix(Spec):
 
     @property
     def fidelity_reference(self) -> Arm:
-        """The arm fidelity cells score against: the declared one, else the incumbent."""
+        """The arm fidelity cells score against: the declared one, else the reference arm
+        (``role = "reference"``), else the incumbent."""
         name = self.campaign.fidelity_reference
-        return self.incumbent if name is None else self.arm(name)
+        if name is not None:
+            return self.arm(name)
+        return next((a for a in self.arms if a.role is Role.REFERENCE), self.incumbent)
+
+    @property
+    def reference_arms(self) -> list[Arm]:
+        """Arms that serve fidelity cells only."""
+        return [a for a in self.arms if a.role is Role.REFERENCE]
 
     def fidelity_arms(self, cell: FidelityCell) -> list[Arm]:
         """The arms a fidelity cell scores, the reference first."""
@@ -224,11 +233,51 @@ class Matrix(Spec):
         return cell.slo or self.campaign.slo
 
     def cells_for(self, arm: Arm) -> list[Cell]:
+        if arm.role is Role.REFERENCE:
+            return []  # it serves fidelity cells only
         return [c for c in self.cells if c.arms is None or arm.name in c.arms]
 
     def arms_of(self, cell: Cell) -> list[Arm]:
-        """The arms that run ``cell``."""
-        return [a for a in self.arms if cell.arms is None or a.name in cell.arms]
+        """The arms that run ``cell`` (a reference arm runs none)."""
+        return [
+            a
+            for a in self.arms
+            if a.role is not Role.REFERENCE and (cell.arms is None or a.name in cell.arms)
+        ]
+
+
+def _reference_arms(matrix: Matrix) -> None:
+    """A reference arm is the fidelity reference and serves no speed cell; the reference is
+    the incumbent or such an arm, never a candidate (a candidate is judged against it)."""
+    references = [n for n, a in enumerate(matrix.arms) if a.role is Role.REFERENCE]
+    if len(references) > 1:
+        raise FieldError(("arms", references[1], "role"), "a second reference arm; one at most")
+    chosen = matrix.fidelity_reference
+    if chosen.role is Role.CANDIDATE:
+        raise FieldError(
+            ("campaign", "fidelity_reference"),
+            f"names the candidate {chosen.name!r}: candidates are judged against the "
+            "reference; name the incumbent or an arm with role = 'reference'",
+        )
+    for index in references:
+        arm = matrix.arms[index]
+        if not matrix.fidelity:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"arm {arm.name!r} is a reference but the matrix has no [[fidelity]] cell",
+            )
+        if arm is not chosen:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"arm {arm.name!r} is a reference but fidelity_reference names {chosen.name!r}",
+            )
+        named = [c.id for c in matrix.cells if c.arms and arm.name in c.arms]
+        if named:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"reference arm {arm.name!r} is named by speed cells {named}; a reference "
+                "serves fidelity cells only",
+            )
 
 
 def _fits_context(matrix: Matrix) -> None:
@@ -236,7 +285,7 @@ def _fits_context(matrix: Matrix) -> None:
     vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len."""
     for arm in matrix.arms:
         limit = arm.max_model_len
-        if limit is None:
+        if limit is None or arm.role is Role.REFERENCE:
             continue
         for index, cell in enumerate(matrix.cells):
             if cell.arms is not None and arm.name not in cell.arms:

@@ -38,6 +38,7 @@ from faceoff.formats.fidelity_scores import (
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
 from lanes.http import Http
+from matrix.arm import Arm
 from matrix.fidelity import FidelityCell
 from matrix.sources import pinned_bytes
 from workload.fidelity import (
@@ -60,6 +61,20 @@ def fidelity_folder(campaign_dir: Path, cell: FidelityCell, arm: str) -> Path:
     return campaign_dir / FIDELITY_DIR / cell.id / arm
 
 
+def fidelity_pending(context: CampaignContext, arm: Arm) -> bool:
+    """Whether a fidelity cell still has to score ``arm`` (neither scored nor blocked)."""
+    matrix = context.frozen.matrix
+    return any(
+        not done(fidelity_folder(context.campaign_dir, cell, arm.name))
+        for cell in matrix.fidelity
+        if arm.name in [a.name for a in matrix.fidelity_arms(cell)]
+    )
+
+
+def done(folder: Path) -> bool:
+    return (folder / SCORES_FILE).is_file() or (folder / BLOCKED_FILE).is_file()
+
+
 def run_fidelity(context: CampaignContext, run: ArmRun) -> None:
     """Every fidelity cell that scores this arm and has not yet: scored, or blocked."""
     matrix = context.frozen.matrix
@@ -67,7 +82,7 @@ def run_fidelity(context: CampaignContext, run: ArmRun) -> None:
         if run.arm.name not in [a.name for a in matrix.fidelity_arms(cell)]:
             continue
         folder = fidelity_folder(context.campaign_dir, cell, run.arm.name)
-        if (folder / SCORES_FILE).is_file() or (folder / BLOCKED_FILE).is_file():
+        if done(folder):
             continue
         try:
             score_arm(context, run, cell, folder)

@@ -87,3 +87,52 @@ def test_fidelity_criteria_name_fidelity_cells_and_need_one() -> None:
         check_fidelity_criteria([criterion], [])
     with pytest.raises(FieldError, match="names unknown \\['fid'\\]"):
         check_fidelity_criteria([criterion], ["other"])
+
+
+REFERENCE_ARM = """[[arms]]
+name = "bf16"
+role = "reference"
+lane = "simulator"
+port = 18103
+served_model = "glm-5.3-flash"
+[arms.simulator]
+profile = "exl3-r11"
+
+[defaults]"""
+
+
+def with_reference(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    text = EXAMPLE.read_text().replace("[defaults]", REFERENCE_ARM, 1)
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new, 1)
+    return written(tmp_path, text)
+
+
+def test_a_reference_arm_is_scored_against_first_and_runs_no_speed_cell(tmp_path: Path) -> None:
+    matrix = load_matrix(with_reference(tmp_path))
+    reference = matrix.arm("bf16")
+    assert matrix.fidelity_reference is reference and matrix.reference_arms == [reference]
+    assert [a.name for a in matrix.fidelity_arms(matrix.fidelity[0])] == [
+        "bf16", "exl3-r11", "nvfp4-r2",
+    ]  # fmt: skip
+    assert matrix.cells_for(reference) == [] and reference not in matrix.arm_order()
+    assert all(reference not in matrix.arms_of(c) for c in matrix.cells)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('stop_policy = "block_workload"', 'stop_policy = "block_workload"\n'
+          'fidelity_reference = "nvfp4-r2"'), "names the candidate 'nvfp4-r2'"),
+        (("requests = 3\nsampling", 'requests = 3\narms = ["bf16"]\nsampling'),
+         "reference arm 'bf16' is named by speed cells"),
+        (('stop_policy = "block_workload"', 'stop_policy = "block_workload"\n'
+          'fidelity_reference = "exl3-r11"'), "is a reference but fidelity_reference names"),
+    ],
+)  # fmt: skip
+def test_a_reference_arm_that_would_be_a_speed_arm_or_a_candidate_is_refused(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(MatrixError, match=message):
+        load_matrix(with_reference(tmp_path, edit))
