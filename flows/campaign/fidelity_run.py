@@ -37,7 +37,7 @@ from faceoff.formats.fidelity_scores import (
 )
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
-from lanes.http import Http
+from lanes.http import Http, UrllibHttp
 from matrix.arm import Arm
 from matrix.fidelity import FidelityCell
 from matrix.sources import pinned_bytes
@@ -55,6 +55,9 @@ from workload.fidelity import (
 
 log = logging.getLogger(__name__)
 REQUEST_TIMEOUT_S = 300.0  # one window scored: long prompts on a slow CPU engine
+# A window's prompt_logprobs: ~60 bytes an id, k + 1 ids a position (512 tokens at k = 20
+# is 0.7 MB; a whole 3,072-id vocabulary over 128 tokens, 24 MB).
+SCORES_BODY = 256 * 1024 * 1024
 
 
 def fidelity_folder(campaign_dir: Path, cell: FidelityCell, arm: str) -> Path:
@@ -101,7 +104,7 @@ def block(folder: Path, arm: str, reason: str, sentence: str) -> None:
 def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder: Path) -> None:
     if not run.usable:
         raise LaneRefused("lane_unusable", f"the lane could not serve: {run.reason}")
-    post, deadline = adapter(context.tools.http), time.monotonic() + cell.deadline_s
+    post, deadline = adapter(UrllibHttp(SCORES_BODY)), time.monotonic() + cell.deadline_s
     lane = ScoringLane(run.base_url, run.arm.served_model, post, REQUEST_TIMEOUT_S, deadline)
     tokens = lane.tokenize(corpus(cell))
     reference = context.frozen.matrix.fidelity_reference.name
