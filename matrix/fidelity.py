@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
+from matrix.engines import flag_value
 from matrix.fields import MAX_DEADLINE_S, SLUG, FieldError, omitted_at
 from matrix.traffic import SourceFile
 
@@ -174,3 +175,34 @@ def check_fidelity_criteria(criteria: list[FidelityCriterion], cell_ids: list[st
             raise FieldError(
                 (*where, "cells"), f"names unknown {unknown}; fidelity cells: {cell_ids}"
             )
+
+
+VLLM_MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
+
+
+def vllm_logprobs_cap(argv: list[str]) -> int | None:
+    """The largest prompt_logprobs a vLLM serve line accepts (None: no cap, ``-1``)."""
+    given = flag_value(argv, "--max-logprobs")
+    try:
+        cap = VLLM_MAX_LOGPROBS if given is None else int(given)
+    except ValueError:
+        return None  # vLLM refuses the flag itself; the lane will say so
+    return None if cap == -1 else cap
+
+
+def check_logprobs(cells: list[FidelityCell], caps: dict[str, int | None]) -> None:
+    """A cell asks no vLLM arm for more log-probabilities than its serve line allows.
+
+    ``caps``: each vLLM arm the cell scores -> its cap (None: none); other engines are
+    asked at run time, and a refusal blocks the arm with the engine's words.
+    """
+    for index, cell in enumerate(cells):
+        for name, cap in caps.items():
+            scored = cell.arms is None or name in cell.arms
+            if scored and cap is not None and cell.prompt_logprobs > cap:
+                raise FieldError(
+                    ("fidelity", index, "prompt_logprobs"),
+                    f"{cell.prompt_logprobs} exceeds arm {name!r}'s --max-logprobs {cap} (vLLM "
+                    f"refuses more); lower prompt_logprobs or add --max-logprobs "
+                    f"{cell.prompt_logprobs} to its engine_args",
+                )

@@ -17,7 +17,13 @@ from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.coherence.arm_fields import check_arm_fields
 from matrix.coherence.tables import check_tables
 from matrix.families import Families
-from matrix.fidelity import FidelityCell, check_fidelity, check_fidelity_criteria
+from matrix.fidelity import (
+    FidelityCell,
+    check_fidelity,
+    check_fidelity_criteria,
+    check_logprobs,
+    vllm_logprobs_cap,
+)
 from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Criterion, Rule
@@ -187,6 +193,8 @@ class Matrix(Spec):
         limits = {a.name: a.max_model_len for a in self.arms}
         ids = {c.id for c in self.cells}
         check_fidelity(self.fidelity, limits, self.fidelity_reference.name, ids)
+        caps = {a.name: vllm_logprobs_cap(a.engine_argv) for a in self.arms if a.runs_vllm}
+        check_logprobs(self.fidelity, caps)
         if self.rule is not None:
             check_fidelity_criteria(self.rule.fidelity, [c.id for c in self.fidelity])
 

@@ -12,6 +12,8 @@ from matrix.fidelity import (
     FidelityCriterion,
     check_fidelity,
     check_fidelity_criteria,
+    check_logprobs,
+    vllm_logprobs_cap,
 )
 from matrix.fields import FieldError
 from matrix.model import changed_sources
@@ -136,3 +138,16 @@ def test_a_reference_arm_that_would_be_a_speed_arm_or_a_candidate_is_refused(
 ) -> None:
     with pytest.raises(MatrixError, match=message):
         load_matrix(with_reference(tmp_path, edit))
+
+
+def test_a_vllm_arm_asked_more_logprobs_than_its_serve_line_allows_is_refused() -> None:
+    assert vllm_logprobs_cap(["vllm", "serve", "/m"]) == 20
+    assert vllm_logprobs_cap(["vllm", "serve", "/m", "--max-logprobs", "3072"]) == 3072
+    assert vllm_logprobs_cap(["vllm", "serve", "/m", "--max-logprobs=-1"]) is None
+    cell = FidelityCell(
+        id="fid", corpus=Corpus(file="c.txt", sha256="0" * 64), input_tokens=64, windows=2,
+        greedy_prompts=2, prompt_logprobs=64,
+    )  # fmt: skip
+    check_logprobs([cell], {"ref": 3072, "cand": None})
+    with pytest.raises(FieldError, match="exceeds arm 'cand''s --max-logprobs 20"):
+        check_logprobs([cell], {"ref": 3072, "cand": 20})
