@@ -21,6 +21,10 @@ from faceoff.errors import FaceoffError
 
 
 def write_text_atomic(path: Path, text: str, *, replace: bool = False) -> Path:
+    return write_bytes_atomic(path, text.encode("utf-8"), replace=replace)
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, replace: bool = False) -> Path:
     path = Path(path)
     if path.exists() and not replace:
         raise FaceoffError(
@@ -31,9 +35,9 @@ def write_text_atomic(path: Path, text: str, *, replace: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), 0o644)  # mkstemp's 0600 would hide bundles from reviewers
-            handle.write(text)
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -52,8 +52,9 @@ class Http(Protocol):
 class UrllibHttp:
     """``Http`` over the standard library, without proxies."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_body: int = MAX_BODY) -> None:
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._max_body = max_body
 
     def get(self, url: str, *, timeout: float, headers: dict[str, str] | None = None) -> HttpReply:
         return self._send(urllib.request.Request(url, headers=headers or {}), timeout)
@@ -69,10 +70,10 @@ class UrllibHttp:
         started = time.perf_counter()
         try:
             with self._opener.open(request, timeout=timeout) as response:
-                body = response.read(MAX_BODY)
+                body = response.read(self._max_body)
                 return HttpReply(response.status, body, time.perf_counter() - started)
         except urllib.error.HTTPError as exc:
-            return HttpReply(exc.code, exc.read(MAX_BODY), time.perf_counter() - started)
+            return HttpReply(exc.code, exc.read(self._max_body), time.perf_counter() - started)
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             return HttpReply(None, b"", time.perf_counter() - started, error=str(reason))

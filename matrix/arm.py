@@ -60,6 +60,7 @@ SIMULATOR_FAULTS = frozenset(
 class Role(StrEnum):
     INCUMBENT = "incumbent"
     CANDIDATE = "candidate"
+    REFERENCE = "reference"  # serves fidelity cells only: never a speed arm, never promoted
 
 
 class LaneKind(StrEnum):
@@ -176,7 +177,10 @@ class Recipe(Spec):
 
 class Arm(Spec):
     name: str = Field(pattern=SLUG, description="Arm name, unique in the matrix.")
-    role: Role = Field(description="Exactly one arm is the incumbent.")
+    role: Role = Field(
+        description="Exactly one arm is the incumbent; a reference arm serves fidelity cells "
+        "only (the checkpoint they are scored against), never a speed cell."
+    )
     lane: LaneKind = Field(description="How the recipe is brought up.")
     image: str | None = Field(default=None, description="Pinned image, repo@sha256:<64 hex>.")
     command: list[str] | None = Field(default=None, description="Process command / container cmd.")

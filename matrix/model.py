@@ -17,6 +17,13 @@ from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.coherence.arm_fields import check_arm_fields
 from matrix.coherence.tables import check_tables
 from matrix.families import Families
+from matrix.fidelity import (
+    FidelityCell,
+    check_fidelity,
+    check_fidelity_criteria,
+    check_logprobs,
+    vllm_logprobs_cap,
+)
 from matrix.fields import SLUG, FieldError, omitted_at
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Criterion, Rule
@@ -90,6 +97,11 @@ class CampaignSpec(Spec):
         "(pilot_failed), 'strict' stops the campaign there; unset: the flow's default (off "
         "for `faceoff run`, on in the scheduled deployment).",
     )
+    fidelity_reference: str | None = Field(
+        default=None,
+        exclude_if=omitted_at(None),
+        description="The arm fidelity cells score every arm against; default the incumbent.",
+    )
 
     @property
     def namespace(self) -> str:
@@ -128,6 +140,12 @@ class Matrix(Spec):
         exclude_if=omitted_at([]),
         description="Evaluator results imported per arm, with tolerance bands (matrix/quality).",
     )
+    fidelity: list[FidelityCell] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Fidelity cells: a pinned corpus scored on every arm against the "
+        "reference (matrix/fidelity.py).",
+    )
     rule: Rule | None = Field(
         default=None,
         exclude_if=omitted_at(None),
@@ -156,12 +174,49 @@ class Matrix(Spec):
         _sequential_judged(self)
         check_variants(self.cells, [a.name for a in self.arms])
         check_quality(self.quality, [a.name for a in self.arms], self.incumbent.name)
+        self._fidelity_fits()
         if self.campaign.aa:
             _same_recipe(self.arms)
         for index, arm in enumerate(self.arms):
             check_arm_fields(arm, ("arms", index))
         check_tables(self)
         return self
+
+    def _fidelity_fits(self) -> None:
+        reference = self.campaign.fidelity_reference
+        names = [a.name for a in self.arms]
+        if reference is not None and reference not in names:
+            raise FieldError(
+                ("campaign", "fidelity_reference"), f"names no arm; known: {', '.join(names)}"
+            )
+        _reference_arms(self)
+        limits = {a.name: a.max_model_len for a in self.arms}
+        ids = {c.id for c in self.cells}
+        check_fidelity(self.fidelity, limits, self.fidelity_reference.name, ids)
+        caps = {a.name: vllm_logprobs_cap(a.engine_argv) for a in self.arms if a.runs_vllm}
+        check_logprobs(self.fidelity, caps)
+        if self.rule is not None:
+            check_fidelity_criteria(self.rule.fidelity, [c.id for c in self.fidelity])
+
+    @property
+    def fidelity_reference(self) -> Arm:
+        """The arm fidelity cells score against: the declared one, else the reference arm
+        (``role = "reference"``), else the incumbent."""
+        name = self.campaign.fidelity_reference
+        if name is not None:
+            return self.arm(name)
+        return next((a for a in self.arms if a.role is Role.REFERENCE), self.incumbent)
+
+    @property
+    def reference_arms(self) -> list[Arm]:
+        """Arms that serve fidelity cells only."""
+        return [a for a in self.arms if a.role is Role.REFERENCE]
+
+    def fidelity_arms(self, cell: FidelityCell) -> list[Arm]:
+        """The arms a fidelity cell scores, the reference first."""
+        scored = cell.arms or [a.name for a in self.arm_order()]
+        reference = self.fidelity_reference
+        return [reference, *(a for a in self.arm_order() if a.name in scored and a != reference)]
 
     @property
     def incumbent(self) -> Arm:
@@ -186,11 +241,51 @@ class Matrix(Spec):
         return cell.slo or self.campaign.slo
 
     def cells_for(self, arm: Arm) -> list[Cell]:
+        if arm.role is Role.REFERENCE:
+            return []  # it serves fidelity cells only
         return [c for c in self.cells if c.arms is None or arm.name in c.arms]
 
     def arms_of(self, cell: Cell) -> list[Arm]:
-        """The arms that run ``cell``."""
-        return [a for a in self.arms if cell.arms is None or a.name in cell.arms]
+        """The arms that run ``cell`` (a reference arm runs none)."""
+        return [
+            a
+            for a in self.arms
+            if a.role is not Role.REFERENCE and (cell.arms is None or a.name in cell.arms)
+        ]
+
+
+def _reference_arms(matrix: Matrix) -> None:
+    """A reference arm is the fidelity reference and serves no speed cell; the reference is
+    the incumbent or such an arm, never a candidate (a candidate is judged against it)."""
+    references = [n for n, a in enumerate(matrix.arms) if a.role is Role.REFERENCE]
+    if len(references) > 1:
+        raise FieldError(("arms", references[1], "role"), "a second reference arm; one at most")
+    chosen = matrix.fidelity_reference
+    if chosen.role is Role.CANDIDATE:
+        raise FieldError(
+            ("campaign", "fidelity_reference"),
+            f"names the candidate {chosen.name!r}: candidates are judged against the "
+            "reference; name the incumbent or an arm with role = 'reference'",
+        )
+    for index in references:
+        arm = matrix.arms[index]
+        if not matrix.fidelity:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"arm {arm.name!r} is a reference but the matrix has no [[fidelity]] cell",
+            )
+        if arm is not chosen:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"arm {arm.name!r} is a reference but fidelity_reference names {chosen.name!r}",
+            )
+        named = [c.id for c in matrix.cells if c.arms and arm.name in c.arms]
+        if named:
+            raise FieldError(
+                ("arms", index, "role"),
+                f"reference arm {arm.name!r} is named by speed cells {named}; a reference "
+                "serves fidelity cells only",
+            )
 
 
 def _fits_context(matrix: Matrix) -> None:
@@ -198,7 +293,7 @@ def _fits_context(matrix: Matrix) -> None:
     vLLM refuses a request whose prompt plus max_tokens exceeds max_model_len."""
     for arm in matrix.arms:
         limit = arm.max_model_len
-        if limit is None:
+        if limit is None or arm.role is Role.REFERENCE:
             continue
         for index, cell in enumerate(matrix.cells):
             if cell.arms is not None and arm.name not in cell.arms:
@@ -349,6 +444,14 @@ def changed_sources(frozen: Matrix, current: Matrix) -> list[str]:
             found.append(
                 f"cell {cell.id}: {other.file} now hashes to {other.sha256}, but the campaign "
                 f"was frozen with {was.sha256}"
+            )
+    corpora = {cell.id: cell.corpus for cell in current.fidelity}
+    for scored in frozen.fidelity:
+        other = corpora.get(scored.id)
+        if other is not None and other.sha256 != scored.corpus.sha256:
+            found.append(
+                f"fidelity cell {scored.id}: {other.file} now hashes to {other.sha256}, but "
+                f"the campaign was frozen with {scored.corpus.sha256}"
             )
     return found
 

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from faceoff.artifact import Spec
+from matrix.fidelity import FidelityCriterion
 from matrix.fields import FieldError, omitted_at
 
 # Metrics whose candidate/incumbent ratio carries a bootstrap interval (a test keeps these
@@ -134,6 +135,12 @@ class Rule(Spec):
         exclude_if=omitted_at(None),
         description="Candidate arms it judges; default every candidate. Others are measured "
         "and shown, not ruled on.",
+    )
+    fidelity: list[FidelityCriterion] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Bounds on each judged candidate's fidelity to the reference "
+        "([[fidelity]] cells); every one must be met too.",
     )
     not_accepted: NotAccepted = Field(
         default=NotAccepted.NO_DECISION,

@@ -20,6 +20,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.gpu import VirtualGpus
 from simulator.groundtruth import GroundTruth
+from simulator.logits import LogitModel
 from simulator.metrics import Families
 from simulator.output import OutputPlan, needle_limited, plan_output
 from simulator.profile import Profile, ProfileError
@@ -34,6 +35,7 @@ from simulator.protocol import (
     require_object,
 )
 from simulator.scheduler import Emission, Seq
+from simulator.scoring import check_prompt_logprobs, greedy_plan, prompt_logprobs
 from simulator.streams import Generation, stream, whole
 from simulator.tokenizer import Tokenizer, TokenizerError
 from simulator.wire import Envelope, dumps, models_body
@@ -55,6 +57,7 @@ class Api:
     faults: FaultState
     truth: GroundTruth
     on_fatal: Callable[[str, int], None]  # ("crash" | "oom", exit code); does not return
+    logits: LogitModel
     clock: Callable[[], int] = time.perf_counter_ns
     wall: Callable[[], float] = time.time
     ready: bool = False
@@ -193,13 +196,15 @@ class Api:
         if status:
             raise ApiError(status, "The engine failed to process the request (injected fault).")
         self._check_queue()
-        gen, seq = self._admit(req, max_tokens, arrival)
+        nonce = uuid.uuid4().int % (1 << 63)  # this request's batch noise, if the profile has any
+        scored = self._scored(req, nonce)
+        gen, seq = self._admit(req, max_tokens, arrival, nonce)
         chat = req.endpoint == "chat"
         try:
             if req.stream:
                 response = await stream(request, gen, self.truth, self.tokenizer, chat)
             else:
-                response = await whole(gen, self.truth, self.tokenizer, chat)
+                response = await whole(gen, self.truth, self.tokenizer, chat, scored)
         except (ConnectionResetError, asyncio.CancelledError):
             self.engine.abort(seq)
             self._journal(gen, seq, status=499, finish_reason="abort")  # client went away
@@ -237,6 +242,23 @@ class Api:
             raise max_tokens_error(limit, prompt, req.max_tokens)
         return req.max_tokens
 
+    def _scored(self, req: GenerationRequest, nonce: int) -> dict[str, object]:
+        """A non-streamed completion's ``prompt_logprobs`` and ids, when the request asks."""
+        if req.endpoint != "completion" or req.stream:
+            return {}
+        scored: dict[str, object] = {}
+        if req.prompt_logprobs is not None:
+            model = self.logits
+            k = check_prompt_logprobs(
+                req.prompt_logprobs, model.spec.max_logprobs, model.vocab_size
+            )
+            scored["prompt_logprobs"] = prompt_logprobs(
+                self.logits, self.tokenizer, req.prompt_tokens, k, nonce
+            )
+        if req.return_token_ids:
+            scored["prompt_token_ids"] = req.prompt_tokens
+        return scored
+
     def _check_queue(self) -> None:
         limit = self.profile.engine.max_queued_requests
         if limit and len(self.engine.scheduler.waiting) >= limit:
@@ -248,9 +270,9 @@ class Api:
             )
 
     def _admit(
-        self, req: GenerationRequest, max_tokens: int, arrival: int
+        self, req: GenerationRequest, max_tokens: int, arrival: int, nonce: int
     ) -> tuple[Generation, Seq]:
-        plan = self._plan(req, max_tokens)
+        plan = self._plan(req, max_tokens, nonce)
         envelope = self._envelope(req)
         queue: asyncio.Queue[Emission] = asyncio.Queue()
         seq = Seq(
@@ -267,10 +289,13 @@ class Api:
         gen = Generation(envelope, plan, len(req.prompt_tokens), queue, trace)
         gen.reasoning_field = self.profile.output.reasoning_field
         gen.include_usage, gen.continuous_usage = req.include_usage, req.continuous_usage
+        gen.return_token_ids = req.return_token_ids
         self.engine.submit(seq)
         return gen, seq
 
-    def _plan(self, req: GenerationRequest, max_tokens: int) -> OutputPlan:
+    def _plan(self, req: GenerationRequest, max_tokens: int, nonce: int) -> OutputPlan:
+        if req.endpoint == "completion" and req.temperature == 0:
+            return greedy_plan(self.logits, req.prompt_tokens, max_tokens, nonce)
         faults = self.faults.spec
         return plan_output(
             req,

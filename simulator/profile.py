@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from simulator.logits import LogitSpec
+
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 EFFORTS = ("low", "medium", "high", "max")
 REASONING_FIELDS = ("reasoning", "reasoning_content")
@@ -151,6 +153,7 @@ class Profile:
     output: OutputSpec = field(default_factory=OutputSpec)
     gpu: GpuSpec = field(default_factory=GpuSpec)
     faults: FaultSpec = field(default_factory=FaultSpec)
+    logits: LogitSpec = field(default_factory=LogitSpec)
     legacy_names: bool = False
 
 
@@ -162,6 +165,7 @@ SECTIONS: dict[str, type] = {
     "output": OutputSpec,
     "gpu": GpuSpec,
     "faults": FaultSpec,
+    "logits": LogitSpec,
 }
 
 
@@ -319,8 +323,23 @@ def check_rates(profile: Profile, where: str) -> list[str]:
             problems.append(f"{where} [speculative] {key}: must be within 0..1")
     if not 0.0 <= faults.error_rate <= 1.0:
         problems.append(f"{where} [faults] error_rate: must be within 0..1")
+    problems += check_logits(profile.logits, where)
     if profile.timing.mixed_prefill_factor < 1.0:
         problems.append(f"{where} [timing] mixed_prefill_factor: must be ≥ 1")
+    return problems
+
+
+def check_logits(logits: LogitSpec, where: str) -> list[str]:
+    problems = []
+    if not 0.0 < logits.rest_mass < 1.0:
+        problems.append(f"{where} [logits] rest_mass: must be within 0..1, both excluded")
+    if logits.candidates < 2:
+        problems.append(f"{where} [logits] candidates: must be ≥ 2")
+    for key in ("kld", "noise_kld"):
+        if getattr(logits, key) < 0:
+            problems.append(f"{where} [logits] {key}: must be ≥ 0 (nats)")
+    if logits.max_logprobs < -1:
+        problems.append(f"{where} [logits] max_logprobs: must be ≥ 0, or -1 for no cap")
     return problems
 
 

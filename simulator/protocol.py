@@ -57,6 +57,9 @@ class GenerationRequest:
     reasoning: bool = False  # chat only: a completion request never reasons
     reasoning_effort: str | None = None
     response_format: dict[str, Any] | None = None
+    temperature: float | None = None
+    prompt_logprobs: int | None = None  # completions only: k per prompt position, -1 = all
+    return_token_ids: bool = False
 
 
 def effort_or_none(value: Any) -> str | None:
@@ -105,7 +108,14 @@ def common_fields(body: dict[str, Any]) -> dict[str, Any]:
         "max_tokens": max_tokens_of(body),
         "seed": optional(body, "seed", int),
         "ignore_eos": bool(optional(body, "ignore_eos", bool)),
+        "temperature": temperature_of(body),
+        "return_token_ids": bool(optional(body, "return_token_ids", bool)),
     }
+
+
+def temperature_of(body: dict[str, Any]) -> float | None:
+    value = optional(body, "temperature", (int, float))
+    return None if value is None else float(value)
 
 
 def parse_chat(body: Any, tokenizer: Tokenizer) -> GenerationRequest:
@@ -150,6 +160,7 @@ def parse_completion(body: Any, tokenizer: Tokenizer) -> GenerationRequest:
         prompt_tokens=tokens,
         instruction=text,
         context_text=text,
+        prompt_logprobs=optional(body, "prompt_logprobs", int),
         **common_fields(body),
     )
 

@@ -25,6 +25,7 @@ from simulator.engine import Engine
 from simulator.faults import FaultState
 from simulator.gpu import VirtualGpus
 from simulator.groundtruth import GroundTruth
+from simulator.logits import LogitModel
 from simulator.metrics import Families
 from simulator.profile import Profile
 from simulator.recorder import Recorder
@@ -60,11 +61,13 @@ def build(config: ServerConfig, on_fatal: Callable[[str, int], None]) -> Api:
     faults = FaultState(profile.faults)
     devices = config.gpus or profile.model.tensor_parallel_size
     gpus = VirtualGpus(profile, devices, faults, time.perf_counter_ns)
+    tokenizer = Tokenizer.build()
     return Api(
         profile=profile,
         model_name=config.model_name,
         model_path=config.root,
-        tokenizer=Tokenizer.build(),
+        tokenizer=tokenizer,
+        logits=LogitModel(profile.logits, tokenizer.vocab_size),
         engine=Engine(profile, recorder, time_scale=config.time_scale, gpus=gpus),
         families=families,
         faults=faults,

@@ -74,6 +74,7 @@ class Generation:
     reasoning_field: str = "reasoning"
     include_usage: bool = False
     continuous_usage: bool = False
+    return_token_ids: bool = False
 
     async def emissions(self) -> AsyncIterator[Emission]:
         while True:
@@ -141,7 +142,11 @@ def make_chunk(gen: Generation, phase: str, text: str, last: bool, chat: bool) -
 
 
 async def whole(
-    gen: Generation, truth: GroundTruth, tokenizer: Tokenizer, chat: bool
+    gen: Generation,
+    truth: GroundTruth,
+    tokenizer: Tokenizer,
+    chat: bool,
+    scored: dict[str, Any] | None = None,  # a completion's prompt_logprobs and prompt ids
 ) -> web.Response:
     async for _ in gen.emissions():
         pass
@@ -157,6 +162,9 @@ async def whole(
             gen.envelope, texts["content"], (gen.reasoning_field, reasoning), finish, counts
         )
     else:
-        body = completion_response(gen.envelope, texts["content"], finish, counts)
+        extra = dict(scored or {})
+        if gen.return_token_ids:
+            extra["token_ids"] = list(gen.plan.tokens[: cursor.index])
+        body = completion_response(gen.envelope, texts["content"], finish, counts, extra)
     truth.mark(gen.trace, "response", cursor.index)
     return web.Response(text=dumps(body), content_type="application/json")

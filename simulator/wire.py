@@ -140,7 +140,11 @@ def chat_response(
 
 
 def completion_response(
-    env: Envelope, text: str, finish: str, counts: dict[str, int]
+    env: Envelope,
+    text: str,
+    finish: str,
+    counts: dict[str, int],
+    scored: dict[str, Any] | None = None,  # token_ids, prompt_logprobs, prompt_token_ids
 ) -> dict[str, Any]:
     choice = {
         "index": 0,
@@ -152,6 +156,7 @@ def completion_response(
         "prompt_logprobs": None,
         "prompt_token_ids": None,
         "routed_experts": None,
+        **(scored or {}),
     }
     return {
         **env.head("text_completion"),

@@ -18,6 +18,11 @@ from evidence.comparison.attempts import with_standing
 from evidence.comparison.caveats import caveats
 from evidence.comparison.cells import cell_entry
 from evidence.comparison.coverage import coverage, failures, restoration, ticket_refs
+from evidence.comparison.fidelity.entries import (
+    FIDELITY_METHOD,
+    FidelityEntry,
+    fidelity_entries,
+)
 from evidence.comparison.model import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
 from evidence.comparison.quality import quality_results
 from evidence.comparison.read import CampaignInputs
@@ -60,6 +65,7 @@ def build_comparison(
         for f in inputs.frozen.registry
         if f.status is FamilyStatus.NOT_APPLICABLE
     }
+    fidelity = fidelity_entries(inputs.folder.root, matrix)
     return Comparison(
         campaign=matrix.campaign.name,
         description=matrix.campaign.description,
@@ -86,7 +92,7 @@ def build_comparison(
         posture=with_lanes(inputs.posture, _lane_postures(inputs)),
         replicated=replicated,
         goodput_method=GOODPUT_METHOD,
-        ruling=_ruling(matrix, cells, replicated),
+        ruling=_ruling(matrix, cells, replicated, fidelity),
         carried=inputs.carried.view() if inputs.carried else None,
         preflight=list(inputs.preflight),
         pilot=inputs.pilot,
@@ -94,6 +100,8 @@ def build_comparison(
         spec_pairs=spec_pairs(cells),
         energy_method=ENERGY_METHOD if any(a.energy for c in cells for a in c.arms) else "",
         tail_method=TAIL_METHOD,
+        fidelity=fidelity,
+        fidelity_method=FIDELITY_METHOD if matrix.fidelity else "",
     )
 
 
@@ -156,14 +164,17 @@ def cells_with_attempts(
 
 
 def _ruling(
-    matrix: Matrix, cells: Sequence[CellEntry], replicated: Sequence[ReplicatedRatio]
+    matrix: Matrix,
+    cells: Sequence[CellEntry],
+    replicated: Sequence[ReplicatedRatio],
+    fidelity: Sequence[FidelityEntry],
 ) -> Ruling | None:
     if matrix.rule is None:
         return None
     written = {c.id: c.prompt_id for c in matrix.cells}  # a replicate -> the id as written
     candidates = [arm.name for arm in matrix.candidates]
     replicates = sequential_replicates(matrix, cells, Replicates(replicated, written))
-    return rule_ruling(matrix.rule, cells, candidates, replicates)
+    return rule_ruling(matrix.rule, cells, candidates, replicates, fidelity)
 
 
 def _lane_postures(inputs: CampaignInputs) -> list[LaneGpuPosture]:

@@ -39,7 +39,10 @@ Format history of ``Comparison.schema_version`` (in full: docs/evidence.md, "For
       interval or one below its calibrated requests is descriptive); a ratio's or pair's
       ``verdict`` may be ``descriptive``; ``aa`` gains ``p_value`` (its verdict a binomial
       test over the calibrated intervals); ``ruling`` gains ``error_control`` (promote's
-      error split across candidates, do not promote Holm-adjusted).
+      error split across candidates, do not promote Holm-adjusted); later in 12,
+      ``fidelity`` and ``fidelity_method`` (each fidelity cell's arms against the
+      reference), left out without a fidelity cell, and the rule's fidelity criteria as
+      criterion lines whose ``test`` is ``limit`` (same shape).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from evidence.attempt.goodput import Goodput
 from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.attempt.tails import TailStats
+from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
 from evidence.comparison.reuse_model import PrefixReuse
@@ -496,7 +500,9 @@ class CriterionCell(Spec):
 
 class CriterionLine(Spec):
     metric: str = Field(description="Metric judged.")
-    test: Literal["non_inferiority", "superiority"] = Field(description="Margin or target.")
+    test: Literal["non_inferiority", "superiority", "limit"] = Field(
+        description="Margin or target of a ratio, or a fidelity figure's limit."
+    )
     bound: float = Field(description="The ratio bound the interval must clear.")
     status: CriterionStatus = Field(description="The criterion's standing: its worst cell's.")
     deciding_cell: str | None = Field(description="The cell whose interval decided it.")
@@ -588,6 +594,16 @@ class Comparison(Artifact):
     )
     energy_method: str = Field(default="", description="How energy figures are computed.")
     tail_method: str = Field(default="", description="How ITL and p99 claims are computed.")
+    fidelity: list[FidelityEntry] = Field(
+        default_factory=list,
+        exclude_if=omitted_at([]),
+        description="Each fidelity cell's arms against its reference; empty without one.",
+    )
+    fidelity_method: str = Field(
+        default="",
+        exclude_if=omitted_at(""),
+        description="How the fidelity figures are computed; empty without a fidelity cell.",
+    )
 
     @classmethod
     def parse(cls, raw: bytes, path: Path) -> Self:

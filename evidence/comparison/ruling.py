@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from evidence.comparison.fidelity.entries import FidelityEntry
+from evidence.comparison.fidelity.rule import fidelity_lines
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     Figure,
@@ -112,12 +114,14 @@ def rule_ruling(
     cells: Sequence[CellEntry],
     candidates: Sequence[str],
     replicates: Replicates | None = None,
+    fidelity: Sequence[FidelityEntry] = (),
 ) -> Ruling:
     judged = [name for name in candidates if rule.judges(name)]
     return Ruling(
         rule=rule,
         candidates=[
-            candidate_ruling(rule, cells, name, replicates, len(judged)) for name in judged
+            candidate_ruling(rule, cells, name, replicates, len(judged), fidelity=fidelity)
+            for name in judged
         ],
         method=METHOD,
         error_control=error_control(len(judged)),
@@ -146,6 +150,8 @@ def candidate_ruling(
     candidate: str,
     replicates: Replicates | None = None,
     candidates: int = 1,
+    *,
+    fidelity: Sequence[FidelityEntry] = (),
 ) -> CandidateRuling:
     """``candidates``: how many the rule judges, the error of a promotion split among them."""
     groups = replicates or Replicates()
@@ -167,6 +173,7 @@ def candidate_ruling(
         criterion_line(k, j, found)
         for k, j, found in zip(criteria, judged, standings(judged, candidates), strict=True)
     ]
+    lines += fidelity_lines(rule.fidelity, fidelity, candidate)
     outcome = _outcome(rule.not_accepted, refused, lines)
     return CandidateRuling(
         candidate=candidate,

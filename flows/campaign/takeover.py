@@ -73,7 +73,7 @@ def check_startable_arms(matrix: Matrix, environ: Mapping[str, str], python: str
     set, host programs found), the incumbent's above all, so that a run never stops an
     incumbent it cannot bring back for want of an input. ``faceoff run`` asks before its
     Prefect server starts, the flow again before the take-over."""
-    for arm in matrix.arm_order():
+    for arm in [*matrix.arm_order(), *matrix.reference_arms]:
         try:
             check_startable(arm, environ, python)
         except FaceoffError as exc:

@@ -68,10 +68,11 @@ def plan_lines(frozen: FrozenMatrix, output: PlanOutput) -> list[str]:
     """Where each arm listens, its image in full, the cells, the order, the stop policy,
     the worst case and the warnings."""
     matrix = frozen.matrix
-    images = [f"image of {a.name}: {a.image}" for a in matrix.arm_order() if a.image]
+    lanes = [*matrix.arm_order(), *matrix.reference_arms]
+    images = [f"image of {a.name}: {a.image}" for a in lanes if a.image]
     warnings = [f"warning: {w.line}" for w in output.warnings]
     return [
-        *(binding_line(arm) for arm in matrix.arm_order()),
+        *(binding_line(arm) for arm in lanes),
         *images,
         f"cells ({len(output.cell_ids)}): {', '.join(output.cell_ids)}",
         f"order: {output.order}",

@@ -30,6 +30,7 @@ from flows.campaign.arm import ArmRun, judged_warmups, lane_death
 from flows.campaign.cell_run import CellResult, policy_block
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
+from flows.campaign.fidelity_run import fidelity_pending
 from flows.campaign.lock import CampaignLock
 from flows.campaign.opening import (
     OPEN,
@@ -49,6 +50,7 @@ from flows.prefect.tasks import (
     block_task,
     cell_run,
     close_task,
+    fidelity_task,
     handoff_task,
     open_task,
     publish_task,
@@ -150,7 +152,8 @@ def run_arms(
     """Every arm with cells left, after the pilot; restoration in ``finally``. None when
     nothing was left. ``checked``: the run's preflight, filed once there is work."""
     work = [(arm, cells) for arm, cells in remaining_work(context) if cells]
-    if not work:
+    references = [a for a in context.frozen.matrix.reference_arms if fidelity_pending(context, a)]
+    if not work and not references:
         get_run_logger().info("every planned cell run has a disposition; no lane is touched")
         return None
     if checked is not None:
@@ -168,6 +171,8 @@ def run_arms(
             if uses_passes(context.frozen.matrix)
             else left
         )
+        for arm in references:  # first: every other arm is compared with it
+            walk_arm(context, arm, [])
         for arm, cells in walks:
             walk_arm(context, arm, cells)
     finally:
@@ -215,6 +220,9 @@ def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
             with span(spans.CELL_TASK):
                 result = cell_run(context, run, cell)
             _log_result(result)
+        if fidelity_pending(context, arm):
+            run = run or started(context, arm)  # a reference arm has no speed cell
+            fidelity_task(context, run)
     finally:
         if run is not None:
             stop_task(context, run)

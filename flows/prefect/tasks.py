@@ -20,6 +20,7 @@ from flows.campaign.cell_run import CellResult, block_cell, run_cell
 from flows.campaign.client import OVERRUN_GRACE_S, STOP_GRACE_S, ClientExit
 from flows.campaign.closing import close
 from flows.campaign.context import CampaignContext
+from flows.campaign.fidelity_run import run_fidelity
 from flows.campaign.opening import open_run
 from flows.campaign.restore import RestoreOutcome, require_restoration, restore_incumbent
 from flows.campaign.signals import sigterm_deferred
@@ -62,6 +63,9 @@ cell_task = task(name="cell", task_run_name="{cell.id} on {run.arm.name}", **SID
 block_task = task(name="cell blocked", task_run_name="{cell.id} on {arm} blocked", **SIDE_EFFECTS)(
     block_cell
 )
+fidelity_task = task(
+    name="fidelity cells", task_run_name="fidelity on {run.arm.name}", **SIDE_EFFECTS
+)(run_fidelity)
 stop_task = task(
     name="stop lane",
     task_run_name="stop {run.arm.name}",

@@ -32,7 +32,7 @@ from matrix.engines import WILDCARD_HOSTS
 from matrix.model import Matrix
 from matrix.search import search_defaults
 from matrix.toml.errors import Origin, describe
-from matrix.toml.source_entry import source_entry
+from matrix.toml.source_entry import fidelity_entries, source_entry
 
 GRID_FIELDS = ("input_tokens", "concurrency")
 TEMPLATE_FIELDS = ("kind", *GRID_FIELDS)
@@ -190,6 +190,8 @@ def expand(raw: dict[str, Any], *, base: Path | None = None) -> tuple[dict[str, 
                 "split the campaign or give shorter input_tokens/concurrency lists"
             )
     data["cells"] = cells
+    if "fidelity" in raw:
+        data["fidelity"] = fidelity_entries(raw["fidelity"], base)
     return data, origins
 
 

@@ -60,7 +60,7 @@ def matrix_schema() -> dict[str, Any]:
         "maximum": MAX_REPLICATES,
         "description": 'With replicates = "auto": the most passes the sequential cell may run.',
     }
-    for source in ("Dataset", "Trace"):  # the loader takes the sha256 a file leaves out
+    for source in ("Dataset", "Trace", "Corpus"):  # the loader takes a sha256 left out
         table = schema["$defs"][source]
         table["required"] = [f for f in table.get("required", []) if f != "sha256"]
     entry.pop("required", None)

@@ -60,6 +60,20 @@ def _pinned(table: dict[str, Any], base: Path | None, label: str) -> dict[str, A
     return {**table, "file": str(path), "sha256": actual}
 
 
+def fidelity_entries(entries: Any, base: Path | None) -> Any:
+    """``[[fidelity]]`` entries with each corpus file resolved and hashed (or checked)."""
+    if not isinstance(entries, list):
+        return entries  # the model's error names the field
+    out = []
+    for index, entry in enumerate(entries):
+        corpus = entry.get("corpus") if isinstance(entry, dict) else None
+        if isinstance(corpus, dict) and isinstance(corpus.get("file"), str):
+            out.append({**entry, "corpus": _pinned(corpus, base, f"fidelity[{index}].corpus")})
+        else:
+            out.append(entry)
+    return out
+
+
 def _trace_defaults(entry: dict[str, Any], trace: dict[str, Any], label: str) -> dict[str, Any]:
     records = _records(trace, label)
     count = entry.get("requests", len(records))

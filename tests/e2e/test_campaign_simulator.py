@@ -59,7 +59,21 @@ def routed_matrix(tmp_path: Path, proxy: RouterProxy) -> Path:
         "readmit_url": proxy.admin("readmit"),
     }
     data = matrix("e2e-sim", [incumbent, arm("cand", "candidate")])
-    return write_matrix(tmp_path, data | {"protected_files": [str(protected)]})
+    return write_matrix(
+        tmp_path, data | {"protected_files": [str(protected)], "fidelity": [FIDELITY]}
+    )
+
+
+# A fidelity cell beside the speed cells: both lanes serve the same simulated model.
+CORPUS = Path(__file__).resolve().parents[2] / "matrix/examples/data/fidelity-corpus.txt"
+FIDELITY = {
+    "id": "fidelity-corpus",
+    "corpus": {"file": str(CORPUS)},
+    "input_tokens": 64,
+    "windows": 6,
+    "greedy_prompts": 2,
+    "greedy_tokens": 8,
+}
 
 
 def test_a_two_arm_campaign_runs_end_to_end(
@@ -77,6 +91,10 @@ def test_a_two_arm_campaign_runs_end_to_end(
     assert result.complete and result.restored
     assert result.closure.sentence.startswith("complete: 4 accepted, 0 failed, 0 blocked")
     assert "inc versus cand" in result.card
+    assert "| fidelity-corpus | cand vs inc" in result.card  # the same model: within the floor
+    assert "indistinguishable (floor 0.0000 [0.0000, 0.0000])" in result.card
+    scores = result.bundle / "fidelity" / "fidelity-corpus" / "cand" / "scores.json"
+    scored_at = scores.stat().st_mtime_ns
     check_ledger(workdir)
     check_bundle(result.bundle)
     check_restoration(result.bundle, proxy)
@@ -87,6 +105,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     record_review(open_ledger(resolve_url(None, workdir)), "e2e-sim", rerun, now=utc_now)
     again = run_campaign(path, workdir)
     assert again.complete and again.restored and again.restoration is not None
+    assert scores.stat().st_mtime_ns == scored_at  # a scored arm is not scored again
     assert attempts(workdir) == [
         ("natural-600-c1", "cand", 1),
         ("natural-600-c1", "inc", 1),

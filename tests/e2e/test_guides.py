@@ -24,6 +24,7 @@ GUIDE = REPO / "docs" / "guide"
 WALKS = {
     "tutorial": ("first-campaign.md", "reviewing.md", "auditing.md"),
     "engines": ("your-engine.md",),
+    "fidelity": ("fidelity.md",),
 }
 BLOCK = re.compile(r"^```sh walk\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 HEREDOC = re.compile(r"<<-?\s*'?(\w+)'?")

@@ -62,6 +62,7 @@ def test_a_twin_whose_arms_would_share_an_address_is_refused_naming_the_file(
     moved = text.replace(f"port = {cand.port}", f'host = "127.0.0.2"\nport = {inc.port}', 1)
     path = tmp_path / "m.toml"
     path.write_text(moved)
+    (tmp_path / "data").symlink_to(EXAMPLES / "data")  # the fidelity corpus it names
     load_matrix(path)  # valid as an A/B matrix
 
     with pytest.raises(FaceoffError) as refused:

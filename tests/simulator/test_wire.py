@@ -114,6 +114,35 @@ async def test_completions_accept_token_ids(tiny: SimServer, session) -> None:
     assert len(result.deltas("text")) == 8 == result.usage["completion_tokens"]
 
 
+async def test_completions_score_the_prompt_and_decode_greedily_at_temperature_zero(
+    tiny: SimServer, session
+) -> None:
+    _, tokenized = await post(session, tiny.url + "/tokenize", {"prompt": "The lane is steady."})
+    ids = tokenized["tokens"]
+    body = {
+        "prompt": ids,
+        "max_tokens": 5,
+        "temperature": 0,
+        "prompt_logprobs": 4,
+        "return_token_ids": True,
+    }
+    status, first = await post(session, tiny.url + "/v1/completions", body)
+    assert status == 200, first
+    choice = first["choices"][0]
+    assert choice["prompt_token_ids"] == ids and len(choice["token_ids"]) == 5
+    scored = choice["prompt_logprobs"]
+    assert scored[0] is None and len(scored) == len(ids)
+    assert all(str(token) in entry for token, entry in zip(ids[1:], scored[1:], strict=True))
+    assert {"logprob", "rank", "decoded_token"} == set(next(iter(scored[1].values())))
+    _, again = await post(session, tiny.url + "/v1/completions", body)
+    assert again["choices"][0]["token_ids"] == choice["token_ids"]
+    assert again["choices"][0]["prompt_logprobs"] == scored
+    status, refused = await post(
+        session, tiny.url + "/v1/completions", {**body, "prompt_logprobs": 21}
+    )
+    assert status == 400 and "greater than max allowed: 20" in refused["error"]["message"]
+
+
 async def test_usage_prompt_tokens_equal_tokenize_count(tiny: SimServer, session) -> None:
     messages = [
         {"role": "system", "content": "You answer briefly."},

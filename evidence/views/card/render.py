@@ -23,6 +23,7 @@ from evidence.comparison.model import (
     metric_label,
 )
 from evidence.views.card import energy as card_energy
+from evidence.views.card import fidelity as card_fidelity
 from evidence.views.card import posture as card_posture
 from evidence.views.card import probes as card_probes
 from evidence.views.card import quality as card_quality
@@ -69,6 +70,7 @@ def card_parts(comparison: Comparison) -> CardParts:
     body = [
         "## Result card\n\n" + tables.headline(c, sources),
         "## Quality evidence\n\n" + card_quality.quality(c, sources),
+        *(["## Fidelity\n\n" + card_fidelity.section(c, sources)] if c.fidelity else []),
         "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
         *([_replicated(c)] if c.replicated else []),
         *([card_sequential.section(c.sequential)] if c.sequential else []),
@@ -155,6 +157,11 @@ def _decision(c: Comparison) -> str:
     incumbent = c.arms[0].name
     tail = f"incumbent {incumbent} restored" if c.restoration.proven else "restoration not proven"
     line = f"Observed: {observed}. Decision: {decision_words(c)}; {tail}."
+    faithful = [
+        f"{a.name} {w}" for a in c.arms[1:] if (w := card_fidelity.decision_words(c, a.name))
+    ]
+    if faithful:
+        line += f" Fidelity: {join_words(faithful, 'and')}."
     return f"{line}\n\n{c.description}" if c.description else line
 
 

@@ -131,6 +131,25 @@ def percentile_bars(comparison: Comparison, metric: str, label: str) -> str:
     return _svg(fig)
 
 
+def kld_distribution(comparison: Comparison) -> str:
+    """Each fidelity entry's per-position KLD as a distribution (share of positions below)."""
+    fig = _figure(1, width=7.0, height=3.0)
+    with styled():
+        ax = fig.add_subplot()
+        shares = [q / 20 for q in range(21)]
+        for e in comparison.fidelity:
+            if e.figures is not None:
+                label = f"{e.cell}: {e.arm} vs {e.reference}"
+                ax.plot(e.figures.kld_quantiles, shares, marker=".", label=label)
+            if e.figures is not None and e.floor is not None:
+                ax.axvline(e.floor.value, color="#57606a", linestyle=":", linewidth=1)
+        ax.set_xlabel("KLD at a position (nats; dotted: the noise floor's mean)")
+        ax.set_ylabel("share of positions at or below")
+        ax.set_title("Per-position KLD against the reference")
+        ax.legend()
+    return _svg(fig)
+
+
 VERDICT_COLOURS: dict[RatioVerdict, str] = {
     "better": "#1a7f37",
     "worse": "#cf222e",

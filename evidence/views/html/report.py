@@ -83,6 +83,11 @@ def render_report(
         appendix=html.render("\n\n".join(parts.appendix)),
         ttft_plot=figures(plots.percentile_bars, comparison, "ttft_s", "visible TTFT (s)"),
         decode_plot=figures(plots.percentile_bars, comparison, "decode_tps", "decode (tok/s)"),
+        fidelity_plot=(
+            figures(plots.kld_distribution, comparison)
+            if any(e.figures for e in comparison.fidelity)
+            else None
+        ),
         cells=[_cell_plots(cell.id, comparison, attempts, figures) for cell in comparison.cells],
         sweeps=_sweeps(comparison, attempts, figures),
     )

@@ -1,0 +1,230 @@
+"""``comparison.json``'s fidelity entries: each arm against the reference, per fidelity cell.
+
+Read from ``fidelity/<cell>/<arm>/`` (``faceoff.formats``): the stored per-position
+log-probabilities are the native evidence, and every figure here is recomputed from them
+(``evidence.stats.fidelity``), so the audit's rebuild of the comparison recomputes them too.
+An arm whose scores are missing or blocked has an entry saying so, never a figure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from evidence.stats.fidelity import (
+    FidelityFigures,
+    FigureInterval,
+    GreedyAgreement,
+    fidelity_figures,
+    greedy_agreement,
+    within_floor,
+)
+from faceoff.artifact import Spec
+from faceoff.canonical import sha256_hex
+from faceoff.formats.fidelity_outcome import (
+    BLOCKED_FILE,
+    FIDELITY_DIR,
+    FLOOR_DIR,
+    GREEDY_FILE,
+    FidelityBlocked,
+    GreedyAnswers,
+    tokenizer_sentence,
+)
+from faceoff.formats.fidelity_scores import (
+    ARRAYS_FILE,
+    SCORES_FILE,
+    FidelityScores,
+    ScoredPositions,
+    read_arrays,
+)
+from matrix.fidelity import FidelityCell
+from matrix.model import Matrix
+
+FIDELITY_METHOD = (
+    "KLD(reference ‖ arm) at each position over the ids both engines returned "
+    "(prompt_logprobs top-k and the corpus token) plus one bucket for the rest of the mass: "
+    "a lower bound of the full KLD (merging outcomes cannot raise a divergence), exact where "
+    "the returned ids hold all the mass; mean KLD and ln(PPL arm / PPL reference) with 95 % "
+    "percentile bootstrap intervals resampling whole windows (2,000 resamples, the campaign "
+    "seed); top-1 agreement: positions whose most likely id is the reference's; Δp: the arm's "
+    "minus the reference's probability of the reference's most likely id; greedy: tokens "
+    "before the first differing token (median over prompts) and prompts identical to the end; "
+    "floor: the reference scored again at another concurrency, an arm whose KLD interval "
+    "reaches the floor's is indistinguishable from the reference"
+)
+
+
+class Bounds(Spec):
+    value: float = Field(description="The figure.")
+    low: float = Field(description="Lower end of its 95 % interval.")
+    high: float = Field(description="Upper end of its 95 % interval.")
+
+
+class Greedy(Spec):
+    prompts: int = Field(description="Greedy prompts compared.")
+    tokens: int = Field(description="Tokens generated per prompt.")
+    median_tokens_to_divergence: float = Field(
+        description="Median tokens before the first differing token (tokens if never)."
+    )
+    identical_share: float = Field(description="Share of prompts identical to the end.")
+
+
+class FidelityFiguresEntry(Spec):
+    positions: int = Field(description="Positions scored (every window, the first excluded).")
+    windows: int = Field(description="Windows scored; the intervals resample them.")
+    exact: bool = Field(description="The returned ids held all the mass: the KLD is the full one.")
+    kld_mean: Bounds = Field(description="Mean KLD (nats) with its interval.")
+    kld_median: float = Field(description="Median KLD.")
+    kld_p99: float = Field(description="99th percentile KLD.")
+    kld_max: float = Field(description="Largest KLD at any position.")
+    top1_agreement: float = Field(description="Share of positions with the reference's top id.")
+    delta_p_mean: float = Field(description="Mean Δp of the reference's most likely id.")
+    ppl_reference: float = Field(description="The reference's perplexity on the corpus.")
+    ppl_arm: float = Field(description="This arm's perplexity on the corpus.")
+    ln_ppl_ratio: Bounds = Field(description="ln(PPL arm / PPL reference) with its interval.")
+    kld_quantiles: list[float] = Field(
+        description="Per-position KLD at 0, 5, …, 100 %: its distribution, as the report draws."
+    )
+
+
+class FidelityEntry(Spec):
+    cell: str = Field(description="Fidelity cell id.")
+    arm: str = Field(description="The arm compared (the reference's own entry is its floor).")
+    reference: str = Field(description="The arm it is compared with.")
+    k: int = Field(description="prompt_logprobs asked per position.")
+    figures: FidelityFiguresEntry | None = Field(
+        description="The figures; None when the arm or the reference was not scored."
+    )
+    floor: Bounds | None = Field(
+        description="The reference against its second scoring: the noise floor's mean KLD."
+    )
+    within_floor: bool | None = Field(
+        description="The arm's KLD interval reaches the floor's: indistinguishable."
+    )
+    greedy: Greedy | None = Field(description="Greedy agreement with the reference.")
+    blocked: str | None = Field(description="Why there are no figures: reason: sentence.")
+    sources: list[str] = Field(description="Files the entry was computed from.")
+
+
+def fidelity_entries(root: Path, matrix: Matrix) -> list[FidelityEntry]:
+    """Every fidelity cell's candidates against its reference, from the campaign folder."""
+    entries: list[FidelityEntry] = []
+    for cell in matrix.fidelity:
+        arms = [a.name for a in matrix.fidelity_arms(cell)]
+        base = root / FIDELITY_DIR / cell.id
+        entries += [cell_entry(base, cell, arms[0], arm, matrix.campaign.seed) for arm in arms[1:]]
+    return entries
+
+
+def cell_entry(
+    base: Path, cell: FidelityCell, reference: str, arm: str, seed: int
+) -> FidelityEntry:
+    empty = FidelityEntry(
+        cell=cell.id, arm=arm, reference=reference, k=cell.prompt_logprobs, figures=None,
+        floor=None, within_floor=None, greedy=None, blocked=None, sources=[],
+    )  # fmt: skip
+    missing = why_missing(base / reference, reference) or why_missing(base / arm, arm)
+    if missing is not None:
+        return empty.model_copy(update={"blocked": missing})
+    mismatch = tokenizers_differ(base, reference, arm)
+    if mismatch is not None:
+        return empty.model_copy(update={"blocked": mismatch})
+    ours, theirs = read_scores(base / reference), read_scores(base / arm)
+    figures = fidelity_figures(ours, theirs, seed=seed)
+    floor = floor_bounds(base / reference, ours, seed)
+    return empty.model_copy(
+        update={
+            "figures": figures_entry(figures),
+            "floor": floor,
+            "within_floor": None
+            if floor is None
+            else within_floor(figures.kld_mean, as_interval(floor)),
+            "greedy": greedy_entry(base, reference, arm),
+            "sources": sources(base, reference, arm),
+        }
+    )
+
+
+def why_missing(folder: Path, arm: str) -> str | None:
+    if (folder / SCORES_FILE).is_file():
+        return None
+    if (folder / BLOCKED_FILE).is_file():
+        blocked = FidelityBlocked.read(folder / BLOCKED_FILE)
+        return f"{arm} {blocked.reason}: {blocked.sentence}"
+    return f"{arm} not scored: the campaign ended before its fidelity cells ran"
+
+
+def tokenizers_differ(base: Path, reference: str, arm: str) -> str | None:
+    ours, theirs = (FidelityScores.read(base / name / SCORES_FILE) for name in (reference, arm))
+    if ours.tokenizer_sha256 == theirs.tokenizer_sha256:
+        return None
+    said = tokenizer_sentence(arm, reference, theirs.tokenizer_sha256, ours.tokenizer_sha256)
+    return f"{arm} tokenizer_differs: {said}"
+
+
+def read_scores(folder: Path) -> list[ScoredPositions]:
+    """The arm's windows, refused when scores.npz is not the file scores.json pinned."""
+    meta = FidelityScores.read(folder / SCORES_FILE)
+    raw = (folder / ARRAYS_FILE).read_bytes()
+    if sha256_hex(raw) != meta.arrays_sha256:
+        raise ValueError(f"{folder / ARRAYS_FILE} is not the file {SCORES_FILE} pinned")
+    return read_arrays(raw)
+
+
+def floor_bounds(folder: Path, reference: list[ScoredPositions], seed: int) -> Bounds | None:
+    if not (folder / FLOOR_DIR / SCORES_FILE).is_file():
+        return None
+    again = read_scores(folder / FLOOR_DIR)
+    return bounds(fidelity_figures(reference, again, seed=seed).kld_mean)
+
+
+def greedy_entry(base: Path, reference: str, arm: str) -> Greedy | None:
+    paths = base / reference / GREEDY_FILE, base / arm / GREEDY_FILE
+    if not all(p.is_file() for p in paths):
+        return None
+    ours, theirs = (GreedyAnswers.read(p) for p in paths)
+    agreement: GreedyAgreement = greedy_agreement(ours.answers, theirs.answers, ours.tokens)
+    return Greedy(
+        prompts=agreement.prompts,
+        tokens=agreement.tokens,
+        median_tokens_to_divergence=agreement.median_tokens_to_divergence,
+        identical_share=agreement.identical_share,
+    )
+
+
+def figures_entry(figures: FidelityFigures) -> FidelityFiguresEntry:
+    return FidelityFiguresEntry(
+        positions=figures.positions,
+        windows=figures.windows,
+        exact=figures.exact,
+        kld_mean=bounds(figures.kld_mean),
+        kld_median=figures.kld_median,
+        kld_p99=figures.kld_p99,
+        kld_max=figures.kld_max,
+        top1_agreement=figures.top1_agreement,
+        delta_p_mean=figures.delta_p_mean,
+        ppl_reference=figures.ppl_reference,
+        ppl_arm=figures.ppl_arm,
+        ln_ppl_ratio=bounds(figures.ln_ppl_ratio),
+        kld_quantiles=list(figures.kld_quantiles),
+    )
+
+
+def bounds(interval: FigureInterval) -> Bounds:
+    return Bounds(value=interval.value, low=interval.low, high=interval.high)
+
+
+def as_interval(entry: Bounds) -> FigureInterval:
+    return FigureInterval(entry.value, entry.low, entry.high)
+
+
+def sources(base: Path, reference: str, arm: str) -> list[str]:
+    root = base.parent.parent
+    found = [
+        base / name / file
+        for name in (reference, arm)
+        for file in (SCORES_FILE, ARRAYS_FILE, GREEDY_FILE)
+    ]
+    found += [base / reference / FLOOR_DIR / f for f in (SCORES_FILE, ARRAYS_FILE)]
+    return [str(p.relative_to(root)) for p in found if p.is_file()]

@@ -1,0 +1,103 @@
+"""The rule's fidelity criteria applied to the fidelity entries: one line per criterion. Pure.
+
+A criterion bounds a figure of the candidate against the reference (``matrix.fidelity``:
+at most for a divergence or a perplexity ratio, at least for an agreement share). A figure
+with an interval (the mean KLD, the perplexity ratio) is met when the whole interval is on
+the good side of the limit, not met when the whole of it is on the other, inconclusive when
+it straddles the limit; a point figure (p99, top-1 and greedy agreement) is met or not. The
+criterion stands as its worst fidelity cell; a cell with no figures is missing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from evidence.comparison.fidelity.entries import FidelityEntry
+from evidence.comparison.model import CriterionCell, CriterionLine, CriterionStatus
+from matrix.fidelity import FidelityCriterion
+
+WORST_FIRST: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")
+WORDS = {
+    "kld_mean": "mean KLD",
+    "kld_p99": "p99 KLD",
+    "ppl_ratio": "perplexity ratio",
+    "top1_agreement": "same top-1 share",
+    "greedy_agreement": "greedy prompts identical",
+}
+Bounds = tuple[float, float, float]  # value, low, high
+
+
+def fidelity_lines(
+    criteria: Sequence[FidelityCriterion], entries: Sequence[FidelityEntry], candidate: str
+) -> list[CriterionLine]:
+    return [line(c, [e for e in entries if judged(c, e, candidate)]) for c in criteria]
+
+
+def judged(criterion: FidelityCriterion, entry: FidelityEntry, candidate: str) -> bool:
+    return entry.arm == candidate and (criterion.cells is None or entry.cell in criterion.cells)
+
+
+def line(criterion: FidelityCriterion, entries: Sequence[FidelityEntry]) -> CriterionLine:
+    cells = [cell_standing(criterion, e) for e in entries]
+    worst = min(cells, key=lambda c: WORST_FIRST.index(c.status), default=None)
+    sign = "≤" if criterion.at_most else "≥"
+    head = f"{WORDS[criterion.metric]} {sign} {criterion.limit:g} against the reference"
+    if worst is None:
+        said = f"{head}: missing, no fidelity cell scored this candidate"
+    else:
+        said = f"{head}: {worst.status.replace('_', ' ')} in {worst.cell} ({shown(worst)})"
+    return CriterionLine(
+        metric=criterion.metric,
+        test="limit",
+        bound=criterion.limit,
+        status=worst.status if worst else "missing",
+        deciding_cell=worst.cell if worst else None,
+        cells=cells,
+        sentence=said,
+    )
+
+
+def cell_standing(criterion: FidelityCriterion, entry: FidelityEntry) -> CriterionCell:
+    found = figure(criterion.metric, entry)
+    if found is None:
+        return CriterionCell(cell=entry.cell, status="missing", ratio=None, low=None, high=None)
+    value, low, high = found
+    return CriterionCell(
+        cell=entry.cell,
+        status=status(low, high, criterion.limit, at_most=criterion.at_most),
+        ratio=value,
+        low=low,
+        high=high,
+    )
+
+
+def status(low: float, high: float, limit: float, *, at_most: bool) -> CriterionStatus:
+    good, bad = (high <= limit, low > limit) if at_most else (low >= limit, high < limit)
+    return "met" if good else "not_met" if bad else "inconclusive"
+
+
+def figure(metric: str, entry: FidelityEntry) -> Bounds | None:
+    f = entry.figures
+    if f is None:
+        return None
+    point = {
+        "kld_p99": f.kld_p99,
+        "top1_agreement": f.top1_agreement,
+        "greedy_agreement": entry.greedy.identical_share if entry.greedy else None,
+    }
+    if metric == "kld_mean":
+        return f.kld_mean.value, f.kld_mean.low, f.kld_mean.high
+    if metric == "ppl_ratio":
+        ln = f.ln_ppl_ratio
+        return math.exp(ln.value), math.exp(ln.low), math.exp(ln.high)
+    value = point[metric]
+    return None if value is None else (value, value, value)
+
+
+def shown(cell: CriterionCell) -> str:
+    if cell.ratio is None or cell.low is None or cell.high is None:
+        return "no figure"
+    if cell.low == cell.high:
+        return f"{cell.ratio:.4g}"
+    return f"{cell.ratio:.4g} [{cell.low:.4g}, {cell.high:.4g}]"

@@ -1,0 +1,182 @@
+"""An arm's fidelity to the reference: KLD, top-1, Δp, perplexity, greedy agreement, floor.
+
+The figures follow llama.cpp's ``--kl-divergence`` report (mean, median, p99 and max
+KLD; same top token; Δp; ln of the perplexity ratio) over the ids a vLLM-style engine
+returns (``evidence.stats.divergence``). Positions within a window are not independent,
+so intervals are a seeded bootstrap over whole windows (the blocks). A candidate whose
+mean KLD interval reaches the noise floor (the reference scored a second time) is
+indistinguishable from the reference, not "0". Pure numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from evidence.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, quantile
+from evidence.stats.divergence import covers_vocabulary, position_klds, same_top1, top_delta_p
+from faceoff.formats.fidelity_scores import ScoredPositions
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class FigureInterval:
+    """A figure with its percentile bootstrap interval over windows."""
+
+    value: float
+    low: float
+    high: float
+
+    def holds(self, bound: float) -> bool:
+        """Whether the whole interval is at or below ``bound``."""
+        return self.high <= bound
+
+
+@dataclass(frozen=True)
+class FidelityFigures:
+    """One arm against the reference over the same windows."""
+
+    positions: int
+    windows: int
+    exact: bool  # the returned ids held all the mass: the KLD is the full one, not a bound
+    kld_mean: FigureInterval
+    kld_median: float
+    kld_p99: float
+    kld_max: float
+    top1_agreement: float  # share of positions whose most likely id is the reference's
+    delta_p_mean: float  # mean arm p − reference p of the reference's top id
+    ppl_reference: float
+    ppl_arm: float
+    ln_ppl_ratio: FigureInterval  # ln(PPL arm / PPL reference)
+    kld_quantiles: tuple[float, ...]  # at 0, 5, …, 100 %: the distribution the report draws
+
+    @property
+    def ppl_ratio(self) -> float:
+        return math.exp(self.ln_ppl_ratio.value)
+
+
+@dataclass(frozen=True)
+class WindowSums:
+    """Per-window sums and counts: what a bootstrap over windows resamples."""
+
+    sums: FloatArray
+    counts: FloatArray
+
+    def mean(self) -> float:
+        return float(self.sums.sum() / self.counts.sum())
+
+
+def fidelity_figures(
+    reference: Sequence[ScoredPositions],
+    arm: Sequence[ScoredPositions],
+    *,
+    seed: int,
+) -> FidelityFigures:
+    """``arm`` against ``reference``, window by window (the same windows, in order)."""
+    if len(reference) != len(arm) or not reference:
+        raise ValueError(f"{len(arm)} arm windows for {len(reference)} reference windows")
+    klds = [position_klds(r, a) for r, a in zip(reference, arm, strict=True)]
+    ref_lp = [r.token_logprobs for r in reference]
+    arm_lp = [a.token_logprobs for a in arm]
+    every = np.sort(np.concatenate(klds))
+    ordered = every.tolist()
+    return FidelityFigures(
+        positions=len(ordered),
+        windows=len(reference),
+        exact=all(covers_vocabulary(r) for r in reference),
+        kld_mean=bootstrap_mean(sums_of(klds), seed),
+        kld_median=quantile(ordered, 0.5),
+        kld_p99=quantile(ordered, 0.99),
+        kld_max=ordered[-1],
+        kld_quantiles=tuple(quantile(ordered, q / 20) for q in range(21)),
+        top1_agreement=pooled_mean(same_top1, reference, arm),
+        delta_p_mean=pooled_mean(top_delta_p, reference, arm),
+        ppl_reference=math.exp(-sums_of(ref_lp).mean()),
+        ppl_arm=math.exp(-sums_of(arm_lp).mean()),
+        ln_ppl_ratio=bootstrap_mean(
+            sums_of([r - a for r, a in zip(ref_lp, arm_lp, strict=True)]), seed
+        ),
+    )
+
+
+def sums_of(per_window: Sequence[FloatArray]) -> WindowSums:
+    return WindowSums(
+        sums=np.asarray([float(v.sum()) for v in per_window]),
+        counts=np.asarray([float(v.size) for v in per_window]),
+    )
+
+
+PositionFigure = Callable[[ScoredPositions, ScoredPositions], npt.NDArray[Any]]
+
+
+def pooled_mean(
+    figure: PositionFigure, reference: Sequence[ScoredPositions], arm: Sequence[ScoredPositions]
+) -> float:
+    values = np.concatenate([figure(r, a) for r, a in zip(reference, arm, strict=True)])
+    return float(np.mean(values.astype(np.float64)))
+
+
+def bootstrap_mean(
+    windows: WindowSums,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> FigureInterval:
+    """The pooled mean and its percentile interval, whole windows resampled."""
+    n = windows.sums.size
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n, size=(resamples, n))
+    means = windows.sums[picks].sum(axis=1) / windows.counts[picks].sum(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return FigureInterval(value=windows.mean(), low=float(low), high=float(high))
+
+
+@dataclass(frozen=True)
+class GreedyAgreement:
+    """Greedy answers of an arm against the reference's, prompt by prompt."""
+
+    prompts: int
+    tokens: int  # tokens asked per prompt
+    median_tokens_to_divergence: float  # a prompt that never diverges counts ``tokens``
+    identical_share: float  # prompts identical to the end
+
+
+def greedy_agreement(
+    reference: Sequence[Sequence[int]], arm: Sequence[Sequence[int]], tokens: int
+) -> GreedyAgreement:
+    if len(reference) != len(arm) or not reference:
+        raise ValueError(f"{len(arm)} arm answers for {len(reference)} reference answers")
+    reached = [first_divergence(r, a, tokens) for r, a in zip(reference, arm, strict=True)]
+    return GreedyAgreement(
+        prompts=len(reached),
+        tokens=tokens,
+        median_tokens_to_divergence=float(statistics.median(reached)),
+        identical_share=sum(1 for t in reached if t == tokens) / len(reached),
+    )
+
+
+def first_divergence(reference: Sequence[int], arm: Sequence[int], tokens: int) -> int:
+    """Tokens the two answers share before they first differ (``tokens`` if never)."""
+    for index in range(tokens):
+        ours = reference[index] if index < len(reference) else None
+        theirs = arm[index] if index < len(arm) else None
+        if ours is None or ours != theirs:
+            return index
+    return tokens
+
+
+def within_floor(arm: FigureInterval, floor: FigureInterval) -> bool:
+    """Whether the arm's mean KLD cannot be told from the engine's own noise.
+
+    The floor is the reference scored twice; an arm whose interval reaches down into
+    the floor's interval is indistinguishable from the reference on this corpus.
+    """
+    return arm.low <= floor.high

@@ -1,0 +1,1 @@
+"""On-disk models of the campaign folder, one module per file it holds."""

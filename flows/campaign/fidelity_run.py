@@ -1,0 +1,194 @@
+"""An arm's fidelity cells, on its lane after its speed cells: score, floor, greedy, files.
+
+Each (fidelity cell, arm) writes ``fidelity/<cell>/<arm>/``: ``scores.npz`` and, last,
+``scores.json`` (the mark that the arm is scored: a resumed run skips it), the
+reference's ``floor/`` scored again at the floor's concurrency, and ``greedy.json``; or
+``blocked.json`` with the reason. Each arm scores its own tokenization of the corpus;
+one whose ids differ from the reference's is blocked naming both arms (here when the
+reference was scored first, else when the comparison is built), since its log-probabilities
+would be of other tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from faceoff.canonical import sha256_hex
+from faceoff.errors import FaceoffError
+from faceoff.files import write_bytes_atomic
+from faceoff.formats.fidelity_outcome import (
+    BLOCKED_FILE,
+    FIDELITY_DIR,
+    FLOOR_DIR,
+    GREEDY_FILE,
+    FidelityBlocked,
+    GreedyAnswers,
+    tokenizer_sentence,
+)
+from faceoff.formats.fidelity_scores import (
+    ARRAYS_FILE,
+    SCORES_FILE,
+    FidelityScores,
+    ScoredPositions,
+    arrays_bytes,
+)
+from flows.campaign.arm import ArmRun
+from flows.campaign.context import CampaignContext
+from lanes.http import Http, UrllibHttp
+from matrix.arm import Arm
+from matrix.fidelity import FidelityCell
+from matrix.sources import pinned_bytes
+from workload.fidelity import (
+    Answer,
+    LaneRefused,
+    Post,
+    ScoringLane,
+    corpus_sha256,
+    corpus_text,
+    cut_windows,
+    greedy_answers,
+    score_windows,
+)
+
+log = logging.getLogger(__name__)
+REQUEST_TIMEOUT_S = 300.0  # one window scored: long prompts on a slow CPU engine
+# A window's prompt_logprobs: ~60 bytes an id, k + 1 ids a position (512 tokens at k = 20
+# is 0.7 MB; a whole 3,072-id vocabulary over 128 tokens, 24 MB).
+SCORES_BODY = 256 * 1024 * 1024
+
+
+def fidelity_folder(campaign_dir: Path, cell: FidelityCell, arm: str) -> Path:
+    return campaign_dir / FIDELITY_DIR / cell.id / arm
+
+
+def fidelity_pending(context: CampaignContext, arm: Arm) -> bool:
+    """Whether a fidelity cell still has to score ``arm`` (neither scored nor blocked)."""
+    matrix = context.frozen.matrix
+    return any(
+        not done(fidelity_folder(context.campaign_dir, cell, arm.name))
+        for cell in matrix.fidelity
+        if arm.name in [a.name for a in matrix.fidelity_arms(cell)]
+    )
+
+
+def done(folder: Path) -> bool:
+    return (folder / SCORES_FILE).is_file() or (folder / BLOCKED_FILE).is_file()
+
+
+def run_fidelity(context: CampaignContext, run: ArmRun) -> None:
+    """Every fidelity cell that scores this arm and has not yet: scored, or blocked."""
+    matrix = context.frozen.matrix
+    for cell in matrix.fidelity:
+        if run.arm.name not in [a.name for a in matrix.fidelity_arms(cell)]:
+            continue
+        folder = fidelity_folder(context.campaign_dir, cell, run.arm.name)
+        if done(folder):
+            continue
+        try:
+            score_arm(context, run, cell, folder)
+        except LaneRefused as exc:
+            block(folder, run.arm.name, exc.reason, exc.sentence)
+
+
+def block(folder: Path, arm: str, reason: str, sentence: str) -> None:
+    log.warning("fidelity on %s blocked (%s): %s", arm, reason, sentence)
+    folder.mkdir(parents=True, exist_ok=True)
+    FidelityBlocked(arm=arm, reason=reason, sentence=sentence).write(
+        folder / BLOCKED_FILE, replace=True
+    )
+
+
+def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder: Path) -> None:
+    if not run.usable:
+        raise LaneRefused("lane_unusable", f"the lane could not serve: {run.reason}")
+    post, deadline = adapter(UrllibHttp(SCORES_BODY)), time.monotonic() + cell.deadline_s
+    lane = ScoringLane(run.base_url, run.arm.served_model, post, REQUEST_TIMEOUT_S, deadline)
+    tokens = lane.tokenize(corpus(cell))
+    reference = context.frozen.matrix.fidelity_reference.name
+    if run.arm.name != reference:
+        check_tokenizer(context, cell, run.arm.name, reference, corpus_sha256(tokens))
+    windows = cut_windows(tokens, cell)
+    folder.mkdir(parents=True, exist_ok=True)
+    scored = score_windows(lane, windows, cell.prompt_logprobs, cell.concurrency)
+    if run.arm.name == reference and cell.floor_concurrency:
+        again = score_windows(lane, windows, cell.prompt_logprobs, cell.floor_concurrency)
+        write_scores(
+            folder / FLOOR_DIR,
+            cell,
+            run.arm.name,
+            again,
+            tokens=tokens,
+            concurrency=cell.floor_concurrency,
+        )
+    if cell.greedy_prompts:
+        prompts = [w[: cell.prompt_tokens] for w in windows[: cell.greedy_prompts]]
+        answers = greedy_answers(lane, prompts, cell.greedy_tokens)
+        GreedyAnswers(
+            arm=run.arm.name, tokens=cell.greedy_tokens, prompts=prompts, answers=answers
+        ).write(folder / GREEDY_FILE, replace=True)
+    write_scores(folder, cell, run.arm.name, scored, tokens=tokens, concurrency=cell.concurrency)
+
+
+def corpus(cell: FidelityCell) -> str:
+    where = f"fidelity cell {cell.id} corpus"
+    try:
+        data = pinned_bytes(Path(cell.corpus.file), cell.corpus.sha256, where=where)
+    except FaceoffError as exc:
+        raise LaneRefused("corpus_changed", f"{exc.message}; {exc.fix}") from exc
+    return corpus_text(data, cell.corpus.format, cell.corpus.file)
+
+
+def check_tokenizer(
+    context: CampaignContext, cell: FidelityCell, arm: str, reference: str, own: str
+) -> None:
+    """Refuse early when the reference is scored already and tokenized the corpus otherwise
+    (a reference walked later is checked when the comparison is built)."""
+    path = fidelity_folder(context.campaign_dir, cell, reference) / SCORES_FILE
+    if not path.is_file():
+        return
+    theirs = FidelityScores.read(path).tokenizer_sha256
+    if theirs != own:
+        raise LaneRefused("tokenizer_differs", tokenizer_sentence(arm, reference, own, theirs))
+
+
+def write_scores(
+    folder: Path,
+    cell: FidelityCell,
+    arm: str,
+    scored: list[ScoredPositions],
+    *,
+    tokens: list[int],
+    concurrency: int,
+) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    raw = arrays_bytes(scored)
+    write_bytes_atomic(folder / ARRAYS_FILE, raw, replace=True)
+    FidelityScores(
+        arm=arm,
+        k=cell.prompt_logprobs,
+        corpus_sha256=cell.corpus.sha256,
+        window_tokens=[s.count + 1 for s in scored],
+        concurrency=concurrency,
+        tokenizer_sha256=corpus_sha256(tokens),
+        arrays_sha256=sha256_hex(raw),
+    ).write(folder / SCORES_FILE, replace=True)
+
+
+def adapter(http: Http) -> Post:
+    """``workload.fidelity.Post`` over the lanes' HTTP client."""
+
+    def post(url: str, body: dict[str, Any], timeout_s: float) -> Answer:
+        reply = http.post_json(url, body, timeout=timeout_s)
+        if reply.status is None:
+            return Answer(None, None, reply.error or "no answer")
+        text = reply.body.decode("utf-8", "replace")
+        try:
+            parsed = reply.json() if reply.ok else None
+        except ValueError:
+            return Answer(reply.status, None, f"not JSON: {text[:200]}")
+        return Answer(reply.status, parsed, "" if reply.ok else text[:500])
+
+    return post

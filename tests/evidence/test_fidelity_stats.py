@@ -1,0 +1,167 @@
+"""Fidelity figures from prompt logprobs: the top-k lower bound, the known simulator KLD."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from evidence.stats.divergence import position_klds, same_top1, top_delta_p
+from evidence.stats.fidelity import (
+    FigureInterval,
+    fidelity_figures,
+    first_divergence,
+    greedy_agreement,
+    within_floor,
+)
+from faceoff.formats.fidelity_scores import (
+    ScoredPositions,
+    ScoresError,
+    arrays_bytes,
+    from_prompt_logprobs,
+    read_arrays,
+)
+from simulator.logits import LogitModel, LogitSpec
+from simulator.scoring import prompt_logprobs
+from simulator.tokenizer import Tokenizer
+
+TOKENIZER = Tokenizer.build()
+VOCAB = TOKENIZER.vocab_size
+
+
+def entry(probs: list[float], token: int, k: int) -> dict[str, dict[str, object]]:
+    """vLLM's entry for one position of a small vocabulary: top k and the token."""
+    order = sorted(range(len(probs)), key=lambda i: -probs[i])
+    keep = [*order[:k], token] if token not in order[:k] else order[:k]
+    return {
+        str(i): {"logprob": math.log(probs[i]), "rank": order.index(i) + 1, "decoded_token": "x"}
+        for i in keep
+    }
+
+
+def scored(rows: list[list[float]], tokens: list[int], k: int) -> ScoredPositions:
+    entries = [None, *(entry(p, t, k) for p, t in zip(rows, tokens[1:], strict=True))]
+    return from_prompt_logprobs(tokens, entries, k)
+
+
+P = [[0.5, 0.2, 0.15, 0.1, 0.05], [0.1, 0.6, 0.1, 0.1, 0.1]]
+Q = [[0.3, 0.3, 0.2, 0.1, 0.1], [0.1, 0.5, 0.2, 0.1, 0.1]]
+TOKENS = [0, 3, 4]
+
+
+def exact(p: list[float], q: list[float]) -> float:
+    return sum(a * math.log(a / b) for a, b in zip(p, q, strict=True))
+
+
+def test_k_covering_the_vocabulary_gives_the_exact_kld() -> None:
+    klds = position_klds(scored(P, TOKENS, 5), scored(Q, TOKENS, 5))
+    assert klds.tolist() == pytest.approx([exact(P[0], Q[0]), exact(P[1], Q[1])], rel=1e-9)
+    whole = fidelity_figures([scored(P, TOKENS, 5)], [scored(Q, TOKENS, 5)], seed=1)
+    assert (
+        whole.exact
+        and not fidelity_figures([scored(P, TOKENS, 4)], [scored(Q, TOKENS, 4)], seed=1).exact
+    )
+
+
+def test_a_smaller_k_is_a_lower_bound_that_rises_with_k() -> None:
+    bounds = [position_klds(scored(P, TOKENS, k), scored(Q, TOKENS, k)) for k in range(1, 6)]
+    full = np.asarray([exact(P[0], Q[0]), exact(P[1], Q[1])])
+    for low, high in itertools.pairwise(bounds):
+        assert np.all(low <= high + 1e-12)
+    assert np.all(bounds[0] <= full) and bounds[-1] == pytest.approx(full)
+
+
+def test_top1_and_delta_p_of_the_references_top_token() -> None:
+    reference, arm = scored(P, TOKENS, 2), scored(Q, TOKENS, 2)
+    assert same_top1(reference, arm).tolist() == [True, True]  # 0.3 ties go to the lower id
+    assert top_delta_p(reference, arm).tolist() == pytest.approx([0.3 - 0.5, 0.5 - 0.6])
+
+
+def test_an_arm_scoring_other_tokens_is_refused() -> None:
+    with pytest.raises(ValueError, match="same token ids"):
+        position_klds(scored(P, TOKENS, 2), scored(Q, [0, 3, 2], 2))
+    with pytest.raises(ScoresError, match="no logprob for the prompt's token"):
+        from_prompt_logprobs([0, 1], [None, {"2": {"logprob": -1.0, "rank": 1}}], 1)
+
+
+def simulated(spec: LogitSpec, windows: list[list[int]], k: int) -> list[ScoredPositions]:
+    model = LogitModel(spec, VOCAB)
+    return [
+        from_prompt_logprobs(w, prompt_logprobs(model, TOKENIZER, w, k, nonce=0), k)
+        for w in windows
+    ]
+
+
+def corpus_windows(count: int, length: int, seed: int = 4) -> list[list[int]]:
+    """Text the reference model would write: each token drawn from its distribution."""
+    model, rng = LogitModel(LogitSpec(seed=seed), VOCAB), random.Random(11)
+    windows = []
+    for _ in range(count):
+        window = [rng.randrange(300, VOCAB)]
+        while len(window) < length:
+            dist = model.distribution(window)
+            weights = [math.exp(lp) for lp in dist.logprobs]
+            window.append(rng.choices(dist.ids, weights)[0])
+        windows.append(window)
+    return windows
+
+
+def test_a_known_simulator_kld_is_recovered_within_5_percent() -> None:
+    windows = corpus_windows(12, 64)
+    reference = simulated(LogitSpec(seed=4), windows, 20)
+    arm = simulated(LogitSpec(seed=4, kld=0.03), windows, 20)
+    figures = fidelity_figures(reference, arm, seed=1)
+    assert figures.kld_mean.value == pytest.approx(0.03, rel=0.05)
+    assert figures.kld_mean.low <= figures.kld_mean.value <= figures.kld_mean.high
+    # on text the reference writes, ln(PPL ratio) estimates the same divergence, noisily
+    assert 0.0 < figures.ln_ppl_ratio.low < figures.ln_ppl_ratio.value < 0.1
+    assert figures.positions == 12 * 63 and figures.windows == 12 and not figures.exact
+    assert 0.5 < figures.top1_agreement < 1.0
+    assert figures.kld_median <= figures.kld_p99 <= figures.kld_max
+    narrow = simulated(LogitSpec(seed=4, kld=0.03), windows, 4)
+    low = fidelity_figures(simulated(LogitSpec(seed=4), windows, 4), narrow, seed=1)
+    assert low.kld_mean.value < figures.kld_mean.value
+
+
+def test_an_arm_against_itself_has_no_divergence_and_a_perplexity_ratio_of_one() -> None:
+    windows = corpus_windows(6, 32)
+    reference = simulated(LogitSpec(seed=2), windows, 5)
+    figures = fidelity_figures(reference, reference, seed=3)
+    assert figures.kld_max == 0.0 and figures.top1_agreement == 1.0
+    assert figures.ln_ppl_ratio == FigureInterval(0.0, 0.0, 0.0) and figures.ppl_ratio == 1.0
+    assert figures.ppl_reference == figures.ppl_arm > 1.0
+    assert figures.delta_p_mean == 0.0
+
+
+def test_noise_between_two_scorings_sits_at_the_floor() -> None:
+    windows = corpus_windows(10, 48)
+    noisy = LogitSpec(seed=2, noise_kld=0.004)
+    model = LogitModel(noisy, VOCAB)
+    first, second = (
+        [from_prompt_logprobs(w, prompt_logprobs(model, TOKENIZER, w, 20, n), 20) for w in windows]
+        for n in (1, 2)
+    )
+    floor = fidelity_figures(first, second, seed=5).kld_mean
+    far = simulated(LogitSpec(seed=2, kld=0.05), windows, 20)
+    assert within_floor(floor, floor)
+    assert not within_floor(fidelity_figures(first, far, seed=5).kld_mean, floor)
+
+
+def test_greedy_agreement_counts_tokens_to_the_first_divergence() -> None:
+    reference = [[1, 2, 3, 4], [1, 2, 3, 4], [5, 6, 7, 8]]
+    arm = [[1, 2, 3, 4], [1, 9, 3, 4], [5, 6, 7]]
+    agreement = greedy_agreement(reference, arm, 4)
+    assert (agreement.median_tokens_to_divergence, agreement.identical_share) == (3.0, 1 / 3)
+    assert first_divergence([1], [2], 4) == 0
+
+
+def test_scores_survive_the_compressed_arrays() -> None:
+    windows = simulated(LogitSpec(seed=3), corpus_windows(3, 20), 6)
+    back = read_arrays(arrays_bytes(windows))
+    assert [w.count for w in back] == [19, 19, 19]
+    for ours, theirs in zip(windows, back, strict=True):
+        assert np.array_equal(ours.ids, theirs.ids)
+        assert np.allclose(ours.logprobs, theirs.logprobs, rtol=1e-6)
