@@ -12,6 +12,7 @@ from evidence.comparison.model import Comparison
 from flows.campaign.closing import CampaignResult
 from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths
 from guards.dispositions import Closure
+from guards.reasons import MEANINGS, Reason
 
 
 def summary_lines(comparison: Comparison, bundle: Path) -> list[str]:
@@ -41,6 +42,10 @@ def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: Bund
             assert f"{cell.pairs[0].verdict} ({counts}" in row
         else:
             assert "not compared: " in row
+    failed = {a.reason_code for c in comparison.cells for a in c.arms if a.disposition == "failed"}
+    assert failed, "the glm53 campaign has a failed controlled cell"
+    for code in failed:  # what each reason code means, the guards' own words
+        assert f"{code}: {MEANINGS[Reason(code)]}" in lines
     assert lines[-3:] == [
         "restoration: no run of this campaign touched the incumbent",
         f"RESULT.md: {built.root / 'RESULT.md'}",

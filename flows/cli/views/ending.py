@@ -1,8 +1,13 @@
 """The end of ``faceoff run`` in at most 25 lines: what a person on call reads first.
 
-The campaign's closure, the declared rule's outcome per candidate (with a rule), the decision
+The campaign's closure, the declared rule's outcome per candidate (with a rule) and under it
+each criterion's headline figure (the ratio with its interval, and met, not met or
+inconclusive, "descriptive only" where the interval may not decide: the card's own lines, from
+``comparison.json``'s ruling, as ``faceoff export`` gives them), the decision
 (or how to record one), one row per cell with each
-arm's disposition and each candidate's verdict, how restoration went, and where
+arm's disposition and each candidate's verdict, what each reason code of a cell run not
+accepted means (a first night on a busy host ends blocked ``host_stall``: the reader is told
+why), how restoration went, and where
 ``RESULT.md`` and ``report.html`` are. Everything else is in the bundle. Built from the
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
 
@@ -25,8 +30,12 @@ from evidence.comparison.model import CellEntry, Comparison
 from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
 from flows.campaign.closing import CampaignResult
+from guards.reasons import MEANINGS, Disposition, Reason
 
 MAX_LINES = 25
+MAX_REASONS = 3
+NOT_ACCEPTED = (Disposition.FAILED, Disposition.BLOCKED)
+REASON_CODES = frozenset(r.value for r in Reason)
 HEADLINE = "ttft_s"
 PADDING = 2  # spaces right of each column
 VERDICT_FLOOR = len("no difference")  # a verdict's first words
@@ -34,7 +43,7 @@ VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 def end_summary(result: CampaignResult) -> Group:
     comparison = Comparison.read(result.bundle / COMPARISON_FILE)
-    tail = [*restoration_lines(result), *path_lines(result.bundle)]
+    tail = [*reason_lines(comparison), *restoration_lines(result), *path_lines(result.bundle)]
     rule = rule_lines(comparison)
     room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header
     return Group(
@@ -47,9 +56,16 @@ def end_summary(result: CampaignResult) -> Group:
 
 
 def rule_lines(comparison: Comparison) -> list[str]:
-    """The declared rule's outcome per candidate, as the card opens (without its markup)."""
+    """The declared rule's outcome per candidate and each criterion's figure, as the card
+    opens (without its markup)."""
     ruling = comparison.ruling
-    return [c.headline.replace("**", "") for c in ruling.candidates] if ruling else []
+    if ruling is None:
+        return []
+    return [
+        line
+        for c in ruling.candidates
+        for line in [c.headline.replace("**", ""), *(f"- {x.sentence}" for x in c.criteria)]
+    ]
 
 
 def decision_line(comparison: Comparison) -> str:
@@ -101,6 +117,7 @@ def end_record(result: CampaignResult) -> dict[str, object]:
         "rule": rule_lines(comparison),
         "decision": decision_line(comparison),
         "cells": [dict(zip(headers, row, strict=True)) for row in rows],
+        "reasons": reason_lines(comparison),
         "restoration": restoration_lines(result),
         "result_md": str(result.bundle / RESULT_FILE),
         "report_html": str(result.bundle / REPORT_FILE),
@@ -155,6 +172,18 @@ def verdict(cell: CellEntry, candidate: str) -> str:
     head = next((r for r in ratios if r.metric == HEADLINE), None)
     shown = f"; TTFT {head.ratio:.2f}× ({head.low:.2f}–{head.high:.2f})" if head else ""
     return f"{pair.verdict} ({counts}){shown}"
+
+
+def reason_lines(comparison: Comparison) -> list[str]:
+    """What each reason code of a failed or blocked cell run means, once per code in the
+    order met, at most ``MAX_REASONS`` (the guards' own sentence: ``guards.reasons``)."""
+    codes = dict.fromkeys(
+        Reason(arm.reason_code)
+        for cell in comparison.cells
+        for arm in cell.arms
+        if arm.disposition in NOT_ACCEPTED and arm.reason_code in REASON_CODES
+    )
+    return [f"{code}: {MEANINGS[code]}" for code in list(codes)[:MAX_REASONS]]
 
 
 def restoration_lines(result: CampaignResult) -> list[str]:
