@@ -10,7 +10,7 @@ from rich.console import Console
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.model import Comparison
 from flows.campaign.closing import CampaignResult
-from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths
+from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths, verdict
 from guards.dispositions import Closure
 from guards.reasons import MEANINGS, Reason
 
@@ -93,3 +93,12 @@ def test_widths_are_cut_from_the_widest_column_down_to_the_headers() -> None:
     assert fit_widths([20, 30, 40], [20, 8, 8], room=90) == [20, 30, 40]
     assert fit_widths([20, 30, 40], [20, 8, 8], room=70) == [20, 25, 25]
     assert fit_widths([20, 30, 40], [20, 8, 8], room=10) == [20, 8, 8]  # the floors hold
+
+
+def test_a_verdict_counts_its_descriptive_ratios(built: BundleIndex) -> None:
+    """Ratios too thin for a verdict are counted, not left as zeros everywhere."""
+    comparison = Comparison.read(built.root / "comparison.json")
+    cell = next(c for c in comparison.cells if c.ratios)
+    thin = [r.model_copy(update={"verdict": "descriptive"}) for r in cell.ratios]
+    said = verdict(cell.model_copy(update={"ratios": thin}), cell.pairs[0].candidate)
+    assert f"better 0, worse 0, no difference 0, descriptive {len(thin)})" in said, said

@@ -12,8 +12,9 @@ why), how restoration went, and where
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
 
 A candidate's verdict is its pair's (``evidence.comparison.cells.pair_verdict``: better, worse,
-mixed or no difference) with the count of its ratios' own verdicts (better or worse where
-the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio beside.
+mixed, no difference or descriptive) with the count of its ratios' own verdicts (better or
+worse where the 95 % interval excludes 1, read in the metric's direction; descriptive where
+too few requests stand behind it) and the TTFT ratio beside.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ def verdict(cell: CellEntry, candidate: str) -> str:
         return f"not compared: {pair.reason}" if pair and pair.reason else "not compared"
     said = [r.verdict for r in ratios]
     counts = ", ".join(f"{s} {said.count(s)}" for s in ("better", "worse", "no difference"))
+    if "descriptive" in said:  # too few requests for a verdict: say how many, not just zeros
+        counts += f", descriptive {said.count('descriptive')}"
     head = next((r for r in ratios if r.metric == HEADLINE), None)
     shown = f"; TTFT {head.ratio:.2f}× ({head.low:.2f}–{head.high:.2f})" if head else ""
     return f"{pair.verdict} ({counts}){shown}"
