@@ -4,8 +4,9 @@ One row per cell, arm and figure, read from ``comparison.json`` (it computes not
 request metric's distribution (``n``, ``mean``, ``min``, ``max``, ``p50``, ``p95``, and
 ``p99`` where the summary keeps that tail), and the cell run's own figures (aggregate output
 throughput, goodput, energy per output token) with their value in ``mean``. CSV with a header
-row, or JSON (``ExportRows``, versioned). Parquet would need pyarrow, which faceoff does not
-depend on.
+row, or JSON (``ExportRows``, versioned), whose ``criteria`` also carry the declared rule's
+figures per candidate and criterion (the ruling's, as the card and the run's end summary show
+them). Parquet would need pyarrow, which faceoff does not depend on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.attempt.summary import Stats
-from evidence.comparison.model import ArmCell, CellEntry, Comparison
+from evidence.comparison.model import ArmCell, CellEntry, Comparison, CriterionLine, CriterionStatus
 from faceoff.artifact import Artifact, Spec
 
 FORMATS = ("csv", "json")
@@ -42,11 +43,30 @@ class ExportRow(Spec):
     p99: float | None = Field(description="99th percentile, where the summary keeps it.")
 
 
+class ExportCriterion(Spec):
+    candidate: str = Field(description="Candidate arm.")
+    metric: str = Field(description="Metric the criterion judges.")
+    bound: float = Field(description="The ratio bound its interval must clear.")
+    status: CriterionStatus = Field(description="met, not_met, inconclusive or missing.")
+    cell: str | None = Field(description="The cell whose figure decided it.")
+    ratio: float | None = Field(description="That cell's candidate / incumbent ratio.")
+    low: float | None = Field(description="Its interval's low end.")
+    high: float | None = Field(description="Its interval's high end.")
+    sentence: str = Field(description="The criterion's line on the card ('descriptive only' "
+                          "where its interval may not decide).")  # fmt: skip
+
+
+# Format history: 1 rows; 2 adds criteria (the declared rule's figures). Nothing of faceoff
+# reads an export back, so no upgrade step is kept.
 class ExportRows(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Export format version.")
+    schema_version: Literal[2] = Field(default=2, description="Export format version.")
     campaign: str = Field(description="Campaign name.")
     matrix_id: str = Field(description="Frozen matrix id.")
     rows: list[ExportRow] = Field(description="One per cell, arm and figure.")
+    criteria: list[ExportCriterion] = Field(
+        description="Per candidate, each declared rule criterion's deciding figure; empty "
+        "without a rule."
+    )
 
 
 def export_rows(comparison: Comparison) -> ExportRows:
@@ -57,7 +77,30 @@ def export_rows(comparison: Comparison) -> ExportRows:
         for arm in cell.arms
         for row in _arm_rows(comparison.campaign, cell, arm, roles.get(arm.arm, ""))
     ]
-    return ExportRows(campaign=comparison.campaign, matrix_id=comparison.matrix_id, rows=rows)
+    return ExportRows(campaign=comparison.campaign, matrix_id=comparison.matrix_id, rows=rows,
+                      criteria=_criteria(comparison))  # fmt: skip
+
+
+def _criteria(comparison: Comparison) -> list[ExportCriterion]:
+    """The ruling's criterion lines, each with its deciding cell's figure."""
+    ruling = comparison.ruling
+    candidates = ruling.candidates if ruling else []
+    return [_criterion(c.candidate, line) for c in candidates for line in c.criteria]
+
+
+def _criterion(candidate: str, line: CriterionLine) -> ExportCriterion:
+    cell = next((c for c in line.cells if c.cell == line.deciding_cell), None)
+    return ExportCriterion(
+        candidate=candidate,
+        metric=line.metric,
+        bound=line.bound,
+        status=line.status,
+        cell=line.deciding_cell,
+        ratio=cell.ratio if cell else None,
+        low=cell.low if cell else None,
+        high=cell.high if cell else None,
+        sentence=line.sentence,
+    )
 
 
 def _arm_rows(campaign: str, cell: CellEntry, arm: ArmCell, role: str) -> list[ExportRow]:

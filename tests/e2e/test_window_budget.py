@@ -20,6 +20,8 @@ from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.passes import PassRecord, SkippedCells
 from evidence.folder.preflight import Waiver
+from evidence.views.export import export_rows
+from flows.cli.views.console import LOG_WIDTH
 from flows.cli.views.ending import end_summary
 from flows.prefect.flow import campaign
 from flows.prefect.runner import result_of, run_campaign
@@ -41,8 +43,11 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
     data["cells"] = [sequential, data["cells"][1]]  # and natural-600-c2, counted, once
     # a p99 that a pass's few requests cannot claim: no pass gives a look, nothing decides
     # the criterion nor stops it for futility, so only the budget ends the passes
+    # and a p50 on natural-600-c2's four requests: an interval too thin to decide, descriptive
     data["rule"] = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0, "statistic": "p99",
-                                  "cells": ["nat"]}]}  # fmt: skip
+                                  "cells": ["nat"]},
+                                 {"metric": "tpot_s", "non_inferiority": 0.5,
+                                  "cells": ["natural-600-c2"]}]}  # fmt: skip
     # the preflight's time check says the whole plan cannot fit: the test is what the passes
     # do about it
     short = Waiver(check="time", reason="the test's budget is short on purpose")
@@ -76,10 +81,19 @@ def test_a_short_deadline_stops_the_passes_in_time_with_a_decision_and_a_receipt
     assert "## Sequential passes" in card and record.stop in card
     assert json.loads((result.bundle / "comparison.json").read_text())["schema_version"] == 12
     assert audit_bundle(result.bundle).ok
-    console = Console(record=True, width=200)
+    console = Console(record=True, width=LOG_WIDTH)  # redirected: one line per fact
     console.print(end_summary(result))
     said = console.export_text().splitlines()
     assert said[1] == ruling.headline.replace("**", "")  # the run ends with the rule's outcome
+    p99, p50 = ruling.criteria  # and each criterion's figure, the card's line
+    assert said[2:4] == [f"- {p99.sentence}", f"- {p50.sentence}"]
+    assert f"- {p50.sentence}" in card and "descriptive only" in p50.sentence
+    assert f"{p50.cells[0].ratio:.2f}× (95% " in p50.sentence, p50.sentence
+    exported = export_rows(comparison).criteria  # the same figures, for a notebook
+    assert [(c.metric, c.status, c.ratio, c.sentence) for c in exported] == [
+        (line.metric, line.status, line.cells[0].ratio if line.cells else None, line.sentence)
+        for line in (p99, p50)
+    ]
 
 
 def test_the_audit_finds_a_pass_skipped_as_decided_that_the_evidence_left_undecided(

@@ -10,8 +10,9 @@ from rich.console import Console
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.model import Comparison
 from flows.campaign.closing import CampaignResult
-from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths
+from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths, verdict
 from guards.dispositions import Closure
+from guards.reasons import MEANINGS, Reason
 
 
 def summary_lines(comparison: Comparison, bundle: Path) -> list[str]:
@@ -41,6 +42,10 @@ def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: Bund
             assert f"{cell.pairs[0].verdict} ({counts}" in row
         else:
             assert "not compared: " in row
+    failed = {a.reason_code for c in comparison.cells for a in c.arms if a.disposition == "failed"}
+    assert failed, "the glm53 campaign has a failed controlled cell"
+    for code in failed:  # what each reason code means, the guards' own words
+        assert f"{code}: {MEANINGS[Reason(code)]}" in lines
     assert lines[-3:] == [
         "restoration: no run of this campaign touched the incumbent",
         f"RESULT.md: {built.root / 'RESULT.md'}",
@@ -88,3 +93,12 @@ def test_widths_are_cut_from_the_widest_column_down_to_the_headers() -> None:
     assert fit_widths([20, 30, 40], [20, 8, 8], room=90) == [20, 30, 40]
     assert fit_widths([20, 30, 40], [20, 8, 8], room=70) == [20, 25, 25]
     assert fit_widths([20, 30, 40], [20, 8, 8], room=10) == [20, 8, 8]  # the floors hold
+
+
+def test_a_verdict_counts_its_descriptive_ratios(built: BundleIndex) -> None:
+    """Ratios too thin for a verdict are counted, not left as zeros everywhere."""
+    comparison = Comparison.read(built.root / "comparison.json")
+    cell = next(c for c in comparison.cells if c.ratios)
+    thin = [r.model_copy(update={"verdict": "descriptive"}) for r in cell.ratios]
+    said = verdict(cell.model_copy(update={"ratios": thin}), cell.pairs[0].candidate)
+    assert f"better 0, worse 0, no difference 0, descriptive {len(thin)})" in said, said

@@ -36,7 +36,7 @@ def test_csv_and_json_round_trip_every_figure_of_the_comparison(built: BundleInd
                 key = (cell.id, arm.arm, "aggregate_output_tps")
                 assert float(read[key]["mean"]) == arm.aggregate_output_tps
     assert figures == sum(len(a.metrics) for c in comparison.cells for a in c.arms)
-    assert json.loads(as_json.stdout)["schema_version"] == 1
+    assert json.loads(as_json.stdout)["schema_version"] == 2
 
 
 def test_an_export_into_a_file_says_how_many_rows(built: BundleIndex, tmp_path: Path) -> None:

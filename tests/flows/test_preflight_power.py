@@ -17,6 +17,7 @@ from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, session_scope
 from matrix.freeze import FrozenMatrix, freeze
+from matrix.rule import Rule
 from matrix.toml.reader import load_matrix
 from tests.conftest import free_port
 from tests.e2e.matrices import write_matrix
@@ -62,7 +63,21 @@ def test_a_sequential_cell_is_told_its_requests_per_pass(tmp_path: Path) -> None
     found = judge_power(planned_table(ruled(tmp_path, 8, replicates="auto", max_passes=3), []))
     assert [c.status for c in found] == [CheckStatus.WARN]
     assert "3 passes of 8 requests" in found[0].finding
-    assert found[0].fix is not None and " per pass" in found[0].fix
+    assert found[0].fix is not None and " per pass (or more max_passes)" in found[0].fix
+    assert 'replicates = "auto"' not in found[0].fix  # it has them already
+
+
+def test_a_p99_criterion_is_told_to_judge_a_lower_percentile_not_to_add_requests(
+    tmp_path: Path,
+) -> None:
+    """No count of requests makes a p99 criterion decide: the fix never asks for millions."""
+    frozen = ruled(tmp_path, 3, replicates="auto", max_passes=3)
+    p99 = {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.0, "statistic": "p99"}]}
+    frozen = freeze(frozen.matrix.model_copy(update={"rule": Rule.model_validate(p99)}))
+    (found,) = judge_power(planned_table(frozen, []))
+    assert "a p99 criterion is shown, never decided" in found.finding
+    assert found.fix is not None and found.fix.startswith("judge p95 or p50")
+    assert "requests =" not in found.fix
 
 
 def test_a_matrix_without_a_rule_has_nothing_to_plan(tmp_path: Path) -> None:

@@ -22,16 +22,20 @@ import pytest
 
 from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.audit.run import audit_bundle
+from evidence.folder.passes import PASSES_FILE, PassRecord
 from evidence.folder.preflight import Waiver
+from faceoff.keys import SIGNING_KEY_FILE_ENV, init_key_pair
 from flows.campaign.preflight.run import real_host, run_preflight
 from flows.prefect.flow import campaign as campaign_flow
 from flows.prefect.runner import result_of
 from guards.verdict import Verdict
+from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.freeze import freeze
 from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
+from tests.foundation.cli import faceoff
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm
 from workload.journal import read_journal
 from workload.records import Phase
@@ -39,7 +43,8 @@ from workload.records import Phase
 pytestmark = pytest.mark.vllm
 
 LONG = "natural-8000-c1"
-SHORT = "natural-512-c1"
+SHORT = "natural-512-c1"  # sequential: its passes are SHORT-r1 and SHORT-r2
+PASS_1, PASS_2 = f"{SHORT}-r1", f"{SHORT}-r2"
 ENGINE_ARGS = ["--dtype", "float32", "--enforce-eager"]  # no --max-model-len: config's limit
 
 
@@ -51,7 +56,11 @@ def long_cell_matrix(folder: Path, model: Path) -> Path:
             vllm_arm("inc", "incumbent", model, engine_args=ENGINE_ARGS),
             vllm_arm("cand", "candidate", model, engine_args=[*ENGINE_ARGS, "--max-num-seqs", "4"]),
         ],
-        "cells": [cell(SHORT, concurrency=1), cell(LONG, concurrency=1, input_tokens=8000)],
+        "cells": [
+            cell(SHORT, concurrency=1, replicates="auto", max_passes=2),
+            cell(LONG, concurrency=1, input_tokens=8000),
+        ],
+        "rule": {"criteria": [{"metric": "ttft_s", "non_inferiority": 0.5}]},
         "families": {"not_applicable": NOT_APPLICABLE},
         "thresholds": LOADED_HOST,
     }
@@ -76,8 +85,14 @@ def test_the_context_check_reads_the_real_models_config_json(
 
 @pytest.mark.prefect
 def test_the_pilot_finds_a_cell_above_the_engines_context_before_the_scored_cells(
-    prefect_harness: None, tiny_model: Path, workdir: Path, tmp_path: Path
+    prefect_harness: None,
+    tiny_model: Path,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    keys = init_key_pair(tmp_path / "keys")
+    monkeypatch.setenv(SIGNING_KEY_FILE_ENV, str(keys.private))
     reason = "the operator knows; the pilot will block what the engine refuses"
     state = campaign_flow(
         matrix=str(long_cell_matrix(tmp_path, tiny_model)),
@@ -88,10 +103,24 @@ def test_the_pilot_finds_a_cell_above_the_engines_context_before_the_scored_cell
     result = result_of(state)
 
     assert result.restored, result.closure.sentence
+    assert verify_receipt(result.bundle / "receipt.json").outcome == "restored"
     found = _dispositions(workdir)
-    assert found[(SHORT, "inc")] == found[(SHORT, "cand")] == ("accepted", "accepted")
+    assert found[(PASS_1, "inc")] == found[(PASS_1, "cand")] == ("accepted", "accepted")
     assert found[(LONG, "inc")] == found[(LONG, "cand")] == ("blocked", "pilot_failed")
+    assert (PASS_2, "inc") not in found and (PASS_2, "cand") not in found
+    passes = PassRecord.read(result.bundle / PASSES_FILE)  # the blocked counted cell settled it
+    assert [[w.arm for w in p.walks] for p in passes.passes] == [["inc", "cand"]]
+    (skipped,) = passes.skipped
+    assert (skipped.cells, skipped.reason) == ([PASS_2], "decided")
+    assert "no decision (counted cell runs not accepted)" in skipped.sentence
     record = PilotRecord.read(result.bundle / PILOT_DIR / PILOT_FILE)
+    assert sorted(lane.arm for lane in record.lanes) == ["cand", "inc"]  # once per arm
+    lane_runs = {arm: sorted(p.name for p in (result.bundle / "lanes" / arm).iterdir())
+                 for arm in ("inc", "cand")}  # fmt: skip
+    assert lane_runs == {  # each lane up for the pilot, then once for the one pass
+        "inc": ["campaign-001", "campaign-002", "restore-001"],
+        "cand": ["campaign-001", "campaign-002"],
+    }
     refused = {p.arm: p for p in record.failures}
     assert sorted(refused) == ["cand", "inc"]
     assert all(p.cell_id == LONG for p in refused.values())
@@ -104,8 +133,8 @@ def test_the_pilot_finds_a_cell_above_the_engines_context_before_the_scored_cell
     assert cut is not None, said
     assert int(cut[1]) + int(cut[2]) == 8192  # exactly what config.json's context left
     assert {(p.arm, p.cell_id) for p in record.probes if p.failure is None} == {
-        ("inc", SHORT),
-        ("cand", SHORT),
+        ("inc", PASS_1),
+        ("cand", PASS_1),
     }  # the shortest of the contract passed: only the long cell is blocked
     for arm in ("inc", "cand"):
         verdict = Verdict.read(result.bundle / "cells" / LONG / arm / "attempt-1" / "verdict.json")
@@ -120,6 +149,9 @@ def test_the_pilot_finds_a_cell_above_the_engines_context_before_the_scored_cell
     ]
     assert scored and probe.wall_anchor_utc < min(scored)  # found before the scored cells
     assert audit_bundle(result.bundle).ok
+    audited = faceoff("audit", str(result.bundle), "--trust", str(keys.public))
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    assert audited.stdout.rstrip().endswith("OK (signature verified)"), audited.stdout
 
 
 def _dispositions(workdir: Path) -> dict[tuple[str, str], tuple[str, str | None]]:

@@ -47,19 +47,30 @@ def judge_power(table: PowerTable) -> list[CheckResult]:
 
 def _warning(row: PowerRow) -> CheckResult:
     assert row.warning is not None
-    if row.decidable:  # decided, but a tail it cannot claim from so few requests
-        fix = f"give the cell requests = {row.tail_floor} or more, or judge a lower percentile"
-    elif row.needed is None:  # a figure that can only describe: nothing to plan requests by
-        fix = 'replicate the cell (replicates = K, or "auto" with max_passes), or judge ' + (
-            "another statistic" if row.statistic == "p99" else "another figure"
-        )
-    else:
-        per = " per pass" if row.passes > 1 else ""
-        fix = (
-            f'give the cell requests = {row.needed:,}{per} (or replicates = "auto" with '
-            "max_passes), or declare a wider bound"
-        )
+    fix = _fix(row)
     if row.variance is not None and row.variance.source == "default":
         fix += "; an A/A night (faceoff run --aa) learns the variance instead of the default"
     said = row.warning.removeprefix(f"{row.cell} ")  # the subject names the cell
     return warn("power", f"cell {row.cell}", said, fix)
+
+
+def _fix(row: PowerRow) -> str:
+    """What makes the criterion decidable: never more requests for a p99 (no count of them
+    makes one decide), never replicates for a cell that has them already."""
+    if row.statistic == "p99":
+        return "judge p95 or p50: a p99 criterion is shown on the card, never decided"
+    if row.decidable:  # decided, but a tail it cannot claim from so few requests
+        return f"give the cell requests = {row.tail_floor} or more, or judge a lower percentile"
+    if row.needed is None:  # a figure that can only describe: nothing to plan requests by
+        return (
+            'replicate the cell (replicates = K, or "auto" with max_passes), or judge another '
+            "figure"
+        )
+    if row.sequential:
+        more = "more max_passes"
+    elif row.passes > 1:
+        more = "more replicates"
+    else:
+        more = 'replicates = "auto" with max_passes'
+    per = " per pass" if row.passes > 1 else ""
+    return f"give the cell requests = {row.needed:,}{per} (or {more}), or declare a wider bound"

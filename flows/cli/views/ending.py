@@ -1,14 +1,20 @@
 """The end of ``faceoff run`` in at most 25 lines: what a person on call reads first.
 
-The campaign's closure, the declared rule's outcome per candidate (with a rule), the decision
+The campaign's closure, the declared rule's outcome per candidate (with a rule) and under it
+each criterion's headline figure (the ratio with its interval, and met, not met or
+inconclusive, "descriptive only" where the interval may not decide: the card's own lines, from
+``comparison.json``'s ruling, as ``faceoff export`` gives them), the decision
 (or how to record one), one row per cell with each
-arm's disposition and each candidate's verdict, how restoration went, and where
+arm's disposition and each candidate's verdict, what each reason code of a cell run not
+accepted means (a first night on a busy host ends blocked ``host_stall``: the reader is told
+why), how restoration went, and where
 ``RESULT.md`` and ``report.html`` are. Everything else is in the bundle. Built from the
 ``CampaignResult`` and the bundle's ``comparison.json``; it computes no statistic.
 
 A candidate's verdict is its pair's (``evidence.comparison.cells.pair_verdict``: better, worse,
-mixed or no difference) with the count of its ratios' own verdicts (better or worse where
-the 95 % interval excludes 1, read in the metric's direction) and the TTFT ratio beside.
+mixed, no difference or descriptive) with the count of its ratios' own verdicts (better or
+worse where the 95 % interval excludes 1, read in the metric's direction; descriptive where
+too few requests stand behind it) and the TTFT ratio beside.
 """
 
 from __future__ import annotations
@@ -25,8 +31,12 @@ from evidence.comparison.model import CellEntry, Comparison
 from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
 from flows.campaign.closing import CampaignResult
+from guards.reasons import MEANINGS, Disposition, Reason
 
 MAX_LINES = 25
+MAX_REASONS = 3
+NOT_ACCEPTED = (Disposition.FAILED, Disposition.BLOCKED)
+REASON_CODES = frozenset(r.value for r in Reason)
 HEADLINE = "ttft_s"
 PADDING = 2  # spaces right of each column
 VERDICT_FLOOR = len("no difference")  # a verdict's first words
@@ -34,7 +44,7 @@ VERDICT_FLOOR = len("no difference")  # a verdict's first words
 
 def end_summary(result: CampaignResult) -> Group:
     comparison = Comparison.read(result.bundle / COMPARISON_FILE)
-    tail = [*restoration_lines(result), *path_lines(result.bundle)]
+    tail = [*reason_lines(comparison), *restoration_lines(result), *path_lines(result.bundle)]
     rule = rule_lines(comparison)
     room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header
     return Group(
@@ -47,9 +57,16 @@ def end_summary(result: CampaignResult) -> Group:
 
 
 def rule_lines(comparison: Comparison) -> list[str]:
-    """The declared rule's outcome per candidate, as the card opens (without its markup)."""
+    """The declared rule's outcome per candidate and each criterion's figure, as the card
+    opens (without its markup)."""
     ruling = comparison.ruling
-    return [c.headline.replace("**", "") for c in ruling.candidates] if ruling else []
+    if ruling is None:
+        return []
+    return [
+        line
+        for c in ruling.candidates
+        for line in [c.headline.replace("**", ""), *(f"- {x.sentence}" for x in c.criteria)]
+    ]
 
 
 def decision_line(comparison: Comparison) -> str:
@@ -101,6 +118,7 @@ def end_record(result: CampaignResult) -> dict[str, object]:
         "rule": rule_lines(comparison),
         "decision": decision_line(comparison),
         "cells": [dict(zip(headers, row, strict=True)) for row in rows],
+        "reasons": reason_lines(comparison),
         "restoration": restoration_lines(result),
         "result_md": str(result.bundle / RESULT_FILE),
         "report_html": str(result.bundle / REPORT_FILE),
@@ -152,9 +170,23 @@ def verdict(cell: CellEntry, candidate: str) -> str:
         return f"not compared: {pair.reason}" if pair and pair.reason else "not compared"
     said = [r.verdict for r in ratios]
     counts = ", ".join(f"{s} {said.count(s)}" for s in ("better", "worse", "no difference"))
+    if "descriptive" in said:  # too few requests for a verdict: say how many, not just zeros
+        counts += f", descriptive {said.count('descriptive')}"
     head = next((r for r in ratios if r.metric == HEADLINE), None)
     shown = f"; TTFT {head.ratio:.2f}× ({head.low:.2f}–{head.high:.2f})" if head else ""
     return f"{pair.verdict} ({counts}){shown}"
+
+
+def reason_lines(comparison: Comparison) -> list[str]:
+    """What each reason code of a failed or blocked cell run means, once per code in the
+    order met, at most ``MAX_REASONS`` (the guards' own sentence: ``guards.reasons``)."""
+    codes = dict.fromkeys(
+        Reason(arm.reason_code)
+        for cell in comparison.cells
+        for arm in cell.arms
+        if arm.disposition in NOT_ACCEPTED and arm.reason_code in REASON_CODES
+    )
+    return [f"{code}: {MEANINGS[code]}" for code in list(codes)[:MAX_REASONS]]
 
 
 def restoration_lines(result: CampaignResult) -> list[str]:
