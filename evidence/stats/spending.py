@@ -149,11 +149,11 @@ class Score:
         return float(self.mass.sum())
 
     def below(self, edge: float) -> Score:
-        return Score(self.offset, np.where(self.points < edge, self.mass, 0.0))
+        return _trimmed(self.offset, np.where(self.points < edge, self.mass, 0.0))
 
     def between(self, low: float, high: float) -> Score:
         points = self.points
-        return Score(self.offset, np.where((points > low) & (points < high), self.mass, 0.0))
+        return _trimmed(self.offset, np.where((points > low) & (points < high), self.mass, 0.0))
 
     def within(self, edge: float) -> float:
         """Mass strictly inside (−edge, edge), spread as ``tail`` spreads it."""
@@ -161,7 +161,16 @@ class Score:
 
     def outside(self, edge: float) -> Score:
         """The mass at or beyond ±edge: what a look whose inner region stops leaves running."""
-        return Score(self.offset, np.where(np.abs(self.points) >= edge, self.mass, 0.0))
+        return _trimmed(self.offset, np.where(np.abs(self.points) >= edge, self.mass, 0.0))
+
+
+def _trimmed(offset: int, mass: Floats) -> Score:
+    """The score without the zero mass at its ends: a look stops the paths beyond its
+    boundaries, and carrying their zeros would widen every later convolution by a kernel."""
+    held = np.flatnonzero(mass)
+    if held.size == 0:
+        return Score(offset, mass[:1] * 0.0)
+    return Score(offset + int(held[0]), mass[held[0] : held[-1] + 1])
 
 
 def start_score() -> Score:

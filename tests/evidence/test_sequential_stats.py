@@ -11,7 +11,14 @@ import pytest
 
 from evidence.stats import power
 from evidence.stats.sequential import PassEstimate, combine, look_at
-from evidence.stats.spending import exits, obf_design, obf_spent
+from evidence.stats.spending import (
+    GRID_STEP,
+    advance,
+    exits,
+    obf_design,
+    obf_spent,
+    start_score,
+)
 
 # Lan–DeMets O'Brien–Fleming-type boundaries, two-sided 0.05, equal looks
 # (Jennison & Turnbull 2000, Table 7.6; gsDesign's sfLDOF gives the same).
@@ -105,3 +112,15 @@ def test_the_requests_needed_are_the_fewest_whose_detectable_difference_reaches_
     design = obf_design(4, 0.95)
     per_pass = power.sequential_needed(variance, distance, design, concurrency=2)
     assert needed / 4 < per_pass < 1.2 * needed / 4  # the design's inflation, pass by pass
+
+
+def test_a_looks_score_spans_only_what_its_boundaries_leave_running() -> None:
+    # A design of many passes must plan in seconds: the grid may not keep the zeros of
+    # the paths each look stopped, or every later convolution widens by a kernel.
+    design = obf_design(20, 0.95)
+    score = start_score()
+    for look, bound in enumerate(design.boundaries, start=1):
+        edge = bound * math.sqrt(look)
+        score = advance(score, drift=0.0).between(-edge, edge)
+        assert len(score.mass) <= 2 * edge / GRID_STEP + 1
+        assert score.mass[0] > 0 and score.mass[-1] > 0
