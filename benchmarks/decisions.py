@@ -55,7 +55,7 @@ from evidence.comparison.cells import interval_ratio
 from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
-from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
+from evidence.stats.bootstrap import median_ratio, timed_sample
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
 from matrix.cell import Sampling
 from matrix.rule import Rule
@@ -104,8 +104,10 @@ def pair(rng: Gen, noise: str, n: int, truth: float) -> Pair:
 
 
 def latency_ratio(metric: str, found: Pair) -> Ratio | None:
-    blocks = time_blocks(list(range(len(found.incumbent))), 1)
-    samples = [Sample("s", tuple(v.tolist()), blocks) for v in (found.incumbent, found.candidate)]
+    samples = [
+        timed_sample("s", [(i, v, (i, "p")) for i, v in enumerate(arm.tolist())], 1)
+        for arm in (found.incumbent, found.candidate)
+    ]
     interval = median_ratio(samples[0], samples[1], seed=SEED, resamples=RESAMPLES[0])
     if interval is None:
         return None
