@@ -1,4 +1,5 @@
-"""The block length from the data, the variance it misses, and the paired bootstrap."""
+"""The block length from the data, the variance it misses, the paired bootstrap, and the
+p-values read back from its intervals."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from evidence.stats.block_length import block_length, dependence, variance_inflation
 from evidence.stats.bootstrap import Sample, median_ratio, paired, timed_sample
+from evidence.stats.multiplicity import clears, log_se, worse_p
 
 
 def ar1(phi: float, n: int, seed: int) -> list[float]:
@@ -95,3 +97,15 @@ def test_dependent_values_widen_the_interval_about_the_same_ratio() -> None:
                           resamples=400)  # fmt: skip
     assert wide is not None and narrow is not None and wide.ratio == narrow.ratio
     assert wide.low < narrow.low and wide.high > narrow.high
+
+
+def test_a_p_value_read_from_a_t_interval_uses_its_degrees_of_freedom() -> None:
+    # A t(7) interval's half-width is 2.365 se; read as a normal one its se looks 1.21× larger
+    # and its far tail far lighter: the p-value Holm compares with 2.5 %/12 must be the t one.
+    low, high = math.exp(-2.365), math.exp(2.365)
+    assert log_se(low, high, 0.95, 7) == pytest.approx(1.0, rel=1e-3)
+    assert worse_p(-3.0, 1.0, 7) == pytest.approx(0.00999, rel=1e-2)
+    assert worse_p(-3.0, 1.0) == pytest.approx(0.00135, rel=1e-2)
+    assert worse_p(3.0, 1.0, 7) == pytest.approx(1 - 0.00999, rel=1e-3)
+    assert clears(2.0, 1.0, 0.05, 7) and not clears(1.8, 1.0, 0.05, 7)  # t(7) at 95 %: 1.895
+    assert clears(1.7, 1.0, 0.05) and not clears(1.6, 1.0, 0.05)  # the normal's: 1.645
