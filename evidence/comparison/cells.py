@@ -31,6 +31,7 @@ from evidence.comparison.read import AttemptInputs, PastAttempt
 from evidence.comparison.reuse import prefix_reuse
 from evidence.comparison.standing import NOT_RUN
 from evidence.folder.layout import AttemptDir
+from evidence.stats.block_length import independent
 from evidence.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     RatioInterval,
@@ -383,8 +384,8 @@ def _ratio(
     statistic: RatioStatistic,
     concurrency: int,
 ) -> Ratio | None:
-    if statistic == "p99" and min(len(s.values) for s in samples) < P99_FLOOR:
-        return None  # too few requests to claim a p99: the rule finds it missing
+    if statistic == "p99" and min(independent(s.values) for s in samples) < P99_FLOOR:
+        return None  # too few independent blocks to claim a p99: the rule finds it missing
     found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None

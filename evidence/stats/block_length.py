@@ -92,10 +92,20 @@ def _mid_ranks(values: Floats) -> Floats:
     return ranks
 
 
+def independent(series: Sequence[float]) -> int:
+    """How many independent blocks ``series`` (in time order) holds: its values over the
+    block length their dependence asks for. A claim that counts values as independent
+    trials (a p99's order-statistic bound) counts these instead."""
+    return len(series) // dependence(series).length
+
+
 def _autocovariances(centred: Floats, lags: int) -> Floats:
+    """The autocovariances up to ``lags``, by FFT (a journal's millions of chunk gaps in a
+    fraction of a second)."""
     n = len(centred)
-    found = [float(centred[: n - k] @ centred[k:]) / n for k in range(lags + 1)]
-    return np.array(found)
+    spectrum = np.fft.rfft(centred, 2 * n)
+    found: Floats = np.fft.irfft(spectrum * np.conj(spectrum), 2 * n)[: lags + 1] / n
+    return found
 
 
 def _first_quiet_lag(covariances: Floats, runs: int, n: int) -> int:
