@@ -42,7 +42,7 @@ class Dependence:
 NONE = Dependence(1, 0.0)
 
 
-def dependence(series: Sequence[float]) -> Dependence:
+def dependence(series: Sequence[float] | Floats) -> Dependence:
     """The dependence of ``series`` (in time order) over its ranks: Politis–White's length, or
     the AR(1) plug-in of its lag-1 correlation where that is longer (with few values the
     flat-top window is cut short and misses much of a slow decay); at most min(3√n, n/3)."""
@@ -68,7 +68,7 @@ def dependence(series: Sequence[float]) -> Dependence:
     return Dependence(int(min(max(1, math.ceil(chosen)), longest)), float(memory))
 
 
-def block_length(series: Sequence[float]) -> int:
+def block_length(series: Sequence[float] | Floats) -> int:
     """The block length ``series`` asks for (``dependence``)."""
     return dependence(series).length
 
@@ -92,7 +92,7 @@ def _mid_ranks(values: Floats) -> Floats:
     return ranks
 
 
-def independent(series: Sequence[float]) -> int:
+def independent(series: Sequence[float] | Floats) -> int:
     """How many independent blocks ``series`` (in time order) holds: its values over the
     block length their dependence asks for. A claim that counts values as independent
     trials (a p99's order-statistic bound) counts these instead."""
