@@ -1,7 +1,7 @@
 """Right decisions: Monte Carlo over faceoff's own ruling on synthetic cells of known truth.
 
-    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~5 min
-    .venv/bin/python -m benchmarks decisions --campaigns 2000   # the issue's 2,000: ~50 min
+    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~10 min
+    .venv/bin/python -m benchmarks decisions --campaigns 2000   # 2,000 a row: ~100 min
 
 Each campaign builds comparison cells the way the comparison does — each arm's requests
 drawn from a noise model, each ratio by faceoff's own intervals
