@@ -1,7 +1,7 @@
 """Right decisions: Monte Carlo over faceoff's own ruling on synthetic cells of known truth.
 
-    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~5 min
-    .venv/bin/python -m benchmarks decisions --campaigns 2000   # the issue's 2,000: ~50 min
+    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~10 min
+    .venv/bin/python -m benchmarks decisions --campaigns 2000   # 2,000 a row: ~100 min
 
 Each campaign builds comparison cells the way the comparison does — each arm's requests
 drawn from a noise model, each ratio by faceoff's own intervals
@@ -9,7 +9,9 @@ drawn from a noise model, each ratio by faceoff's own intervals
 replicated cell's ``replicates.log_t_interval``), each ``Ratio`` by
 ``evidence.comparison.cells.interval_ratio`` — and rules on them with
 ``evidence.comparison.ruling.candidate_ruling`` (and ``aa.aa_calibration``). One arm's
-window is 64 requests at concurrency 1 unless said; the incumbent's window runs first.
+window is 64 requests at concurrency 1 unless said; as the walk orders a pass
+(``flows.campaign.passes.alternated``), the incumbent's window runs first in a campaign's
+first, third … cell and the candidate's in its second, fourth ….
 
 Noise models (one arm's log request latencies, marginal spread 0.3):
   iid      independent;
@@ -17,7 +19,8 @@ Noise models (one arm's log request latencies, marginal spread 0.3):
            requests on average, and doubles latency while it lasts (clustered outliers);
   ar1      AR(1), φ = 0.6 (neighbouring requests alike);
   drift    iid, plus a per-arm-window shift N(0, 0.02²), plus 3 % slower in the second
-           window (a night that drifts while the incumbent always runs first).
+           window (a night that drifts);
+  window   AR(1) as above with the drift's window noise: what a real host does.
 
 Rows:
   false promote   the least favourable configuration: one criterion whose true ratio sits
@@ -35,6 +38,12 @@ Rows:
                   1 − (1 − p)^12 (the old "at most 5 % of intervals" rule's rate).
   order           every do-not-promote campaign ruled again with its criteria reversed:
                   outcomes that differ (goal 0).
+  power           a TTFT p50 criterion with a 10 % non-inferiority margin, the candidate as
+                  good as the incumbent (the effect a plan is made for): its cell planned
+                  by ``evidence.stats.power.requests_needed`` at the 80 % upper confidence
+                  limit of s² learned from 3 A/A nights of 64 requests per arm
+                  (``power_table.planned_variance``), then run at that n and ruled:
+                  campaigns promoted (goal ≥ 80 %), beside the planned n.
   calibration     one A/A interval's exclusion rate by requests per arm (n = 8 … 128): the
                   n from which the interval holds its 5 % is where it may decide
                   (``bootstrap.calibrated``: below it the figure is descriptive).
@@ -53,9 +62,12 @@ import numpy as np
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import interval_ratio
 from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
+from evidence.comparison.power_table import planned_variance
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
-from evidence.stats.bootstrap import Sample, median_ratio, time_blocks
+from evidence.stats.bootstrap import calibrated_requests, median_ratio, timed_sample
+from evidence.stats.known_variance import learned, per_request
+from evidence.stats.power import requests_needed
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
 from matrix.cell import Sampling
 from matrix.rule import Rule
@@ -63,12 +75,14 @@ from matrix.rule import Rule
 NS = 1_000_000_000
 SPREAD = 0.3
 SEED = 20261207  # every campaign's bootstrap seed, as a campaign's one seed serves its cells
-NOISES = ("iid", "stalls", "ar1", "drift")
+NOISES = ("iid", "stalls", "ar1", "drift", "window")
 Gen = np.random.Generator
 
 
 def arm_logs(rng: Gen, noise: str, n: int, second: bool) -> np.ndarray:
     """One arm window's log latencies under ``noise`` (``second``: it runs after the other)."""
+    if noise == "window":
+        return arm_logs(rng, "ar1", n, second) + window_shift(rng, second)
     if noise == "ar1":
         phi, shocks = 0.6, rng.normal(0, SPREAD * math.sqrt(1 - 0.36), n)
         logs = np.empty(n)
@@ -84,8 +98,13 @@ def arm_logs(rng: Gen, noise: str, n: int, second: bool) -> np.ndarray:
             stalled[i] = state
         logs += math.log(2) * stalled
     if noise == "drift":
-        logs += rng.normal(0, 0.02) + (math.log(1.03) if second else 0.0)
+        logs += window_shift(rng, second)
     return logs
+
+
+def window_shift(rng: Gen, second: bool) -> float:
+    """One arm window's shift: N(0, 0.02²), and 3 % slower for the window that runs second."""
+    return float(rng.normal(0, 0.02)) + (math.log(1.03) if second else 0.0)
 
 
 @dataclass(frozen=True)
@@ -96,16 +115,19 @@ class Pair:
     candidate: np.ndarray
 
 
-def pair(rng: Gen, noise: str, n: int, truth: float) -> Pair:
-    """``truth``: candidate/incumbent of every latency (a time: > 1 slower)."""
-    inc = np.exp(arm_logs(rng, noise, n, second=False))
-    cand = np.exp(arm_logs(rng, noise, n, second=True)) * truth
+def pair(rng: Gen, noise: str, n: int, truth: float, cell: int = 0) -> Pair:
+    """``truth``: candidate/incumbent of every latency (a time: > 1 slower); ``cell``: its
+    place in the campaign (the candidate's window runs first in odd places)."""
+    inc = np.exp(arm_logs(rng, noise, n, second=cell % 2 == 1))
+    cand = np.exp(arm_logs(rng, noise, n, second=cell % 2 == 0)) * truth
     return Pair(inc, cand)
 
 
 def latency_ratio(metric: str, found: Pair) -> Ratio | None:
-    blocks = time_blocks(list(range(len(found.incumbent))), 1)
-    samples = [Sample("s", tuple(v.tolist()), blocks) for v in (found.incumbent, found.candidate)]
+    samples = [
+        timed_sample("s", [(i, v, (i, "p")) for i, v in enumerate(arm.tolist())], 1)
+        for arm in (found.incumbent, found.candidate)
+    ]
     interval = median_ratio(samples[0], samples[1], seed=SEED, resamples=RESAMPLES[0])
     if interval is None:
         return None
@@ -162,22 +184,32 @@ KINDS: dict[str, tuple[str, float]] = {  # kind -> (metric, its ratio on the bou
 }
 
 
-def figure_cell(rng: Gen, noise: str, cell_id: str, metric: str, truth: float) -> CellEntry:
-    """A cell whose ``metric`` has candidate/incumbent ``truth`` (for a rate, the latencies
-    are 1/truth slower)."""
+def figure_cell(
+    rng: Gen, noise: str, cell: tuple[str, int], metric: str, truth: float
+) -> CellEntry:
+    """A cell (its id and place) whose ``metric`` has candidate/incumbent ``truth`` (for a
+    rate, the latencies are 1/truth slower)."""
+    cell_id, place = cell
     if metric == "ttft_s":
-        found = latency_ratio(metric, pair(rng, noise, 64, truth))
+        found = latency_ratio(metric, pair(rng, noise, 64, truth, place))
         return entry(cell_id, [found] if found else [])
-    found = rate_ratio(metric, pair(rng, noise, 64, 1 / truth))
+    found = rate_ratio(metric, pair(rng, noise, 64, 1 / truth, place))
     return entry(cell_id, [], [found] if found else [])
+
+
+def abba_shift(noise: str, window: int) -> float:
+    """A drifting night's shift of replicate ``window``'s ratio (0-based): the candidate runs
+    second in odd passes (3 % worse) and first in even ones (3 % better), ABBA."""
+    if noise not in {"drift", "window"}:
+        return 0.0
+    return math.log(1.03) * (1 if window % 2 == 0 else -1)
 
 
 def energy_campaign(rng: Gen, noise: str, truth: float) -> tuple[list[CellEntry], Replicates]:
     """Two replicated cells (3 windows each): the first on ``truth``, the second easy."""
     cells, between, written = [], [], {}
     for name, ratio in (("a", truth), ("b", 0.8)):
-        shift = math.log(1.03) if noise == "drift" else 0.0
-        points = [ratio * math.exp(rng.normal(shift, 0.03)) for _ in range(3)]
+        points = [ratio * math.exp(rng.normal(abba_shift(noise, k), 0.03)) for k in range(3)]
         estimate, low, high = log_t_interval(points)
         between.append(ReplicatedRatio(
             cell=name, candidate="cand", metric="energy_per_token_j", replicates=3,
@@ -198,8 +230,8 @@ def false_promote(rng: Gen, noise: str, kind: str) -> bool:
         return candidate_ruling(rule(criterion), cells, "cand", groups).outcome == "promote"
     easy = 0.8 if bound > 1 else 1.25
     cells = [
-        figure_cell(rng, noise, "a", metric, bound),
-        figure_cell(rng, noise, "b", metric, easy),
+        figure_cell(rng, noise, ("a", 0), metric, bound),
+        figure_cell(rng, noise, ("b", 1), metric, easy),
     ]
     return candidate_ruling(rule(criterion), cells, "cand").outcome == "promote"
 
@@ -215,8 +247,8 @@ def do_not_promote(rng: Gen, noise: str) -> tuple[bool, int, bool]:
     """(ruled do not promote, single tests wholly worse, outcome changed by reversing)."""
     cells = []
     for k in range(4):
-        ttft = latency_ratio("ttft_s", pair(rng, noise, 64, 1 + MARGIN))
-        e2e_pair = pair(rng, noise, 64, 1 + MARGIN)
+        ttft = latency_ratio("ttft_s", pair(rng, noise, 64, 1 + MARGIN, k))
+        e2e_pair = pair(rng, noise, 64, 1 + MARGIN, k)
         e2e = latency_ratio("e2e_s", e2e_pair)
         tps = rate_ratio("output_tps", e2e_pair)
         cells.append(entry(f"c{k}", [r for r in (ttft, e2e) if r], [tps] if tps else []))
@@ -236,10 +268,42 @@ def aa(rng: Gen, noise: str) -> tuple[bool, int, int]:
     """(A/A verdict failed, intervals excluding 1, intervals)."""
     cells = []
     for k in range(4):
-        found = [latency_ratio(m, pair(rng, noise, 64, 1.0)) for m in ("ttft_s", "e2e_s", "tpot_s")]
+        found = [
+            latency_ratio(m, pair(rng, noise, 64, 1.0, k)) for m in ("ttft_s", "e2e_s", "tpot_s")
+        ]
         cells.append(entry(f"c{k}", [r for r in found if r]))
     verdict = aa_calibration(cells)
     return verdict.passed is False, verdict.excluding_one, verdict.intervals
+
+
+POWER_MARGIN = 0.10
+NIGHTS = 3
+
+
+def learned_variance(rng: Gen, noise: str) -> float:
+    """The s² a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
+    observed, df = [], 0
+    for night in range(NIGHTS):
+        found = latency_ratio("ttft_s", pair(rng, noise, 64, 1.0, night))
+        if found is None:
+            continue
+        blocks = min(found.blocks_incumbent, found.blocks_candidate)
+        observed.append(per_request(found.ratio, found.low, found.high, 64, blocks))
+        df += blocks - 1
+    names = [f"aa-{k}" for k in range(len(observed))]
+    known = learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df)
+    return planned_variance(known)
+
+
+def powered(rng: Gen, noise: str) -> tuple[bool, int]:
+    """(promoted, planned requests per arm) for a cell planned as the power table plans it."""
+    variance = learned_variance(rng, noise)
+    needed = requests_needed(variance, math.log(1 + POWER_MARGIN), 1, 0.95)
+    n = max(needed, calibrated_requests(1))
+    found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0))
+    cells = [entry("a", [found] if found else [])]
+    criterion = {"metric": "ttft_s", "non_inferiority": POWER_MARGIN}
+    return candidate_ruling(rule(criterion), cells, "cand").outcome == "promote", n
 
 
 def calibration(rng: Gen, noise: str, n: int) -> bool:
@@ -294,6 +358,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         p = sum(x for _, x, _ in runs) / max(1, sum(n for *_, n in runs))
         flagged = sum(f for f, _, _ in runs) / c
         print(f"| {noise} | {flagged:.1%} | {p:.2%} | {union(p, 12):.1%} |")
+    print(f"\npower, {POWER_MARGIN:.0%} margin, s² from {NIGHTS} A/A nights (goal ≥ 80 %)")
+    print("| noise | promoted | planned n per arm (median, range) |\n|---|---|---|")
+    for i, noise in enumerate(NOISES):
+        rng = np.random.default_rng(500 + i)
+        plans = [powered(rng, noise) for _ in range(c)]
+        sizes = sorted(n for _, n in plans)
+        share = sum(p for p, _ in plans) / c
+        print(f"| {noise} | {share:.1%} | {sizes[len(sizes) // 2]} ({sizes[0]}–{sizes[-1]}) |")
     print("\ncalibration: one A/A interval excluding 1, by requests per arm (goal ≤ 5 %)")
     sizes = (8, 16, 29, 64, 128)
     print("| noise | " + " | ".join(f"n = {n}" for n in sizes) + " |\n|---|" + "---|" * len(sizes))

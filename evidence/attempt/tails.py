@@ -6,9 +6,13 @@ read them off the socket (``chunk_offsets_us``), pooled over the requests a stat
 counts: ``vllm bench serve``'s definition (a chunk that carries several tokens, as under
 speculative decoding, is one gap). A p99 is *claimed* only where the sample is large
 enough for its second-largest value to bound the 99th percentile from above at the
-card's confidence (``evidence.stats.power.tail_floor``: 473 values at 95 %); a smaller
-sample's p99 is shown as an estimate, with its n. An ITL sample counts gaps, which within
-one request are not independent: its claim is the weaker one (docs/evidence.md, "Tails").
+card's confidence (``evidence.stats.power.tail_floor``: 473 values at 95 %). That bound
+counts the values as independent trials; requests measured close together are not
+(a stall slows a run of them), so the floor counts independent blocks — the values in
+journal order over the block length their dependence asks for
+(``evidence.stats.block_length.independent``) — not raw values. A smaller sample's p99 is
+shown as an estimate, with its n. An ITL sample counts gaps, which within one request are
+not independent: its blocks say so (docs/evidence.md, "Tails").
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from itertools import pairwise
 import numpy as np
 from pydantic import Field
 
+from evidence.stats.block_length import independent
 from evidence.stats.bootstrap import DEFAULT_CONFIDENCE
 from evidence.stats.power import tail_floor
 from faceoff.artifact import Spec
@@ -33,7 +38,9 @@ METHOD = (
     "ITL = the gap between two consecutive token-bearing chunks of a request (socket-read "
     "times), pooled over the counted scored requests; a p99 is claimed where the sample's "
     "second-largest value bounds the 99th percentile from above at the stated confidence "
-    "(binomial order statistics, MLPerf LoadGen's floor), else it is an estimate"
+    "(binomial order statistics, MLPerf LoadGen's floor) counting independent blocks, not "
+    "values (the values in journal order over their Politis–White block length), else it "
+    "is an estimate"
 )
 
 
@@ -49,7 +56,10 @@ class TailStats(Spec):
     p99_floor: int = Field(
         description="Fewest values whose second-largest bounds the p99 at that confidence."
     )
-    p99_claimed: bool = Field(description="n reaches the floor: the p99 can be claimed.")
+    p99_claimed: bool = Field(
+        description="Its independent blocks (n over the values' block length) reach the "
+        "floor: the p99 can be claimed."
+    )
 
 
 @cache
@@ -75,7 +85,7 @@ def tail_of(values: Sequence[float], confidence: float = DEFAULT_CONFIDENCE) -> 
         max=float(found.max()) if len(found) else None,
         confidence=confidence,
         p99_floor=floor,
-        p99_claimed=len(found) >= floor,
+        p99_claimed=len(found) >= floor and independent(found) >= floor,
     )
 
 

@@ -31,6 +31,7 @@ from evidence.comparison.read import AttemptInputs, PastAttempt
 from evidence.comparison.reuse import prefix_reuse
 from evidence.comparison.standing import NOT_RUN
 from evidence.folder.layout import AttemptDir
+from evidence.stats.block_length import independent
 from evidence.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     RatioInterval,
@@ -40,7 +41,7 @@ from evidence.stats.bootstrap import (
     median_ratio,
     p95,
     p99,
-    time_blocks,
+    timed_sample,
 )
 from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
@@ -49,7 +50,8 @@ from guards.records import CELL_FILE
 from guards.verdict import VERDICT_FILE
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label
-from workload.metrics import TimedRequest, higher_is_better, measures_of
+from workload.metrics import higher_is_better, measures_of
+from workload.outcome import RequestOutcome
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95, "p99": p99}
@@ -312,36 +314,35 @@ def memory_facts(telemetry: TelemetrySummary | None) -> MemoryFacts | None:
     )
 
 
+Timed = tuple[int, float, tuple[int, str]]  # send_ns, value, (request index, prompt hash)
+
+
 def _timed_values(
-    requests: Sequence[TimedRequest], metrics: Sequence[str]
-) -> dict[str, list[tuple[int, float]]]:
-    """Per metric, (send_ns, value) over scored ok requests where it is defined: one pass
-    over the requests for all the metrics (a cell's two journals hold thousands each)."""
-    timed: dict[str, list[tuple[int, float]]] = {metric: [] for metric in metrics}
+    requests: Sequence[RequestOutcome], metrics: Sequence[str]
+) -> dict[str, list[Timed]]:
+    """Per metric, (send_ns, value, request key) over scored ok requests where it is defined:
+    one pass over the requests for all the metrics (a cell's two journals hold thousands
+    each)."""
+    timed: dict[str, list[Timed]] = {metric: [] for metric in metrics}
     for r in requests:
-        sent, kept = r.send_ns or 0, measures_of(r)
+        sent, kept, key = r.send_ns or 0, measures_of(r), (r.index, r.prompt_sha256)
         for metric, found in timed.items():
             value = kept[metric].value
             if value is not None:
-                found.append((sent, value))
+                found.append((sent, value, key))
     return timed
 
 
 def metric_samples(
-    cell: Cell, requests: Sequence[TimedRequest], metrics: Sequence[str]
+    cell: Cell, requests: Sequence[RequestOutcome], metrics: Sequence[str]
 ) -> dict[str, Sample]:
     """Each metric's values over scored ok requests (``evidence.comparison.read.scored_ok``), with
-    their blocks: consecutive requests in send order."""
+    their blocks (``evidence.stats.bootstrap.timed_sample``) and request keys."""
     found = _timed_values(requests, metrics).items()
-    return {metric: _sample(cell, timed) for metric, timed in found}
+    return {metric: timed_sample(stratum(cell), timed, cell.concurrency) for metric, timed in found}
 
 
-def _sample(cell: Cell, timed: list[tuple[int, float]]) -> Sample:
-    blocks = time_blocks([t for t, _ in timed], cell.concurrency)
-    return Sample(stratum(cell), tuple(v for _, v in timed), blocks)
-
-
-def metric_sample(cell: Cell, requests: Sequence[TimedRequest], metric: str) -> Sample:
+def metric_sample(cell: Cell, requests: Sequence[RequestOutcome], metric: str) -> Sample:
     """The metric's values over scored ok requests, with their blocks (``metric_samples``)."""
     return metric_samples(cell, requests, (metric,))[metric]
 
@@ -383,8 +384,8 @@ def _ratio(
     statistic: RatioStatistic,
     concurrency: int,
 ) -> Ratio | None:
-    if statistic == "p99" and min(len(s.values) for s in samples) < P99_FLOOR:
-        return None  # too few requests to claim a p99: the rule finds it missing
+    if statistic == "p99" and min(independent(s.values) for s in samples) < P99_FLOOR:
+        return None  # too few independent blocks to claim a p99: the rule finds it missing
     found = median_ratio(*samples, seed=seed, statistic=STATISTICS[statistic])
     if found is None:
         return None

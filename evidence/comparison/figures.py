@@ -68,10 +68,12 @@ class Figure:
     # a fixed design's interval, which the campaign's error control adjusts; a sequential
     # look's was judged at its design's own level
     adjustable: bool = True
+    # the interval's degrees of freedom where it is a t one (blocks or replicates less one)
+    df: int | None = None
 
     @property
     def se(self) -> float:
-        return log_se(self.low, self.high, self.confidence or 0.95)
+        return log_se(self.low, self.high, self.confidence or 0.95, self.df)
 
 
 # A cell's status for a criterion, and why it is not what its interval alone says (None).
@@ -97,7 +99,7 @@ def standings(judged: Sequence[Judged], candidates: int) -> list[dict[str, Stand
         for j in judged
     ]
     tests = [
-        (i, unit, worse_p(distance(f.ratio, j.bound, j.higher), f.se))
+        (i, unit, worse_p(distance(f.ratio, j.bound, j.higher), f.se, f.df))
         for i, j in enumerate(judged)
         for unit, f in j.figures.items()
         if f is not None and f.descriptive is None and f.adjustable
@@ -120,7 +122,7 @@ def _standing(found: Figure | None, bound: float, higher: bool, alpha: float) ->
     status = standing(found.low, found.high, bound, higher)
     gap = distance(found.ratio, bound, higher)
     split = found.adjustable and alpha < ONE_SIDED
-    if status == "met" and split and not clears(gap, found.se, alpha):
+    if status == "met" and split and not clears(gap, found.se, alpha, found.df):
         return "inconclusive", (
             f"met at 95 % alone, not at the one-sided {alpha:.2%} each candidate is held to"
         )
@@ -170,7 +172,9 @@ def of_ratio(found: Ratio, concurrency: int, words: str = "interval") -> Figure:
     reason = interval_reason(found.low, found.high) or (P99 if found.statistic == "p99" else None)
     if reason is None and not calibrated(n, concurrency):
         reason = uncalibrated(n, concurrency)
-    return Figure(found.ratio, found.low, found.high, found.confidence, words, reason)
+    blocks = min(found.blocks_incumbent, found.blocks_candidate)
+    return Figure(found.ratio, found.low, found.high, found.confidence, words, reason,
+                  df=blocks - 1 if blocks > 1 else None)  # fmt: skip
 
 
 def interval_reason(low: float, high: float) -> str | None:

@@ -18,7 +18,7 @@ from evidence.attempt.roles import by_stream
 from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse import hit_ratio
-from evidence.stats.bootstrap import Sample, describe, median_ratio, time_blocks
+from evidence.stats.bootstrap import Sample, describe, median_ratio, timed_sample
 from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
 from workload.outcome import RequestOutcome, RequestRole, turn_role
@@ -308,13 +308,12 @@ class _Pair:
     ) -> Sample:
         requests = keep(s.requests) if keep else s.requests
         timed = [
-            (o.send_ns or 0, v)
+            (o.send_ns or 0, v, (o.index, o.prompt_sha256))
             for o in requests
             if role is None or o.role is role
             if (v := value(o)) is not None
         ]
-        blocks = time_blocks([t for t, _ in timed], self.cell.concurrency)
-        return Sample(self._stratum, tuple(v for _, v in timed), blocks)
+        return timed_sample(self._stratum, timed, self.cell.concurrency)
 
 
 def _verified(search: SearchSummary | None) -> float | None:

@@ -104,8 +104,9 @@ class Replicates:
                 continue
             if r.ratio is not None and r.low is not None and r.high is not None:
                 words = "between-replicate interval"
+                df = len(r.ratios) - 1 if len(r.ratios) > 1 else None  # its log-t interval's
                 return written, Figure(r.ratio, r.low, r.high, r.confidence, words,
-                                       interval_reason(r.low, r.high))  # fmt: skip
+                                       interval_reason(r.low, r.high), df=df)  # fmt: skip
         return None
 
 

@@ -2,7 +2,11 @@
 
 "promote" is refused unless the campaign is complete, in the ledger (its status is passed
 in) and in the bundle's coverage, or forced with a reason; so is a decision that
-contradicts the declared rule. A bundle that is not sealed, or no longer matches its
+contradicts the declared rule, and so is a rerun of an accepted run the declared rule
+judges: the ruling reads a cell's latest attempt, so rerunning a cell that sits on its
+margin until it falls on the right side would spend looks no error rate accounts for
+(about 5 % false promotion after one rerun, 10 % after three). A failed or blocked run is
+rerun as before: it has no figure to look at. A bundle that is not sealed, or no longer matches its
 SHA256SUMS, is refused before anything is written: the rebuilt sums would launder the
 change. The command's part (the ledger row, the views rebuilt) is ``flows.cli.review``; the
 rules in full: docs/evidence.md, "Reviews".
@@ -88,6 +92,38 @@ def _check_cells(cells: Sequence[str], comparison: Comparison) -> None:
             where=f"campaign {comparison.campaign}",
             fix=f"use cell/arm names from the plan, e.g. {sorted(known)[0]}",
         )
+    looked = sorted(set(cells) & judged_accepted(comparison))
+    if looked:
+        raise FaceoffError(
+            f"refusing to rerun {', '.join(looked)}: accepted run(s) the declared rule judges; "
+            "the ruling reads a cell's latest attempt, so a rerun gives the rule another look "
+            "at the same cell, and a cell on its margin rerun until it falls on the right side "
+            "is promoted far more often than the rule's 2.5 %",
+            where=f"campaign {comparison.campaign}",
+            fix="rerun only failed or blocked runs; to measure accepted cells again, run a new "
+            "campaign, whose ruling has its own error control",
+        )
+
+
+def judged_accepted(comparison: Comparison) -> set[str]:
+    """The accepted cell/arm runs whose cells the declared rule judges (a replicated cell's
+    windows with it); none without a rule."""
+    if comparison.ruling is None:
+        return set()
+    judged = {
+        judged.cell
+        for ruled in comparison.ruling.candidates
+        for line in ruled.criteria
+        for judged in line.cells
+    }
+    judged |= {c for r in comparison.replicated if r.cell in judged for c in r.compared}
+    return {
+        f"{c.id}/{a.arm}"
+        for c in comparison.cells
+        if c.id in judged
+        for a in c.arms
+        if a.disposition == "accepted"
+    }
 
 
 def append_decision(

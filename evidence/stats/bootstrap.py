@@ -2,13 +2,17 @@
 
 A ratio compares one cell on two arms, never a pool: samples of different strata are
 refused. Its interval is a seeded block bootstrap of the ratio of medians, since requests
-measured close together in time are not independent, expanded where it rests on few
-blocks, since a plain percentile interval is then too narrow. Percentiles, blocks, the
-expansion and its calibration: docs/evidence.md, "Statistics".
+measured close together in time are not independent: blocks as long as the values'
+own dependence asks (``evidence.stats.block_length``), drawn for both arms at once where
+both sent the same prompts by index (a paired bootstrap), expanded where it rests on few
+blocks, since a plain percentile interval is then too narrow, and widened by the variance
+a block bootstrap of dependent values misses. Percentiles, blocks, the expansion and its
+calibration: docs/evidence.md, "Statistics".
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import random
@@ -20,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evidence.stats import student_t
+from evidence.stats.block_length import dependence, variance_inflation
 
 Floats = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.float32]  # whole numbers of draws or values
@@ -30,13 +35,16 @@ PERCENTILE_METHOD = (
     "position h = (n − 1)·q in the ascending values, interpolated between its neighbours"
 )
 RATIO_METHOD = (
-    "ratio = candidate p50 / incumbent p50 of the same cell; interval: two-sample percentile "
-    "block bootstrap of that ratio (each arm's scored requests grouped in send order into "
-    "blocks of max(concurrency, ⌈n^⅓⌉) consecutive requests, at most n/5 so there are at least "
-    "5 blocks; whole blocks resampled with replacement), seeded by the campaign seed; the "
-    "interval is the expanded percentile one: with b the fewer blocks of the two arms, its "
-    "tails are the resamples' Φ(−√(b/(b − 1))·t(b − 1)) points, t(b − 1) the two-sided "
-    "Student t multiplier, so that few blocks widen it"
+    "ratio = candidate p50 / incumbent p50 of the same cell; interval: percentile block "
+    "bootstrap of that ratio (each arm's scored requests grouped in send order into blocks of "
+    "max(concurrency, ⌈n^⅓⌉, L) consecutive requests, L the Politis–White length of the "
+    "values' ranks or their AR(1) plug-in, whichever is longer, at most n/5 so there are at "
+    "least 5 blocks; whole blocks resampled with replacement, the same blocks of request "
+    "indices on both arms where both sent the same prompt vectors), seeded by the campaign "
+    "seed; the interval is the expanded percentile one: with b the fewer blocks of the two "
+    "arms, its tails are the resamples' Φ(−√(b/(b − 1))·t(b − 1)) points, t(b − 1) the "
+    "two-sided Student t multiplier, so that few blocks widen it; then widened in log scale "
+    "about the ratio by √(1/(1 − Ĝ/(ĝ·length))), the variance a block of that length misses"
 )
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95
@@ -68,16 +76,27 @@ class Sample:
     """The values of one metric in one cell on one arm, labelled with the cell's stratum.
 
     ``blocks`` gives each value its block (``time_blocks``); empty, every value is
-    its own block.
+    its own block. ``keys`` gives each value its request index and prompt-vector hash:
+    two samples with the same keys are resampled as pairs. ``memory`` is the values'
+    dependence (``block_length.Dependence.memory``; 0: independent).
     """
 
     stratum: str
     values: tuple[float, ...]
     blocks: tuple[int, ...] = ()
+    keys: tuple[tuple[int, str], ...] = ()
+    memory: float = 0.0
 
     def __post_init__(self) -> None:
         if self.blocks and len(self.blocks) != len(self.values):
             raise ValueError(f"{len(self.blocks)} block labels for {len(self.values)} values")
+        if self.keys and len(self.keys) != len(self.values):
+            raise ValueError(f"{len(self.keys)} request keys for {len(self.values)} values")
+
+    @property
+    def block_length(self) -> int:
+        """Values in its longest block."""
+        return max(collections.Counter(self.blocks).values(), default=1)
 
     def grouped(self) -> list[tuple[float, ...]]:
         """The values block by block, in block order."""
@@ -132,10 +151,11 @@ def describe(values: Sequence[float]) -> Distribution | None:
     )
 
 
-def block_size(n: int, concurrency: int) -> int:
-    """Requests per block: a whole round of concurrent requests or ⌈n^⅓⌉, whichever is more,
-    but small enough to leave ``MIN_BLOCKS`` blocks where n allows."""
-    wanted = max(concurrency, math.ceil(math.cbrt(n)))
+def block_size(n: int, concurrency: int, length: int = 1) -> int:
+    """Requests per block: a whole round of concurrent requests, ⌈n^⅓⌉ or the ``length`` the
+    values' dependence asks for, whichever is most, but small enough to leave
+    ``MIN_BLOCKS`` blocks where n allows."""
+    wanted = max(concurrency, math.ceil(math.cbrt(n)), length)
     return max(1, min(wanted, n // MIN_BLOCKS))
 
 
@@ -158,14 +178,59 @@ def calibrated_requests(concurrency: int) -> int:
     return n
 
 
-def time_blocks(send_ns: Sequence[int], concurrency: int) -> tuple[int, ...]:
+def time_blocks(send_ns: Sequence[int], concurrency: int, length: int = 1) -> tuple[int, ...]:
     """Each request's block: requests in send order, ``block_size`` consecutive ones a block."""
-    size = block_size(len(send_ns), concurrency)
+    size = block_size(len(send_ns), concurrency, length)
     order = sorted(range(len(send_ns)), key=lambda i: send_ns[i])
     blocks = [0] * len(send_ns)
     for rank, i in enumerate(order):
         blocks[i] = rank // size
     return tuple(blocks)
+
+
+def timed_sample(
+    stratum: str,
+    timed: Sequence[tuple[int, float, tuple[int, str]]],
+    concurrency: int,
+) -> Sample:
+    """A sample of (send_ns, value, request key) triples, its blocks as long as the values'
+    dependence in send order asks (``block_length.dependence``)."""
+    ordered = sorted(timed, key=lambda t: t[0])
+    values = tuple(v for _, v, _ in ordered)
+    found = dependence(values)
+    blocks = time_blocks([t for t, _, _ in ordered], concurrency, found.length)
+    return Sample(stratum, values, blocks, tuple(k for *_, k in ordered), found.memory)
+
+
+def paired(incumbent: Sample, candidate: Sample) -> tuple[Sample, Sample] | None:
+    """Both samples in request-index order with the same blocks of indices, where both hold
+    the same requests with the same prompt vectors; else None (resampled apart). A block is
+    as long as the longer of the two arms' own."""
+    if not incumbent.keys or sorted(incumbent.keys) != sorted(candidate.keys):
+        return None
+    length = max(incumbent.block_length, candidate.block_length)
+    return _by_key(incumbent, length), _by_key(candidate, length)
+
+
+def _by_key(sample: Sample, length: int) -> Sample:
+    order = sorted(range(len(sample.values)), key=lambda i: sample.keys[i])
+    return Sample(
+        sample.stratum,
+        tuple(sample.values[i] for i in order),
+        tuple(rank // length for rank in range(len(order))),
+        tuple(sample.keys[i] for i in order),
+        sample.memory,
+    )
+
+
+def widened(ratio: float, low: float, high: float, inflation: float) -> tuple[float, float]:
+    """An interval's ends moved away from ``ratio`` in log scale by √``inflation``: the
+    standard error a variance ``inflation`` times larger would give (unchanged where an end
+    is not positive: there is no log scale to widen in)."""
+    if inflation == 1.0 or min(ratio, low, high) <= 0:
+        return low, high
+    scale = math.sqrt(inflation)
+    return ratio * (low / ratio) ** scale, ratio * (high / ratio) ** scale
 
 
 def ensure_same_stratum(incumbent: Sample, candidate: Sample) -> None:
@@ -208,15 +273,21 @@ def median_ratio(
     base = statistic(incumbent.values)
     if base <= 0:
         return None
-    inc_blocks, cand_blocks = incumbent.grouped(), candidate.grouped()
-    ratios = _bootstrap(inc_blocks, cand_blocks, seed, resamples, statistic)
+    both = paired(incumbent, candidate)
+    inc_blocks, cand_blocks = (side.grouped() for side in both or (incumbent, candidate))
+    ratios = _bootstrap(
+        inc_blocks, cand_blocks, seed, resamples, statistic, paired=both is not None
+    )
     if not ratios:
         return None
     tail = expanded_tail(confidence, min(len(inc_blocks), len(cand_blocks)))
+    ratio = statistic(candidate.values) / base
+    low, high = widened(ratio, quantile(ratios, tail), quantile(ratios, 1.0 - tail),
+                        _inflation(incumbent, candidate))  # fmt: skip
     return RatioInterval(
-        ratio=statistic(candidate.values) / base,
-        low=quantile(ratios, tail),
-        high=quantile(ratios, 1.0 - tail),
+        ratio=ratio,
+        low=low,
+        high=high,
         confidence=confidence,
         resamples=len(ratios),
         seed=seed,
@@ -225,6 +296,10 @@ def median_ratio(
         blocks_incumbent=len(inc_blocks),
         blocks_candidate=len(cand_blocks),
     )
+
+
+def _inflation(incumbent: Sample, candidate: Sample) -> float:
+    return max(variance_inflation(s.memory, s.block_length) for s in (incumbent, candidate))
 
 
 def expanded_tail(confidence: float, blocks: int) -> float:
@@ -242,27 +317,35 @@ def _bootstrap(
     seed: int,
     resamples: int,
     statistic: Statistic,
+    *,
+    paired: bool = False,
 ) -> list[float]:
     """Sorted ratios of the statistic of block resamples; a zero incumbent one is skipped.
+    ``paired``: block k of each arm holds the same requests, and both draw the same blocks.
 
     The median (every ratio the card shows) takes the fast path, ``_median_ratios``; any
     other statistic (the p95 a declared rule may judge) pools each resample's draws.
     """
     if statistic is statistics.median:
-        return _median_ratios(incumbent, candidate, seed, resamples)
+        return _median_ratios(incumbent, candidate, seed, resamples, paired)
     rng = random.Random(seed)
     ratios = []
     for _ in range(resamples):
-        base = statistic(_draw(rng, incumbent))
-        top = statistic(_draw(rng, candidate))
+        picks = _picks(rng, len(incumbent))
+        base = statistic(_pooled(incumbent, picks))
+        top = statistic(_pooled(candidate, picks if paired else _picks(rng, len(candidate))))
         if base > 0:
             ratios.append(top / base)
     return sorted(ratios)
 
 
-def _draw(rng: random.Random, blocks: Sequence[Sequence[float]]) -> list[float]:
-    """As many blocks as there are, drawn with replacement, their values pooled."""
-    return [v for block in rng.choices(blocks, k=len(blocks)) for v in block]
+def _picks(rng: random.Random, blocks: int) -> list[int]:
+    """As many block indices as there are blocks, drawn with replacement."""
+    return rng.choices(range(blocks), k=blocks)
+
+
+def _pooled(blocks: Sequence[Sequence[float]], picks: Sequence[int]) -> list[float]:
+    return [v for k in picks for v in blocks[k]]
 
 
 def _median_ratios(
@@ -270,6 +353,7 @@ def _median_ratios(
     candidate: Sequence[Sequence[float]],
     seed: int,
     resamples: int,
+    paired: bool = False,
 ) -> list[float]:
     """Sorted ratios of medians of block resamples; a zero incumbent median is skipped.
 
@@ -278,11 +362,12 @@ def _median_ratios(
     Mersenne Twister stream), and takes ``statistics.median`` of each side's pooled
     values. The pool is never built: a block drawn c times weighs c, and the median
     is found by those weights in the side's values sorted once (``_medians``), so a
-    cell of many thousand requests costs milliseconds, not minutes.
+    cell of many thousand requests costs milliseconds, not minutes. ``paired``: the
+    candidate's blocks are weighed as the incumbent's.
     """
     weights = _draws(seed, resamples, len(incumbent), len(candidate))
     base = _medians(incumbent, weights[0])
-    top = _medians(candidate, weights[1])
+    top = _medians(candidate, weights[0] if paired else weights[1])
     kept = base > 0
     return sorted((top[kept] / base[kept]).tolist())
 

@@ -10,8 +10,12 @@ criterion tests the chance of a wrong one grows with m. Holm's step-down (1979) 
 2.5 %: the tests' p-values sorted, the i-th smallest is rejected at 2.5 %/(m − i + 1) while
 every smaller one was.
 
-A p-value is read back from the interval as a normal one: se = (log high − log low)/(2·z),
-z the two-sided critical value of its confidence.
+A p-value is read back from the interval as the interval was made: se = (log high − log
+low)/(2·q), q the two-sided critical value of its confidence, Student's t with the
+interval's degrees of freedom where it has them (a block bootstrap's blocks less one, a
+replicated cell's replicates less one), else the normal's. Holm tests far out in the tail
+(2.5 %/m), where a t with few degrees of freedom is much heavier than the normal: read as
+a normal, a few dependent blocks would reject there several times too often.
 """
 
 from __future__ import annotations
@@ -20,14 +24,17 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
+from evidence.stats import student_t
+
 ONE_SIDED = 0.025  # a 95 % interval's error on each side: the rule's per-test rate
 NORMAL = NormalDist()
 
 
-def log_se(low: float, high: float, confidence: float) -> float:
-    """The standard error of the log ratio a two-sided interval at ``confidence`` implies."""
-    z = NORMAL.inv_cdf(0.5 + confidence / 2)
-    return (math.log(high) - math.log(low)) / (2 * z)
+def log_se(low: float, high: float, confidence: float, df: int | None = None) -> float:
+    """The standard error of the log ratio a two-sided interval at ``confidence`` implies
+    (with ``df`` degrees of freedom: a t interval's; None: a normal one's)."""
+    q = NORMAL.inv_cdf(0.5 + confidence / 2) if df is None else student_t.quantile(confidence, df)
+    return (math.log(high) - math.log(low)) / (2 * q)
 
 
 def distance(ratio: float, bound: float, higher_is_better: bool) -> float:
@@ -36,14 +43,25 @@ def distance(ratio: float, bound: float, higher_is_better: bool) -> float:
     return gap if higher_is_better else -gap
 
 
-def worse_p(distance_log: float, se: float) -> float:
-    """One-sided p-value against "the candidate is no worse than the bound"."""
-    return NORMAL.cdf(distance_log / se) if se > 0 else float(distance_log >= 0)
+def worse_p(distance_log: float, se: float, df: int | None = None) -> float:
+    """One-sided p-value against "the candidate is no worse than the bound" (with ``df``:
+    from Student's t)."""
+    if se <= 0:
+        return float(distance_log >= 0)
+    return _cdf(distance_log / se, df)
 
 
-def clears(distance_log: float, se: float, alpha: float) -> bool:
+def clears(distance_log: float, se: float, alpha: float, df: int | None = None) -> bool:
     """Whether the one-sided test at ``alpha`` shows the candidate on the better side."""
-    return se > 0 and distance_log / se >= NORMAL.inv_cdf(1 - alpha)
+    return se > 0 and 1 - _cdf(distance_log / se, df) <= alpha
+
+
+def _cdf(t: float, df: int | None) -> float:
+    """P(T ≤ t): the normal's, or Student's with ``df`` degrees of freedom."""
+    if df is None:
+        return NORMAL.cdf(t)
+    below_zero = (1 - student_t.two_sided_probability(abs(t), df)) / 2
+    return below_zero if t < 0 else 1 - below_zero
 
 
 def holm(p_values: Sequence[float], alpha: float = ONE_SIDED) -> list[bool]:

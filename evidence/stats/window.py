@@ -4,12 +4,15 @@ Output throughput, goodput and attainment are one figure per arm and cell: a sum
 window's requests divided by the window (or by the requests). Their candidate/incumbent
 ratio still has sampling error, and a decision on the point ratio alone is wrong about as
 often as it is right when the truth sits on the bound. The window is cut where the latency
-ratios cut it (``bootstrap.time_blocks``: consecutive requests in send order); each block
+ratios cut it (``bootstrap.time_blocks``: consecutive requests in send order, as many as the
+dependence of the requests' durations and amounts asks); each block
 carries its amount (completion tokens, good requests …) and its share of the window (from
 its first send to the next block's first send, the last to the window's end). A resample
 draws whole blocks with replacement on each arm and takes Σ amount / Σ share, so the
 interval sees what drifts within the window; its tails are the expanded percentile ones of
-the latency ratios (``bootstrap.expanded_tail``).
+the latency ratios (``bootstrap.expanded_tail``), widened as theirs for the variance blocks
+of dependent requests miss. The two arms are resampled apart: a window's blocks are spans
+of time, which the two arms' request indices do not share.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evidence.stats.block_length import NONE, Dependence, dependence, variance_inflation
 from evidence.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -27,14 +31,16 @@ from evidence.stats.bootstrap import (
     RatioInterval,
     expanded_tail,
     time_blocks,
+    widened,
 )
 
 METHOD = (
     "cell-window figures (output throughput, goodput, attainment): Σ amount / Σ window over "
     "the scored requests; interval: two-sample block bootstrap of the candidate/incumbent "
     "ratio, the window cut into the latency ratios' blocks (consecutive requests in send "
-    "order), each block its amount and its span (first send to the next block's first send), "
-    "whole blocks resampled on each arm, the expanded percentile tails of the latency ratios"
+    "order, as long as the ratios' blocks with L from the requests' durations and amounts), "
+    "each block its amount and its span (first send to the next block's first send), whole "
+    "blocks resampled on each arm, the expanded and widened tails of the latency ratios"
 )
 
 
@@ -52,11 +58,19 @@ class WindowRequest:
 
 @dataclass(frozen=True)
 class WindowBlocks:
-    """Each block's amount and span: seconds of the window, or requests (``per_request``)."""
+    """Each block's amount and span: seconds of the window, or requests (``per_request``),
+    and the dependence the blocks were cut by."""
 
     amounts: Floats
     spans: Floats
     requests: int
+    dependence: Dependence = NONE
+
+    @property
+    def inflation(self) -> float:
+        """The variance its blocks miss (``block_length.variance_inflation``)."""
+        length = -(-self.requests // len(self.amounts))
+        return variance_inflation(self.dependence.memory, length)
 
     @property
     def rate(self) -> float:
@@ -69,7 +83,9 @@ def window_blocks(
     """The window's blocks; None with no request or a window of no time."""
     if not requests:
         return None
-    labels = np.array(time_blocks([r.send_ns for r in requests], concurrency))
+    ordered = sorted(requests, key=lambda r: r.send_ns)
+    found = _dependence(ordered)
+    labels = np.array(time_blocks([r.send_ns for r in requests], concurrency, found.length))
     count = int(labels.max()) + 1
     amounts = np.zeros(count)
     np.add.at(amounts, labels, [r.amount for r in requests])
@@ -80,7 +96,14 @@ def window_blocks(
         spans = _spans(requests, labels, count)
     if spans.sum() <= 0:
         return None
-    return WindowBlocks(amounts, spans, len(requests))
+    return WindowBlocks(amounts, spans, len(requests), found)
+
+
+def _dependence(ordered: Sequence[WindowRequest]) -> Dependence:
+    """The longer dependence of the requests' durations and of their amounts, in send order."""
+    durations = dependence([float(r.end_ns - r.send_ns) for r in ordered])
+    amounts = dependence([r.amount for r in ordered])
+    return Dependence(max(durations.length, amounts.length), max(durations.memory, amounts.memory))
 
 
 def _spans(requests: Sequence[WindowRequest], labels: Ints, count: int) -> Floats:
@@ -114,10 +137,14 @@ def window_ratio(
         return None
     blocks_inc, blocks_cand = len(incumbent.amounts), len(candidate.amounts)
     tail = expanded_tail(confidence, min(blocks_inc, blocks_cand))
+    ratio = candidate.rate / base
+    low, high = widened(ratio, float(np.quantile(ratios, tail)),
+                        float(np.quantile(ratios, 1.0 - tail)),
+                        max(incumbent.inflation, candidate.inflation))  # fmt: skip
     return RatioInterval(
-        ratio=candidate.rate / base,
-        low=float(np.quantile(ratios, tail)),
-        high=float(np.quantile(ratios, 1.0 - tail)),
+        ratio=ratio,
+        low=low,
+        high=high,
         confidence=confidence,
         resamples=len(ratios),
         seed=seed,

@@ -214,8 +214,9 @@ def set_status(context: CampaignContext, status: str) -> None:
 def remaining_work(context: CampaignContext) -> list[tuple[Arm, list[Cell]]]:
     """Per pass, per arm in plan order (incumbent first), the cells without a terminal
     disposition and those a ``rerun_cells`` review asked for again. Replicate k of a cell
-    runs in pass k, so K replicates alternate arms A B A B in separate windows (each pass
-    brings every arm's lane up afresh); a campaign without replicates is one pass."""
+    runs in pass k, in separate windows (each pass brings every arm's lane up afresh); a
+    campaign without replicates is one pass. The walk orders each pass's arms and cells
+    (``flows.campaign.passes.walk_order``: ABBA across passes, alternating across cells)."""
     with session_scope(context.engine) as session:
         campaign = require_campaign(session, context.name)
         latest = latest_attempts(session, campaign)

@@ -160,11 +160,41 @@ def _measured(context: CampaignContext, log: PassLog) -> NightSoFar:
     return NightSoFar(walks, seconds, written)
 
 
+def walk_order(work: Work) -> Work:
+    """``work`` (per pass, per arm) as the walks run, pass by pass (``arm_order``)."""
+    passes = itertools.groupby(work, key=lambda item: item[1][0].pass_index if item[1] else 1)
+    return [walk for index, items in passes for walk in arm_order(list(items), index)]
+
+
 def arm_order(work: Work, index: int) -> Work:
     """The pass's arms: incumbent first in odd passes, last in even ones (ABBA), so a drift
     across the night (heat, a neighbour, a cache that grows) weighs on both arms alike
-    instead of on the candidate every pass."""
-    return work if index % 2 == 1 else work[::-1]
+    instead of on the candidate every pass; within the pass, its single-window cells
+    alternate which arm runs them first (``alternated``)."""
+    return alternated(work if index % 2 == 1 else work[::-1])
+
+
+def alternated(work: Work) -> Work:
+    """The walks with the second, fourth … single-window cell (no replicate: it has no other
+    pass to balance it) that every arm runs taken out of the arms' walks and run after them
+    in the reverse arm order, the last arm running both halves on one lane: A B C becomes
+    A B C′ B′ A′, one more lane start per arm but the last. A drift within the pass then
+    favours the incumbent in half of those cells and the candidate in the other half. With
+    one arm, or fewer than two such cells, the walks are unchanged."""
+    if len(work) < 2:
+        return work
+    shared = [
+        c.id
+        for c in work[0][1]
+        if c.replicate is None and all(c.id in {d.id for d in cells} for _, cells in work[1:])
+    ]
+    later = set(shared[1::2])
+    if not later:
+        return work
+    forward = [(arm, [c for c in cells if c.id not in later]) for arm, cells in work]
+    back = [(arm, [c for c in cells if c.id in later]) for arm, cells in reversed(work)]
+    pivot = (forward[-1][0], forward[-1][1] + back[0][1])
+    return [(arm, cells) for arm, cells in [*forward[:-1], pivot, *back[1:]] if cells]
 
 
 def _ordered(matrix: Matrix, work: Work, budget_end: datetime | None) -> Work:

@@ -40,7 +40,7 @@ from flows.campaign.opening import (
     remaining_work,
     set_status,
 )
-from flows.campaign.passes import campaign_passes, uses_passes
+from flows.campaign.passes import campaign_passes, uses_passes, walk_order
 from flows.campaign.pilot import mode_of
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.takeover import check_incumbent_port, check_startable_arms
@@ -169,7 +169,7 @@ def run_arms(
         walks = (
             campaign_passes(context, left, _budget_end(context))
             if uses_passes(context.frozen.matrix)
-            else left
+            else walk_order(left)
         )
         for arm in references:  # first: every other arm is compared with it
             walk_arm(context, arm, [])

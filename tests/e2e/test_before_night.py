@@ -166,12 +166,13 @@ def test_the_pilot_blocks_a_contract_both_arms_overrun_before_any_scored_request
     assert "finish length at 48 max_tokens" in (failed.failure or "")
     assert [p.arm for p in record.probes][:3] == ["cand"] * 3  # candidates first, inc last
     assert _pilot_ended_before_the_first_scored_request(result.bundle, record)
-    # each arm's pilot lane was stopped before the scored walk, the incumbent's too
+    # each arm's pilot lane was stopped before the scored walk, the incumbent's too; the two
+    # cells left alternate which arm runs first, so the incumbent walks twice
     lanes = {
         a: sorted(p.name for p in (result.bundle / "lanes" / a).iterdir()) for a in ("inc", "cand")
     }
     assert lanes == {
-        "inc": ["campaign-001", "campaign-002", "restore-001"],
+        "inc": ["campaign-001", "campaign-002", "campaign-003", "restore-001"],
         "cand": ["campaign-001", "campaign-002"],
     }
     card = (result.bundle / "RESULT.md").read_text(encoding="utf-8")

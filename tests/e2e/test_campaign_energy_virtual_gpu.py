@@ -121,7 +121,9 @@ def test_virtual_gpu_energy_acceptance_and_an_energy_rule_on_the_card(
     posture = comparison.posture
     assert posture is not None and posture.gpu_start is None  # no arm on hardware GPUs
     lanes = [(x.run, x.posture.simulated, len(x.posture.devices)) for x in posture.lanes]
-    assert lanes == [("lanes/inc/campaign-001", True, 2), ("lanes/cand/campaign-001", True, 2)]
+    # the second cell runs the candidate first: the incumbent walks again after it
+    assert lanes == [("lanes/inc/campaign-001", True, 2), ("lanes/inc/campaign-002", True, 2),
+                     ("lanes/cand/campaign-001", True, 2)]  # fmt: skip
     assert "## GPU posture" in card and "ok, **simulated**" in card
     assert audit_bundle(result.bundle).ok
 

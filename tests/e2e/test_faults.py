@@ -75,7 +75,10 @@ def test_a_crashing_lane_fails_its_cells_and_the_stop_policy_blocks_its_workload
     assert found[("natural-600-c1", "cand", 1)][0] == "failed"
     assert found[("natural-600-c2", "cand", 1)] == ("blocked", "stop_policy")
     assert found[("probe-600-c1", "cand", 1)][0] == "failed"  # another workload still runs
-    assert result.closure.sentence.startswith("closed partial: 3 accepted, 2 failed, 1 blocked")
+    # natural-600-c2 runs the candidate first (cells alternate arm order): the incumbent's
+    # run of it comes after the failure, and the policy blocks it too
+    assert found[("natural-600-c2", "inc", 1)] == ("blocked", "stop_policy")
+    assert result.closure.sentence.startswith("closed partial: 2 accepted, 2 failed, 2 blocked")
     blocked = result.bundle / "cells" / "natural-600-c2" / "cand" / "attempt-1"
     assert sorted(p.name for p in blocked.iterdir()) == ["verdict.json"]  # never run
     assert "natural-600-c1/cand failed" in Verdict.read(blocked / "verdict.json").sentence
