@@ -15,11 +15,14 @@ Three parts, each against a peer measured in the same run:
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import random
 import statistics
 import time
 from pathlib import Path
+
+import numpy as np
 
 from evidence.stats.fidelity import fidelity_figures
 from faceoff.formats.fidelity_scores import ScoredPositions, arrays_bytes, from_prompt_logprobs
@@ -57,7 +60,7 @@ def cost(window: int, rounds: int) -> None:
             for w in windows:
                 lane.ask("/v1/completions", {"prompt": w, "max_tokens": 1, "temperature": 0})
             peer.append(time.perf_counter() - started)
-            size = len(arrays_bytes(scored))
+            size, peer_size = len(arrays_bytes(scored)), len(first_form_bytes(scored))
     per_k = 1000 / scored_tokens
     print(
         f"cost: {len(windows)} windows of {window} tokens, {scored_tokens} scored, {rounds} rounds"
@@ -66,6 +69,28 @@ def cost(window: int, rounds: int) -> None:
     print(f"  peer (no logprobs) {statistics.median(peer) * per_k:8.3f} s per 1k tokens")
     print(f"  ratio              {statistics.median(ours) / statistics.median(peer):8.2f}×")
     print(f"  scores.npz         {size * per_k / 1000:8.1f} kB per 1k tokens, one arm")
+    print(f"  peer (v1 form)     {peer_size * per_k / 1000:8.1f} kB per 1k tokens, one arm")
+    print_night(size / scored_tokens, peer_size / scored_tokens)
+
+
+def print_night(per_position: float, peer_per_position: float) -> None:
+    """What a 50,000-token corpus stores on three arms and the reference's floor."""
+    night, peer = (b * 50_000 * 4 / 1e6 for b in (per_position, peer_per_position))
+    print(f"  50k tokens x 3 arms + floor {night:5.1f} MB (v1 form {peer:.1f} MB)")
+
+
+def first_form_bytes(windows: list[ScoredPositions]) -> bytes:
+    """``scores.npz`` as its first version wrote it: int32 ids, float32 log-probabilities."""
+    whole = ScoredPositions.concatenate(windows)
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        tokens=whole.tokens,
+        ids=whole.ids,
+        logprobs=whole.logprobs.astype(np.float32),
+        lengths=np.asarray([w.count for w in windows], dtype=np.int32),
+    )
+    return buffer.getvalue()
 
 
 def sampled(model: LogitModel, count: int, length: int) -> list[list[int]]:
@@ -91,6 +116,10 @@ def scores(spec: LogitSpec, windows: list[list[int]], k: int) -> list[ScoredPosi
 def recovery() -> None:
     windows = sampled(LogitModel(LogitSpec(seed=1), VOCAB), 16, 128)
     reference = scores(LogitSpec(seed=1), windows, 20)
+    positions = sum(w.count for w in reference)
+    size, peer = (len(f(reference)) / positions for f in (arrays_bytes, first_form_bytes))
+    print(f"stored, text the model writes: {size:.1f} B a position (v1 form {peer:.1f})")
+    print_night(size, peer)
     print("recovery at k = 20 (16 windows of 128 tokens)")
     for kld in (0.002, 0.02, 0.1, 0.5):
         found = fidelity_figures(reference, scores(LogitSpec(seed=1, kld=kld), windows, 20), seed=1)

@@ -145,12 +145,27 @@ def describe(answer: Answer) -> str:
     return f"{head}: {answer.error[:300]}" if answer.error else head
 
 
+Scored = Callable[[int, ScoredPositions], None]  # (window index, its scores) as each ends
+
+
 def score_windows(
-    lane: ScoringLane, windows: Sequence[Sequence[int]], k: int, concurrency: int
+    lane: ScoringLane,
+    windows: Sequence[Sequence[int]],
+    k: int,
+    concurrency: int,
+    scored: Scored | None = None,
 ) -> list[ScoredPositions]:
-    """Every window scored, ``concurrency`` in flight, in window order."""
+    """Every window scored, ``concurrency`` in flight, in window order; ``scored`` is told
+    of each window as soon as it is (so that a killed run can keep what it had)."""
+
+    def one(index: int) -> ScoredPositions:
+        positions = lane.score(windows[index], k)
+        if scored is not None:
+            scored(index, positions)
+        return positions
+
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        return list(pool.map(lambda w: lane.score(w, k), windows))
+        return list(pool.map(one, range(len(windows))))
 
 
 def greedy_answers(

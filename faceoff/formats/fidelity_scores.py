@@ -5,9 +5,17 @@ before it). At each position the engine returned its ``k`` most likely ids and a
 the corpus token's own log-probability; a row holds those ids and log-probabilities,
 the corpus token among them when it was not one of the k, most likely first, padded
 with id -1 and log-probability -inf to k + 1 columns. ``scores.npz`` holds one arm's windows
-concatenated (``tokens``, ``ids`` as int32, ``logprobs`` as float32, and each window's
-``lengths``); its ``scores.json`` beside it (``FidelityScores``) pins the arrays by
-sha256 and says what was asked (k, the corpus, the windows).
+concatenated and each window's ``lengths``; its ``scores.json`` beside it
+(``FidelityScores``) pins the arrays by sha256 and says what was asked (k, the corpus, the
+windows).
+
+The arrays are stored compactly, since a night's corpus is tens of thousands of positions
+per arm: ``ids`` + 1 (the pad becomes 0) in the smallest unsigned integer the vocabulary
+needs, and each log-probability as a whole number of ``LOGPROB_STEP`` nats below zero (the
+pad's -inf as ``INF_STEPS``), both split into byte planes so that deflate finds the high
+bytes' runs of zeros. Each stored log-probability is then within ``LOGPROB_STEP / 2`` nats
+of the engine's, so each probability within a relative 3.1e-5; every figure is computed
+from what the file holds, so an audit that reads it again finds the same figures.
 """
 
 from __future__ import annotations
@@ -17,18 +25,23 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from faceoff.artifact import Artifact
 
-# Format history of scores.json: 1 — first version.
+# Format history of scores.json (and of the scores.npz it pins):
+#   1 — ids as int32, logprobs as float32;
+#   2 — ids and logprobs quantized, in byte planes (``arrays_bytes``); v1 is read as it is.
+SCORES_VERSION: Final = 2
 SCORES_FILE = "scores.json"
 ARRAYS_FILE = "scores.npz"
 PAD_ID = -1
+LOGPROB_STEP = 2.0**-14  # nats: below float32's own spacing near 1 nat, well under any figure
+INF_STEPS = np.iinfo(np.uint32).max  # the pad's -inf
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
@@ -117,7 +130,7 @@ def by_logprob(pair: tuple[int, float]) -> tuple[float, int]:
 class FidelityScores(Artifact):
     """``scores.json``: what one arm's ``scores.npz`` holds and how it was asked."""
 
-    schema_version: Literal[1] = Field(default=1, description="Format version.")
+    schema_version: Literal[2] = Field(default=SCORES_VERSION, description="Format version.")
     arm: str = Field(description="The arm whose engine scored the windows.")
     k: int = Field(description="prompt_logprobs asked for: the ids returned per position.")
     corpus_sha256: str = Field(description="sha256 of the corpus file the windows were cut from.")
@@ -128,27 +141,73 @@ class FidelityScores(Artifact):
     )
     arrays_sha256: str = Field(description="sha256 of scores.npz beside this file.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgraded_scores(data) if isinstance(data, dict) else data
+
+
+def upgraded_scores(data: dict[str, Any]) -> dict[str, Any]:
+    """A v1 ``scores.json`` as v2: its fields are the same; only the arrays it pins were
+    written in the v1 form, which ``read_arrays`` still reads."""
+    return {**data, "schema_version": SCORES_VERSION} if data.get("schema_version") == 1 else data
+
 
 def arrays_bytes(windows: Sequence[ScoredPositions]) -> bytes:
-    """``scores.npz``: the windows concatenated, compressed."""
+    """``scores.npz``: the windows concatenated, quantized, compressed."""
     whole = ScoredPositions.concatenate(windows)
     buffer = io.BytesIO()
     np.savez_compressed(
         buffer,
         tokens=whole.tokens,
-        ids=whole.ids,
-        logprobs=whole.logprobs.astype(np.float32),
+        ids=planes(smallest_unsigned(whole.ids.astype(np.int64) + 1)),
+        logprob_steps=planes(logprob_steps(whole.logprobs)),
         lengths=np.asarray([w.count for w in windows], dtype=np.int32),
     )
     return buffer.getvalue()
 
 
 def read_arrays(raw: bytes) -> list[ScoredPositions]:
-    """The windows ``arrays_bytes`` wrote."""
+    """The windows ``arrays_bytes`` wrote (or its v1 form: int32 ids, float32 logprobs)."""
     with np.load(io.BytesIO(raw)) as data:
-        tokens, ids = data["tokens"], data["ids"]
-        logprobs = data["logprobs"].astype(np.float64)
-        bounds = np.cumsum(np.concatenate([[0], data["lengths"]]))
+        tokens, lengths = data["tokens"].astype(np.int32), data["lengths"]
+        if "logprobs" in data:  # v1
+            ids, logprobs = data["ids"], data["logprobs"].astype(np.float64)
+        else:
+            ids = unplanes(data["ids"], tokens.size).astype(np.int32) - 1
+            logprobs = from_steps(unplanes(data["logprob_steps"], tokens.size))
+    bounds = np.cumsum(np.concatenate([[0], lengths]))
     return [
         ScoredPositions(tokens[a:b], ids[a:b], logprobs[a:b]) for a, b in itertools.pairwise(bounds)
     ]
+
+
+def logprob_steps(logprobs: FloatArray) -> npt.NDArray[np.uint32]:
+    steps = np.clip(np.rint(-logprobs / LOGPROB_STEP), 0, INF_STEPS - 1)
+    return np.where(np.isfinite(logprobs), steps, INF_STEPS).astype(np.uint32)
+
+
+def from_steps(steps: npt.NDArray[Any]) -> FloatArray:
+    values = -steps.astype(np.float64) * LOGPROB_STEP
+    return np.asarray(np.where(steps == INF_STEPS, -math.inf, values), dtype=np.float64)
+
+
+def smallest_unsigned(values: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+    """``values`` (none negative) in the narrowest unsigned dtype that holds the largest."""
+    top = int(values.max(initial=0))
+    return values.astype(np.min_scalar_type(top))
+
+
+def planes(array: npt.NDArray[Any]) -> npt.NDArray[np.uint8]:
+    """A 2-D array's bytes, one row per byte of its items (the high bytes' zeros together).
+
+    Shape (itemsize, items); its dtype's byte order is little-endian, as ``unplanes`` reads."""
+    little = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    return np.ascontiguousarray(little.view(np.uint8).reshape(-1, little.itemsize).T)
+
+
+def unplanes(stored: npt.NDArray[np.uint8], rows: int) -> npt.NDArray[Any]:
+    """The (rows, columns) array ``planes`` wrote, as unsigned integers of its width."""
+    width = stored.shape[0]
+    items = np.ascontiguousarray(stored.T).view(np.dtype(f"<u{width}"))[:, 0]
+    return items.reshape(rows, -1) if rows else items.reshape(0, 0)

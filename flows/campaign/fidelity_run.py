@@ -3,16 +3,19 @@
 Each (fidelity cell, arm) writes ``fidelity/<cell>/<arm>/``: ``scores.npz`` and, last,
 ``scores.json`` (the mark that the arm is scored: a resumed run skips it), the
 reference's ``floor/`` scored again at the floor's concurrency, and ``greedy.json``; or
-``blocked.json`` with the reason. Each arm scores its own tokenization of the corpus;
-one whose ids differ from the reference's is blocked naming both arms (here when the
-reference was scored first, else when the comparison is built), since its log-probabilities
-would be of other tokens.
+``blocked.json`` with the reason. Each window's scores are kept in ``windows/`` the moment
+they come back, so a run killed while scoring resumes with the windows it had. Each arm
+scores its own tokenization of the corpus; one whose ids differ from the reference's is
+blocked naming both arms (here when the reference was scored first, else when the
+comparison is built), since its log-probabilities would be of other tokens.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ from faceoff.formats.fidelity_scores import (
     FidelityScores,
     ScoredPositions,
     arrays_bytes,
+    read_arrays,
 )
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
@@ -58,6 +62,7 @@ REQUEST_TIMEOUT_S = 300.0  # one window scored: long prompts on a slow CPU engin
 # A window's prompt_logprobs: ~60 bytes an id, k + 1 ids a position (512 tokens at k = 20
 # is 0.7 MB; a whole 3,072-id vocabulary over 128 tokens, 24 MB).
 SCORES_BODY = 256 * 1024 * 1024
+KEPT_DIR = "windows"  # each window's scores as it ends, until scores.npz holds them all
 
 
 def fidelity_folder(campaign_dir: Path, cell: FidelityCell, arm: str) -> Path:
@@ -112,9 +117,11 @@ def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder:
         check_tokenizer(context, cell, run.arm.name, reference, corpus_sha256(tokens))
     windows = cut_windows(tokens, cell)
     folder.mkdir(parents=True, exist_ok=True)
-    scored = score_windows(lane, windows, cell.prompt_logprobs, cell.concurrency)
+    scored = kept_scoring(lane, windows, cell.prompt_logprobs, cell.concurrency, folder)
     if run.arm.name == reference and cell.floor_concurrency:
-        again = score_windows(lane, windows, cell.prompt_logprobs, cell.floor_concurrency)
+        again = kept_scoring(
+            lane, windows, cell.prompt_logprobs, cell.floor_concurrency, folder / FLOOR_DIR
+        )
         write_scores(
             folder / FLOOR_DIR,
             cell,
@@ -130,6 +137,37 @@ def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder:
             arm=run.arm.name, tokens=cell.greedy_tokens, prompts=prompts, answers=answers
         ).write(folder / GREEDY_FILE, replace=True)
     write_scores(folder, cell, run.arm.name, scored, tokens=tokens, concurrency=cell.concurrency)
+    for kept in (folder / KEPT_DIR, folder / FLOOR_DIR / KEPT_DIR):
+        shutil.rmtree(kept, ignore_errors=True)  # scores.npz holds them now
+
+
+def kept_scoring(
+    lane: ScoringLane, windows: list[list[int]], k: int, concurrency: int, folder: Path
+) -> list[ScoredPositions]:
+    """Every window scored: those a killed run kept in ``folder/windows/`` read back, the
+    others scored, each kept there the moment it is."""
+    kept = folder / KEPT_DIR
+    kept.mkdir(parents=True, exist_ok=True)
+    have = {i: s for i, w in enumerate(windows) if (s := kept_window(kept, i, w)) is not None}
+    missing = [i for i in range(len(windows)) if i not in have]
+
+    def keep(index: int, positions: ScoredPositions) -> None:
+        raw = arrays_bytes([positions])
+        write_bytes_atomic(kept / f"window-{missing[index]:05d}.npz", raw, replace=True)
+
+    fresh = score_windows(lane, [windows[i] for i in missing], k, concurrency, keep)
+    have.update(zip(missing, fresh, strict=True))
+    return [have[i] for i in range(len(windows))]
+
+
+def kept_window(kept: Path, index: int, window: list[int]) -> ScoredPositions | None:
+    """Window ``index`` as a killed run kept it, if it kept it whole and of these tokens."""
+    path = kept / f"window-{index:05d}.npz"
+    try:
+        (positions,) = read_arrays(path.read_bytes())
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None  # not kept, or cut short: scored again
+    return positions if positions.tokens.tolist() == window[1:] else None
 
 
 def corpus(cell: FidelityCell) -> str:

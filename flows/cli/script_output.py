@@ -129,7 +129,7 @@ def plan_output(frozen: FrozenMatrix, *, power: PowerTable | None = None) -> Pla
 
 def order_sentence(matrix: Matrix) -> str:
     """How the arms take their turns on the host."""
-    names = [a.name for a in matrix.arm_order()]
+    names = [a.name for a in [*matrix.reference_arms, *matrix.arm_order()]]
     shared = sorted({g for a in matrix.arms for g in a.gpu_ids})
     gpus = f" on GPU(s) {', '.join(map(str, shared))}" if shared else ""
     return (

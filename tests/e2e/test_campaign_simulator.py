@@ -95,6 +95,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     assert "indistinguishable (floor 0.0000 [0.0000, 0.0000])" in result.card
     scores = result.bundle / "fidelity" / "fidelity-corpus" / "cand" / "scores.json"
     scored_at = scores.stat().st_mtime_ns
+    assert not (scores.parent / "windows").exists()  # scores.npz holds the kept windows now
     check_ledger(workdir)
     check_bundle(result.bundle)
     check_restoration(result.bundle, proxy)

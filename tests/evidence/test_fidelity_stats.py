@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
 import math
 import random
 
@@ -18,6 +20,9 @@ from evidence.stats.fidelity import (
     within_floor,
 )
 from faceoff.formats.fidelity_scores import (
+    LOGPROB_STEP,
+    PAD_ID,
+    FidelityScores,
     ScoredPositions,
     ScoresError,
     arrays_bytes,
@@ -158,10 +163,63 @@ def test_greedy_agreement_counts_tokens_to_the_first_divergence() -> None:
     assert first_divergence([1], [2], 4) == 0
 
 
-def test_scores_survive_the_compressed_arrays() -> None:
+def test_scores_survive_the_compact_arrays_within_half_a_step() -> None:
     windows = simulated(LogitSpec(seed=3), corpus_windows(3, 20), 6)
     back = read_arrays(arrays_bytes(windows))
     assert [w.count for w in back] == [19, 19, 19]
     for ours, theirs in zip(windows, back, strict=True):
-        assert np.array_equal(ours.ids, theirs.ids)
-        assert np.allclose(ours.logprobs, theirs.logprobs, rtol=1e-6)
+        assert np.array_equal(ours.ids, theirs.ids) and np.array_equal(ours.tokens, theirs.tokens)
+        padded = np.isinf(ours.logprobs)
+        assert np.array_equal(padded, np.isinf(theirs.logprobs))
+        error = np.abs(ours.logprobs[~padded] - theirs.logprobs[~padded])
+        assert error.max() <= LOGPROB_STEP / 2
+
+
+def test_ids_of_a_large_vocabulary_keep_their_width() -> None:
+    wide = ScoredPositions(
+        tokens=np.asarray([70_000, 5], dtype=np.int32),
+        ids=np.asarray([[151_935, 70_000], [5, PAD_ID]], dtype=np.int32),
+        logprobs=np.asarray([[-0.1, -3.0], [-0.01, -math.inf]]),
+    )
+    (back,) = read_arrays(arrays_bytes([wide]))
+    assert np.array_equal(back.ids, wide.ids) and np.array_equal(back.tokens, wide.tokens)
+    assert back.logprobs[1, 1] == -math.inf and back.logprobs[0, 1] == -3.0
+
+
+def test_figures_from_the_stored_form_stay_within_the_stated_tolerance() -> None:
+    """What the comparison and the audit compute (from scores.npz) against the engine's
+    float64 answers: KLD within 1e-5 nats, ln PPL ratio within 1e-4, top-1 the same."""
+    windows = corpus_windows(6, 40)
+    reference, arm = (simulated(LogitSpec(seed=4, kld=kld), windows, 20) for kld in (0.0, 0.02))
+    exact = fidelity_figures(reference, arm, seed=2)
+    stored = fidelity_figures(*(read_arrays(arrays_bytes(s)) for s in (reference, arm)), seed=2)
+    for ours, theirs in [
+        (exact.kld_mean.value, stored.kld_mean.value),
+        (exact.kld_mean.low, stored.kld_mean.low),
+        (exact.kld_p99, stored.kld_p99),
+        (exact.kld_max, stored.kld_max),
+        (exact.delta_p_mean, stored.delta_p_mean),
+    ]:
+        assert theirs == pytest.approx(ours, abs=1e-5)
+    assert stored.ln_ppl_ratio.value == pytest.approx(exact.ln_ppl_ratio.value, abs=1e-4)
+    assert (stored.top1_agreement, stored.exact) == (exact.top1_agreement, exact.exact)
+
+
+def test_a_version_1_file_is_still_read() -> None:
+    windows = simulated(LogitSpec(seed=3), corpus_windows(2, 12), 4)
+    whole = ScoredPositions.concatenate(windows)
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        tokens=whole.tokens,
+        ids=whole.ids,
+        logprobs=whole.logprobs.astype(np.float32),
+        lengths=np.asarray([w.count for w in windows], dtype=np.int32),
+    )
+    back = read_arrays(buffer.getvalue())
+    assert np.array_equal(ScoredPositions.concatenate(back).ids, whole.ids)
+    assert np.allclose(ScoredPositions.concatenate(back).logprobs, whole.logprobs, rtol=1e-6)
+    meta = {"schema_version": 1, "arm": "a", "k": 4, "corpus_sha256": "0" * 64,
+            "window_tokens": [12, 12], "concurrency": 1, "tokenizer_sha256": "1" * 64,
+            "arrays_sha256": "2" * 64}  # fmt: skip
+    assert FidelityScores.model_validate_json(json.dumps(meta)).schema_version == 2

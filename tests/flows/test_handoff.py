@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,18 +31,30 @@ from tests.lanes.router_proxy import RouterProxy
 TOKEN_ENV = "FACEOFF_HANDOFF_TOKEN"
 
 
-def context_for(workdir: Path, name: str, port: int, **incumbent: Any) -> CampaignContext:
-    sim = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
+SIM = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
+CORPUS = Path(__file__).resolve().parents[2] / "matrix/examples/data/fidelity-corpus.txt"
+
+
+def context_for(
+    workdir: Path, name: str, port: int, *, reference: bool = False, **incumbent: Any
+) -> CampaignContext:
+    """A two-arm campaign; ``reference``: with a reference arm and a fidelity cell."""
+    arms = [
+        SIM | {"name": "inc", "role": "incumbent", "port": port} | incumbent,
+        SIM | {"name": "cand", "role": "candidate", "port": free_port()},
+    ]
+    corpus = {"file": str(CORPUS), "sha256": hashlib.sha256(CORPUS.read_bytes()).hexdigest()}
+    fidelity = {"id": "f1", "corpus": corpus, "input_tokens": 64, "windows": 2, "greedy_prompts": 0}
     frozen = freeze(
         Matrix.model_validate(
             {
                 "campaign": {"name": name, "seed": 1},
-                "arms": [
-                    sim | {"name": "inc", "role": "incumbent", "port": port} | incumbent,
-                    sim | {"name": "cand", "role": "candidate", "port": free_port()},
-                ],
+                "arms": [*arms, SIM | {"name": "ref", "role": "reference", "port": free_port()}]
+                if reference
+                else arms,
                 "cells": [{"id": "c1", "kind": "natural", "input_tokens": 100,
                            "concurrency": 1, "requests": 1}],
+                "fidelity": [fidelity] if reference else [],
             }
         )
     )  # fmt: skip
@@ -112,3 +125,29 @@ def test_a_router_that_refuses_the_drain_stops_the_takeover(
     finally:
         router.stop()
     assert "HTTP 401" in err.value.message and not router.drained
+
+
+def test_a_reference_lane_left_running_by_a_killed_run_is_stopped_by_the_takeover(
+    workdir: Path,
+) -> None:
+    context = context_for(workdir, "handoff-d", free_port(), reference=True)
+    arm = context.frozen.matrix.arm("ref")
+    ctx = LaneContext(
+        campaign="handoff-d",
+        matrix_id=context.frozen.matrix_id,
+        purpose=LanePurpose.CAMPAIGN,
+        run_dir=next_run_dir(context.campaign_dir, arm.name, LanePurpose.CAMPAIGN),
+        environ=os.environ,
+        now=now,
+    )
+    up = bring_up(open_lane(arm, ctx), UrllibHttp(), Waiting(now=now))
+    assert up.ok, up.reason
+    pid = up.lane.record.pid
+    assert pid is not None
+
+    record = take_over(context)  # the run resumed after the kill
+
+    assert gone(pid)
+    assert [(s.arm, s.purpose, s.kind, s.ident) for s in record.stopped] == [
+        ("ref", "campaign", "process", str(pid))
+    ]

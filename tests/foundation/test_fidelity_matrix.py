@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from flows.cli.script_output import order_sentence
+from flows.cli.views.console import plan_table
 from matrix.fidelity import (
     Corpus,
     FidelityCell,
@@ -16,6 +19,7 @@ from matrix.fidelity import (
     vllm_logprobs_cap,
 )
 from matrix.fields import FieldError
+from matrix.freeze import freeze
 from matrix.model import changed_sources
 from matrix.toml.reader import MatrixError, load_matrix
 
@@ -38,6 +42,17 @@ def test_the_demo_scores_the_candidate_against_the_incumbent(tmp_path: Path) -> 
     assert matrix.fidelity_reference.name == "exl3-r11"
     assert [a.name for a in matrix.fidelity_arms(cell)] == ["exl3-r11", "nvfp4-r2"]
     assert cell.step == cell.input_tokens == 128 and cell.prompt_logprobs == 20
+
+
+def test_validate_shows_a_reference_arm_in_its_table_and_first_in_the_order(
+    tmp_path: Path,
+) -> None:
+    frozen = freeze(load_matrix(with_reference(tmp_path)))
+    console = Console(record=True, width=200)
+    console.print(plan_table(frozen))
+    rows = [line for line in console.export_text().splitlines() if "reference" in line]
+    assert len(rows) == 1 and "bf16" in rows[0] and "1 fidelity only" in rows[0]
+    assert "never at once: bf16 then exl3-r11 then nvfp4-r2," in order_sentence(frozen.matrix)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,10 @@ def plan_table(frozen: FrozenMatrix) -> Table:
     table = Table(title=f"{frozen.matrix.campaign.name} — matrix {frozen.matrix_id}")
     for column in ("arm", "role", "lane", "image", "cells", "scored requests", "warmups"):
         table.add_column(column)
+    for arm in frozen.matrix.reference_arms:  # walked first; it serves fidelity cells only
+        fidelity = len(frozen.matrix.fidelity)
+        row = (arm.name, arm.role.value, arm.lane.value, _short_image(arm.image))
+        table.add_row(*row, f"{fidelity} fidelity only", "0", "0")
     for arm_plan in the_plan.arms:
         arm = arm_plan.arm
         table.add_row(
