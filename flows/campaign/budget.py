@@ -6,8 +6,10 @@ the lane goes down. What the night measured gives both parts: each cell run's ti
 ledger's start and end of its latest attempt, replicates of a cell sharing their
 measurement) and each arm's overhead (its walks' time less their cells'). A cell the night
 has not measured yet counts its ``deadline_s``. The restoration brings the incumbent's lane
-up again, so it is kept the incumbent's largest overhead. Estimates are stretched by
-``SAFETY``: a pass admitted on an estimate a quarter short still ends in time.
+up again, so it is kept the incumbent's largest overhead; the look that follows the last pass
+(reading the night, judging its sequential cells) runs before it, so the time the current
+look took is kept too. Estimates are stretched by ``SAFETY``: a pass admitted on an estimate a
+quarter short still ends in time.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ class NightSoFar:
         """Seconds to keep for restoring the incumbent: its largest overhead, stretched."""
         spent = self._overheads(incumbent)
         return SAFETY * max(spent) if spent else None
+
+    def look_reserve(self, now: datetime) -> float:
+        """Seconds to keep for the look after the next pass: this look's (the time since the
+        last walk ended, spent reading and judging the night), stretched. The look that ends
+        the passes runs before the restoration, so the reserve must hold it too."""
+        if not self.walks:
+            return 0.0
+        since = (now - max(w.ended_at for w in self.walks)).total_seconds()
+        return SAFETY * max(0.0, since)
 
     def _overheads(self, arm: str) -> list[float]:
         return [

@@ -103,7 +103,8 @@ def _admitted(context: CampaignContext, log: PassLog, index: int, planned: Work)
         _stopped(context, log, index, "no cell needs a further pass")
         return None
     measured = _measured(context, log)
-    reserve = measured.restore_reserve(matrix.incumbent.name)
+    restore = measured.restore_reserve(matrix.incumbent.name)
+    reserve = None if restore is None else restore + measured.look_reserve(context.now())
     for work in (wanted, _counted_only(matrix, wanted)):
         needed = estimate([(arm.name, cells) for arm, cells in work if cells], measured)
         fits = admit(needed, reserve, context.now(), log.record.budget_end)
