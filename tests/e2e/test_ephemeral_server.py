@@ -61,13 +61,20 @@ def faceoff(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen
 
 def mid_run(run: subprocess.Popen[bytes], campaign_dir: Path, log: Path) -> psutil.Process:
     """The run's Prefect server, once some cell's journal has two requests: any cell, arm
-    or attempt (a first cell a loaded host blocked in its warmups journals none)."""
+    or attempt (a first cell blocked before its requests journals none). A run that gets
+    nowhere is ended before the test fails."""
 
     def some_cell_journaled() -> bool:
         journals = campaign_dir.glob("cells/*/*/attempt-*/journal.jsonl")
         return any(len(lines(journal)) >= 2 for journal in journals)
 
-    wait_for(lambda: some_cell_journaled() or run.poll() is not None, "a cell", MID_RUN_S)
+    try:
+        wait_for(lambda: some_cell_journaled() or run.poll() is not None, "a cell", MID_RUN_S)
+    except AssertionError:
+        # left running, the run would lose its lanes to the workdir's teardown mid-cell
+        run.kill()
+        run.wait()
+        raise AssertionError(f"no cell journaled two requests: {log.read_text()[-3000:]}") from None
     server = server_of(psutil.Process(run.pid))
     assert server is not None, log.read_text()[-3000:]
     return server
