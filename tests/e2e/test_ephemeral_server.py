@@ -27,7 +27,7 @@ import pytest
 
 from evidence.audit.run import audit_bundle
 from flows.campaign.unjournaled import unjournaled
-from flows.prefect.server import ENGINE_PORTS, SERVER_LOG, server_port
+from flows.prefect.server import ENGINE_PORTS, SERVER_LOG, STARTUP_TIMEOUT_S, server_port
 from lanes.http import UrllibHttp
 from lanes.receipt import verify_receipt
 from ledger.campaigns import require_campaign
@@ -37,9 +37,12 @@ from tests.e2e.conftest import REPO
 from tests.e2e.host_load import not_accepted_but_for_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
-from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
+from tests.e2e.test_interruptions import lines, slow_matrix, wait_for
 
 SERVER_APP = "prefect.server.api.server:create_app"
+# faceoff's own allowance for its server to start, and then a cell on a loaded host: beside
+# four busy loops the server took 3 min 40 s and the run's first request came at 4 min 55 s
+MID_RUN_S = STARTUP_TIMEOUT_S + 300
 
 
 def run_env(prefect_home: Path, **extra: str) -> dict[str, str]:
@@ -54,6 +57,27 @@ def faceoff(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen
             [sys.executable, "-m", "flows", *args], cwd=REPO, env=env, stdout=out,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
+
+
+def mid_run(run: subprocess.Popen[bytes], campaign_dir: Path, log: Path) -> psutil.Process:
+    """The run's Prefect server, once some cell's journal has two requests: any cell, arm
+    or attempt (a first cell blocked before its requests journals none). A run that gets
+    nowhere is ended before the test fails."""
+
+    def some_cell_journaled() -> bool:
+        journals = campaign_dir.glob("cells/*/*/attempt-*/journal.jsonl")
+        return any(len(lines(journal)) >= 2 for journal in journals)
+
+    try:
+        wait_for(lambda: some_cell_journaled() or run.poll() is not None, "a cell", MID_RUN_S)
+    except AssertionError:
+        # left running, the run would lose its lanes to the workdir's teardown mid-cell
+        run.kill()
+        run.wait()
+        raise AssertionError(f"no cell journaled two requests: {log.read_text()[-3000:]}") from None
+    server = server_of(psutil.Process(run.pid))
+    assert server is not None, log.read_text()[-3000:]
+    return server
 
 
 def server_of(run: psutil.Process) -> psutil.Process | None:
@@ -80,10 +104,7 @@ def test_sigkill_of_faceoff_run_takes_its_server_down_and_status_says_interrupte
     path, log = slow_matrix(tmp_path, "e2e-orphan"), tmp_path / "run.log"
     env = run_env(tmp_path / "prefect")
     run = faceoff(["run", str(path), "--workdir", str(workdir)], env, log)
-    journal = workdir / "e2e-orphan" / FIRST / "attempt-1" / "journal.jsonl"
-    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
-    server = server_of(psutil.Process(run.pid))
-    assert server is not None, log.read_text()[-3000:]
+    server = mid_run(run, workdir / "e2e-orphan", log)
     port = int(server.cmdline()[server.cmdline().index("--port") + 1])
     assert port not in ENGINE_PORTS and port not in {a.port for a in load_matrix(path).arms}
 
@@ -108,10 +129,7 @@ def test_a_server_killed_mid_run_is_started_again_and_the_run_completes_with_one
     the dead server for minutes (each call ~70 s of Prefect's client retries)."""
     path, log, home = slow_matrix(tmp_path, "e2e-lost"), tmp_path / "run.log", tmp_path / "p"
     run = faceoff(["run", str(path), "--workdir", str(workdir)], run_env(home), log)
-    journal = workdir / "e2e-lost" / FIRST / "attempt-1" / "journal.jsonl"
-    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
-    server = server_of(psutil.Process(run.pid))
-    assert server is not None, log.read_text()[-3000:]
+    server = mid_run(run, workdir / "e2e-lost", log)
     port = server.cmdline()[server.cmdline().index("--port") + 1]
 
     server.kill()
@@ -140,10 +158,7 @@ def test_a_server_that_cannot_be_started_again_ends_the_run_restored_and_a_later
     died on that OSError, and the run ended with a traceback (exit 1)."""
     path, log, home = slow_matrix(tmp_path, "e2e-gone"), tmp_path / "run.log", tmp_path / "p"
     run = faceoff(["run", str(path), "--workdir", str(workdir)], run_env(home), log)
-    journal = workdir / "e2e-gone" / FIRST / "attempt-1" / "journal.jsonl"
-    wait_for(lambda: len(lines(journal)) >= 2 or run.poll() is not None, "two journal lines", 300)
-    server = server_of(psutil.Process(run.pid))
-    assert server is not None, log.read_text()[-3000:]
+    server = mid_run(run, workdir / "e2e-gone", log)
 
     shutil.rmtree(home)
     server.kill()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ import pytest
 from collectors.host_facts import HostFacts, SourceFacts
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from evidence.bundle.write import BundleIndex, write_bundle
-from tests.evidence.campaign import run_campaign
+from tests.evidence.campaign import now, run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
-from tests.shared_once import made_once
+from tests.shared_once import made_once, shared_once
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -56,10 +55,15 @@ def built(
     host_facts: HostFacts,
     source_facts: SourceFacts,
 ) -> BundleIndex:
-    """A bundle of the campaign, built once; tests that change files copy it first."""
-    root = tmp_path_factory.mktemp("built") / campaign_dir.name
-    shutil.copytree(campaign_dir, root)
-    return write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    """A bundle of the campaign, built once per run from a copy of it (every xdist worker
+    reads the same one); tests that change files copy it first."""
+
+    def build(folder: Path) -> BundleIndex:
+        root = folder / campaign_dir.name
+        shutil.copytree(campaign_dir, root)
+        return write_bundle(root, now=now, host=host_facts, source=source_facts)
+
+    return shared_once(tmp_path_factory, "evidence-bundle", build)
 
 
 @pytest.fixture

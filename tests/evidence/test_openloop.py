@@ -8,7 +8,6 @@ for 256 prompt and 64 completion tokens); the sweep's ladder must bracket it.
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,8 @@ from matrix.model import Matrix
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
 from tests.conftest import free_port
-from tests.evidence.campaign import run_campaign
+from tests.evidence.campaign import now, run_campaign
+from tests.shared_once import shared_once
 from workload.journal import read_journal
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
@@ -82,13 +82,19 @@ def openloop_matrix() -> Matrix:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bundle(
     tmp_path_factory: pytest.TempPathFactory, host_facts: HostFacts, source_facts: SourceFacts
 ) -> BundleIndex:
-    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    folder = run_campaign(tmp_path_factory.mktemp("openloop"), openloop_matrix(), environ)
-    return write_bundle(folder, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    """The open-loop campaign's bundle, made once per run (every xdist worker reads it)."""
+
+    def run(workdir: Path) -> BundleIndex:
+        workdir.mkdir(parents=True)
+        environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        folder = run_campaign(workdir, openloop_matrix(), environ)
+        return write_bundle(folder, now=now, host=host_facts, source=source_facts)
+
+    return shared_once(tmp_path_factory, "openloop-campaign", run)
 
 
 def attempt(bundle: BundleIndex, cell: str, arm: str) -> Path:

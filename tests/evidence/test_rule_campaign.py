@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,10 @@ from faceoff.errors import FaceoffError
 from flows.cli.review import record_review
 from matrix.model import Matrix
 from tests.conftest import free_port
-from tests.evidence.campaign import run_campaign
+from tests.evidence.campaign import now, run_campaign
 from tests.evidence.test_review import ledger_for, utc_now
 from tests.foundation.cli import faceoff
+from tests.shared_once import shared_once
 
 NAME = "rule-sim"
 # The tiny profile decodes a token in 5 ms at time_scale 1; the incumbent runs at 10 ms, and
@@ -83,14 +83,19 @@ def rule_matrix() -> Matrix:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ruled(
     tmp_path_factory: pytest.TempPathFactory, host_facts: HostFacts, source_facts: SourceFacts
 ) -> BundleIndex:
-    workdir = tmp_path_factory.mktemp("rule")
-    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    folder = run_campaign(workdir, rule_matrix(), environ)
-    return write_bundle(folder, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    """The ruled campaign's bundle, made once per run (every xdist worker reads it)."""
+
+    def run(workdir: Path) -> BundleIndex:
+        workdir.mkdir(parents=True)
+        environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        folder = run_campaign(workdir, rule_matrix(), environ)
+        return write_bundle(folder, now=now, host=host_facts, source=source_facts)
+
+    return shared_once(tmp_path_factory, "rule-campaign", run)
 
 
 def test_the_rule_yields_each_outcome_for_its_planted_candidate(ruled: BundleIndex) -> None:

@@ -44,6 +44,7 @@ from tests.evidence.campaign import now, run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
 from tests.foundation.cli import faceoff
 from tests.lanes.helpers import gone, kill_recorded_processes
+from tests.shared_once import shared_once
 
 KEY = "operator-signing-key-7f3a9c"
 ONE_CELL = [
@@ -97,24 +98,30 @@ class Scenario:
     teardown_output: str
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scenario(
     tmp_path_factory: pytest.TempPathFactory, host_facts: HostFacts, source_facts: SourceFacts
-) -> Any:
-    workdir = tmp_path_factory.mktemp("seal")
-    protected = workdir / "routes.yaml"
-    protected.write_text("routes:\n  - llm.primary\n", encoding="utf-8")
-    environ = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        TOKEN_ENV: PLANTED_TOKEN,
-        SIGNING_KEY_ENV: KEY,
-    }
-    matrix = renamed(glm53_matrix([protected], ONE_CELL), "seal-first")
-    try:
-        yield play(workdir, matrix, environ, host_facts, source_facts)
-    finally:
-        for campaign_dir in (workdir / "seal-first", workdir / "seal-second"):
-            kill_recorded_processes(campaign_dir)
+) -> Scenario:
+    """Both campaigns played once per run (every xdist worker reads the same record); the
+    played scenario leaves no lane running, and a failed one kills what it left."""
+
+    def make(workdir: Path) -> Scenario:
+        workdir.mkdir(parents=True)
+        protected = workdir / "routes.yaml"
+        protected.write_text("routes:\n  - llm.primary\n", encoding="utf-8")
+        environ = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            TOKEN_ENV: PLANTED_TOKEN,
+            SIGNING_KEY_ENV: KEY,
+        }
+        matrix = renamed(glm53_matrix([protected], ONE_CELL), "seal-first")
+        try:
+            return play(workdir, matrix, environ, host_facts, source_facts)
+        finally:
+            for campaign_dir in (workdir / "seal-first", workdir / "seal-second"):
+                kill_recorded_processes(campaign_dir)
+
+    return shared_once(tmp_path_factory, "seal-scenario", make)
 
 
 def play(
