@@ -39,13 +39,13 @@ from typing import Any
 
 import psutil
 
+from faceoff.formats.lane import LaneRecord
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
 from guards.reasons import Reason
-from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from lanes.leftovers import live_process_records
 from lanes.process import is_same_process
 from lanes.receipt import verify_receipt
-from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.throwaway import throwaway_postgres, throwaway_registry
 

@@ -22,11 +22,11 @@ from collectors.cgroup import (
     docker_cgroup_guesses,
     read_memory_mounts,
 )
-from collectors.records import HOST_FILE
-from collectors.sampler import Clocks, Tick
-from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
+from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
+from faceoff.formats.collector_samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus
+from faceoff.formats.stalls import HOST_FILE
 from faceoff.ports import DockerApi
 from faceoff.result import Maybe
 

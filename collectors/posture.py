@@ -7,7 +7,7 @@ campaign opens (``posture/start.json``, once) and when it closes (``posture/end.
 the comparison carries both and names every setting that changed in between. Reading
 is ``collect_posture`` (a file tree, ``/`` on a host); the rest is pure.
 
-The view carries the GPU posture too (``collectors.gpu.posture_record``): the GPUs of the arms
+The view carries the GPU posture too (``faceoff.formats.gpu_posture``): the GPUs of the arms
 that run on hardware at the start and the end (``posture/gpu-start.json``,
 ``gpu-end.json``), and each lane run's own GPUs when it was ready (a simulator lane's
 virtual GPUs, labelled simulated), each compared with the arm's lane run before it.
@@ -25,14 +25,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from collectors.gpu.posture_record import (
+from faceoff.artifact import Artifact, Spec
+from faceoff.formats.gpu_posture import (
     GPU_END_FILE,
     GPU_START_FILE,
     GpuPosture,
     gpu_posture_changes,
     read_gpu_posture,
 )
-from faceoff.artifact import Artifact, Spec
 from matrix.fields import omitted_at
 
 POSTURE_DIR = "posture"

@@ -17,8 +17,8 @@ from types import MappingProxyType
 
 from collectors.cadence import FamilyCoverage
 from collectors.summary import EngineSummary, TelemetrySummary
+from faceoff.formats.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
-from guards.verdict import Evidence, EvidenceValue, Presence
 from matrix.thresholds import Thresholds
 from workload import metrics
 from workload.metrics import Measured

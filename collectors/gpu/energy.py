@@ -23,9 +23,9 @@ from itertools import pairwise
 
 from pydantic import Field
 
-from collectors.records import CellWindow
-from collectors.samples import GpuReading, GpuSample
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import GpuReading, GpuSample
+from faceoff.formats.stalls import CellWindow
 
 NS = 1e9
 MJ_PER_J = 1000.0

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.gpu.owner import ProcessOwner
-from collectors.records import GPU_FILE
-from collectors.sampler import Clocks, Tick
-from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields
+from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.files import JsonlAppender
+from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.stalls import GPU_FILE
 
 
 class GpuSampler:

@@ -17,9 +17,9 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.gpu.energy import CellEnergy, EnergyMethod, cell_energy
-from collectors.records import CellWindow
-from collectors.samples import GpuSample
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.stalls import CellWindow
 
 EnergySource = Literal["counter", "integrated_power", "mixed"]
 METHOD = (

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidence.folder.carried import CARRIED_FILE, CarriedRecord, read_carried
 from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.carried import CARRIED_FILE, CarriedRecord, read_carried
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from matrix.cell_content import cell_key
-from matrix.freeze import FrozenMatrix, read_frozen
 
 Problem = tuple[str, str, str]  # file, field, what is wrong
 

@@ -38,8 +38,8 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
+from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.ports import Clock
-from matrix.freeze import read_frozen
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import read_journal

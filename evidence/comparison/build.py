@@ -27,8 +27,8 @@ from evidence.comparison.ruling import Replicates, rule_ruling
 from evidence.comparison.sequential import sequential_replicates, sequential_view
 from evidence.comparison.speculation import spec_pairs
 from evidence.folder.layout import AttemptDir
-from evidence.folder.passes import unplanned
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
+from faceoff.formats.passes import unplanned
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
 from guards.reasons import Disposition

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from collectors.records import ENGINE_FILE, GPU_FILE
 from collectors.speculation import SpecAcceptance, spec_acceptance
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.summary import SUMMARY_FILE
@@ -44,9 +43,10 @@ from evidence.stats.bootstrap import (
 )
 from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
+from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.verdict import VERDICT_FILE
 from guards.dispositions import PairStatus
-from guards.records import CELL_FILE
-from guards.verdict import VERDICT_FILE
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label
 from workload.metrics import TimedRequest, higher_is_better, measures_of

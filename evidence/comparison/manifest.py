@@ -6,7 +6,7 @@ Format history of ``Manifest.schema_version``:
       (``collectors.posture``); None for a campaign run without the flow.
   3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret);
       ``waivers``: each preflight FAIL the operator waived to run anyway, with the reason
-      (``evidence.folder.preflight``). Files of versions 1 and 2 still read.
+      (``faceoff.formats.preflight``). Files of versions 1 and 2 still read.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from pydantic import Field
 from collectors.host_facts import HostFacts, SourceFacts
 from collectors.posture import PostureView
 from evidence.comparison.model import ArmEntry
-from evidence.folder.preflight import CheckResult
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.preflight import CheckResult
 
 
 class ManifestArm(Spec):

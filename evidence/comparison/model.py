@@ -65,10 +65,10 @@ from evidence.comparison.quality import QualityResult
 from evidence.comparison.reuse_model import PrefixReuse
 from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
-from evidence.folder.carried import Carryover
-from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.carried import Carryover
+from faceoff.formats.preflight import CheckResult, PreflightReport
 from guards.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling

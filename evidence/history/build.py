@@ -23,9 +23,9 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.history.cache import CacheEntry
-from evidence.history.night import BoundColumn, CountColumn, Night, P50Column, P95Column
 from evidence.stats import drift
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.night import BoundColumn, CountColumn, Night, P50Column, P95Column
 
 AuditState = Literal["ok", "failed", "not audited"]
 DRIFT_METHOD = (

@@ -33,13 +33,13 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evidence.history.night import Night
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import open_regular, walk
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.night import Night
 
 CACHE_FILE = Path(".history") / "cache.json"
 KEY_LABEL = b"faceoff audit cache"

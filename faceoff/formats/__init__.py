@@ -1,1 +1,1 @@
-"""The files a campaign writes into its folder and bundle: one module per file, its model, name and format history."""
+"""The files a campaign writes into its folder: one module per file, with its model and name."""

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.stalls import CellWindow
 
 CELL_FILE = "cell.json"
 

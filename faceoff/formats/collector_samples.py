@@ -14,14 +14,12 @@ Format history of ``schema_version`` (all three sample kinds):
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
-from typing import Literal, TypedDict
+from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
 from collectors.gpu.clock_events import slowed_down
-from collectors.sampler import Tick
 from faceoff.artifact import Artifact, Spec
 
 
@@ -195,26 +193,3 @@ class HostSample(SampleBase):
     host_error: str | None = Field(default=None, description="Why host memory was not read.")
     lane: LaneMemory | None = Field(description="The lane's memory, when read.")
     lane_error: str | None = Field(default=None, description="Why the lane was not read.")
-
-
-class TickFields(TypedDict):
-    seq: int
-    final: bool
-    period_ns: int
-    scheduled_ns: int
-    actual_ns: int
-    wall_utc: datetime
-    latency_ns: int
-
-
-def tick_fields(tick: Tick, wall: datetime, latency_ns: int) -> TickFields:
-    """The SampleBase fields of a sample taken at ``tick``."""
-    return {
-        "seq": tick.seq,
-        "final": tick.final,
-        "period_ns": tick.period_ns,
-        "scheduled_ns": tick.scheduled_ns,
-        "actual_ns": tick.actual_ns,
-        "wall_utc": wall,
-        "latency_ns": max(0, latency_ns),
-    }

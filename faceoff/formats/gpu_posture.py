@@ -1,7 +1,7 @@
 """GPU posture as recorded: the snapshot's model, its files, and what changed between two. Pure.
 
 Here, apart from reading NVML (``collectors.gpu.posture``), so that the evidence that reads
-and compares the snapshots loads neither NVML nor pynvml, as ``collectors.records`` keeps
+and compares the snapshots loads neither NVML nor pynvml, as ``faceoff.formats.stalls`` keeps
 the sample files' names apart from the samplers.
 
 Format history of ``GpuPosture.schema_version``:
@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.samples import ReadStatus
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.collector_samples import ReadStatus
 
 GPU_START_FILE, GPU_END_FILE = "gpu-start.json", "gpu-end.json"  # beside the host posture's
 LANE_GPU_FILE = "gpu-posture.json"  # in a lane run's folder, read when the lane is ready

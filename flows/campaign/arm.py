@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import IDENTITY_FILE, LANE_FILE, LaneExit
 from flows.campaign.client import ClientExit, run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import record_lane_gpus
@@ -32,7 +33,6 @@ from lanes.factory import open_lane
 from lanes.http import HttpReply
 from lanes.lane import Lane
 from lanes.readiness import Waiting
-from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
 from lanes.restoration import RestoreTools
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope

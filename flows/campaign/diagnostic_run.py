@@ -29,13 +29,13 @@ from evidence.attempt.diagnostics import (
 )
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.arm import ArmRun
 from flows.campaign.client import run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.planning import plan_diagnostic
 from lanes.bootlog import tail
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
 

@@ -19,11 +19,11 @@ from evidence.comparison.model import RATIO_LABELS
 from evidence.comparison.power_table import PowerTable, wanted_variances
 from evidence.history.variance import EarlierNight, read_earlier
 from evidence.stats.known_variance import KnownVariance
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger
 from ledger.db import DB_URL_ENV
 from ledger.history import closed_campaigns
-from matrix.freeze import FrozenMatrix
 from workload.metrics import higher_is_better
 
 LABELS = {**RATIO_LABELS, **CELL_FIGURE_LABELS}

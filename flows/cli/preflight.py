@@ -9,12 +9,12 @@ from pathlib import Path
 
 import typer
 
-from evidence.folder.preflight import PreflightReport, Waiver
 from faceoff.exits import Exit
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.preflight.run import real_host, require_passed, run_preflight, waivers_of
 from flows.cli.validate import matrix_of
 from flows.cli.views.json_log import log_line
-from matrix.freeze import FrozenMatrix, freeze
 
 
 def preflight(

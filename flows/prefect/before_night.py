@@ -22,7 +22,8 @@ from zoneinfo import ZoneInfo
 from prefect import get_run_logger, task
 
 from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
-from evidence.folder.preflight import PreflightReport, Waiver
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
 from flows.campaign.pilot import Work, decide, disposed, lane_of, pilot_arm
@@ -31,7 +32,6 @@ from flows.prefect.nightly import deployment_timezone
 from flows.prefect.tasks import SIDE_EFFECTS, block_task, stop_task
 from matrix.arm import Arm, Role
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 
 Boot = Callable[[CampaignContext, Arm, Cell], ArmRun]  # flows.prefect.flow.bring_up
 

@@ -26,6 +26,7 @@ from prefect.states import Completed, Failed
 from evidence.attempt.diagnostics import Diagnostic
 from evidence.views.terminal.diagnostic_table import paired_lines
 from faceoff.exits import Exit
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
 from flows.campaign.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
@@ -47,7 +48,6 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"

@@ -23,8 +23,9 @@ from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
 from evidence.attempt.pilot import PilotMode
-from evidence.folder.preflight import PreflightReport, Waiver, write_report
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import PreflightReport, Waiver, write_report
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, judged_warmups, lane_death
 from flows.campaign.cell_run import CellResult, policy_block
@@ -60,7 +61,6 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from matrix.window import budget_end
 
 FLOW_NAME = "faceoff-campaign"

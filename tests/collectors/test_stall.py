@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.stall import ClientWatcher, watch
 from collectors.stall_log import (
     StallLog,
@@ -23,6 +22,7 @@ from collectors.stall_log import (
 )
 from collectors.stall_monitor import StallMonitor
 from faceoff.errors import FaceoffError
+from faceoff.formats.stalls import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 
 MS = 1_000_000
 SECOND = 1_000 * MS

@@ -22,8 +22,8 @@ from evidence.comparison.cells import pair_ratios
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_attempt
 from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.pair import pair_integrity
-from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.arrival import Sweep
 from matrix.model import Matrix
 from simulator.capacity import saturated_rate

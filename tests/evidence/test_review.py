@@ -24,11 +24,11 @@ from evidence.reviews.recording import ReviewRequest
 from evidence.views.card.render import decision_words
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import read_frozen
 from flows.cli.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow
-from matrix.freeze import read_frozen
 from tests.evidence.campaign import rerun_cell
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV
 from tests.foundation.cli import faceoff

@@ -29,16 +29,16 @@ from evidence.folder.sums import write_sums
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.lane import BOOT_LOG_FILE, LANE_FILE, LaneRecord
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.campaign.context import CampaignContext
 from flows.campaign.takeover import take_over
 from lanes.context import live_run_dir
 from lanes.http import UrllibHttp
 from lanes.receipt import Receipt
-from lanes.records import BOOT_LOG_FILE, LANE_FILE, LaneRecord
 from lanes.restoration import RestoreTools
 from ledger.db import open_ledger, resolve_url
-from matrix.freeze import freeze
 from matrix.model import Matrix
 from tests.evidence.campaign import now, run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix

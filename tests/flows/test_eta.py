@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faceoff.formats.frozen_matrix import freeze
 from flows.cli.views.durations import clock
 from flows.cli.views.eta import deadline_bound, eta
-from matrix.freeze import freeze
 from matrix.model import Matrix
 from matrix.plan import CellRunKey
 from matrix.toml.reader import load_matrix

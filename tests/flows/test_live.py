@@ -10,6 +10,7 @@ from rich.console import Console
 
 from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.cli.views.live import Watch, render
 from flows.cli.views.phase import boot_line, lane_up
@@ -21,7 +22,6 @@ from lanes.readiness import Waiting, wait_ready
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt
 from ledger.db import open_ledger, resolve_url, session_scope
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer
 from tests.e2e.matrices import arm, campaign, write_matrix

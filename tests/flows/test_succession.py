@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
 from flows.campaign.context import CampaignContext
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import carry_over
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, session_scope
-from matrix.freeze import freeze
 from matrix.model import Matrix
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as e2e_matrix

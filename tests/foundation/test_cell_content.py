@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from matrix.cell_content import cell_key, changes_sentence, content_changes
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 
 KEPT, OTHER = "natural-600-c1", "natural-600-c2"

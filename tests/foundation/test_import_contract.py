@@ -201,12 +201,14 @@ def _breach(name: str, module: str, contract: Contract) -> str | None:
     package = module.split(".", maxsplit=1)[0]
     top = name.split(".", maxsplit=1)[0]
     allowed = contract.may_import[package]
+    if _matches(module, contract.records):  # its own rule, wherever its package sits
+        return (
+            f"a records module may not import {name}" if _outside_records(name, contract) else None
+        )
     if top in contract.may_import and top != package and not _matches(name, allowed):
         return f"{package} may not import {name}"
     if package in contract.pure and _matches(name, contract.machinery):
         return f"{package} must not import {name}"
-    if module in contract.records and _outside_records(name, contract):
-        return f"a records module may not import {name}"
     return None
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.frozen_matrix import freeze
 from matrix.cell import sampling_for
-from matrix.freeze import freeze
 from matrix.rule import NotAccepted
 from matrix.rule_warnings import rule_warnings
 from matrix.toml.reader import MatrixError, load_matrix

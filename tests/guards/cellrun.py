@@ -5,7 +5,7 @@ What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``python -m workload.run_cell`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
 when the run names GPU ids) from ``collectors.cell.CellCollectors``, and
-``cell.json`` (``guards.records.CellRecord``). Used by the capture script of
+``cell.json`` (``faceoff.formats.cell_record.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
 
@@ -24,11 +24,11 @@ from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.stalls import CellWindow
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from simulator.launch import SimServer
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize

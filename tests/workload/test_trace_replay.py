@@ -22,8 +22,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from faceoff.canonical import file_sha256
+from faceoff.formats.verdict import Outcome
 from guards.pair import pair_integrity
-from guards.verdict import Outcome
 from matrix.cell import Cell
 from matrix.thresholds import MAX_SCHEDULE_LAG_MS
 from simulator.launch import running

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.comparison.model import Comparison
-from evidence.folder.preflight import PREFLIGHT_DIR, PreflightReport
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.preflight import PREFLIGHT_DIR, PreflightReport
 
 
 def before_night_lead(c: Comparison) -> list[str]:

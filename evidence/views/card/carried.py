@@ -3,9 +3,9 @@ campaign (measured there, not here) and why each other cell was measured afresh.
 
 from __future__ import annotations
 
-from evidence.folder.carried import CARRIED_FILE, Carryover, source_frozen_name
 from evidence.views.card.markdown import link, table
 from faceoff.format import join_words
+from faceoff.formats.carried import CARRIED_FILE, Carryover, source_frozen_name
 
 
 def carried_lead(carried: Carryover) -> str:

@@ -6,14 +6,6 @@ Renders ``comparison.json``'s ``posture``; computes nothing.
 
 from __future__ import annotations
 
-from collectors.gpu.posture_record import COMPARED as GPU_COMPARED
-from collectors.gpu.posture_record import (
-    GPU_END_FILE,
-    GPU_START_FILE,
-    LANE_GPU_FILE,
-    GpuDevicePosture,
-    GpuPosture,
-)
 from collectors.posture import (
     COMPARED,
     END_FILE,
@@ -24,6 +16,14 @@ from collectors.posture import (
 )
 from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.gpu_posture import COMPARED as GPU_COMPARED
+from faceoff.formats.gpu_posture import (
+    GPU_END_FILE,
+    GPU_START_FILE,
+    LANE_GPU_FILE,
+    GpuDevicePosture,
+    GpuPosture,
+)
 
 MISSING = "—"
 

@@ -9,9 +9,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
 from faceoff.format import gib
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.environment import LaneEnv
 from lanes.factory import check_program

@@ -7,8 +7,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.weights_manifest import host_path
 from matrix.arm import Arm, LaneKind

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from docker import errors as docker_errors
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.preflight import CheckResult
 from faceoff.ports import DockerClient
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.images import PinnedImage, local_pinned, parse_pinned

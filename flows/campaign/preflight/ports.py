@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from evidence.folder.preflight import CheckResult
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok, warn
 from flows.campaign.preflight.held import HeldLane
 from lanes.http import Http, HttpReply

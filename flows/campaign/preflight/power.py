@@ -13,10 +13,10 @@ from datetime import date
 from pathlib import Path
 
 from evidence.comparison.power_table import PowerRow, PowerTable, power_table, wanted_variances
-from evidence.folder.preflight import CheckResult
 from evidence.history.variance import EarlierNight, known_variances, read_earlier
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import ok, warn
-from matrix.freeze import FrozenMatrix
 
 
 def planned_table(frozen: FrozenMatrix, earlier: Sequence[EarlierNight]) -> PowerTable:

@@ -14,8 +14,8 @@ from flows.cli.views.plain_table import PlainTable
 from guards.reasons import disposition_label
 
 if TYPE_CHECKING:  # loaded only by the commands that show them
+    from faceoff.formats.frozen_matrix import FrozenMatrix
     from flows.cli.status_report import CampaignFacts
-    from matrix.freeze import FrozenMatrix
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:

@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from guards.artifacts import NATIVE_FILES
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
 from tests.guards.cellrun import CellRun, plan_on, retokenize_on, run_cell
