@@ -39,14 +39,14 @@ from faceoff.canonical import file_sha256
 from faceoff.dsse import Envelope, sign_envelope, verifying_keys
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
-from faceoff.keys import SigningKey
-from faceoff.signing import signature_problem
-from faceoff.statement import (
+from faceoff.formats.seal_statement import (
     IN_TOTO_PAYLOAD_TYPE,
     SealPredicate,
     Statement,
     seal_statement,
 )
+from faceoff.keys import SigningKey
+from faceoff.signing import signature_problem
 from faceoff.trust import ED25519, HMAC, HMAC_SIGNER, Problem, SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 

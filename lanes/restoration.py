@@ -23,6 +23,7 @@ from faceoff.credentials import credentials as operator_credentials
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.lane import LaneRecord
+from faceoff.formats.protected import FileHash, ProtectedSnapshot, compare, snapshot
 from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.result import Maybe
 from lanes.bringup import BringUp, bring_up, read_baseline
@@ -38,7 +39,6 @@ from lanes.leftovers import (
     port_holder,
 )
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
-from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
 from lanes.readiness import Waiting
 from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, bound_files
 from lanes.router import RouterHook

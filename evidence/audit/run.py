@@ -59,10 +59,10 @@ from faceoff.formats.carried import CARRIED_FILE
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.seal_statement import SealPredicate
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
 from faceoff.seal import sealed_predicate
-from faceoff.statement import SealPredicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell

@@ -3,7 +3,7 @@
 Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
-      (``collectors.posture``); None for a campaign run without the flow.
+      (``faceoff.formats.host_posture``); None for a campaign run without the flow.
   3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret);
       ``waivers``: each preflight FAIL the operator waived to run anyway, with the reason
       (``faceoff.formats.preflight``). Files of versions 1 and 2 still read.
@@ -18,10 +18,10 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.host_facts import HostFacts, SourceFacts
-from collectors.posture import PostureView
 from evidence.comparison.model import ArmEntry
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.host_posture import PostureView
 from faceoff.formats.preflight import CheckResult
 
 

@@ -52,7 +52,6 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from collectors.posture import PostureView
 from collectors.speculation import SpecAcceptance
 from evidence.attempt.cold_start import ColdStart
 from evidence.attempt.energy import EnergyFigures
@@ -68,6 +67,7 @@ from evidence.folder.bootfacts import BootFacts
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from faceoff.formats.carried import Carryover
+from faceoff.formats.host_posture import PostureView
 from faceoff.formats.preflight import CheckResult, PreflightReport
 from guards.reasons import Disposition
 from matrix.arm import Recipe

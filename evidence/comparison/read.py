@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import PilotRecord, read_pilot
 from evidence.attempt.roles import counted
@@ -25,6 +24,7 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture
+from faceoff.formats.host_posture import PostureView, read_posture
 from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from faceoff.formats.passes import PassRecord, read_passes
 from faceoff.formats.preflight import PreflightReport, read_reports

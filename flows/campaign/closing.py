@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
-from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.folder.layout import RESULT_FILE, CampaignFolder
 from faceoff.formats.gpu_posture import GPU_END_FILE
+from faceoff.formats.host_posture import END_FILE, collect_posture, docker_runtime, write_posture
 from faceoff.formats.passes import read_passes, unplanned
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus

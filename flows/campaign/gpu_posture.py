@@ -18,8 +18,8 @@ from pathlib import Path
 from collectors.gpu.nvml import Nvml, PynvmlLibrary
 from collectors.gpu.posture import collect_gpu_posture
 from collectors.gpu.virtual import nvml_for_arm
-from collectors.posture import POSTURE_DIR
 from faceoff.formats.gpu_posture import GPU_START_FILE, LANE_GPU_FILE, write_gpu_posture
+from faceoff.formats.host_posture import POSTURE_DIR
 from matrix.arm import Arm
 from matrix.model import Matrix
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
 from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
@@ -27,6 +26,7 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.carried import CarriedRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
 from faceoff.formats.gpu_posture import GPU_START_FILE
+from faceoff.formats.host_posture import START_FILE, collect_posture, write_posture
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.journal_index import index_journal

@@ -27,10 +27,10 @@ from evidence.audit.run import HASHES
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import COMPARISON_FILE
 from evidence.history.build import HistoryReport, build_history
-from evidence.history.cache import AuditOutcome
 from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.history_cache import AuditOutcome
 from flows.cli.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state

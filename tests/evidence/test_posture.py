@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.posture import (
+from faceoff.formats.host_posture import (
     START_FILE,
     HostPosture,
     changes,

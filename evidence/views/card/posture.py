@@ -6,14 +6,6 @@ Renders ``comparison.json``'s ``posture``; computes nothing.
 
 from __future__ import annotations
 
-from collectors.posture import (
-    COMPARED,
-    END_FILE,
-    POSTURE_DIR,
-    START_FILE,
-    HostPosture,
-    LaneGpuPosture,
-)
 from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff.formats.gpu_posture import COMPARED as GPU_COMPARED
@@ -23,6 +15,14 @@ from faceoff.formats.gpu_posture import (
     LANE_GPU_FILE,
     GpuDevicePosture,
     GpuPosture,
+)
+from faceoff.formats.host_posture import (
+    COMPARED,
+    END_FILE,
+    POSTURE_DIR,
+    START_FILE,
+    HostPosture,
+    LaneGpuPosture,
 )
 
 MISSING = "—"
