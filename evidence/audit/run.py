@@ -60,6 +60,7 @@ from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
 from faceoff.formats.seal_statement import SealPredicate
+from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
 from faceoff.seal import sealed_predicate
@@ -67,7 +68,6 @@ from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
 from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
-from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 
