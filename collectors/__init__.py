@@ -1,2 +1,21 @@
 """Samplers around a cell: engine /metrics, GPU via NVML, host and lane memory; cadence and
 the per-cell telemetry summary. Entry point: ``collectors.cell.CellCollectors``."""
+
+# What other packages may import (the import contract holds them to it).
+__all__ = [
+    "aliases",
+    "cadence",
+    "cell",
+    "cgroup",
+    "deltas",
+    "engine",
+    "gpu",
+    "host",
+    "host_facts",
+    "inventory",
+    "sampler",
+    "settings",
+    "speculation",
+    "stall_log",
+    "summary",
+]

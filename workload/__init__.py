@@ -1,2 +1,19 @@
 """What is sent and how it is timed: prompt synthesis, the streaming client process, the
 request metrics and the request journal."""
+
+# What other packages may import (the import contract holds them to it).
+__all__ = [
+    "journal",
+    "ladder",
+    "lag",
+    "metrics",
+    "needle_bounds",
+    "outcome",
+    "plan",
+    "records",
+    "request",
+    "run_cell",
+    "schedule",
+    "tokenizer",
+    "traffic",
+]

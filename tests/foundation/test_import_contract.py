@@ -6,9 +6,10 @@ checks that each imports only the packages its row allows; the pure layers (guar
 evidence but its edges) import no machinery, not directly and not through the module-level
 imports of what they import; a records module imports only the standard library, pydantic,
 faceoff, the spec and other records; a layer of evidence/ or flows/ imports none above it;
-no module imports itself back through others (type-only and deferred imports counted); and
-no two product classes share a name. A fresh interpreter proves the pure part of it for
-``import guards.judge, evidence.audit.run``.
+no module imports itself back through others (type-only and deferred imports counted); a
+module of another package is imported only where its package's ``__all__`` (and each
+subpackage's on the way) names it; and no two product classes share a name. A fresh
+interpreter proves the pure part of it for ``import guards.judge, evidence.audit.run``.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ class Module:
     path: Path
     imports: list[Import]
     classes: list[str]
+    exports: tuple[str, ...] | None  # a package's ``__all__``: what other packages may import
 
 
 def walk(root: Path, contract: Contract = CONTRACT) -> dict[str, Module]:
@@ -133,8 +135,19 @@ def walk(root: Path, contract: Contract = CONTRACT) -> dict[str, Module]:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             imports = list(_imports(tree.body, module, at_import=True))
             classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
-            found[module] = Module(path, imports, classes)
+            found[module] = Module(path, imports, classes, _exports(tree))
     return found
+
+
+def _exports(tree: ast.Module) -> tuple[str, ...] | None:
+    """The module's ``__all__``, a list of string literals (None when it declares none)."""
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "__all__" and node.value is not None:
+            return tuple(ast.literal_eval(node.value))
+    return None
 
 
 def _loaded(name: str, modules: Mapping[str, object]) -> list[str]:
@@ -174,6 +187,7 @@ def violations(root: Path, contract: Contract = CONTRACT) -> list[str]:
         where = info.path.relative_to(root)
         found += [f"{where}:{line}: {what}" for line, what in _breaches(module, info, contract)]
         found += [f"{where}: {what}" for what in _loads(module, modules, contract)]
+        found += [f"{where}:{line}: {what}" for line, what in _undeclared(module, info, modules)]
     found += _cycles(modules, root)
     found += _shared_names(modules, root)
     return sorted(set(found))
@@ -189,6 +203,26 @@ def _breaches(module: str, info: Module, contract: Contract) -> Iterator[tuple[i
         if breach:
             flagged.add((imp.line, imp.name))
             yield imp.line, breach
+
+
+def _undeclared(
+    module: str, info: Module, modules: Mapping[str, Module]
+) -> Iterator[tuple[int, str]]:
+    """Each import from another package of a name its package (or a subpackage on the way)
+    leaves out of its ``__all__``."""
+    top = module.split(".", maxsplit=1)[0]
+    for imp in info.imports:
+        parts = imp.name.split(".")
+        if parts[0] == top or parts[0] not in modules:
+            continue
+        for depth in range(1, len(parts)):
+            package = modules.get(".".join(parts[:depth]))
+            if package is None or package.path.name != "__init__.py":
+                break
+            if package.exports is not None and parts[depth] not in package.exports:
+                named, owner = ".".join(parts[: depth + 1]), ".".join(parts[:depth])
+                yield imp.line, f"{named} is not in {owner}.__all__"
+                break
 
 
 def _edge_of(module: str, contract: Contract) -> tuple[str, ...]:
@@ -328,6 +362,45 @@ def test_the_contract_covers_every_package_and_names_real_modules() -> None:
     layered = {m.split(".")[1] for m in modules if m.split(".")[0] in CONTRACT.layers and "." in m}
     layers = {layer for layers in CONTRACT.layers.values() for layer in layers}
     assert layered - layers <= {"__main__"}  # every subpackage is a layer of the table
+
+
+def test_every_package_declares_what_others_may_import_and_names_only_what_it_holds() -> None:
+    modules = walk(REPO)
+    undeclared, stale = [], []
+    for name, info in modules.items():
+        if info.path.name != "__init__.py":
+            continue
+        if info.exports is None:
+            undeclared.append(name)
+            continue
+        defined = _defined(info.path)
+        stale += [
+            f"{name}.{e}" for e in info.exports if f"{name}.{e}" not in modules and e not in defined
+        ]
+    assert undeclared == []  # each __init__ names its public surface in __all__ ([] for none)
+    assert stale == []
+
+
+def _defined(init: Path) -> set[str]:
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    targets = [t for n in tree.body if isinstance(n, ast.Assign) for t in n.targets]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def test_importing_a_module_a_package_keeps_out_of_its_all_breaks_the_contract(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "collectors/__init__.py": '__all__ = ["summary"]\n',
+        "collectors/summary.py": "WINDOW = 1\n",
+        "collectors/deltas.py": "DELTA = 1\n",
+        "guards/rule.py": (
+            "from collectors.summary import WINDOW\nfrom collectors.deltas import DELTA\n"
+        ),
+    }
+    assert violations(_plant(tmp_path, files)) == [
+        "guards/rule.py:2: collectors.deltas is not in collectors.__all__"
+    ]
 
 
 def test_no_product_folder_holds_more_than_25_modules_flat() -> None:
