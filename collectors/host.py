@@ -1,4 +1,5 @@
 """The host sampler: host available memory and the lane's own memory, one HostSample per tick.
+The same concept at another layer: ``flows.campaign.preflight.host``.
 
 The lane is a Docker container (its cgroup, found from its pid, or the Docker
 stats API one-shot when no cgroup directory is visible) or a local process (its

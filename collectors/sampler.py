@@ -1,4 +1,5 @@
 """One cadence loop for every sampler: drift-free ticks on a monotonic clock.
+The same concept at another layer: ``collectors.gpu.sampler``.
 
 Tick k is due at ``start + k·period`` (never ``sleep(period)`` after the work,
 which drifts by the work's duration). A tick that starts more than

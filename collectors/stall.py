@@ -40,7 +40,7 @@ from faceoff.formats.stalls import ClientWait, MonitorStart, MonitorStop, Stall
 TICK_NS = 1_000_000
 CLIENT_EVERY_NS = 20_000_000  # client schedstat readings
 CLIENT_SCAN_EVERY_NS = 100_000_000  # looking for the client in /proc until it is found
-CLIENT_MODULE = b"workload.run_cell"
+CLIENT_MODULE = b"workload.cell_client"
 PR_SET_PDEATHSIG = 1
 
 

@@ -26,7 +26,7 @@ __all__ = [
     "recent",
     "record_signature",
     "result",
-    "seal",
+    "seal_envelope",
     "signing",
     "trust",
 ]

@@ -1,4 +1,5 @@
 """Presence rules: one pure function per registry family, over a cell's artifacts.
+The same concept at another layer: ``matrix.families``.
 
 Each rule answers present, missing (with why, and the values it judged) or not applicable,
 always as one ``Found``. A helper that finds the cell lacks what the family is judged over

@@ -1,4 +1,6 @@
-"""The lane interface, and the ``lane.json`` bookkeeping every lane kind shares."""
+"""The lane interface, and the ``lane.json`` bookkeeping every lane kind shares.
+The same concept at another layer: ``faceoff.formats.lane``.
+"""
 
 from __future__ import annotations
 

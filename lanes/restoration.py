@@ -1,4 +1,5 @@
 """Bringing the incumbent back, and observing everything the receipt binds.
+The same concept at another layer: ``ledger.restoration``.
 
 One attempt: remove every lane the campaign left (candidates and earlier
 attempts), prove each candidate absent, start the incumbent by its exact recipe

@@ -3,6 +3,7 @@ request metrics and the request journal."""
 
 # What other packages may import (the import contract holds them to it).
 __all__ = [
+    "cell_client",
     "journal",
     "ladder",
     "lag",
@@ -12,7 +13,6 @@ __all__ = [
     "plan",
     "records",
     "request",
-    "run_cell",
     "schedule",
     "tokenizer",
     "traffic",

@@ -1,6 +1,6 @@
 """The client process of one cell run.
 
-    python -m workload.run_cell --plan requests.json --base-url http://127.0.0.1:PORT \\
+    python -m workload.cell_client --plan requests.json --base-url http://127.0.0.1:PORT \\
         --journal journal.jsonl [--cell-deadline-s S] [--arm NAME] [--attempt N] [--progress]
 
 It runs in its own process so that sampling and orchestration cannot delay its
@@ -58,7 +58,7 @@ def client_command(
     python: str = sys.executable,
 ) -> list[str]:
     """The argv that starts the client process of one cell run (for the flow)."""
-    command = [python, "-m", "workload.run_cell", "--plan", str(plan), "--base-url", base_url]
+    command = [python, "-m", "workload.cell_client", "--plan", str(plan), "--base-url", base_url]
     command += ["--journal", str(journal), "--arm", arm, "--attempt", str(attempt)]
     if cell_deadline_s is not None:
         command += ["--cell-deadline-s", str(cell_deadline_s)]
@@ -66,7 +66,7 @@ def client_command(
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m workload.run_cell", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m workload.cell_client", description=__doc__)
     parser.add_argument("--plan", type=Path, required=True, help="requests.json of the cell")
     parser.add_argument("--base-url", required=True, help="lane API, e.g. http://127.0.0.1:8000")
     parser.add_argument("--journal", type=Path, required=True, help="journal.jsonl to append to")

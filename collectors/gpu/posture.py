@@ -1,4 +1,5 @@
 """GPU posture: the device settings that change what a lane can do, read through NVML.
+The same concept at another layer: ``evidence.views.card.posture``.
 
 Persistence mode, the power limit (as set, the board's default, and the one enforced),
 application clocks, the maximum SM clock, MIG and ECC mode (now and pending the next

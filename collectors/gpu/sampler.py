@@ -1,4 +1,5 @@
 """The GPU sampler: NVML readings of each of the arm's GPUs, one GpuSample per tick.
+The same concept at another layer: ``collectors.sampler``.
 
 NVML missing or failing never ends the cell: the sample says "unavailable" with
 the reason, and the next tick tries to open NVML again. One failing reading of

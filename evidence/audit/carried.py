@@ -1,4 +1,5 @@
 """The audit's check of a successor campaign's carried-over cells (``carried.json``).
+The same concept at another layer: ``evidence.views.card.carried``, ``faceoff.formats.carried``.
 
 Each file the successor copied must still hash as the source's ``SHA256SUMS`` listed it when
 it was copied; the source bundle (where the record says it was, else beside this bundle)

@@ -1,5 +1,6 @@
 """The passes record checked against the evidence: a sequential cell's pass skipped as
 "decided" or "futile" must have been decided, or stopped for futility, by the passes before it.
+The same concept at another layer: ``faceoff.formats.passes``, ``flows.campaign.passes``.
 
 ``passes.json`` (``faceoff.formats.passes``) is written by the flow as it decides; what the
 evidence decided can be decided again from the bundle: each skip of reason ``decided`` or

@@ -63,7 +63,7 @@ from faceoff.formats.seal_statement import SealPredicate
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
-from faceoff.seal import sealed_predicate
+from faceoff.seal_envelope import sealed_predicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell

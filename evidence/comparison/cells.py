@@ -1,4 +1,6 @@
-"""Per-cell entries of the comparison: each arm's figures and the pair ratios. Pure."""
+"""Per-cell entries of the comparison: each arm's figures and the pair ratios. Pure.
+The same concept at another layer: ``ledger.cells``.
+"""
 
 from __future__ import annotations
 

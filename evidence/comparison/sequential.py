@@ -1,4 +1,6 @@
 """Sequential cells judged look by look, and whether each needs another pass. Pure.
+The same concept at another layer: ``evidence.stats.sequential``,
+``evidence.views.card.sequential``.
 
 A cell written with ``replicates = "auto"`` and ``max_passes = K`` is planned as K
 replicates (``<id>-r1`` … ``-rK``), each run in its own pass of both arms; the passes are

@@ -1,5 +1,7 @@
 """Speculative decoding by content: each arm's decode_structured cell beside its
 decode_prose twin. Pure.
+The same concept at another layer: ``collectors.speculation``,
+``evidence.views.card.speculation``.
 
 A draft model guesses predictable text (JSON, code) better than prose, so the probe pair
 is reported side by side: the n-th decode_structured cell of an input target and load is

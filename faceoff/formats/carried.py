@@ -1,5 +1,6 @@
 """``carried.json``: the cells a successor campaign carried over from a closed campaign, the
 hashes of what it copied, and why every other cell was measured afresh.
+The same concept at another layer: ``evidence.audit.carried``, ``evidence.views.card.carried``.
 
 The flow writes it once, when the successor opens (``flows.campaign.succession``); the comparison
 shows it (``Carryover``) and the audit verifies it against the source bundle

@@ -85,7 +85,7 @@ class CellRecord(Artifact):
     deadline_s: float = Field(gt=0, description="The cell deadline the client ran under.")
     deadline_hit: bool = Field(description="The client stopped because the deadline passed.")
     client_exit_code: int | None = Field(
-        description="Exit status of python -m workload.run_cell; None if it was never started."
+        description="Exit status of python -m workload.cell_client; None if it was never started."
     )
     lane_end: LaneAtEnd | None = Field(description="The lane after the drain; None if not looked.")
     collector_settings: CollectorSettings = Field(description="Cadence the collectors ran on.")

@@ -1,4 +1,5 @@
 """GPU posture as recorded: the snapshot's model, its files, and what changed between two. Pure.
+The same concept at another layer: ``flows.campaign.gpu_posture``.
 
 Here, apart from reading NVML (``collectors.gpu.posture``), so that the evidence that reads
 and compares the snapshots loads neither NVML nor pynvml, as ``faceoff.formats.stalls`` keeps

@@ -1,5 +1,6 @@
 """What a lane run leaves behind: ``lane.json``, ``inspect.json`` and ``identity.json``
 (its readiness, expected and observed identity, weights manifest and verdict), and its target.
+The same concept at another layer: ``lanes.lane``.
 
 Here, apart from starting and judging a lane, so that the evidence reads these files
 without loading the lane machinery.

@@ -1,4 +1,5 @@
 """``passes.json``: the passes a campaign ran, the ones it did not and why, and its budget.
+The same concept at another layer: ``evidence.audit.passes``, ``flows.campaign.passes``.
 
 A campaign with sequential cells (``replicates = "auto"``) or a night's window
 (``[campaign] window`` / ``deadline``) decides between passes what the next one runs

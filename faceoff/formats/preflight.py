@@ -1,5 +1,6 @@
 """``preflight/preflight-<NNN>.json``: what ``faceoff preflight`` found on the campaign host
 before a run touched any lane, one file per run of the campaign (a resume checks again).
+The same concept at another layer: ``flows.cli.preflight``.
 
 Each check is ``ok``, ``WARN`` or ``FAIL`` with what it found and, unless ok, the fix. A
 FAIL stops the run before the take-over unless the operator waived that check

@@ -1,4 +1,5 @@
 """An arm's lane during a campaign: bring it up, warm it up, take it down.
+The same concept at another layer: ``matrix.arm``.
 
 Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run`` ledger
 row. A lane that does not pass readiness or identity stays recorded as such; its cells are

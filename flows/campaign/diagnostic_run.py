@@ -1,6 +1,6 @@
 """One paired diagnostic on one arm's lane: the request, the scrapes around it, the record.
 
-The lane is up (``flows.prefect.flow.bring_up``: readiness, identity, the arm's warmups, as
+The lane is up (``flows.prefect.flow.ready_arm``: readiness, identity, the arm's warmups, as
 for a cell). Into ``diagnostics/<cell>/<arm>/run-<n>/`` go the plan of one request of the
 cell's prompts in the diagnostic phase (the incumbent's text retokenized on a
 candidate), a ``/metrics`` scrape, the request through the load client process (its

@@ -1,5 +1,6 @@
 """The GPU posture a campaign records: its hardware GPUs when it opens and when it closes,
 and each lane run's GPUs once the lane is ready.
+The same concept at another layer: ``faceoff.formats.gpu_posture``.
 
 The campaign's snapshots (``posture/gpu-start.json``, kept on resume, and
 ``posture/gpu-end.json``) read NVML for the GPU ids of the arms that run on hardware; a

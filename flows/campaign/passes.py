@@ -1,4 +1,5 @@
 """The campaign's passes, one after another, each admitted by the evidence and the budget.
+The same concept at another layer: ``evidence.audit.passes``, ``faceoff.formats.passes``.
 
 Replicate k of a cell runs in pass k of the campaign, every arm in turn: the incumbent first
 in odd passes and last in even ones (ABBA: a drift across the night cannot favour one arm

@@ -1,5 +1,6 @@
 """The pilot as plain functions: one request of each cell contract on an arm's lane, and
 which cell runs the night should not spend its hours on.
+The same concept at another layer: ``evidence.attempt.pilot``.
 
 The flow (``flows.prefect.before_night.pilot_step``) boots each arm's lane once, before the
 first pass, candidates first and the incumbent last, and stops it before the scored walk.

@@ -1,4 +1,5 @@
 """Restoration keyed on the ledger: idempotent, resumable, usable without Prefect.
+The same concept at another layer: ``flows.cli.restore``.
 
 The campaign flow calls ``require_restoration`` before it first touches the
 incumbent (hashing the protected files first), and ``restore_incumbent`` in its

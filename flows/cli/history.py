@@ -1,6 +1,7 @@
 """``faceoff history``: the ledger's closed campaigns, each bundle's audit and night from
 the history cache (audited and read again only where the bundle changed), the series and
 their drift, the drift tickets, and the views: a table, ``--json``, ``--html``.
+The same concept at another layer: ``ledger.history``.
 
 It imports only what a cached history needs: the audit, the comparison's models and the
 page's plots load when a bundle changed or ``--html`` asks for the page."""

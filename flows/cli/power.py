@@ -1,6 +1,7 @@
 """The power table of a matrix, with the variances the ledger's earlier nights give: what
 ``faceoff validate --power`` prints and its ``--json`` carries; the preflight's power check
 (``flows.campaign.preflight.power``) judges the same table.
+The same concept at another layer: ``evidence.stats.power``, ``flows.campaign.preflight.power``.
 
 The statistics are ``evidence.comparison.power_table`` (pure) and ``evidence.history.variance``
 (the nights); this module is their I/O edge: the ledger's closed campaigns and their bundles.

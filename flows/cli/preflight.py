@@ -1,5 +1,7 @@
 """``faceoff preflight``: the campaign host checked before the night, as a checklist; and
-the same checks as the first step of ``faceoff run`` (``checked_run``)."""
+the same checks as the first step of ``faceoff run`` (``checked_run``).
+The same concept at another layer: ``faceoff.formats.preflight``.
+"""
 
 from __future__ import annotations
 

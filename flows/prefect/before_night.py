@@ -1,5 +1,6 @@
 """The flow's steps before the scored hours: the preflight, before the take-over, and the
 pilot, after it (docs/flows.md, "Before the night").
+The same concept at another layer: ``evidence.views.card.before_night``.
 
 The preflight runs first, touching nothing: a FAIL nobody waived raises before the campaign
 is opened (``faceoff run`` has run it already and passes its report in). The pilot runs once
@@ -33,7 +34,7 @@ from flows.prefect.tasks import SIDE_EFFECTS, block_task, stop_task
 from matrix.arm import Arm, Role
 from matrix.cell import Cell
 
-Boot = Callable[[CampaignContext, Arm, Cell], ArmRun]  # flows.prefect.flow.bring_up
+Boot = Callable[[CampaignContext, Arm, Cell], ArmRun]  # flows.prefect.flow.ready_arm
 
 
 def preflight_now(

@@ -35,7 +35,7 @@ from flows.campaign.opening import OPEN, campaign_dir_of, frozen_of, set_status
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.signals import sigterm_raises
 from flows.campaign.takeover import check_incumbent_port, check_startable_arms
-from flows.prefect.flow import bring_up
+from flows.prefect.flow import ready_arm
 from flows.prefect.tasks import (
     SIDE_EFFECTS,
     cell_timeout,
@@ -129,7 +129,7 @@ def diagnose_on(
     context: CampaignContext, arm: Arm, cell: Cell, reference: RequestPlan | None
 ) -> tuple[Diagnostic, Path]:
     """A fresh lane of the arm (as a cell gets), the diagnostic on it, the lane down."""
-    run = bring_up(context, arm, cell)
+    run = ready_arm(context, arm, cell)
     try:
         timed = request_task.with_options(timeout_seconds=cell_timeout(cell))
         return timed(context, run, cell, reference)

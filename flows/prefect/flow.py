@@ -162,7 +162,7 @@ def run_arms(
     try:
         handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
-        left = [(arm, cells) for arm, cells in pilot_step(context, work, pilot, bring_up) if cells]
+        left = [(arm, cells) for arm, cells in pilot_step(context, work, pilot, ready_arm) if cells]
         walks = (
             campaign_passes(context, left, _budget_end(context))
             if uses_passes(context.frozen.matrix)
@@ -208,7 +208,7 @@ def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
             if run is None or died:
                 if run is not None:
                     stop_task(context, run)
-                run = bring_up(context, arm, cell)
+                run = ready_arm(context, arm, cell)
             if run.warmups_failed is not None:
                 _log_result(block_task(context, cell, arm.name, run.warmups_failed))
                 continue
@@ -228,7 +228,10 @@ def _log_result(result: CellResult) -> None:
     )
 
 
-def bring_up(context: CampaignContext, arm: Arm, first: Cell) -> ArmRun:
+def ready_arm(context: CampaignContext, arm: Arm, first: Cell) -> ArmRun:
+    """The arm ready for its cells: its lane up and its identity checked
+    (``lanes.bringup.bring_up``), its warmups served and judged; a run that is not usable
+    says why."""
     run = started(context, arm)
     logger = get_run_logger()
     if not run.usable:

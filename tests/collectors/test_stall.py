@@ -169,8 +169,8 @@ def test_the_watcher_finds_the_client_by_its_journal_path_and_reads_its_wait(
     marker = str(tmp_path / "journal.jsonl")
     # a stand-in with the client's module name and journal path on its command line
     code = "import sys, time; time.sleep(120)"
-    client = subprocess.Popen([sys.executable, "-c", code, "-m", "workload.run_cell", marker])
-    other = subprocess.Popen([sys.executable, "-c", code, "workload.run_cell", "elsewhere"])
+    client = subprocess.Popen([sys.executable, "-c", code, "-m", "workload.cell_client", marker])
+    other = subprocess.Popen([sys.executable, "-c", code, "workload.cell_client", "elsewhere"])
     seen: list[ClientWait] = []
     watcher = ClientWatcher(marker, seen.append, every_ns=0, scan_every_ns=0)
     try:

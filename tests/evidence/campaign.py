@@ -2,7 +2,7 @@
 
 Simulator lanes started as host processes by ``lanes`` (readiness, identity,
 boot log), request plans built against the lane's own ``/tokenize``, the cell
-client as a separate ``python -m workload.run_cell`` process, the collectors'
+client as a separate ``python -m workload.cell_client`` process, the collectors'
 samplers around it, ``cell.json`` and the guard's verdict, and restoration of
 the incumbent with its receipt. Nothing here writes a measurement by hand.
 """
@@ -234,7 +234,7 @@ def _client(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            *(sys.executable, "-m", "workload.run_cell", "--plan", str(attempt / PLAN_NAME)),
+            *(sys.executable, "-m", "workload.cell_client", "--plan", str(attempt / PLAN_NAME)),
             *("--base-url", base_url, "--journal", str(attempt / JOURNAL_NAME)),
             *("--arm", arm, "--attempt", str(number), "--cell-deadline-s", str(cell.deadline_s)),
         ],

@@ -28,7 +28,7 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
 from faceoff.keys import PublicKey, SigningKey
-from faceoff.seal import seal_ref, sealed_predicate
+from faceoff.seal_envelope import seal_ref, sealed_predicate
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review

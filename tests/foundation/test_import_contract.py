@@ -28,6 +28,11 @@ from tests.foundation.cli import REPO
 
 DOC = REPO / "docs" / "architecture.md"
 UNNAMED_CLASSES = ("simulator",)  # an engine of its own: its names may echo the product's
+# Basenames two modules share for two concepts, still to be renamed apart; it only shrinks.
+NAMES_TO_TELL_APART = frozenset({
+    "build", "cell", "context", "figures", "layout", "model", "plan", "probes", "run", "runner",
+    "summary", "tables", "text", "window",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -401,6 +406,35 @@ def test_importing_a_module_a_package_keeps_out_of_its_all_breaks_the_contract(
     assert violations(_plant(tmp_path, files)) == [
         "guards/rule.py:2: collectors.deltas is not in collectors.__all__"
     ]
+
+
+def shared_basenames(modules: Mapping[str, Module]) -> dict[str, list[str]]:
+    """Each module basename two product modules share, with the modules that share it but do
+    not say so: the first paragraph of a module's docstring names every other module of its
+    name (the same concept at another layer: a format, its producer, its view)."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for module, info in modules.items():
+        if info.path.stem not in ("__init__", "__main__") and not _matches(module, UNNAMED_CLASSES):
+            by_name[info.path.stem].append(module)
+    silent = {}
+    for name, group in by_name.items():
+        quiet = [
+            m for m in group if any(o not in _first_paragraph(modules[m]) for o in group if o != m)
+        ]
+        if len(group) > 1 and quiet:
+            silent[name] = sorted(quiet)
+    return silent
+
+
+def _first_paragraph(info: Module) -> str:
+    docstring = ast.get_docstring(ast.parse(info.path.read_text(encoding="utf-8"))) or ""
+    return " ".join(docstring.strip().split("\n\n", maxsplit=1)[0].split())
+
+
+def test_two_modules_share_a_name_only_as_one_concept_at_two_layers_that_says_so() -> None:
+    silent = shared_basenames(walk(REPO))
+    assert sorted(set(silent) - NAMES_TO_TELL_APART) == []  # rename one, or name the other
+    assert sorted(NAMES_TO_TELL_APART - set(silent)) == []  # told apart: off the list
 
 
 def test_no_product_folder_holds_more_than_25_modules_flat() -> None:

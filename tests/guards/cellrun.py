@@ -2,7 +2,7 @@
 
 What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``requests.json`` (planned on the lane's own /tokenize), ``journal.jsonl`` from
-``python -m workload.run_cell`` in its own process, ``engine.jsonl`` /
+``python -m workload.cell_client`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
 when the run names GPU ids) from ``collectors.cell.CellCollectors``, and
 ``cell.json`` (``faceoff.formats.cell_record.CellRecord``). Used by the capture script of
@@ -30,10 +30,10 @@ from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.stalls import CellWindow
 from matrix.cell import Cell
 from simulator.launch import SimServer
+from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.records import EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
-from workload.run_cell import client_command
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

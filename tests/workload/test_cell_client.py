@@ -1,4 +1,4 @@
-"""The client process (`python -m workload.run_cell`): exit statuses, signals, SIGKILL."""
+"""The client process (`python -m workload.cell_client`): exit statuses, signals, SIGKILL."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from simulator.groundtruth import read_ground_truth
 from tests.workload.conftest import StartSim, cell, http_plan
+from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.outcome import Status
 from workload.plan import RequestPlan
-from workload.run_cell import client_command
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -192,7 +192,7 @@ def test_cell_deadline_exits_3_and_bad_input_exits_2(start_sim: StartSim, tmp_pa
 @pytest.mark.parametrize("argv", [["--plan"], []])
 def test_usage_errors_exit_2(argv: list[str]) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "workload.run_cell", *argv], cwd=REPO, capture_output=True
+        [sys.executable, "-m", "workload.cell_client", *argv], cwd=REPO, capture_output=True
     )
     assert proc.returncode == 2
 
@@ -200,7 +200,7 @@ def test_usage_errors_exit_2(argv: list[str]) -> None:
 def test_the_client_reports_the_cpu_wait_of_its_run_not_of_its_start_up() -> None:
     """The host-stall guard divides this wait by the cell window; waits spent importing
     before the first request (seconds on a loaded host) must not count."""
-    from workload.run_cell import process_times, runqueue_wait_s
+    from workload.cell_client import process_times, runqueue_wait_s
 
     before, cpu_before = runqueue_wait_s(), time.process_time()
     assert before is not None and before >= 0

@@ -27,12 +27,12 @@ from guards.pair import pair_integrity
 from matrix.cell import Cell
 from matrix.thresholds import MAX_SCHEDULE_LAG_MS
 from simulator.launch import running
+from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.lag import Lag, lag_of
 from workload.outcome import Status
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.records import Phase
-from workload.run_cell import client_command
 from workload.tokenizer import LaneTokenizer
 from workload.traffic.rows import TraceSource
 

@@ -1,5 +1,6 @@
 """The card's "Before the night": what the preflight found on the campaign host (its WARNs,
 every FAIL the operator waived and why) and what the pilot found before the scored cells.
+The same concept at another layer: ``flows.prefect.before_night``.
 
 Renders ``comparison.json``'s ``preflight`` and ``pilot``; computes nothing.
 """

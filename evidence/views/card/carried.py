@@ -1,5 +1,7 @@
 """The card's word on a successor campaign: which cells were carried over from which closed
-campaign (measured there, not here) and why each other cell was measured afresh."""
+campaign (measured there, not here) and why each other cell was measured afresh.
+The same concept at another layer: ``evidence.audit.carried``, ``faceoff.formats.carried``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The card's host and GPU posture: the settings at the campaign's start and end (and each
 lane run's GPUs), changes flagged.
+The same concept at another layer: ``collectors.gpu.posture``.
 
 Renders ``comparison.json``'s ``posture``; computes nothing.
 """

@@ -1,5 +1,8 @@
 """The card's speculative decoding: draft acceptance per cell and arm beside its decode rate,
-and structured decode against prose. Renders ``comparison.json``; computes nothing."""
+and structured decode against prose. Renders ``comparison.json``; computes nothing.
+The same concept at another layer: ``collectors.speculation``,
+``evidence.comparison.speculation``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The card's tails: inter-token latency per cell and arm, and each p99 with its n and whether
-the sample can claim it. Renders ``comparison.json``; computes nothing."""
+the sample can claim it. Renders ``comparison.json``; computes nothing.
+The same concept at another layer: ``evidence.attempt.tails``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The run's environment: the operator's secrets set, each host lane's program found, room
-on the workdir's disk for the bundle, and Prefect's home writable."""
+on the workdir's disk for the bundle, and Prefect's home writable.
+The same concept at another layer: ``lanes.environment``.
+"""
 
 from __future__ import annotations
 

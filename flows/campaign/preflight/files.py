@@ -1,5 +1,7 @@
 """Files on the campaign host: mount sources, a vLLM arm's model, weights-manifest
-directories and the protected files, each where the lane or the receipt will look."""
+directories and the protected files, each where the lane or the receipt will look.
+The same concept at another layer: ``faceoff.files``.
+"""
 
 from __future__ import annotations
 

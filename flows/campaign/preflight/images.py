@@ -1,5 +1,7 @@
 """Images: each Docker arm's pinned image is in the local store by its digest, or the
-registry has that digest now (asked through the daemon; nothing is pulled)."""
+registry has that digest now (asked through the daemon; nothing is pulled).
+The same concept at another layer: ``lanes.images``.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Ports and the serving incumbent: every arm's address free, or held by a lane the
 take-over stops; what serves on the incumbent's address is the incumbent arm the receipt
-will restore. Real sockets and HTTP; the judging is pure."""
+will restore. Real sockets and HTTP; the judging is pure.
+The same concept at another layer: ``faceoff.ports``.
+"""
 
 from __future__ import annotations
 

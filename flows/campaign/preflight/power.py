@@ -4,6 +4,7 @@ ledger's earlier nights of the same workload and incumbent (``evidence.history.v
 else the conservative default; a criterion a cell cannot decide as planned is a WARN naming
 the cell, the metric and the requests it needs. ``faceoff validate --power`` prints the same
 table (``flows.cli.power``).
+The same concept at another layer: ``evidence.stats.power``, ``flows.cli.power``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Terminal views. They display data computed elsewhere; they compute nothing new."""
+"""Terminal views. They display data computed elsewhere; they compute nothing new.
+The same concept at another layer: ``evidence.views.terminal.console``.
+"""
 
 from __future__ import annotations
 
