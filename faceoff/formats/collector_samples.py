@@ -1,4 +1,5 @@
-"""The native sample artifacts: one JSON line per tick in engine/gpu/host.jsonl.
+"""``engine.jsonl``, ``gpu.jsonl``, ``host.jsonl``: the collectors' native samples, one JSON
+line per tick.
 
 Every sample carries its tick (sequence, scheduled and actual monotonic time,
 the period it was scheduled on) and its own wall-clock anchor, so cadence can be

@@ -1,4 +1,5 @@
-"""Freezing: canonical JSON of the matrix and its resolved registry, id = sha256.
+"""``matrix.frozen.json``: the matrix frozen, canonical JSON of it and its resolved registry,
+id = sha256.
 
 Format history of ``FrozenMatrix.schema_version``:
   1 — first release.

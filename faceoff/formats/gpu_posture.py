@@ -1,4 +1,5 @@
-"""GPU posture as recorded: the snapshot's model, its files, and what changed between two. Pure.
+"""``posture/gpu-start.json``, ``gpu-end.json`` and a lane run's ``gpu-posture.json``: GPU
+posture as recorded, the snapshot's model, and what changed between two. Pure.
 The same concept at another layer: ``flows.campaign.gpu_posture``.
 
 Here, apart from reading NVML (``collectors.gpu.posture``), so that the evidence that reads

@@ -1,5 +1,5 @@
-"""What the history remembers of each bundle: its audit outcome and its night, valid only
-while the bundle stays as it was.
+"""``.history/cache.json``: what the history remembers of each bundle, its audit outcome and
+its night, valid only while the bundle stays as it was.
 
 An audit is far too slow to repeat for a year of nights on every ``faceoff history``, so
 each outcome is kept in ``<workdir>/.history/cache.json`` under the bundle's *state* (the

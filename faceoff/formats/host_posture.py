@@ -1,4 +1,5 @@
-"""Host posture: the kernel and runtime settings that change what a lane can do.
+"""``posture/start.json``, ``end.json``: the host's posture, the kernel and runtime settings
+that change what a lane can do.
 
 Swappiness, transparent huge pages, the CPU frequency governor, the NUMA nodes, the
 kernel command line, the container runtime and the GPU driver: an operator's report

@@ -1,6 +1,6 @@
-"""One campaign as a night of the history: its host and each arm's p50/p95 per cell and
-headline metric, with intervals (read from the bundle, and how the intervals are
-derived: ``evidence.history.night_read``).
+"""A night of ``.history/cache.json``: one campaign in the history, its host and each arm's
+p50/p95 per cell and headline metric, with intervals (read from the bundle, and how the
+intervals are derived: ``evidence.history.night_read``).
 
 Format history of ``Night.schema_version``:
   1 — first release.

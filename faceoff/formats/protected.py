@@ -1,4 +1,5 @@
-"""Protected operator files: sha256 before the campaign and after restoration.
+"""``protected.before.json``: protected operator files' sha256 before the campaign, compared
+with after restoration.
 
 A missing file is recorded as missing and an unreadable one as unreadable: the
 comparison reports them, it never stops restoration. A file that could not be

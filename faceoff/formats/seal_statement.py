@@ -1,4 +1,5 @@
-"""in-toto Statement v1: what a seal says, as in-toto tooling reads it.
+"""The statement ``SEAL.dsse.json`` signs: an in-toto Statement v1, what a seal says, as
+in-toto tooling reads it.
 
 ``{"_type": "https://in-toto.io/Statement/v1", "subject": [{"name", "digest": {"sha256"}}],
 "predicateType": …, "predicate": {…}}``: the subjects are the files a seal covers, each with

@@ -1,4 +1,5 @@
-"""The file names the collectors leave in an attempt folder, and the lines of ``stalls.jsonl``.
+"""``stalls.jsonl``: the host-stall monitor's lines; and the names of the files the collectors
+leave in an attempt folder.
 
 Here, apart from the samplers and the host-stall monitor, so that readers of those files
 (the summary, the guards, the evidence audit) name and parse them without loading an HTTP
