@@ -40,9 +40,9 @@ from typing import Any
 import psutil
 
 from faceoff.formats.lane import LaneRecord
+from faceoff.formats.reasons import Reason
 from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
-from guards.reasons import Reason
 from lanes.leftovers import live_process_records
 from lanes.process import is_same_process
 from lanes.receipt import verify_receipt

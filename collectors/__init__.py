@@ -11,7 +11,6 @@ __all__ = [
     "engine",
     "gpu",
     "host",
-    "host_facts",
     "inventory",
     "sampler",
     "settings",

@@ -29,9 +29,9 @@ from evidence.folder.layout import AttemptDir
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
 from faceoff.formats.host_posture import LaneGpuPosture, lane_postures, with_lanes
 from faceoff.formats.passes import unplanned
+from faceoff.formats.reasons import Disposition
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
-from guards.reasons import Disposition
 from matrix.cell import Cell
 from matrix.families import FamilyStatus
 from matrix.model import Matrix

@@ -17,10 +17,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.comparison.model import ArmEntry
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.formats.host_posture import PostureView
 from faceoff.formats.preflight import CheckResult
 

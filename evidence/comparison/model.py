@@ -69,7 +69,7 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.carried import Carryover
 from faceoff.formats.host_posture import PostureView
 from faceoff.formats.preflight import CheckResult, PreflightReport
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling
 from matrix.fields import omitted_at

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evidence.comparison.model import ArmCell, CellEntry, SpecPair
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 from matrix.cell import WorkloadKind
 
 STRUCTURED, PROSE = WorkloadKind.DECODE_STRUCTURED.value, WorkloadKind.DECODE_PROSE.value

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from evidence.folder.layout import AttemptDir
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.reasons import Disposition
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
-from guards.reasons import Disposition
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from guards.reasons import Disposition, Reason
+from faceoff.formats.reasons import Disposition, Reason
 from matrix.families import FamilySource, FamilyStatus
 
 VERDICT_FILE = "verdict.json"

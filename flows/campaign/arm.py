@@ -20,13 +20,13 @@ from pathlib import Path
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.lane import IDENTITY_FILE, LANE_FILE, LaneExit
+from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.client import ClientExit, run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import record_lane_gpus
 from flows.campaign.planning import PlanTarget, plan_warmups
 from flows.campaign.restore import lane_run_row
 from guards.dispositions import Disposed
-from guards.reasons import Disposition, Reason
 from guards.validity import ERROR_STATUSES
 from lanes.bringup import bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.reasons import Disposition
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun
@@ -23,7 +24,6 @@ from flows.campaign.journal_index import index_journal
 from flows.campaign.planning import reference_plan
 from guards.dispositions import Disposed, Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
-from guards.reasons import Disposition
 from ledger.campaigns import require_campaign
 from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope

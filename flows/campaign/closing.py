@@ -19,12 +19,12 @@ from evidence.folder.layout import RESULT_FILE, CampaignFolder
 from faceoff.formats.gpu_posture import GPU_END_FILE
 from faceoff.formats.host_posture import END_FILE, collect_posture, docker_runtime, write_posture
 from faceoff.formats.passes import read_passes, unplanned
+from faceoff.formats.reasons import Disposition
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.restore import RestoreOutcome
 from flows.campaign.seal_record import keep_current_seal
 from guards.dispositions import Closure, close_campaign
-from guards.reasons import Disposition
 from ledger.campaigns import SEALING, require_campaign
 from ledger.cells import latest_attempts, set_campaign_state
 from ledger.db import session_scope

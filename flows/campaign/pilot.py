@@ -21,12 +21,12 @@ from typing import Literal
 from evidence.attempt.pilot import PILOT_DIR, PilotBlock, PilotLane, PilotMode, PilotProbe
 from evidence.attempt.pilot import read_probe as read_probe_folder
 from faceoff.errors import FaceoffError
+from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.arm import ArmRun, lane_death
 from flows.campaign.client import run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.planning import plan_pilot
 from guards.dispositions import Disposed
-from guards.reasons import Disposition, Reason
 from matrix.arm import Arm
 from matrix.cell import Cell
 from matrix.contracts import Contract, contracts

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.audit.run import audit_bundle
 from evidence.bundle.write import write_bundle
 from evidence.folder.layout import CampaignFolder
@@ -30,6 +29,7 @@ from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.formats.lane import BOOT_LOG_FILE, LANE_FILE, LaneRecord
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.campaign.context import CampaignContext

@@ -19,10 +19,10 @@ from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
 from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.reasons import Disposition, Reason
 from faceoff.formats.stalls import GPU_FILE
 from faceoff.formats.verdict import Outcome, Presence, Verdict
 from guards.judge import judge_cell
-from guards.reasons import Disposition, Reason
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell

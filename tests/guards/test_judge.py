@@ -11,10 +11,10 @@ from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Disposition, Reason
 from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.dispositions import Disposed
 from guards.judge import judge_cell, judge_pair, not_run
-from guards.reasons import Disposition, Reason
 from tests.guards.helpers import CELLS
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Reason
 from faceoff.formats.verdict import VERDICT_FILE, Outcome
 from guards.judge import judge_cell
-from guards.reasons import Reason
 from tests.guards.helpers import CELLS
 from workload.records import JOURNAL_NAME
 

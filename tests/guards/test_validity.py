@@ -10,10 +10,10 @@ import pytest
 
 from faceoff.formats.cell_record import LaneAtEnd
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Reason
 from faceoff.formats.stalls import CellWindow
 from faceoff.formats.verdict import Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
-from guards.reasons import Reason
 from guards.validity import RULES, validity
 from matrix.cell import Cell, WorkloadKind
 from matrix.thresholds import Thresholds

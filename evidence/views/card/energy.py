@@ -12,7 +12,7 @@ from evidence.attempt.energy import EnergyFigures
 from evidence.comparison.model import FIGURE_LABELS, ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 METHOD_WORDS = {
     "counter": "energy counter",

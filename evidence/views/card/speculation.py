@@ -10,7 +10,7 @@ from collectors.speculation import SpecAcceptance
 from evidence.comparison.model import ArmCell, Comparison, SpecPair
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 NOTE = (
     "From the engine's `spec_decode` counter deltas over each cell (warmups included): "

@@ -11,7 +11,7 @@ from evidence.views.card.extra_rows import ENERGY_ROWS, SPECULATION_ROW, extra_r
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
 from faceoff.formats.lane import BOOT_LOG_FILE
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 Cell = Callable[[ArmCell], str]
 

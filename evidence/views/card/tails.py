@@ -9,7 +9,7 @@ from evidence.attempt.tails import ITL, TailStats
 from evidence.comparison.model import ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 HEADER = ["cell", "arm", "ITL p50 / p95 / p99 / max", "TTFT p99", "E2E p99", "ITL p99",
           "source"]  # fmt: skip

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Protocol
 from rich.console import Console
 from rich.table import Table
 
+from faceoff.formats.reasons import disposition_label
 from flows.cli.views.durations import clock
 from flows.cli.views.plain_table import PlainTable
-from guards.reasons import disposition_label
 
 if TYPE_CHECKING:  # loaded only by the commands that show them
     from faceoff.formats.frozen_matrix import FrozenMatrix
