@@ -36,7 +36,7 @@ from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.evidence.devtools import evaluate_in_page
-from tests.evidence.test_report import chromium
+from tests.evidence.views.html.test_report import chromium
 from tests.foundation.cli import faceoff
 from tickets.drift import DRIFT_DIR, read_drift_ticket
 

@@ -13,7 +13,7 @@ from evidence.comparison.model import ArmCell, CellEntry, Ratio
 from faceoff.errors import FaceoffError
 from matrix.toml.reader import load_matrix
 
-AA_MATRIX = Path(__file__).resolve().parents[2] / "matrix" / "examples" / "sim-aa.toml"
+AA_MATRIX = Path(__file__).resolve().parents[3] / "matrix" / "examples" / "sim-aa.toml"
 
 
 def ratio(low: float, high: float) -> Ratio:

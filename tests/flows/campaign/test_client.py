@@ -18,7 +18,7 @@ from workload.journal import read_journal
 from workload.outcome import Status
 from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def args(server: SimServer, folder: Path, deadline_s: float = 60.0) -> ClientArgs:

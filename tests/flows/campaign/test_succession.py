@@ -22,7 +22,7 @@ from matrix.model import Matrix
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as e2e_matrix
 from tests.foundation.cli import faceoff
-from tests.foundation.test_cell_content import data
+from tests.matrix.test_cell_content import data
 
 
 def now() -> datetime:

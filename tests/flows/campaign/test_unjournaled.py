@@ -16,7 +16,7 @@ from flows.campaign.unjournaled import name_unjournaled, unjournaled
 from guards.judge import judge_cell
 from workload.records import JOURNAL_NAME
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "guards"
+DATA = Path(__file__).resolve().parents[2] / "data" / "guards"
 
 
 @pytest.fixture
