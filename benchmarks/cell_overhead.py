@@ -36,11 +36,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from flows.campaign import spans
-from guards.records import CELL_FILE, CellRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
+from workload.cell_client import read_summary
 from workload.records import CLIENT_LOG
-from workload.run_cell import read_summary
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "cell-overhead"

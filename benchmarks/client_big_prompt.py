@@ -7,7 +7,7 @@ A simulator (`bench-200` profile: 400K context, 8M-token KV pool; prefill slowed
 40K → 20K tok/s over the context) serves a capacity-edge cell. Printed:
 
 - plan synthesis: wall time, /tokenize round trips, target vs actual tokens, body size;
-- per request, faceoff (`python -m workload.run_cell`) against a reference client
+- per request, faceoff (`python -m workload.cell_client`) against a reference client
   (stdlib `http.client`, blocking, the same body bytes, clearly not a benchmark
   tool): "send → admitted" = the server's arrival stamp (taken after it read, parsed
   and tokenized the body) minus the client's send stamp, then the server's own
@@ -108,7 +108,7 @@ def row(who: str, send_ns: int, first: int, last: int, truth: dict[str, Any]) ->
 
 def run_faceoff(url: str, plan: RequestPlan, work: Path) -> tuple[dict[str, Any], Path]:
     plan.write(work / "requests.json")
-    command = [sys.executable, "-m", "workload.run_cell", "--plan", str(work / "requests.json")]
+    command = [sys.executable, "-m", "workload.cell_client", "--plan", str(work / "requests.json")]
     command += ["--base-url", url, "--journal", str(work / "journal.jsonl")]
     done = subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True)
     return json.loads(done.stdout.splitlines()[-1])["summary"], work / "journal.jsonl"

@@ -7,7 +7,7 @@ For each concurrency C, one simulator (`bench-200` profile, real time: decode fl
 at `--rate` tok/s per stream at any batch up to 64, no reasoning) journals when it
 wrote every chunk (`--ground-truth`). Then, alternating who goes first each round:
 
-- faceoff: a plan is built over /tokenize and run by `python -m workload.run_cell`;
+- faceoff: a plan is built over /tokenize and run by `python -m workload.cell_client`;
 - the peer: guidellm (`guidellm run`, concurrent profile, C streams) with the same
   number of requests, `--tokens` output tokens each (ignore_eos), ~256-token prompts.
 
@@ -211,7 +211,7 @@ def run_faceoff(r: Round) -> tuple[Path, float, float]:
     plan_path = r.workdir / f"{r.tag}-requests.json"
     journal = r.workdir / f"{r.tag}-journal.jsonl"
     plan.write(plan_path)
-    command = [sys.executable, "-m", "workload.run_cell", "--plan", str(plan_path)]
+    command = [sys.executable, "-m", "workload.cell_client", "--plan", str(plan_path)]
     command += ["--base-url", r.url, "--journal", str(journal)]
     started = time.perf_counter()
     done = subprocess.run(

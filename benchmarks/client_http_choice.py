@@ -151,7 +151,7 @@ def client(library: str, url: str, streams: int, tokens: int, rate: int) -> None
         "httpx": lambda: _httpx_streams(url, specs),
     }
     gc.collect()
-    gc.freeze()  # as workload.run_cell does: no full collection pauses mid-stream
+    gc.freeze()  # as workload.cell_client does: no full collection pauses mid-stream
     cpu = time.process_time()
     arrivals = asyncio.run(runs[library]())
     print(json.dumps({"arrivals": arrivals, "cpu_s": time.process_time() - cpu}))

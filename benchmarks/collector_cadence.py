@@ -38,10 +38,10 @@ import psutil
 from collectors.cadence import nearest_rank
 from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.sampler import SamplerLoop, Tick
 from collectors.settings import CollectorSettings
 from collectors.summary import load_cell_samples, summarize
+from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running
 
 TARGET_P99_MS = 20.0

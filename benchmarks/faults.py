@@ -39,13 +39,13 @@ from typing import Any
 
 import psutil
 
+from faceoff.formats.lane import LaneRecord
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
-from guards.reasons import Reason
-from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from lanes.leftovers import live_process_records
 from lanes.process import is_same_process
 from lanes.receipt import verify_receipt
-from lanes.records import LaneRecord
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.throwaway import throwaway_postgres, throwaway_registry
 
@@ -373,7 +373,7 @@ def listener(port: int) -> str:
 
 def sigkill_warmups(c: Campaign, row: Row) -> None:
     first = c.run()
-    warming = lambda: bool(children(first.pid, "workload.run_cell"))  # noqa: E731
+    warming = lambda: bool(children(first.pid, "workload.cell_client"))  # noqa: E731
     kill_when(c, row, first, warming, "the warmup client")
 
 
@@ -408,7 +408,7 @@ def sigkill_restoration(c: Campaign, row: Row) -> None:
 def sigkill_client(c: Campaign, row: Row) -> None:
     first = c.run()
     wait_for(mid_cell(c, first), "two journal lines")
-    clients = children(first.pid, "workload.run_cell")
+    clients = children(first.pid, "workload.cell_client")
     for client in clients:
         client.kill()
     row.note = f"{len(clients)} client(s) killed"

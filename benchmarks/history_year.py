@@ -15,7 +15,7 @@ rates down) from night ``DRIFT_NIGHT`` on.
 
 These folders are not whole campaigns (no journals, receipt or views), so a real audit
 would fail every one: the audit outcome of each night is planted in the history cache
-(``evidence.history.cache.audit_entry``) as its nightly run would have recorded it: ok,
+(``faceoff.formats.history_cache.audit_entry``) as its nightly run would have recorded it: ok,
 except on the nights of ``TAMPERED``, whose ``comparison.json`` is edited after the seal
 and recorded as failing the hash check.
 """
@@ -40,14 +40,14 @@ from evidence.comparison.manifest import Manifest
 from evidence.comparison.model import ArmCell, CellEntry, Comparison, Ratio
 from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE, CampaignFolder
 from evidence.folder.sums import write_sums
-from evidence.history.cache import (
+from faceoff.credentials import NOBODY
+from faceoff.formats.history_cache import (
     CACHE_FILE,
     AuditOutcome,
     HistoryCache,
     audit_entry,
     save_cache,
 )
-from faceoff.credentials import NOBODY
 from faceoff.ports import Clock
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt, finish_attempt, set_campaign_state

@@ -6,7 +6,7 @@ counted as answered, seconds from its send to the first and last content chunk (
 every content chunk where it keeps them), matched with the server's record by the
 serial the server stamped into the response id or the first content text.
 
-- faceoff: a plan built over the server's /tokenize, run by `python -m workload.run_cell`;
+- faceoff: a plan built over the server's /tokenize, run by `python -m workload.cell_client`;
   with ``before``, also "faceoff before": the same plan run by another source tree of
   faceoff (an earlier revision), so the two clients' CPU per request compare round by round;
 - `vllm bench serve` 0.32 (random dataset, `--max-concurrency C`, request rate inf), from
@@ -127,7 +127,7 @@ def run_faceoff(r: Round, tree: Path = REPO) -> ClientRun:
     plan_path = r.workdir / f"{r.tag}{name}-plan.json"
     journal = r.workdir / f"{r.tag}{name}-journal.jsonl"
     asyncio.run(_plan(r)).write(plan_path)
-    command = [sys.executable, "-m", "workload.run_cell", "--plan", str(plan_path)]
+    command = [sys.executable, "-m", "workload.cell_client", "--plan", str(plan_path)]
     done = run_client(r, [*command, "--base-url", r.url, "--journal", str(journal)], cwd=tree)
     run = ClientRun(cpu_s=json.loads(done.stdout.splitlines()[-1])["summary"]["run_cpu_s"])
     for o in read_journal(journal).outcomes:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from evidence.comparison.model import Comparison
-from evidence.folder.passes import PassRecord
+from faceoff.formats.passes import PassRecord
 from flows.campaign.restore import restore_tools
 from flows.prefect import server as ephemeral
 from lanes.leftovers import teardown as stop_campaign_lanes

@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from workload.run_cell import GIL_SWITCH_INTERVAL_S
+from workload.cell_client import GIL_SWITCH_INTERVAL_S
 from workload.rx_stamps import SO_TIMESTAMPNS, STAMP_SPACE, kernel_arrival, waited_ns
 
 Ancillary = list[tuple[int, int, bytes]]

@@ -37,25 +37,25 @@ from collectors.engine import EngineSampler, Scrape
 from collectors.gpu.nvml import EccCounts, MemoryInfo, Utilization, XidCount
 from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
-from collectors.records import CellWindow
 from collectors.sampler import Clocks, Sampler, Tick
-from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import TELEMETRY_FILE, summarize_folder
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
+from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.collector_samples import EngineStatus
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.protected import compare, snapshot
+from faceoff.formats.stalls import CellWindow
+from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from guards.verdict import VERDICT_FILE
 from lanes.context import LANES_DIR, LanePurpose, next_run_dir
-from lanes.protected import compare, snapshot
 from lanes.receipt import RECEIPT_FILE, CandidateAbsence, Receipt, bound_files
-from lanes.records import LANE_FILE, LaneRecord
 from lanes.restoration import snapshot_before
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 from simulator.metrics import Families
 from simulator.profile import load_profile

@@ -25,7 +25,7 @@ from evidence.reviews.decision import Decision
 from evidence.reviews.log import GENESIS, read_reviews
 from faceoff.canonical import file_sha256
 from faceoff.keys import PublicKey, SigningKey
-from faceoff.seal import seal_bundle
+from faceoff.seal_envelope import seal_bundle
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from lanes.receipt import Receipt

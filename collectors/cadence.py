@@ -19,9 +19,9 @@ from typing import Generic, TypeVar
 
 from pydantic import Field
 
-from collectors.records import CellWindow
-from collectors.samples import SampleBase
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import SampleBase
+from faceoff.formats.stalls import CellWindow
 from workload.outcome import RequestOutcome
 
 S = TypeVar("S", bound=SampleBase)

@@ -25,13 +25,13 @@ from collectors.gpu.nvml import Nvml, PynvmlLibrary
 from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
-from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.stall_monitor import StallMonitor
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from faceoff.ports import DockerApi
 from workload.records import JOURNAL_NAME
 

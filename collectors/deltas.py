@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from collectors.records import CellWindow
-from collectors.samples import EngineSample
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.stalls import CellWindow
 
 START_TIME = "process_start_time_seconds"
 

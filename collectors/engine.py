@@ -20,10 +20,10 @@ import aiohttp
 
 from collectors.aliases import AliasTable
 from collectors.prometheus import MetricsParseError, parse_metrics
-from collectors.records import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
-from collectors.sampler import Clocks, Tick
-from collectors.samples import EngineSample, EngineStatus, tick_fields
+from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.files import JsonlAppender, write_text_atomic
+from faceoff.formats.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
 """The host sampler: host available memory and the lane's own memory, one HostSample per tick.
+The same concept at another layer: ``flows.campaign.preflight.host``.
 
 The lane is a Docker container (its cgroup, found from its pid, or the Docker
 stats API one-shot when no cgroup directory is visible) or a local process (its
@@ -22,11 +23,11 @@ from collectors.cgroup import (
     docker_cgroup_guesses,
     read_memory_mounts,
 )
-from collectors.records import HOST_FILE
-from collectors.sampler import Clocks, Tick
-from collectors.samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus, tick_fields
+from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
+from faceoff.formats.collector_samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus
+from faceoff.formats.stalls import HOST_FILE
 from faceoff.ports import DockerApi
 from faceoff.result import Maybe
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import psutil
 import pynvml
 
-from collectors.host_facts import (
+from faceoff.formats.host_facts import (
     CpuFacts,
     DockerFacts,
     GpuDevice,

@@ -21,10 +21,10 @@ from collectors.cadence import (
     cell_ticks,
     family_coverage,
 )
-from collectors.records import CellWindow
-from collectors.samples import GpuReading, GpuSample, HostSample, ReadStatus
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import GpuReading, GpuSample, HostSample, ReadStatus
+from faceoff.formats.stalls import CellWindow
 
 N = TypeVar("N", int, float)
 M = TypeVar("M", GpuSample, HostSample)

@@ -1,4 +1,5 @@
 """One cadence loop for every sampler: drift-free ticks on a monotonic clock.
+The same concept at another layer: ``collectors.gpu.sampler``.
 
 Tick k is due at ``start + k·period`` (never ``sleep(period)`` after the work,
 which drifts by the work's duration). A tick that starts more than
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from faceoff.errors import FaceoffError
 from faceoff.ports import Clock
@@ -47,6 +48,29 @@ class Tick:
     @property
     def deviation_ns(self) -> int:
         return self.actual_ns - self.scheduled_ns
+
+
+class TickFields(TypedDict):
+    seq: int
+    final: bool
+    period_ns: int
+    scheduled_ns: int
+    actual_ns: int
+    wall_utc: datetime
+    latency_ns: int
+
+
+def tick_fields(tick: Tick, wall: datetime, latency_ns: int) -> TickFields:
+    """The SampleBase fields of a sample taken at ``tick``."""
+    return {
+        "seq": tick.seq,
+        "final": tick.final,
+        "period_ns": tick.period_ns,
+        "scheduled_ns": tick.scheduled_ns,
+        "actual_ns": tick.actual_ns,
+        "wall_utc": wall,
+        "latency_ns": max(0, latency_ns),
+    }
 
 
 class Sampler(Protocol):

@@ -1,4 +1,6 @@
 """Speculative-decoding acceptance of one cell, from its engine counter deltas (pure).
+The same concept at another layer: ``evidence.comparison.speculation``,
+``evidence.views.card.speculation``.
 
 vLLM counts, per engine step and request that carried draft tokens: one *draft*, its
 *draft tokens*, the *accepted* ones, and per draft position whether that position was

@@ -16,7 +16,7 @@ client's start-up.
 
 ``stalls.jsonl`` in the attempt folder holds one ``start`` line, one line per
 stall and per client reading (flushed as written, so a killed run keeps them)
-and one ``stop`` line with the totals. The lines are ``collectors.records``
+and one ``stop`` line with the totals. The lines are ``faceoff.formats.stalls``
 models; ``collectors.stall_log`` reads them back and summarizes them.
 """
 
@@ -33,14 +33,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.records import ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.sampler import utc_now
 from faceoff.files import JsonlAppender
+from faceoff.formats.stalls import ClientWait, MonitorStart, MonitorStop, Stall
 
 TICK_NS = 1_000_000
 CLIENT_EVERY_NS = 20_000_000  # client schedstat readings
 CLIENT_SCAN_EVERY_NS = 100_000_000  # looking for the client in /proc until it is found
-CLIENT_MODULE = b"workload.run_cell"
+CLIENT_MODULE = b"workload.cell_client"
 PR_SET_PDEATHSIG = 1
 
 

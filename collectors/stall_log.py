@@ -12,9 +12,16 @@ from pathlib import Path
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall, StallLine
 from faceoff.artifact import Spec
 from faceoff.files import read_jsonl
+from faceoff.formats.stalls import (
+    CellWindow,
+    ClientWait,
+    MonitorStart,
+    MonitorStop,
+    Stall,
+    StallLine,
+)
 
 _LINE: TypeAdapter[StallLine] = TypeAdapter(StallLine)
 

@@ -42,12 +42,12 @@ from collectors.memory_summary import (
     gpu_summary,
     host_summary,
 )
-from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
-from collectors.samples import EngineSample, GpuSample, HostSample, SampleBase
 from collectors.settings import CollectorSettings
 from collectors.stall_log import StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
+from faceoff.formats.collector_samples import EngineSample, GpuSample, HostSample, SampleBase
+from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 
 TELEMETRY_FILE = "telemetry.json"
 

@@ -1,4 +1,6 @@
-"""One error type whose message says what was wrong, where, and what to do."""
+"""One error type whose message says what was wrong, where, and what to do.
+The same concept at another layer: ``matrix.toml.errors``.
+"""
 
 from __future__ import annotations
 

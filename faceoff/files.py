@@ -1,4 +1,5 @@
 """File writes that never leave half a file behind.
+The same concept at another layer: ``flows.campaign.preflight.files``.
 
 Whole files go through a temp file and ``os.replace``; append-only JSON-lines
 files flush each line so a killed process keeps every line it finished, and

@@ -1,4 +1,5 @@
 """Ed25519 key pairs: the operator signs with the private key, anyone verifies with the public one.
+The same concept at another layer: ``flows.cli.keys``.
 
 ``faceoff keys init`` writes both: the private key as unencrypted PKCS#8 PEM, mode 0600,
 and the public key as PEM (what ``openssl pkeyutl -verify -pubin`` reads) under a comment

@@ -1,5 +1,6 @@
 """docs/reference/modules.md, generated: every module of the distribution's packages with the
-first paragraph of its docstring, package by package.
+first paragraph of its docstring, package by package; and the listing of ``faceoff/formats/``
+in docs/architecture.md's campaign-folder map: each file's module and its models.
 
 Read from the source, never imported, so nothing a campaign loads (an engine client, a
 database driver, a GPU library) is needed to write it. A test fails when the page and the
@@ -19,6 +20,10 @@ from faceoff.files import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_PATH = ROOT / "docs" / "reference" / "modules.md"
+ARCHITECTURE_PATH = ROOT / "docs" / "architecture.md"
+FORMATS = "faceoff.formats"
+FORMATS_BEGIN = "<!-- generated: formats (python -m faceoff.module_reference) -->\n"
+FORMATS_END = "<!-- end of the generated formats -->\n"
 # In the order of docs/architecture.md's import contract: each package after those it uses.
 PACKAGES = (
     "faceoff", "matrix", "workload", "collectors", "lanes", "tickets", "ledger", "simulator",
@@ -81,5 +86,49 @@ def _section(package: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def formats_listing() -> str:
+    """The table of ``faceoff/formats/``: each module, the file its docstring opens with, and
+    each model it holds with the format version it writes."""
+    docs = [d for d in module_docs("faceoff") if d.name.startswith(f"{FORMATS}.")]
+    lines = ["| module | the file | models (version written) |", "|---|---|---|"]
+    for doc in docs:
+        models = ", ".join(f"`{name}` ({version})" for name, version in _models(ROOT / doc.path))
+        link = f"[`{doc.name.removeprefix('faceoff.')}`](../{doc.path.as_posix()})"
+        lines.append(f"| {link} | {doc.summary} | {models} |")
+    return "\n".join(lines) + "\n"
+
+
+def _models(file: Path) -> list[tuple[str, str]]:
+    """Each class of the module with a ``schema_version`` field, and that field's default."""
+    tree = ast.parse(file.read_text(encoding="utf-8"))
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            version = next(filter(None, map(_schema_default, node.body)), None)
+            if version is not None:
+                found.append((node.name, version))
+    return found
+
+
+def _schema_default(stmt: ast.stmt) -> str | None:
+    if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+        return None
+    if stmt.target.id != "schema_version" or not isinstance(stmt.value, ast.Call):
+        return None
+    default = next((k.value for k in stmt.value.keywords if k.arg == "default"), None)
+    return ast.unparse(default) if default is not None else None
+
+
+def with_formats_listing(page: str) -> str:
+    """``page`` (docs/architecture.md) with its generated formats listing made current."""
+    head, begin, rest = page.partition(FORMATS_BEGIN)
+    _, end, tail = rest.partition(FORMATS_END)
+    if not (begin and end):
+        raise ValueError(f"{ARCHITECTURE_PATH.name} lacks the formats listing's markers")
+    return head + begin + formats_listing() + end + tail
+
+
 if __name__ == "__main__":
     write_text_atomic(REFERENCE_PATH, module_reference(), replace=True)
+    page = ARCHITECTURE_PATH.read_text(encoding="utf-8")
+    write_text_atomic(ARCHITECTURE_PATH, with_formats_listing(page), replace=True)

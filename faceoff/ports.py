@@ -1,4 +1,5 @@
 """The ports the packages are handed from outside: the wall clock and the Docker client.
+The same concept at another layer: ``flows.campaign.preflight.ports``.
 
 Each is a type, not an implementation: a caller passes ``datetime.now(UTC)`` or a test's
 fixed clock, ``docker.from_env()`` or nothing. The Docker Protocols name only the calls

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from faceoff.dsse import EnvelopeSignature, keys_verifying, sign_payload
 from faceoff.keys import SigningKey
-from faceoff.seal import SignerClaim
+from faceoff.seal_envelope import SignerClaim
 from faceoff.signing import signature_problem
 from faceoff.trust import ED25519, HMAC, HMAC_SIGNER, Problem, SignatureCheck, Trust
 from faceoff.trust import SignatureState as State

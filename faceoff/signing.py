@@ -5,7 +5,7 @@ bytes) and is never written anywhere; what is written is the signature of a
 record's own content hash. A self-hash alone proves a record is unchanged only
 against someone who cannot recompute it; the signature holds against anyone
 without the key. Whoever can check it can also sign, so an auditor must hold the
-operator's secret: the public-key seal (``faceoff.seal``, Ed25519 keys in
+operator's secret: the public-key seal (``faceoff.seal_envelope``, Ed25519 keys in
 ``faceoff.keys``) needs none, and bundles signed this way stay readable beside it.
 """
 

@@ -17,14 +17,14 @@ from functools import cached_property
 from pathlib import Path
 
 from collectors.aliases import AliasTable, vllm_aliases
-from collectors.records import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
-from collectors.samples import EngineSample, GpuSample
 from collectors.stall_log import StallLog
 from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.collector_samples import EngineSample, GpuSample
+from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from faceoff.result import Maybe
-from guards.records import CELL_FILE, CellRecord
 from workload.journal import JournalContents, read_journal
 from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan

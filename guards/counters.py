@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.deltas import CounterDelta
-from collectors.samples import EngineSample
 from collectors.summary import EngineSummary
+from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import RuleResult
 from faceoff.result import Maybe
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
-from guards.reasons import Reason
-from guards.verdict import RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome, Status

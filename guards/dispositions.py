@@ -18,9 +18,9 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.reasons import Disposition, Reason, disposition_of
+from faceoff.formats.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from guards.artifacts import CellArtifacts
-from guards.reasons import Disposition, Reason, disposition_of
-from guards.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from matrix.cell import WorkloadKind
 from matrix.model import StopPolicy
 from matrix.plan import CellRunKey, PairKey

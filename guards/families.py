@@ -1,4 +1,5 @@
 """Presence rules: one pure function per registry family, over a cell's artifacts.
+The same concept at another layer: ``matrix.families``.
 
 Each rule answers present, missing (with why, and the values it judged) or not applicable,
 always as one ``Found``. A helper that finds the cell lacks what the family is judged over
@@ -17,8 +18,8 @@ from types import MappingProxyType
 
 from collectors.cadence import FamilyCoverage
 from collectors.summary import EngineSummary, TelemetrySummary
+from faceoff.formats.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
-from guards.verdict import Evidence, EvidenceValue, Presence
 from matrix.thresholds import Thresholds
 from workload import metrics
 from workload.metrics import Measured

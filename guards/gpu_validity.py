@@ -25,12 +25,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from collectors.gpu.clock_events import SW_POWER_CAP, reason_names
-from collectors.records import CellWindow
-from collectors.samples import GpuReading, GpuSample, ReadStatus
+from faceoff.formats.collector_samples import GpuReading, GpuSample, ReadStatus
+from faceoff.formats.reasons import Reason
+from faceoff.formats.stalls import CellWindow
+from faceoff.formats.verdict import Evidence, RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_applicable, not_evaluated, passed
-from guards.reasons import Reason
-from guards.verdict import Evidence, RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 

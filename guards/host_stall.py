@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.stall_log import StallLog, client_wait_share, overlap_ns
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import Evidence, RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
-from guards.reasons import Reason
-from guards.verdict import Evidence, RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome

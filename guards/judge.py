@@ -18,14 +18,14 @@ from pathlib import Path
 from collectors.aliases import AliasTable
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.verdict import FamilyVerdict, RuleResult, Verdict
 from guards.artifacts import CellArtifacts, load_cell
 from guards.dispositions import Disposed, decide, prerequisite
 from guards.metric_guard import check_registry, metric_guard
 from guards.pair import pair_integrity
 from guards.validity import validity
-from guards.verdict import FamilyVerdict, RuleResult, Verdict
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from workload.journal import JournalContents
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME

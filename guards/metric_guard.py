@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.verdict import FamilyVerdict, Presence
 from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES, Found
-from guards.verdict import FamilyVerdict, Presence
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.thresholds import Thresholds
 

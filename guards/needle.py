@@ -8,10 +8,10 @@ search is looking for where the misses begin, so the rule does not apply to it.
 
 from __future__ import annotations
 
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
-from guards.reasons import Reason
-from guards.verdict import RuleResult
 from matrix.cell import Cell, WorkloadKind
 from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome

@@ -9,10 +9,10 @@ or trace cell's source, a needle search's range): docs/guards.md, "Validity rule
 
 from __future__ import annotations
 
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import Evidence, RuleResult
 from guards.outcomes import failed, passed
 from guards.pair_sampling import sampling_differences
-from guards.reasons import Reason
-from guards.verdict import Evidence, RuleResult
 from workload.plan import PlannedRequest, RequestPlan
 
 MAX_LISTED = 10

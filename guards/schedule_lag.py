@@ -11,10 +11,10 @@ trigger the stop policy. A closed-loop cell has no schedule to keep (not applica
 
 from __future__ import annotations
 
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
-from guards.reasons import Reason
-from guards.verdict import RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.lag import lag_of

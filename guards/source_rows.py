@@ -12,10 +12,10 @@ plan with a source gets the rule (``guards.validity``).
 
 from __future__ import annotations
 
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_evaluated
-from guards.reasons import Reason
-from guards.verdict import RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.plan import RequestPlan

@@ -15,17 +15,17 @@ from collections import Counter
 from collections.abc import Callable
 
 from collectors.cadence import journal_window
+from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled
 from guards.host_stall import host_stall
 from guards.needle import needle
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
-from guards.reasons import Reason
-from guards.records import LaneAtEnd
 from guards.schedule_lag import schedule_lag
 from guards.source_rows import source_rows
-from guards.verdict import RuleResult
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
 from workload.outcome import RequestOutcome, RequestRole, Status

@@ -1,2 +1,24 @@
 """Bringing an arm's recipe up and down: Docker and host-process lanes, readiness, identity,
 smoke probes, the router hook, protected files and the restoration receipt."""
+
+# What other packages may import (the import contract holds them to it).
+__all__ = [
+    "bootlog",
+    "bringup",
+    "commands",
+    "context",
+    "deadlines",
+    "environment",
+    "factory",
+    "http",
+    "images",
+    "lane",
+    "leftovers",
+    "probes",
+    "process",
+    "readiness",
+    "receipt",
+    "restoration",
+    "router",
+    "weights_manifest",
+]

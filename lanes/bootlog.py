@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 from faceoff.files import write_text_atomic
+from faceoff.formats.lane import BOOT_LOG_FILE
 from lanes.environment import LaneEnv
-from lanes.records import BOOT_LOG_FILE
 
 QUANTIZATION = re.compile(r"\bquantization\s*[=:]\s*['\"]?(?P<value>[A-Za-z0-9_.\-]+)")
 TAIL_LINES = 20

@@ -11,14 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from faceoff.result import Maybe
-from lanes.bootlog import quantization_values
-from lanes.context import LanePurpose, arm_lanes_dir
-from lanes.http import Http
-from lanes.identity import expected_identity, judge_identity
-from lanes.lane import Lane
-from lanes.readiness import Waiting, wait_ready
-from lanes.records import (
+from faceoff.formats.lane import (
     IDENTITY_FILE,
     IdentityRecord,
     IdentityVerdict,
@@ -26,6 +19,13 @@ from lanes.records import (
     Readiness,
     WeightsManifest,
 )
+from faceoff.result import Maybe
+from lanes.bootlog import quantization_values
+from lanes.context import LanePurpose, arm_lanes_dir
+from lanes.http import Http
+from lanes.identity import expected_identity, judge_identity
+from lanes.lane import Lane
+from lanes.readiness import Waiting, wait_ready
 from lanes.weights_manifest import build_manifest
 
 

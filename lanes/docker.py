@@ -18,6 +18,7 @@ from docker.types import DeviceRequest
 from docker.types import Mount as DockerMount
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import SIGNAL_EXIT_BASE, InspectRecord, LaneExit, LaneRecord
 from faceoff.ports import DockerClient, DockerContainer, container_id
 from lanes.bootlog import write_boot_log
 from lanes.commands import container_command
@@ -25,7 +26,6 @@ from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, local_or_pull, parse_pinned
 from lanes.lane import GRACE_S, RecordedLane
-from lanes.records import SIGNAL_EXIT_BASE, InspectRecord, LaneExit, LaneRecord
 from matrix.arm import Arm
 
 STOPPED_STATES = ("exited", "dead")

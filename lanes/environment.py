@@ -1,4 +1,5 @@
 """A lane's environment: knobs from the matrix, secrets from the operator, redaction.
+The same concept at another layer: ``flows.campaign.preflight.environment``.
 
 Secrets are named in the matrix (lane variable → operator variable) and resolved
 from the operator's environment at start. Their values reach the lane and nothing

@@ -12,7 +12,7 @@ that was measured.
 
 from __future__ import annotations
 
-from lanes.records import ExpectedIdentity, IdentityVerdict, Mismatch, ObservedIdentity
+from faceoff.formats.lane import ExpectedIdentity, IdentityVerdict, Mismatch, ObservedIdentity
 from matrix.arm import Arm
 
 

@@ -1,4 +1,5 @@
 """Pinned images: refusing tags, pulling by digest, and proving what a container runs.
+The same concept at another layer: ``flows.campaign.preflight.images``.
 
 An image already in the local store under the pinned digest is used as it is: a
 registry outage or an air-gapped host must not keep the incumbent from coming back.

@@ -1,14 +1,16 @@
-"""The lane interface, and the ``lane.json`` bookkeeping every lane kind shares."""
+"""The lane interface, and the ``lane.json`` bookkeeping every lane kind shares.
+The same concept at another layer: ``faceoff.formats.lane``.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import LaneExit, LaneRecord, LaneTarget
 from lanes.commands import binding_args
 from lanes.context import LaneContext
 from lanes.environment import LaneEnv
-from lanes.records import LaneExit, LaneRecord, LaneTarget
 from matrix.arm import Arm
 
 GRACE_S = 30.0  # how long a stopped lane gets between SIGTERM and SIGKILL, unless told

@@ -19,6 +19,7 @@ import docker.errors
 import psutil
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import LANE_FILE, LaneExit, LaneRecord
 from faceoff.ports import Clock, DockerClient, DockerContainer, DockerFactory, container_id
 from lanes.context import (
     LABEL_ARM,
@@ -31,7 +32,6 @@ from lanes.context import (
 )
 from lanes.lane import GRACE_S
 from lanes.process import is_same_process, terminate_group, wait_gone
-from lanes.records import LANE_FILE, LaneExit, LaneRecord
 
 
 @dataclass(frozen=True)

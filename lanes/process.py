@@ -25,13 +25,13 @@ from typing import Any
 import psutil
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
 from faceoff.ports import Clock
 from lanes.bootlog import write_boot_log
 from lanes.context import LaneContext, live_run_dir
 from lanes.environment import LaneEnv
 from lanes.lane import GRACE_S, RecordedLane
 from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
-from lanes.records import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
 from matrix.arm import Arm
 
 # The lane's process starts as this gate and holds until faceoff has recorded its pid in

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from faceoff.formats.lane import Readiness, ServedModel
 from faceoff.ports import Clock
 from faceoff.result import Maybe
 from lanes.bootlog import tail
 from lanes.http import Http, HttpReply
 from lanes.lane import Lane
-from lanes.records import Readiness, ServedModel
 
 REQUEST_TIMEOUT_S = 5.0
 

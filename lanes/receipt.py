@@ -27,11 +27,11 @@ from faceoff.bounded import regular_files
 from faceoff.canonical import content_sha256, file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.protected import ProtectedCheck
 from faceoff.record_signature import RecordSignature
 from faceoff.signing import SIGNING_KEY_ENV
 from lanes.context import LANES_DIR
 from lanes.probes import ProbeSummary
-from lanes.protected import ProtectedCheck
 from lanes.router import RouterAction
 from matrix.arm import LaneKind
 

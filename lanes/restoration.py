@@ -1,4 +1,5 @@
 """Bringing the incumbent back, and observing everything the receipt binds.
+The same concept at another layer: ``ledger.restoration``.
 
 One attempt: remove every lane the campaign left (candidates and earlier
 attempts), prove each candidate absent, start the incumbent by its exact recipe
@@ -21,6 +22,9 @@ from pathlib import Path
 from faceoff.credentials import Credentials
 from faceoff.credentials import credentials as operator_credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.lane import LaneRecord
+from faceoff.formats.protected import FileHash, ProtectedSnapshot, compare, snapshot
 from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.result import Maybe
 from lanes.bringup import BringUp, bring_up, read_baseline
@@ -36,13 +40,10 @@ from lanes.leftovers import (
     port_holder,
 )
 from lanes.probes import ProbeKind, ProbeSummary, run_probes
-from lanes.protected import FileHash, ProtectedSnapshot, compare, snapshot
 from lanes.readiness import Waiting
 from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, bound_files
-from lanes.records import LaneRecord
 from lanes.router import RouterHook
 from matrix.arm import Arm, LaneKind
-from matrix.freeze import FrozenMatrix
 
 PROTECTED_BEFORE_FILE = "protected.before.json"
 LISTENER_TIMEOUT_S = 2.0

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from faceoff.canonical import content_sha256, file_sha256
 from faceoff.errors import FaceoffError
-from lanes.records import ManifestFile, WeightsManifest
+from faceoff.formats.lane import ManifestFile, WeightsManifest
 from matrix.arm import Arm, LaneKind
 
 # config.json, generation_config.json, *.index.json, quantization_config.json,

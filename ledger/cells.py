@@ -1,4 +1,5 @@
 """Cell-run attempts and their request index rows.
+The same concept at another layer: ``evidence.comparison.cells``.
 
 A cell run (one cell on one arm) gets a new row per attempt; a rerun never
 overwrites an earlier attempt. A reviewer's ``rerun_cells`` decision asks for a new

@@ -1,4 +1,5 @@
 """How long cell runs took on earlier nights: the time estimate a preflight gives.
+The same concept at another layer: ``flows.cli.views.durations``.
 
 One Core query over ``cell_run`` (no ORM): the finished attempts of the named cells, by
 cell and arm, whatever campaign ran them; a cell id names the same workload across the

@@ -2,7 +2,9 @@
 that shares the ledger. One query, on the campaign table only; the figures come from each
 campaign's bundle. A Core query on the three columns it reads, not the ORM's
 ``CampaignRow``: ``faceoff history`` then loads neither the ORM nor sqlmodel, about a
-fifth of a second of its start on a 2-core host."""
+fifth of a second of its start on a 2-core host.
+The same concept at another layer: ``flows.cli.history``.
+"""
 
 from __future__ import annotations
 

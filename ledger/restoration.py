@@ -1,4 +1,5 @@
 """Restoration rows and lane-run rows: the ledger's side of bringing the incumbent back.
+The same concept at another layer: ``lanes.restoration``.
 
 The restoration row is written before the incumbent is first touched and moves
 ``required → restoring → restored | failed``. ``faceoff restore`` is keyed on it:

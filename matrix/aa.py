@@ -1,5 +1,6 @@
 """The A/A twin of a matrix: the incumbent's recipe on every arm (``faceoff validate --aa``,
 ``faceoff run --aa``).
+The same concept at another layer: ``evidence.comparison.aa``.
 
 Each candidate arm becomes a copy of the incumbent that keeps only the candidate's own
 name, role and port (``model.AA_OWN_FIELDS``), so cells, the decision rule and the quality

@@ -1,4 +1,5 @@
 """An agentic cell's declared transcript shape: how many turns, how large each tool result.
+The same concept at another layer: ``workload.agentic``.
 
 The mixed agentic C1 probe of the field reports replays a short tool-calling
 conversation one request at a time: a system prompt with a tool schema and a task

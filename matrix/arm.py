@@ -1,5 +1,6 @@
 """An arm: the recipe a lane brings up (an image by digest or a command, engine flags, env,
 mounts), where it listens, and how it is probed.
+The same concept at another layer: ``flows.campaign.arm``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from faceoff.canonical import content_sha256
-from matrix.freeze import FrozenMatrix
+from faceoff.formats.frozen_matrix import FrozenMatrix
 
 MAX_SHOWN = 4  # changed fields named in a reason before "…"
 

@@ -1,4 +1,5 @@
 """The metric-family registry as data: what must be measured for a cell to count.
+The same concept at another layer: ``guards.families``.
 
 17 required and 4 supplemental families (ARCHITECTURE §3). The presence rules are
 implemented in ``guards.families``; this module only names each family, its

@@ -1,4 +1,6 @@
 """``[[fidelity]]``: a fidelity cell, teacher-forced scoring of a pinned corpus on the lanes.
+The same concept at another layer: ``evidence.stats.fidelity``,
+``evidence.views.card.fidelity``, ``workload.fidelity``.
 
 A fidelity cell asks whether a candidate still answers what the reference answers. The
 corpus (a UTF-8 text file, or JSON lines of ``{"text": ...}``) is pinned by sha256 like a

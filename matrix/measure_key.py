@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from faceoff.canonical import content_sha256
-from matrix.freeze import FrozenMatrix
+from faceoff.formats.frozen_matrix import FrozenMatrix
 
 CELL_EXCLUDED = frozenset(
     {"id", "requests", "warmups", "deadline_s", "request_deadline_s", "arms", "replicate"}

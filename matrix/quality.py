@@ -1,4 +1,6 @@
 """``[[quality]]``: evaluator results imported beside the speed evidence, with their bands.
+The same concept at another layer: ``evidence.comparison.quality``,
+``evidence.views.card.quality``.
 
 A speed comparison says nothing of what the recipe does to the answers. Each entry
 names an evaluator's result file per arm (lm-evaluation-harness JSON, a tool-eval-bench

@@ -5,3 +5,5 @@ from tests with ``simulator.launch.running``. It imports only the standard libra
 aiohttp and prometheus_client, so that it also runs in the bare Debian image of
 ``deploy/images/sim/``. Production packages never import it. See docs/simulator.md.
 """
+
+__all__: list[str] = []  # what other packages may import: nothing

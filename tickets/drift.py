@@ -1,6 +1,7 @@
 """Drift tickets: a follow-up for each change point the history found in an incumbent's
 nightly p50, in ``<workdir>/.history/drift/<id>.md`` (the same front matter as a cell
 cluster's ticket, ``tickets.model``).
+The same concept at another layer: ``evidence.stats.drift``.
 
 They live apart from the campaigns' ``tickets/``: a drift belongs to no one campaign's
 bundle, and a sealed bundle never changes. Writing is idempotent: a change point found

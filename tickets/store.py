@@ -3,40 +3,18 @@
 Writing is idempotent: a ticket whose cluster still fails keeps its id and its
 first ``created_at``; a ticket whose cluster no longer fails (its runs were rerun
 and accepted) is kept and marked closed, so its history stays in the bundle.
-
-Format history of ``TicketIndex.schema_version``:
-  1 — first release.
+The index's format: ``faceoff.formats.ticket_index``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import TEXT_CAP, read_text
 from faceoff.files import write_text_atomic
+from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, IndexEntry, TicketIndex
 from tickets.model import Ticket, parse, render
-
-TICKETS_DIR = "tickets"
-INDEX_FILE = "index.json"
-
-
-class IndexEntry(Spec):
-    id: str = Field(description="Ticket id.")
-    status: Literal["open", "closed"] = Field(description="open or closed.")
-    reason_code: str = Field(description="Reason code of the cluster.")
-    cells: list[str] = Field(description="cell/arm runs in the cluster.")
-    path: str = Field(description="Path of the ticket, relative to the campaign folder.")
-
-
-class TicketIndex(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Ticket index format version.")
-    campaign: str = Field(description="Campaign name.")
-    tickets: list[IndexEntry] = Field(description="Every ticket of the campaign, by id.")
 
 
 def ticket_file(ticket_id: str) -> str:

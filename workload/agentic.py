@@ -1,5 +1,6 @@
 """The text of an agentic conversation: a system prompt with a tool schema, then tool
 results that grow the context turn by turn.
+The same concept at another layer: ``matrix.agentic``.
 
 Turn 1 is the system prompt (the nonce first, then the agent's instructions and the
 tool's JSON schema) and a task over a reference document whose length the planner

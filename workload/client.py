@@ -1,4 +1,5 @@
 """One streamed chat completion over aiohttp, timed with ``perf_counter_ns``.
+The same concept at another layer: ``flows.campaign.client``.
 
 aiohttp rather than httpx: on the loopback benchmark
 ``benchmarks/client_http_choice.py`` it reads an SSE stream with less CPU per

@@ -1,4 +1,6 @@
 """A fidelity cell's requests: the corpus cut into windows, scored and continued on a lane.
+The same concept at another layer: ``evidence.stats.fidelity``,
+``evidence.views.card.fidelity``, ``matrix.fidelity``.
 
 The corpus is tokenized by the lane's ``/tokenize`` (the reference's ids are the ones
 every arm scores; each arm's own tokenization of the corpus is hashed, so two arms whose

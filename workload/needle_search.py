@@ -1,10 +1,11 @@
 """Needle search: the longest input at which a lane still recalls a planted marker.
+The same concept at another layer: ``evidence.attempt.needle_search``.
 
 A needle cell answers at one length; the field report's "verified needle 98K against
 200K" is the longest length at which the marker came back verbatim. A needle_search
 cell (``matrix.search``) bisects the input length between ``low`` and ``high`` within
 a budget of probes. Its plan holds no request: the client process runs the search
-(``SearchRunner``, chosen by ``workload.run_cell`` for the kind), because each length
+(``SearchRunner``, chosen by ``workload.cell_client`` for the kind), because each length
 depends on the answer before it. Each probe is a one-request needle plan built on the
 lane's own tokenizer (a namespace of its own, so no probe warms another's prefix),
 sent by the cell runner and journaled in the attempt's journal in phase ``probe``,

@@ -18,7 +18,7 @@ JOURNAL_NAME = "journal.jsonl"
 CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
 WARMUP_DIR = "warmup"  # an arm's warmups after each start, under its lane run folder
 
-# Exit statuses of ``python -m workload.run_cell`` (128 + N: stopped by signal N).
+# Exit statuses of ``python -m workload.cell_client`` (128 + N: stopped by signal N).
 EXIT_BAD_INPUT = 2
 EXIT_DEADLINE = 3
 

@@ -1,4 +1,6 @@
 """Energy each of the arm's GPUs used over a cell window, from ``gpu.jsonl`` alone (pure).
+The same concept at another layer: ``evidence.attempt.energy``, ``evidence.comparison.energy``,
+``evidence.views.card.energy``.
 
 The exact source is NVML's total-energy counter (mJ since the driver loaded): the
 joules of a window are the counter at its end minus the counter at its start. The GPU
@@ -23,9 +25,9 @@ from itertools import pairwise
 
 from pydantic import Field
 
-from collectors.records import CellWindow
-from collectors.samples import GpuReading, GpuSample
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import GpuReading, GpuSample
+from faceoff.formats.stalls import CellWindow
 
 NS = 1e9
 MJ_PER_J = 1000.0

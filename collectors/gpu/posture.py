@@ -1,4 +1,5 @@
 """GPU posture: the device settings that change what a lane can do, read through NVML.
+The same concept at another layer: ``evidence.views.card.posture``.
 
 Persistence mode, the power limit (as set, the board's default, and the one enforced),
 application clocks, the maximum SM clock, MIG and ECC mode (now and pending the next
@@ -6,7 +7,7 @@ reset), and the driver, CUDA driver and VBIOS versions. A campaign records the p
 of its GPUs when it opens and when it closes, and a lane when it starts, like the host
 posture. Reading is ``collect_gpu_posture`` (through the collectors' ``Nvml`` interface,
 real or virtual); the snapshot's model, its files and ``gpu_posture_changes`` are in
-``collectors.gpu.posture_record``. Nothing raises: what cannot be read is recorded with
+``faceoff.formats.gpu_posture``. Nothing raises: what cannot be read is recorded with
 the reason.
 """
 
@@ -16,8 +17,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
-from collectors.gpu.posture_record import GpuDevicePosture, GpuPosture
-from collectors.samples import ReadStatus
+from faceoff.formats.collector_samples import ReadStatus
+from faceoff.formats.gpu_posture import GpuDevicePosture, GpuPosture
 
 
 def collect_gpu_posture(

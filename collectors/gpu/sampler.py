@@ -1,4 +1,5 @@
 """The GPU sampler: NVML readings of each of the arm's GPUs, one GpuSample per tick.
+The same concept at another layer: ``collectors.sampler``.
 
 NVML missing or failing never ends the cell: the sample says "unavailable" with
 the reason, and the next tick tries to open NVML again. One failing reading of
@@ -14,10 +15,10 @@ from pathlib import Path
 
 from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.gpu.owner import ProcessOwner
-from collectors.records import GPU_FILE
-from collectors.sampler import Clocks, Tick
-from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus, tick_fields
+from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.files import JsonlAppender
+from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.stalls import GPU_FILE
 
 
 class GpuSampler:

@@ -39,15 +39,15 @@ from collectors.gpu.energy import CellEnergy, cell_energy
 from collectors.gpu.nvml import Nvml, PynvmlLibrary, why
 from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.posture import collect_gpu_posture
-from collectors.gpu.posture_record import GpuPosture, gpu_posture_changes
 from collectors.gpu.sampler import GpuSampler
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.samples import GpuReading, GpuSample
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.collector_samples import GpuReading, GpuSample
+from faceoff.formats.gpu_posture import GpuPosture, gpu_posture_changes
+from faceoff.formats.stalls import CellWindow
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
 GIB = 2**30

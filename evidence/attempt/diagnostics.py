@@ -20,10 +20,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.records import ENGINE_FILE
-from collectors.samples import EngineMetrics, EngineSample
 from collectors.summary import read_samples
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.stalls import ENGINE_FILE
 from workload.journal import read_journal
 from workload.metrics import request_metrics
 from workload.outcome import RequestOutcome

@@ -1,4 +1,6 @@
 """Energy per output token of one cell attempt, over its scored window. Pure.
+The same concept at another layer: ``collectors.gpu.energy``, ``evidence.comparison.energy``,
+``evidence.views.card.energy``.
 
 The joules are ``collectors.gpu.energy.cell_energy`` of the arm's ``gpu.jsonl`` over the
 scored window (first scored send to last scored end: the window of the aggregate output
@@ -17,9 +19,9 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.gpu.energy import CellEnergy, EnergyMethod, cell_energy
-from collectors.records import CellWindow
-from collectors.samples import GpuSample
 from faceoff.artifact import Spec
+from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.stalls import CellWindow
 
 EnergySource = Literal["counter", "integrated_power", "mixed"]
 METHOD = (

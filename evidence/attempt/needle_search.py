@@ -1,4 +1,5 @@
 """A needle search's answer in its attempt summary: each probe, and the bounds they set. Pure.
+The same concept at another layer: ``workload.needle_search``.
 
 The probes' lines (phase ``probe``) are no latency samples: the summary's statistics
 leave them out, and this is what they say instead, recomputed from the journal with

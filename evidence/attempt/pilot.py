@@ -1,4 +1,5 @@
 """The pilot: one request of each cell contract on every arm, before the scored hours.
+The same concept at another layer: ``flows.campaign.pilot``.
 
 ``[campaign] pilot`` (or the scheduled deployment's default) makes the flow send, on each
 arm's lane, one request of each distinct contract of its cells (``matrix.contracts``: the

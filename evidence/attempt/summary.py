@@ -27,8 +27,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.records import GPU_FILE
-from collectors.samples import GpuSample
 from collectors.summary import read_samples
 from evidence.attempt.energy import EnergyFigures, energy_figures
 from evidence.attempt.goodput import Goodput, GoodputCount
@@ -38,6 +36,8 @@ from evidence.attempt.roles import counted_statuses
 from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.stalls import GPU_FILE
 from matrix.cell import LengthRule
 from matrix.fields import omitted_at
 from matrix.model import Matrix

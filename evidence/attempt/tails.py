@@ -1,5 +1,6 @@
 """Tails of one cell attempt: inter-token latency from the chunk times, and the p99s its
 sample can claim. Pure.
+The same concept at another layer: ``evidence.views.card.tails``.
 
 ITL is the gap between two consecutive token-bearing chunks of one request, as the client
 read them off the socket (``chunk_offsets_us``), pooled over the requests a statistic

@@ -1,4 +1,5 @@
 """The audit's check of a successor campaign's carried-over cells (``carried.json``).
+The same concept at another layer: ``evidence.views.card.carried``, ``faceoff.formats.carried``.
 
 Each file the successor copied must still hash as the source's ``SHA256SUMS`` listed it when
 it was copied; the source bundle (where the record says it was, else beside this bundle)
@@ -13,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evidence.folder.carried import CARRIED_FILE, CarriedRecord, read_carried
 from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.carried import CARRIED_FILE, CarriedRecord, read_carried
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from matrix.cell_content import cell_key
-from matrix.freeze import FrozenMatrix, read_frozen
 
 Problem = tuple[str, str, str]  # file, field, what is wrong
 

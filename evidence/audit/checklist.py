@@ -45,10 +45,10 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.verdict import VERDICT_FILE
 from faceoff.trust import SignatureCheck, SignatureState
-from guards.verdict import VERDICT_FILE
 from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
-from matrix.freeze import read_frozen
 
 PROTECTED = "protected operator files declared and unchanged"
 

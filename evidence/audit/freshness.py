@@ -12,7 +12,7 @@ from evidence.audit.run import REVIEWS, SIGNATURES, Finding
 from evidence.folder.layout import ENVELOPE_FILE, REVIEWS_FILE
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
-from faceoff.seal import seal_ref
+from faceoff.seal_envelope import seal_ref
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The passes record checked against the evidence: a sequential cell's pass skipped as
 "decided" or "futile" must have been decided, or stopped for futility, by the passes before it.
+The same concept at another layer: ``faceoff.formats.passes``, ``flows.campaign.passes``.
 
-``passes.json`` (``evidence.folder.passes``) is written by the flow as it decides; what the
+``passes.json`` (``faceoff.formats.passes``) is written by the flow as it decides; what the
 evidence decided can be decided again from the bundle: each skip of reason ``decided`` or
 ``futile`` is judged afresh (``evidence.comparison.sequential.needing_pass``) on the rebuilt
 entries of the cells that ran in earlier passes. A skip the evidence did not support is a
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from evidence.comparison.model import CellEntry
 from evidence.comparison.sequential import Need, needing_pass
-from evidence.folder.passes import PASSES_FILE, PassRecord
+from faceoff.formats.passes import PASSES_FILE, PassRecord
 from matrix.model import Matrix
 
 

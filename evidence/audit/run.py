@@ -32,7 +32,6 @@ from evidence.comparison.build import CellEntries, cells_with_attempts
 from evidence.comparison.manifest import Manifest, manifest
 from evidence.comparison.model import CellEntry, Comparison, TicketRef
 from evidence.comparison.read import CampaignInputs, load_campaign
-from evidence.folder.carried import CARRIED_FILE
 from evidence.folder.layout import (
     COMPARISON_FILE,
     ENVELOPE_FILE,
@@ -56,18 +55,19 @@ from faceoff.cycles import cycle_collection_paused
 from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
+from faceoff.formats.carried import CARRIED_FILE
+from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
+from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.seal_statement import SealPredicate
+from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
+from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
-from faceoff.seal import sealed_predicate
-from faceoff.statement import SealPredicate
+from faceoff.seal_envelope import sealed_predicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
-from guards.records import CELL_FILE, CellRecord
-from guards.verdict import VERDICT_FILE, Verdict
 from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
-from lanes.records import LANE_FILE, LaneRecord
-from matrix.freeze import FrozenMatrix, read_frozen
-from tickets.store import INDEX_FILE, TICKETS_DIR, TicketIndex
 from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.comparison.coverage import bad_runs
@@ -38,8 +37,9 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
+from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.ports import Clock
-from matrix.freeze import read_frozen
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import read_journal

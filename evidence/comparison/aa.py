@@ -1,4 +1,5 @@
 """The verdict of an A/A campaign on the instrument itself (pure).
+The same concept at another layer: ``matrix.aa``.
 
 An A/A campaign (``campaign.aa`` in the matrix) runs the incumbent's recipe on
 every arm, so every true ratio is 1. A 95 % interval that excludes 1 is then a

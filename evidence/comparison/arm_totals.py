@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evidence.comparison.model import ArmCell, ArmTotals, CellEntry
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 
 def arm_totals(arm: str, cells: Sequence[CellEntry]) -> ArmTotals:

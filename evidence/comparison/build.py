@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
-from collectors.posture import LaneGpuPosture, lane_postures, with_lanes
 from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
 from evidence.attempt.tails import METHOD as TAIL_METHOD
@@ -32,11 +31,12 @@ from evidence.comparison.ruling import Replicates, rule_ruling
 from evidence.comparison.sequential import sequential_replicates, sequential_view
 from evidence.comparison.speculation import spec_pairs
 from evidence.folder.layout import AttemptDir
-from evidence.folder.passes import unplanned
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
+from faceoff.formats.host_posture import LaneGpuPosture, lane_postures, with_lanes
+from faceoff.formats.passes import unplanned
+from faceoff.formats.reasons import Disposition
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
-from guards.reasons import Disposition
 from matrix.cell import Cell
 from matrix.families import FamilyStatus
 from matrix.model import Matrix

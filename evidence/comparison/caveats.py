@@ -17,7 +17,7 @@ from evidence.comparison.model import (
     RestorationEntry,
 )
 from faceoff.format import join_words
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 RECIPE_FIELDS = {
     "checkpoint": "checkpoint",

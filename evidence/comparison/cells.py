@@ -1,4 +1,6 @@
-"""Per-cell entries of the comparison: each arm's figures and the pair ratios. Pure."""
+"""Per-cell entries of the comparison: each arm's figures and the pair ratios. Pure.
+The same concept at another layer: ``ledger.cells``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from collectors.records import ENGINE_FILE, GPU_FILE
 from collectors.speculation import SpecAcceptance, spec_acceptance
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.summary import SUMMARY_FILE
@@ -45,9 +46,10 @@ from evidence.stats.bootstrap import (
 )
 from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
+from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.verdict import VERDICT_FILE
 from guards.dispositions import PairStatus
-from guards.records import CELL_FILE
-from guards.verdict import VERDICT_FILE
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label
 from workload.metrics import higher_is_better, measures_of

@@ -16,9 +16,9 @@ from evidence.comparison.model import (
     TicketRef,
 )
 from evidence.comparison.read import ReceiptInputs
+from faceoff.formats.reasons import Disposition
 from guards.dispositions import ClosureStatus as GuardStatus
 from guards.dispositions import close_campaign
-from guards.reasons import Disposition
 from matrix.plan import Plan
 from tickets.cluster import BadRun, clusters, ticket_id
 from tickets.store import ticket_file

@@ -1,4 +1,6 @@
 """Energy figures of a cell compared: candidate / incumbent point ratios. Pure.
+The same concept at another layer: ``collectors.gpu.energy``, ``evidence.attempt.energy``,
+``evidence.views.card.energy``.
 
 Energy per output token and goodput per joule are one value per arm and cell (the arm's
 GPUs over the scored window, ``evidence.attempt.energy``), so within a cell their ratio

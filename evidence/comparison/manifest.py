@@ -3,10 +3,10 @@
 Format history of ``Manifest.schema_version``:
   1 — first release.
   2 — ``posture``: the host's posture at the campaign's start and end, and what changed
-      (``collectors.posture``); None for a campaign run without the flow.
+      (``faceoff.formats.host_posture``); None for a campaign run without the flow.
   3 — ``signer``: who signed the bundle (a key's fingerprint, or the shared HMAC secret);
       ``waivers``: each preflight FAIL the operator waived to run anyway, with the reason
-      (``evidence.folder.preflight``). Files of versions 1 and 2 still read.
+      (``faceoff.formats.preflight``). Files of versions 1 and 2 still read.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.host_facts import HostFacts, SourceFacts
-from collectors.posture import PostureView
 from evidence.comparison.model import ArmEntry
-from evidence.folder.preflight import CheckResult
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.host_facts import HostFacts, SourceFacts
+from faceoff.formats.host_posture import PostureView
+from faceoff.formats.preflight import CheckResult
 
 
 class ManifestArm(Spec):

@@ -55,7 +55,6 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from collectors.posture import PostureView
 from collectors.speculation import SpecAcceptance
 from evidence.attempt.cold_start import ColdStart
 from evidence.attempt.energy import EnergyFigures
@@ -69,11 +68,12 @@ from evidence.comparison.quality import QualityResult
 from evidence.comparison.reuse_model import PrefixReuse
 from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
-from evidence.folder.carried import Carryover
-from evidence.folder.preflight import CheckResult, PreflightReport
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from guards.reasons import Disposition
+from faceoff.formats.carried import Carryover
+from faceoff.formats.host_posture import PostureView
+from faceoff.formats.preflight import CheckResult, PreflightReport
+from faceoff.formats.reasons import Disposition
 from matrix.arm import Recipe
 from matrix.cell import Sampling
 from matrix.fields import omitted_at

@@ -1,4 +1,5 @@
 """Quality evidence beside speed: evaluator results imported into the bundle and judged.
+The same concept at another layer: ``evidence.views.card.quality``, ``matrix.quality``.
 
 ``import_quality`` copies each ``[[quality]]`` result file of the matrix into the
 bundle (``quality/<name>/<arm>.json``) once, so the bundle's sums cover it and an

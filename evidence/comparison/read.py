@@ -11,8 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.gpu.posture_record import LANE_GPU_FILE, GpuPosture, read_gpu_posture
-from collectors.posture import PostureView, read_posture
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import PilotRecord, read_pilot
 from evidence.attempt.roles import counted
@@ -20,18 +18,20 @@ from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.comparison.quality import LoadedResult, read_quality
 from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
-from evidence.folder.carried import CarriedRecord, read_carried
 from evidence.folder.layout import AttemptDir, CampaignFolder
-from evidence.folder.passes import PassRecord, read_passes
-from evidence.folder.preflight import PreflightReport, read_reports
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
+from faceoff.formats.carried import CarriedRecord, read_carried
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
+from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture
+from faceoff.formats.host_posture import PostureView, read_posture
+from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
+from faceoff.formats.passes import PassRecord, read_passes
+from faceoff.formats.preflight import PreflightReport, read_reports
+from faceoff.formats.verdict import RuleResult
 from guards.judge import judge_pair
-from guards.verdict import RuleResult
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from lanes.records import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from matrix.cell import LengthRule
-from matrix.freeze import FrozenMatrix, read_frozen
 from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status

@@ -1,5 +1,6 @@
 """A sourced cell's prefix reuse: what the plan expected offline beside what each arm's engine
 hit. Pure but for the plan, read lazily (``AttemptInputs.plan_source``), as a journal is.
+The same concept at another layer: ``evidence.views.card.reuse``.
 
 A trace cell's plan computes its reuse offline from the records' ``hash_ids``
 (``workload.traffic.trace_text.offline_reuse``, ``requests.json``: ``source.reuse``): the

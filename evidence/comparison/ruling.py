@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from evidence.comparison.fidelity.criteria import fidelity_lines
 from evidence.comparison.fidelity.entries import FidelityEntry
-from evidence.comparison.fidelity.rule import fidelity_lines
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     Figure,

@@ -1,4 +1,6 @@
 """Sequential cells judged look by look, and whether each needs another pass. Pure.
+The same concept at another layer: ``evidence.stats.sequential``,
+``evidence.views.card.sequential``.
 
 A cell written with ``replicates = "auto"`` and ``max_passes = K`` is planned as K
 replicates (``<id>-r1`` … ``-rK``), each run in its own pass of both arms; the passes are
@@ -46,13 +48,13 @@ from evidence.comparison.sequential_model import (
     SequentialCriterion,
     SequentialView,
 )
-from evidence.folder.passes import PassRecord
 from evidence.stats import student_t
 from evidence.stats.futility import SPENDING as FUTILITY
 from evidence.stats.futility import Futility, futility_design
 from evidence.stats.sequential import MAX_LOG_HALF, PassEstimate, futile, look_at, standing
 from evidence.stats.spending import SPENDING, Design, obf_design
 from faceoff.format import join_words
+from faceoff.formats.passes import PassRecord
 from matrix.cell import Cell
 from matrix.model import Matrix
 from matrix.rule import Criterion, NotAccepted, Rule

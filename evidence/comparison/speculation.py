@@ -1,5 +1,7 @@
 """Speculative decoding by content: each arm's decode_structured cell beside its
 decode_prose twin. Pure.
+The same concept at another layer: ``collectors.speculation``,
+``evidence.views.card.speculation``.
 
 A draft model guesses predictable text (JSON, code) better than prose, so the probe pair
 is reported side by side: the n-th decode_structured cell of an input target and load is
@@ -13,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evidence.comparison.model import ArmCell, CellEntry, SpecPair
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 from matrix.cell import WorkloadKind
 
 STRUCTURED, PROSE = WorkloadKind.DECODE_STRUCTURED.value, WorkloadKind.DECODE_PROSE.value

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from faceoff.bounded import Entry, regular_files, walk
 from faceoff.errors import FaceoffError
-from faceoff.seal import SealLayout
+from faceoff.seal_envelope import SealLayout
 from lanes.context import arm_lanes_dir
 from lanes.receipt import RECEIPT_FILE
 

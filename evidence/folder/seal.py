@@ -34,7 +34,14 @@ from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
-from faceoff.seal import SealChain, SealRef, SignerClaim, seal_bundle, seal_ref, verify_bundle_seal
+from faceoff.seal_envelope import (
+    SealChain,
+    SealRef,
+    SignerClaim,
+    seal_bundle,
+    seal_ref,
+    verify_bundle_seal,
+)
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER, SignatureCheck
 from faceoff.trust import SignatureState as State

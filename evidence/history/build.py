@@ -2,7 +2,7 @@
 p50 and p95 with their intervals, and where the incumbent's p50 drifted.
 
 Its input is one ``LedgerNight`` per closed campaign with the history cache's entry for its
-bundle (``evidence.history.cache``). A night enters the trends only when its bundle passed
+bundle (``faceoff.formats.history_cache``). A night enters the trends only when its bundle passed
 its audit and its night could be read; every other night is listed with why. Series are
 kept apart per host (hosts differ in hardware), and drift is sought on the incumbent's
 series only (the candidates change by design): docs/history.md.
@@ -22,10 +22,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.history.cache import CacheEntry
-from evidence.history.night import BoundColumn, CountColumn, Night, P50Column, P95Column
 from evidence.stats import drift
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.history_cache import CacheEntry
+from faceoff.formats.night import BoundColumn, CountColumn, Night, P50Column, P95Column
 
 AuditState = Literal["ok", "failed", "not audited"]
 DRIFT_METHOD = (

@@ -20,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from evidence.comparison.cells import RATIO_METRICS
 from evidence.comparison.manifest import Manifest
 from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE
-from evidence.history.night import Interval, Night, NightMetric, Role
 from faceoff.bounded import read_json
 from faceoff.errors import FaceoffError
+from faceoff.formats.night import Interval, Night, NightMetric, Role
 
 if TYPE_CHECKING:
     from evidence.comparison.model import Comparison

@@ -1,7 +1,7 @@
 """The variance each planned cell's ratio is expected to have, learned from the ledger's
 earlier nights of the same workload on the same incumbent.
 
-A night (``evidence.history.night``) holds each accepted cell run's p50 and p95 per metric
+A night (``faceoff.formats.night``) holds each accepted cell run's p50 and p95 per metric
 with its interval; the incumbent's interval is its share of the night's ratio interval, so
 it gives back that night's variance of the log ratio per request
 (``evidence.stats.known_variance.per_request_of_arm``). A cell of the plan is matched to a
@@ -24,7 +24,6 @@ from datetime import date
 from pathlib import Path
 
 from evidence.folder.layout import FROZEN_FILE
-from evidence.history.night import Night
 from evidence.history.night_read import read_night
 from evidence.stats.known_variance import (
     KnownVariance,
@@ -35,7 +34,8 @@ from evidence.stats.known_variance import (
 )
 from evidence.stats.power import blocks_of
 from faceoff.errors import FaceoffError
-from matrix.freeze import FrozenMatrix, read_frozen
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
+from faceoff.formats.night import Night
 from matrix.measure_key import measure_key
 
 VarianceKey = tuple[str, str, str]  # (cell id, metric, statistic)

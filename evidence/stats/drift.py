@@ -1,4 +1,5 @@
 """Drift of a nightly series: where its level moved and stayed moved (pure).
+The same concept at another layer: ``tickets.drift``.
 
 The series is one arm's nightly p50 of one metric on one cell and host, oldest night
 first, with each night's interval width where known. Change points come from binary

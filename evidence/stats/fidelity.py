@@ -1,4 +1,6 @@
 """An arm's fidelity to the reference: KLD, top-1, Δp, perplexity, greedy agreement, floor.
+The same concept at another layer: ``evidence.views.card.fidelity``, ``matrix.fidelity``,
+``workload.fidelity``.
 
 The figures follow llama.cpp's ``--kl-divergence`` report (mean, median, p99 and max
 KLD; same top token; Δp; ln of the perplexity ratio) over the ids a vLLM-style engine

@@ -1,5 +1,6 @@
 """What a planned cell can decide: interval widths, detectable differences, requests needed,
 and how many requests a tail percentile needs before it can be claimed. Pure.
+The same concept at another layer: ``flows.campaign.preflight.power``, ``flows.cli.power``.
 
 A cell's ratio interval rests on its requests per arm, n, grouped in b blocks
 (``bootstrap.block_size``); with a known variance s² of the log ratio per request

@@ -1,4 +1,6 @@
 """A sequential look: the passes so far of one cell, combined and judged against a bound. Pure.
+The same concept at another layer: ``evidence.comparison.sequential``,
+``evidence.views.card.sequential``.
 
 Each pass j of a cell gives the log of its candidate/incumbent ratio, x_j, and a standard
 error s_j with d_j degrees of freedom, read back from its block-bootstrap interval (the

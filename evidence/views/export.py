@@ -1,4 +1,5 @@
 """``faceoff export``: a campaign's figures as rows for spreadsheets and notebooks.
+The same concept at another layer: ``flows.cli.export``.
 
 One row per cell, arm and figure, read from ``comparison.json`` (it computes nothing): each
 request metric's distribution (``n``, ``mean``, ``min``, ``max``, ``p50``, ``p95``, and

@@ -1,4 +1,5 @@
 """An arm's lane during a campaign: bring it up, warm it up, take it down.
+The same concept at another layer: ``matrix.arm``.
 
 Each start is a new lane run (``lanes/<arm>/campaign-<NNN>/``) and a ``lane_run`` ledger
 row. A lane that does not pass readiness or identity stays recorded as such; its cells are
@@ -18,13 +19,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import IDENTITY_FILE, LANE_FILE, LaneExit
+from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.client import ClientExit, run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import record_lane_gpus
 from flows.campaign.planning import PlanTarget, plan_warmups
 from flows.campaign.restore import lane_run_row
 from guards.dispositions import Disposed
-from guards.reasons import Disposition, Reason
 from guards.validity import ERROR_STATUSES
 from lanes.bringup import bring_up, read_baseline
 from lanes.context import LaneContext, LanePurpose, next_run_dir
@@ -32,7 +34,6 @@ from lanes.factory import open_lane
 from lanes.http import HttpReply
 from lanes.lane import Lane
 from lanes.readiness import Waiting
-from lanes.records import IDENTITY_FILE, LANE_FILE, LaneExit
 from lanes.restoration import RestoreTools
 from ledger.campaigns import require_campaign
 from ledger.db import session_scope

@@ -3,7 +3,7 @@
 The attempt gets its ledger row (committed) and its folder
 ``cells/<cell>/<arm>/attempt-<n>/`` before anything runs, so a kill at any
 point leaves an attempt that the next run marks interrupted, never a hole. The
-flow writes ``cell.json`` (``guards.records.CellRecord``); the guard judges the
+flow writes ``cell.json`` (``faceoff.formats.cell_record.CellRecord``); the guard judges the
 folder; the verdict goes into ``verdict.json`` and the ledger. A cell whose lane
 never became usable still gets an attempt, judged blocked from its record.
 """
@@ -19,18 +19,18 @@ from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget as CollectorTarget
-from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.stalls import CellWindow
+from faceoff.formats.verdict import Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, lane_death
 from flows.campaign.client import ClientExit, run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.journal_index import index_journal
 from flows.campaign.planning import plan_cell
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from guards.verdict import Verdict
 from ledger.campaigns import require_campaign
 from ledger.cells import begin_attempt, finish_attempt, next_attempt
 from ledger.db import session_scope

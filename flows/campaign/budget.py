@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from evidence.folder.passes import ArmWalk
+from faceoff.formats.passes import ArmWalk
 from matrix.cell import Cell
 
 SAFETY = 1.25

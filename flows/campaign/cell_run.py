@@ -13,6 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.reasons import Disposition
+from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun
 from flows.campaign.attempt import Attempt, Observed, begin, cell_record, finish, run_attempt
@@ -21,9 +24,6 @@ from flows.campaign.journal_index import index_journal
 from flows.campaign.planning import reference_plan
 from guards.dispositions import Disposed, Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
-from guards.reasons import Disposition
-from guards.records import CELL_FILE
-from guards.verdict import VERDICT_FILE, Verdict
 from ledger.campaigns import require_campaign
 from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope

@@ -1,4 +1,5 @@
-"""The load client of a cell as its own process: ``python -m workload.run_cell``.
+"""The load client of a cell as its own process: ``python -m workload.cell_client``.
+The same concept at another layer: ``workload.client``.
 
 The client sends the requests and writes the journal; the orchestrator only
 starts it, waits for it and, when it must, stops it. Its output goes to
@@ -20,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from workload.cell_client import client_command, read_summary
 from workload.records import CLIENT_LOG, EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
-from workload.run_cell import client_command, read_summary
 
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0
@@ -31,7 +32,7 @@ STOP_GRACE_S = 15.0
 # PR_SET_PDEATHSIG (1) survives execv, and a parent that died before prctl took
 # effect is caught by the ppid check.
 # The client starts with SIGTERM/SIGINT blocked (the mask survives fork and exec) and
-# run_cell unblocks them once its handlers are installed: an early stop is held, then
+# cell_client unblocks them once its handlers are installed: an early stop is held, then
 # journaled, never lost.
 STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 LAUNCHER = (

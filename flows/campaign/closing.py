@@ -13,18 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.gpu.posture_record import GPU_END_FILE
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
-from collectors.posture import END_FILE, collect_posture, docker_runtime, write_posture
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.folder.layout import RESULT_FILE, CampaignFolder
-from evidence.folder.passes import read_passes, unplanned
+from faceoff.formats.gpu_posture import GPU_END_FILE
+from faceoff.formats.host_posture import END_FILE, collect_posture, docker_runtime, write_posture
+from faceoff.formats.passes import read_passes, unplanned
+from faceoff.formats.reasons import Disposition
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.restore import RestoreOutcome
 from flows.campaign.seal_record import keep_current_seal
 from guards.dispositions import Closure, close_campaign
-from guards.reasons import Disposition
 from ledger.campaigns import SEALING, require_campaign
 from ledger.cells import latest_attempts, set_campaign_state
 from ledger.db import session_scope

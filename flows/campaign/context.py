@@ -15,10 +15,10 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from evidence.folder.layout import ATTEMPT, CELLS_DIR, attempt_name
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.ports import DockerClient
 from flows.campaign.spans import SpanLog
 from lanes.restoration import RestoreTools
-from matrix.freeze import FrozenMatrix
 
 
 @dataclass(frozen=True)

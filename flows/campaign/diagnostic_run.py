@@ -1,6 +1,6 @@
 """One paired diagnostic on one arm's lane: the request, the scrapes around it, the record.
 
-The lane is up (``flows.prefect.flow.bring_up``: readiness, identity, the arm's warmups, as
+The lane is up (``flows.prefect.flow.ready_arm``: readiness, identity, the arm's warmups, as
 for a cell). Into ``diagnostics/<cell>/<arm>/run-<n>/`` go the plan of one request of the
 cell's prompts in the diagnostic phase (the incumbent's text retokenized on a
 candidate), a ``/metrics`` scrape, the request through the load client process (its
@@ -29,13 +29,13 @@ from evidence.attempt.diagnostics import (
 )
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.arm import ArmRun
 from flows.campaign.client import run_client
 from flows.campaign.context import CampaignContext
 from flows.campaign.planning import plan_diagnostic
 from lanes.bootlog import tail
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 from workload.records import PLAN_NAME
 

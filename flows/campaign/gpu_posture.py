@@ -1,5 +1,6 @@
 """The GPU posture a campaign records: its hardware GPUs when it opens and when it closes,
 and each lane run's GPUs once the lane is ready.
+The same concept at another layer: ``faceoff.formats.gpu_posture``.
 
 The campaign's snapshots (``posture/gpu-start.json``, kept on resume, and
 ``posture/gpu-end.json``) read NVML for the GPU ids of the arms that run on hardware; a
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from collectors.gpu.nvml import Nvml, PynvmlLibrary
 from collectors.gpu.posture import collect_gpu_posture
-from collectors.gpu.posture_record import GPU_START_FILE, LANE_GPU_FILE, write_gpu_posture
 from collectors.gpu.virtual import nvml_for_arm
-from collectors.posture import POSTURE_DIR
+from faceoff.formats.gpu_posture import GPU_START_FILE, LANE_GPU_FILE, write_gpu_posture
+from faceoff.formats.host_posture import POSTURE_DIR
 from matrix.arm import Arm
 from matrix.model import Matrix
 

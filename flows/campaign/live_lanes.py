@@ -9,10 +9,10 @@ from pathlib import Path
 
 from docker import errors as docker_errors
 
+from faceoff.formats.lane import LANE_FILE, LaneRecord
 from faceoff.ports import DockerClient
 from lanes.context import LANES_DIR, LanePurpose
 from lanes.process import is_same_process
-from lanes.records import LANE_FILE, LaneRecord
 from matrix.arm import Arm
 
 

@@ -18,14 +18,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from collectors.gpu.posture_record import GPU_START_FILE
-from collectors.posture import START_FILE, collect_posture, write_posture
 from evidence.bundle.write import reopen_bundle
-from evidence.folder.carried import CarriedRecord
 from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
+from faceoff.formats.carried import CarriedRecord
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
+from faceoff.formats.gpu_posture import GPU_START_FILE
+from faceoff.formats.host_posture import START_FILE, collect_posture, write_posture
 from flows.campaign.context import CampaignContext
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from flows.campaign.journal_index import index_journal
@@ -48,7 +49,6 @@ from ledger.restoration import RESTORED, find_restoration
 from matrix.aa import aa_twin
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.model import Matrix, changed_sources
 from matrix.plan import plan
 from matrix.toml.reader import load_matrix

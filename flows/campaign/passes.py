@@ -1,4 +1,5 @@
 """The campaign's passes, one after another, each admitted by the evidence and the budget.
+The same concept at another layer: ``evidence.audit.passes``, ``faceoff.formats.passes``.
 
 Replicate k of a cell runs in pass k of the campaign, every arm in turn: the incumbent first
 in odd passes and last in even ones (ABBA: a drift across the night cannot favour one arm
@@ -11,7 +12,7 @@ night has measured (``flows.campaign.budget``) and runs only if it can finish, t
 incumbent's restoration reserved, before the budget ends; otherwise only its rule-counted
 cells, if they fit, and else nothing: the campaign stops and closes with the decision its
 evidence supports. With a budget, each arm walks its rule-counted cells first. What was
-run, skipped and why is ``passes.json`` (``evidence.folder.passes``), written after every
+run, skipped and why is ``passes.json`` (``faceoff.formats.passes``), written after every
 pass.
 """
 
@@ -27,7 +28,7 @@ from evidence.comparison.model import CellEntry
 from evidence.comparison.read import load_campaign
 from evidence.comparison.sequential import needing_pass
 from evidence.folder.layout import CampaignFolder
-from evidence.folder.passes import (
+from faceoff.formats.passes import (
     PASSES_FILE,
     ArmWalk,
     PassEntry,

@@ -1,4 +1,5 @@
 """Restoration keyed on the ledger: idempotent, resumable, usable without Prefect.
+The same concept at another layer: ``flows.cli.restore``.
 
 The campaign flow calls ``require_restoration`` before it first touches the
 incumbent (hashing the protected files first), and ``restore_incumbent`` in its
@@ -26,12 +27,13 @@ from sqlmodel import Session
 from evidence.bundle.write import refresh_views, reopen_bundle
 from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
+from faceoff.formats.lane import LANE_FILE, LaneRecord
 from faceoff.ports import Clock, DockerClient
 from flows.campaign.health import probe_incumbent
 from flows.campaign.seal_record import keep_current_seal
 from lanes.http import UrllibHttp
 from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from lanes.records import LANE_FILE, LaneRecord
 from lanes.restoration import RestorationAttempt, RestoreTools, bring_back, snapshot_before
 from ledger.campaigns import CLOSED, require_campaign
 from ledger.db import session_scope
@@ -48,7 +50,6 @@ from ledger.restoration import (
 )
 from ledger.restoration import require_restoration as require_row
 from ledger.tables import CampaignRow, LaneRunRow, RestorationRow
-from matrix.freeze import FrozenMatrix, read_frozen
 
 State = Literal["restored", "restored_with_changes", "failed", "already_restored", "not_required"]
 

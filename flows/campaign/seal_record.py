@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from evidence.folder.layout import ENVELOPE_FILE, CampaignFolder
-from faceoff.seal import seal_ref
+from faceoff.seal_envelope import seal_ref
 from ledger.campaigns import record_seal
 from ledger.db import session_scope
 

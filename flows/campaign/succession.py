@@ -17,7 +17,13 @@ from pathlib import Path
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from evidence.folder.carried import (
+from evidence.folder.layout import CELLS_DIR, SUMS_FILE, CampaignFolder, attempt_name
+from evidence.folder.seal import require_verified
+from evidence.folder.sums import read_sums
+from faceoff.canonical import file_sha256
+from faceoff.credentials import Credentials
+from faceoff.errors import FaceoffError
+from faceoff.formats.carried import (
     CARRIED_DIR,
     CARRIED_FILE,
     CarriedCell,
@@ -26,22 +32,16 @@ from evidence.folder.carried import (
     FreshCell,
     source_frozen_name,
 )
-from evidence.folder.layout import CELLS_DIR, SUMS_FILE, CampaignFolder, attempt_name
-from evidence.folder.seal import require_verified
-from evidence.folder.sums import read_sums
-from faceoff.canonical import file_sha256
-from faceoff.credentials import Credentials
-from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from flows.campaign.context import CampaignContext
 from flows.campaign.journal_index import index_journal
-from guards.records import CELL_FILE, CellRecord
 from ledger.campaigns import CLOSED, find_campaign, require_campaign
 from ledger.cells import carry_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope, utc
 from ledger.tables import CampaignRow, CellRunRow
 from matrix.cell import Cell
 from matrix.cell_content import cell_key, changes_sentence, content_changes
-from matrix.freeze import FrozenMatrix, read_frozen
 from workload.records import JOURNAL_NAME
 
 ACCEPTED = "accepted"

@@ -22,12 +22,12 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import LaneRecord
 from flows.campaign.arm import probe_port
 from flows.campaign.context import CampaignContext
 from flows.campaign.live_lanes import own_lanes, production_lanes
 from lanes.factory import check_startable
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
-from lanes.records import LaneRecord
 from lanes.router import RouterAction, RouterHook
 from matrix.arm import Arm
 from matrix.model import Matrix

@@ -16,12 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Disposed
 from guards.judge import judge_cell, not_run
-from guards.reasons import Disposition, Reason
-from guards.records import CELL_FILE
-from guards.verdict import VERDICT_FILE, Verdict
-from matrix.freeze import FrozenMatrix
 from workload.journal import read_journal
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME, Phase

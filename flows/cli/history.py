@@ -1,6 +1,7 @@
 """``faceoff history``: the ledger's closed campaigns, each bundle's audit and night from
 the history cache (audited and read again only where the bundle changed), the series and
 their drift, the drift tickets, and the views: a table, ``--json``, ``--html``.
+The same concept at another layer: ``ledger.history``.
 
 It imports only what a cached history needs: the audit, the comparison's models and the
 page's plots load when a bundle changed or ``--html`` asks for the page."""
@@ -16,21 +17,20 @@ import typer
 from sqlalchemy import Engine
 
 from evidence.history.build import HistoryReport, LedgerNight, build_history
-from evidence.history.cache import (
+from evidence.history.drift_tickets import drift_tickets
+from evidence.history.refresh import Auditor, refresh
+from faceoff.credentials import Credentials, credentials
+from faceoff.errors import FaceoffError
+from faceoff.files import write_text_atomic
+from faceoff.formats.history_cache import (
     CACHE_FILE,
-    Auditor,
     AuditOutcome,
     CacheEntry,
     HistoryCache,
     bundle_state,
     load_cache,
-    refresh,
     save_cache,
 )
-from evidence.history.drift_tickets import drift_tickets
-from faceoff.credentials import Credentials, credentials
-from faceoff.errors import FaceoffError
-from faceoff.files import write_text_atomic
 from faceoff.ports import Clock
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.output_file import fresh_file

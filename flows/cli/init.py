@@ -18,9 +18,9 @@ from pathlib import Path
 import typer
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
 from flows.cli.output_file import fresh_file
 from matrix.arm import DIGEST_REF
-from matrix.freeze import freeze
 from matrix.plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 from matrix.toml.schema import SCHEMA_FILE

@@ -1,4 +1,6 @@
-"""``faceoff keys init``: the operator's Ed25519 key pair, and how to use it."""
+"""``faceoff keys init``: the operator's Ed25519 key pair, and how to use it.
+The same concept at another layer: ``faceoff.keys``.
+"""
 
 from __future__ import annotations
 

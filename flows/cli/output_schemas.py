@@ -17,8 +17,8 @@ from pydantic import BaseModel
 
 from evidence.audit.checklist import AuditOutput
 from evidence.bundle.schema_export import SCHEMAS_DIR, model_schema_text
-from evidence.folder.preflight import PreflightReport
 from faceoff.files import write_text_atomic
+from faceoff.formats.preflight import PreflightReport
 from flows.cli.error_output import ErrorOutput
 from flows.cli.script_output import PlanOutput, TicketsOutput
 from flows.cli.status_report import StatusReport

@@ -1,6 +1,7 @@
 """The power table of a matrix, with the variances the ledger's earlier nights give: what
 ``faceoff validate --power`` prints and its ``--json`` carries; the preflight's power check
 (``flows.campaign.preflight.power``) judges the same table.
+The same concept at another layer: ``evidence.stats.power``, ``flows.campaign.preflight.power``.
 
 The statistics are ``evidence.comparison.power_table`` (pure) and ``evidence.history.variance``
 (the nights); this module is their I/O edge: the ledger's closed campaigns and their bundles.
@@ -19,11 +20,11 @@ from evidence.comparison.model import RATIO_LABELS
 from evidence.comparison.power_table import PowerTable, wanted_variances
 from evidence.history.variance import EarlierNight, read_earlier
 from evidence.stats.known_variance import KnownVariance
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger
 from ledger.db import DB_URL_ENV
 from ledger.history import closed_campaigns
-from matrix.freeze import FrozenMatrix
 from workload.metrics import higher_is_better
 
 LABELS = {**RATIO_LABELS, **CELL_FIGURE_LABELS}

@@ -1,5 +1,7 @@
 """``faceoff preflight``: the campaign host checked before the night, as a checklist; and
-the same checks as the first step of ``faceoff run`` (``checked_run``)."""
+the same checks as the first step of ``faceoff run`` (``checked_run``).
+The same concept at another layer: ``faceoff.formats.preflight``.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ from pathlib import Path
 
 import typer
 
-from evidence.folder.preflight import PreflightReport, Waiver
 from faceoff.exits import Exit
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.preflight.run import real_host, require_passed, run_preflight, waivers_of
 from flows.cli.validate import matrix_of
 from flows.cli.views.json_log import log_line
-from matrix.freeze import FrozenMatrix, freeze
 
 
 def preflight(

@@ -1,5 +1,7 @@
 """``faceoff restore`` and ``faceoff teardown``: the incumbent brought back, a campaign's
-lanes stopped."""
+lanes stopped.
+The same concept at another layer: ``flows.campaign.restore``.
+"""
 
 from __future__ import annotations
 

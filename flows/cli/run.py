@@ -16,11 +16,12 @@ from rich.console import Console
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from evidence.folder.carried import CARRIED_FILE
-from evidence.folder.preflight import PreflightReport
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.carried import CARRIED_FILE
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.preflight import PreflightReport
 from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
 from flows.campaign.lock import CampaignLock, refuse_if_running
@@ -41,7 +42,6 @@ from flows.prefect import server as ephemeral
 from ledger.campaigns import find_campaign
 from ledger.db import DB_URL_ENV, open_ledger, resolve_url, session_scope
 from ledger.restoration import RESTORED, find_restoration
-from matrix.freeze import FrozenMatrix, freeze
 
 
 def run(

@@ -21,11 +21,11 @@ from typing import Literal
 from pydantic import Field
 
 from evidence.comparison.power_table import PowerTable
-from evidence.folder.preflight import CheckResult
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.static import static_checks, window_length
 from lanes.deadlines import worst_case
-from matrix.freeze import FrozenMatrix
 from matrix.model import Matrix
 from matrix.plan import plan
 from tickets.model import Ticket

@@ -213,8 +213,8 @@ def _facts(
 def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
     # One named campaign's: the list of every campaign loads none of this.
     from evidence.folder.layout import FROZEN_FILE  # noqa: PLC0415
+    from faceoff.formats.frozen_matrix import read_frozen  # noqa: PLC0415
     from flows.campaign.health import probe_incumbent  # noqa: PLC0415
-    from matrix.freeze import read_frozen  # noqa: PLC0415
 
     try:
         arm = read_frozen(Path(row.evidence_dir) / FROZEN_FILE).matrix.incumbent

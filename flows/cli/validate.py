@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from evidence.comparison.power_table import PowerTable
-from evidence.folder.preflight import CheckStatus
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.preflight import CheckStatus
 from flows.cli.output_file import fresh_file
 from flows.cli.power import planned_power, power_view
 from flows.cli.script_output import PlanOutput, plan_output
@@ -18,7 +19,6 @@ from flows.cli.views import console as views
 from lanes.commands import binding_line
 from lanes.deadlines import worst_case
 from matrix.aa import aa_line, aa_twin
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 from matrix.toml.reader import FIX_FIELDS, MatrixError, load_matrix
 

@@ -1,5 +1,6 @@
 """The flow's steps before the scored hours: the preflight, before the take-over, and the
 pilot, after it (docs/flows.md, "Before the night").
+The same concept at another layer: ``evidence.views.card.before_night``.
 
 The preflight runs first, touching nothing: a FAIL nobody waived raises before the campaign
 is opened (``faceoff run`` has run it already and passes its report in). The pilot runs once
@@ -22,7 +23,8 @@ from zoneinfo import ZoneInfo
 from prefect import get_run_logger, task
 
 from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
-from evidence.folder.preflight import PreflightReport, Waiver
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
 from flows.campaign.pilot import Work, decide, disposed, lane_of, pilot_arm
@@ -31,9 +33,8 @@ from flows.prefect.nightly import deployment_timezone
 from flows.prefect.tasks import SIDE_EFFECTS, block_task, stop_task
 from matrix.arm import Arm, Role
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 
-Boot = Callable[[CampaignContext, Arm, Cell], ArmRun]  # flows.prefect.flow.bring_up
+Boot = Callable[[CampaignContext, Arm, Cell], ArmRun]  # flows.prefect.flow.ready_arm
 
 
 def preflight_now(

@@ -26,6 +26,7 @@ from prefect.states import Completed, Failed
 from evidence.attempt.diagnostics import Diagnostic
 from evidence.views.terminal.diagnostic_table import paired_lines
 from faceoff.exits import Exit
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
 from flows.campaign.diagnostic_run import diagnose_run, diagnosed_cell, reference_of
@@ -34,7 +35,7 @@ from flows.campaign.opening import OPEN, campaign_dir_of, frozen_of, set_status
 from flows.campaign.restore import RestoreOutcome, restore_tools
 from flows.campaign.signals import sigterm_raises
 from flows.campaign.takeover import check_incumbent_port, check_startable_arms
-from flows.prefect.flow import bring_up
+from flows.prefect.flow import ready_arm
 from flows.prefect.tasks import (
     SIDE_EFFECTS,
     cell_timeout,
@@ -47,7 +48,6 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"
@@ -129,7 +129,7 @@ def diagnose_on(
     context: CampaignContext, arm: Arm, cell: Cell, reference: RequestPlan | None
 ) -> tuple[Diagnostic, Path]:
     """A fresh lane of the arm (as a cell gets), the diagnostic on it, the lane down."""
-    run = bring_up(context, arm, cell)
+    run = ready_arm(context, arm, cell)
     try:
         timed = request_task.with_options(timeout_seconds=cell_timeout(cell))
         return timed(context, run, cell, reference)

@@ -23,8 +23,9 @@ from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
 from evidence.attempt.pilot import PilotMode
-from evidence.folder.preflight import PreflightReport, Waiver, write_report
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import PreflightReport, Waiver, write_report
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, judged_warmups, lane_death
 from flows.campaign.cell_run import CellResult, policy_block
@@ -62,7 +63,6 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from matrix.window import budget_end
 
 FLOW_NAME = "faceoff-campaign"
@@ -165,7 +165,7 @@ def run_arms(
     try:
         handoff = handoff_task(context)
         get_run_logger().info("took over: %d lane(s) stopped", len(handoff.stopped))
-        left = [(arm, cells) for arm, cells in pilot_step(context, work, pilot, bring_up) if cells]
+        left = [(arm, cells) for arm, cells in pilot_step(context, work, pilot, ready_arm) if cells]
         walks = (
             campaign_passes(context, left, _budget_end(context))
             if uses_passes(context.frozen.matrix)
@@ -213,7 +213,7 @@ def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
             if run is None or died:
                 if run is not None:
                     stop_task(context, run)
-                run = bring_up(context, arm, cell)
+                run = ready_arm(context, arm, cell)
             if run.warmups_failed is not None:
                 _log_result(block_task(context, cell, arm.name, run.warmups_failed))
                 continue
@@ -236,7 +236,10 @@ def _log_result(result: CellResult) -> None:
     )
 
 
-def bring_up(context: CampaignContext, arm: Arm, first: Cell) -> ArmRun:
+def ready_arm(context: CampaignContext, arm: Arm, first: Cell) -> ArmRun:
+    """The arm ready for its cells: its lane up and its identity checked
+    (``lanes.bringup.bring_up``), its warmups served and judged; a run that is not usable
+    says why."""
     run = started(context, arm)
     logger = get_run_logger()
     if not run.usable:

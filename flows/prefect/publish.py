@@ -21,9 +21,9 @@ from sqlalchemy import Engine
 
 from evidence.comparison.model import Comparison
 from evidence.folder.layout import COMPARISON_FILE, RESULT_FILE
+from faceoff.formats.reasons import disposition_label
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext
-from guards.reasons import disposition_label
 from lanes.http import UrllibHttp
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import session_scope

@@ -15,12 +15,12 @@ from typing import Any
 
 from prefect.client.schemas.objects import State
 
-from evidence.folder.preflight import PreflightReport
 from faceoff.exits import Exit
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import PreflightReport
 from flows.campaign.closing import CampaignResult
 from flows.campaign.signals import sigterm_raises
 from flows.prefect.flow import campaign
-from matrix.freeze import FrozenMatrix
 
 
 def run_campaign(

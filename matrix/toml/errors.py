@@ -1,5 +1,6 @@
 """What the model refuses, said field first: each message starts with the field as the user
 wrote it in the file (``cells[0].concurency``, ``arms[1] (name='new').port``).
+The same concept at another layer: ``faceoff.errors``.
 
 A grid entry expands to many cells; an error that every cell of the entry shares is said
 once, of the entry (``cells[0].requests``), not once per cell. Errors on fields the user

@@ -15,11 +15,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from collectors.aliases import vllm_aliases
 from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
-from collectors.samples import EngineSample
 from collectors.settings import CollectorSettings
 from collectors.summary import TELEMETRY_FILE, TelemetrySummary, read_samples, summarize_folder
 from faceoff.errors import FaceoffError
+from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.stalls import CellWindow
 from tests.collectors.metrics_server import MetricsServer
 from tests.collectors.test_gpu import FakeDevice, FakeNvml
 

@@ -8,10 +8,10 @@ import pytest
 
 from collectors.aliases import vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
-from collectors.records import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.samples import EngineSample, EngineStatus
 from collectors.summary import read_samples
+from faceoff.formats.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 from tests.collectors.metrics_server import MetricsServer
 from tests.lanes.helpers import wait_for
 

@@ -30,11 +30,11 @@ from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.sampler import GpuSampler
 from collectors.host import MemoryTarget
 from collectors.memory_summary import gpu_summary
-from collectors.records import CellWindow
 from collectors.sampler import Clocks, Tick
-from collectors.samples import GpuSample, ReadStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
+from faceoff.formats.collector_samples import GpuSample, ReadStatus
+from faceoff.formats.stalls import CellWindow
 
 GIB = 2**30
 PERIOD = 2_000_000_000

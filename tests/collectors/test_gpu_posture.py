@@ -11,13 +11,13 @@ import pytest
 
 from collectors.gpu.nvml import PynvmlLibrary
 from collectors.gpu.posture import collect_gpu_posture
-from collectors.gpu.posture_record import (
+from faceoff.formats.collector_samples import ReadStatus
+from faceoff.formats.gpu_posture import (
     GpuPosture,
     gpu_posture_changes,
     read_gpu_posture,
     write_gpu_posture,
 )
-from collectors.samples import ReadStatus
 from tests.collectors.test_gpu import FakeDevice, FakeNvml
 
 

@@ -23,9 +23,9 @@ from collectors.cgroup import (
 )
 from collectors.host import HostSampler, MemoryTarget, ProcessTreeReader, lane_reader
 from collectors.sampler import Clocks, Tick
-from collectors.samples import HostSample, LaneMemorySource, ReadStatus
 from collectors.summary import read_samples
 from faceoff.errors import FaceoffError
+from faceoff.formats.collector_samples import HostSample, LaneMemorySource, ReadStatus
 
 MIB = 2**20
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collectors.aliases import vllm_aliases
 from collectors.cadence import CellWindow
 from collectors.prometheus import parse_metrics
-from collectors.samples import EngineSample
 from collectors.settings import CollectorSettings
 from collectors.summary import engine_summary
+from faceoff.formats.collector_samples import EngineSample
 from tests.collectors.builders import MS, tick
 
 SETTINGS = CollectorSettings(engine_period_s=0.5, memory_period_s=2.0)

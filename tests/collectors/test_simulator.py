@@ -15,10 +15,10 @@ import pytest
 
 from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
-from collectors.samples import EngineStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import TelemetrySummary
+from faceoff.formats.collector_samples import EngineStatus
+from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running
 from tests.collectors.test_engine import samples
 

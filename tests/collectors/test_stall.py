@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from collectors.records import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.stall import ClientWatcher, watch
 from collectors.stall_log import (
     StallLog,
@@ -23,6 +22,7 @@ from collectors.stall_log import (
 )
 from collectors.stall_monitor import StallMonitor
 from faceoff.errors import FaceoffError
+from faceoff.formats.stalls import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 
 MS = 1_000_000
 SECOND = 1_000 * MS
@@ -169,8 +169,8 @@ def test_the_watcher_finds_the_client_by_its_journal_path_and_reads_its_wait(
     marker = str(tmp_path / "journal.jsonl")
     # a stand-in with the client's module name and journal path on its command line
     code = "import sys, time; time.sleep(120)"
-    client = subprocess.Popen([sys.executable, "-c", code, "-m", "workload.run_cell", marker])
-    other = subprocess.Popen([sys.executable, "-c", code, "workload.run_cell", "elsewhere"])
+    client = subprocess.Popen([sys.executable, "-c", code, "-m", "workload.cell_client", marker])
+    other = subprocess.Popen([sys.executable, "-c", code, "workload.cell_client", "elsewhere"])
     seen: list[ClientWait] = []
     watcher = ClientWatcher(marker, seen.append, every_ns=0, scan_every_ns=0)
     try:

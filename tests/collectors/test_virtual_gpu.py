@@ -21,11 +21,11 @@ from collectors.gpu.posture import collect_gpu_posture
 from collectors.gpu.sampler import GpuSampler
 from collectors.gpu.virtual import VirtualGpuError, VirtualNvml, nvml_for_arm
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.samples import GpuSample, ReadStatus
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
+from faceoff.formats.collector_samples import GpuSample, ReadStatus
+from faceoff.formats.stalls import CellWindow
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC
 from simulator.launch import SimServer, running
 from tests.collectors.test_gpu import run_ticks

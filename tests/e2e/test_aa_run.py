@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evidence.folder.layout import FROZEN_FILE, RESULT_FILE
-from matrix.freeze import read_frozen
+from faceoff.formats.frozen_matrix import read_frozen
 from tests.e2e.conftest import faceoff_run
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
 from flows.cli.run import disk_full
-from guards.reasons import Reason
-from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from tests.e2e.test_ephemeral_server import faceoff, run_env
 from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from prefect.states import StateType
 
-from evidence.folder.preflight import Waiver
 from faceoff.exits import Exit
+from faceoff.formats.preflight import Waiver
 from flows.prefect.flow import PARTIAL, campaign
 from flows.prefect.runner import exit_status, result_of
 from ledger.campaigns import require_campaign

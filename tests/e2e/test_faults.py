@@ -14,9 +14,9 @@ import pytest
 
 from evidence.audit.run import audit_bundle
 from faceoff.exits import Exit
+from faceoff.formats.lane import LaneRecord
+from faceoff.formats.verdict import Presence, Verdict
 from flows.prefect.runner import exit_status, run_campaign
-from guards.verdict import Presence, Verdict
-from lanes.records import LaneRecord
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.matrices import arm, write_matrix

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from faceoff.formats.verdict import VERDICT_FILE
 from flows.campaign.unjournaled import unjournaled
 from flows.cli.run import ledger_lost
-from guards.verdict import VERDICT_FILE
 from tests.e2e.test_ephemeral_server import faceoff, run_env
 from tests.e2e.test_interruptions import FIRST, lines, slow_matrix, wait_for
 from tests.e2e.throwaway import throwaway_postgres

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from evidence.folder.carried import CarriedRecord
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.exits import Exit
+from faceoff.formats.carried import CarriedRecord
+from faceoff.formats.cell_record import CellRecord
 from flows.cli.review import record_review
 from flows.prefect.flow import campaign
-from guards.records import CellRecord
 from ledger.campaigns import require_campaign
 from ledger.cells import latest_attempts
 from ledger.db import open_ledger, session_scope

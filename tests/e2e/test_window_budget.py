@@ -18,9 +18,9 @@ from evidence.comparison.build import CellEntries
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
-from evidence.folder.passes import PassRecord, SkippedCells
-from evidence.folder.preflight import Waiver
 from evidence.views.export import export_rows
+from faceoff.formats.passes import PassRecord, SkippedCells
+from faceoff.formats.preflight import Waiver
 from flows.cli.views.console import LOG_WIDTH
 from flows.cli.views.ending import end_summary
 from flows.prefect.flow import campaign

@@ -2,7 +2,7 @@
 
 Simulator lanes started as host processes by ``lanes`` (readiness, identity,
 boot log), request plans built against the lane's own ``/tokenize``, the cell
-client as a separate ``python -m workload.run_cell`` process, the collectors'
+client as a separate ``python -m workload.cell_client`` process, the collectors'
 samplers around it, ``cell.json`` and the guard's verdict, and restoration of
 the incumbent with its receipt. Nothing here writes a measurement by hand.
 """
@@ -27,21 +27,21 @@ from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
+from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
+from faceoff.formats.lane import IDENTITY_FILE
+from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from guards.verdict import VERDICT_FILE, Verdict
 from lanes.bringup import BringUp, bring_up, read_baseline
 from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
 from lanes.receipt import RECEIPT_FILE
-from lanes.records import IDENTITY_FILE
 from lanes.restoration import RestoreTools, bring_back, snapshot_before
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix, freeze, read_frozen
 from matrix.model import Matrix
 from matrix.plan import CellRunKey
 from tests.lanes.helpers import kill_recorded_processes
@@ -234,7 +234,7 @@ def _client(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
-            *(sys.executable, "-m", "workload.run_cell", "--plan", str(attempt / PLAN_NAME)),
+            *(sys.executable, "-m", "workload.cell_client", "--plan", str(attempt / PLAN_NAME)),
             *("--base-url", base_url, "--journal", str(attempt / JOURNAL_NAME)),
             *("--arm", arm, "--attempt", str(number), "--cell-deadline-s", str(cell.deadline_s)),
         ],

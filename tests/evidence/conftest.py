@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.host_facts import HostFacts, SourceFacts
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from evidence.bundle.write import BundleIndex, write_bundle
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from tests.evidence.campaign import now, run_campaign
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV, glm53_matrix
 from tests.shared_once import made_once, shared_once

@@ -13,9 +13,9 @@ from evidence.bundle.write import comparison_of, write_views
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
+from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
-from guards.verdict import VERDICT_FILE
-from matrix.freeze import read_frozen
 from workload.records import JOURNAL_NAME
 
 SHAVE_NS = 20_000_000  # 20 ms off a TTFT: small enough to look like noise

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from collectors.cadence import cell_ticks
-from collectors.samples import EngineSample
 from evidence.audit.run import audit_bundle
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.exits import Exit
-from guards.records import CellRecord
+from faceoff.formats.cell_record import CellRecord
+from faceoff.formats.collector_samples import EngineSample
 from lanes.receipt import Receipt
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped

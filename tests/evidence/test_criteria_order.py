@@ -15,7 +15,7 @@ from evidence.comparison.model import CellEntry
 from evidence.comparison.ruling import Replicates, candidate_ruling
 from evidence.comparison.sequential import SequentialGroup, deciding_figures, judged
 from matrix.toml.reader import load_matrix
-from tests.evidence.test_ruling import CANDIDATE, cell, ratio, rule
+from tests.evidence.comparison.test_ruling import CANDIDATE, cell, ratio, rule
 from tests.foundation.test_matrix import MINIMAL
 
 AUTO = MINIMAL.replace("requests = 2\n", 'requests = 2\nreplicates = "auto"\nmax_passes = 3\n')

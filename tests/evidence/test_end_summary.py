@@ -9,10 +9,10 @@ from rich.console import Console
 
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.model import Comparison
+from faceoff.formats.reasons import MEANINGS, Reason
 from flows.campaign.closing import CampaignResult
 from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths, verdict
 from guards.dispositions import Closure
-from guards.reasons import MEANINGS, Reason
 
 
 def summary_lines(comparison: Comparison, bundle: Path) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 
 from evidence.attempt.energy import energy_figures
 from evidence.attempt.tails import chunk_gaps, p99_floor, tail_of
-from tests.collectors.test_energy import S, reading, sample, steady
+from tests.collectors.gpu.test_energy import S, reading, sample, steady
 from workload.outcome import RequestOutcome
 
 

@@ -8,15 +8,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.gpu.posture import collect_gpu_posture
-from collectors.gpu.posture_record import GPU_END_FILE, GPU_START_FILE
-from collectors.posture import lane_postures, read_posture, with_lanes
 from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources
 from evidence.views.card.posture import gpu_posture
+from faceoff.formats.gpu_posture import GPU_END_FILE, GPU_START_FILE
+from faceoff.formats.host_posture import lane_postures, read_posture, with_lanes
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from matrix.toml.reader import load_matrix
 from tests.collectors.test_gpu import FakeDevice, FakeNvml
-from tests.evidence.test_ruling import cell
+from tests.evidence.comparison.test_ruling import cell
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix" / "examples"
 LOWER = [

@@ -27,16 +27,16 @@ from evidence.audit.run import HASHES
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import COMPARISON_FILE
 from evidence.history.build import HistoryReport, build_history
-from evidence.history.cache import AuditOutcome
 from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.history_cache import AuditOutcome
 from flows.cli.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.evidence.devtools import evaluate_in_page
-from tests.evidence.test_report import chromium
+from tests.evidence.views.html.test_report import chromium
 from tests.foundation.cli import faceoff
 from tickets.drift import DRIFT_DIR, read_drift_ticket
 

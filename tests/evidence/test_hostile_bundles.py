@@ -26,10 +26,10 @@ from benchmarks.tamper_hostile import (
 from evidence.audit.run import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
 from evidence.history.build import NightRow, build_history
-from evidence.history.cache import CACHE_FILE, SECRET_FILE
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
+from faceoff.formats.history_cache import CACHE_FILE, SECRET_FILE
 from flows.cli.history import real_auditor, sources
 from lanes.receipt import RECEIPT_FILE
 from ledger.campaigns import open_campaign

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.audit.run import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
@@ -21,8 +20,9 @@ from evidence.comparison.cells import pair_ratios
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_attempt
 from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
+from faceoff.formats.host_facts import HostFacts, SourceFacts
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.pair import pair_integrity
-from guards.verdict import VERDICT_FILE, Outcome, Verdict
 from matrix.arrival import Sweep
 from matrix.model import Matrix
 from simulator.capacity import saturated_rate

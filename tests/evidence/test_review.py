@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import select
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.audit.run import audit_bundle
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison.attempts import with_standing
@@ -24,11 +23,12 @@ from evidence.reviews.recording import ReviewRequest
 from evidence.views.card.render import decision_words
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from flows.cli.review import record_review
 from ledger.campaigns import open_campaign, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import ReviewRow
-from matrix.freeze import read_frozen
 from tests.evidence.campaign import rerun_cell
 from tests.evidence.matrices import PLANTED_TOKEN, TOKEN_ENV
 from tests.foundation.cli import faceoff

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.audit.run import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.log import read_reviews
 from evidence.reviews.recording import ReviewRequest
 from faceoff.errors import FaceoffError
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from flows.cli.review import record_review
 from matrix.model import Matrix
 from tests.conftest import free_port

@@ -14,7 +14,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Engine
 
-from collectors.host_facts import HostFacts, SourceFacts
 from evidence.audit.checklist import checklist, lines
 from evidence.audit.run import UNVERIFIABLE, audit_bundle
 from evidence.bundle.write import reopen_bundle, write_bundle
@@ -27,8 +26,9 @@ from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.keys import PublicKey, SigningKey
-from faceoff.seal import seal_ref, sealed_predicate
+from faceoff.seal_envelope import seal_ref, sealed_predicate
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review

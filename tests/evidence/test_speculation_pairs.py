@@ -8,7 +8,7 @@ from evidence.attempt.summary import stats_of
 from evidence.comparison.model import CellEntry
 from evidence.comparison.speculation import spec_pairs
 from evidence.views.card.speculation import words
-from tests.evidence.test_ruling import cell
+from tests.evidence.comparison.test_ruling import cell
 
 
 def accepted(rate: float) -> SpecAcceptance:

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.lane import LaneRecord
 from flows.campaign.context import CampaignContext
 from flows.campaign.restore import restore_tools
 from flows.campaign.takeover import HandoffRecord, check_incumbent_port, take_over
@@ -19,9 +21,7 @@ from lanes.context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
-from lanes.records import LaneRecord
 from ledger.db import open_ledger, resolve_url
-from matrix.freeze import freeze
 from matrix.model import Matrix
 from simulator.launch import running
 from tests.conftest import free_port

@@ -19,16 +19,16 @@ from typing import Any
 import psutil
 import pytest
 
+from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.lane import LANE_FILE, LaneRecord
 from flows.campaign.arm import ArmRun, lane_death
 from flows.campaign.restore import restore_tools
-from guards.records import LaneAtEnd
 from lanes.bringup import bring_up
 from lanes.docker import exit_from_state
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.lane import Lane
 from lanes.readiness import Waiting
-from lanes.records import LANE_FILE, LaneRecord
 from tests.lanes import helpers
 
 OOM_HOG = "x = bytearray(512 << 20)"  # written at once: resident, far past a 64 MiB limit

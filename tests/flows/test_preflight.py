@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from collectors.gpu.nvml import MemoryInfo, NvmlDevice, PynvmlLibrary, Utilization
-from evidence.folder.preflight import CheckResult, PreflightReport, Waiver
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.preflight import CheckResult, PreflightReport, Waiver
 from flows.campaign.preflight.gpus import gpu_checks
 from flows.campaign.preflight.host import PreflightHost
 from flows.campaign.preflight.run import require_passed, run_preflight
@@ -35,7 +36,6 @@ from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
-from matrix.freeze import freeze
 from matrix.toml.reader import load_matrix
 from tests.conftest import free_port
 from tests.e2e.matrices import write_matrix

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.preflight.environment import prefect_home_check
 from flows.campaign.preflight.files import protected_checks
 from flows.campaign.preflight.ledger_check import ledger_check
@@ -19,7 +20,6 @@ from flows.campaign.preflight.timing import cell_s, estimate
 from ledger.campaigns import open_campaign
 from ledger.cells import begin_attempt
 from ledger.db import open_ledger, session_scope
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 from tests.conftest import free_port
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from evidence.comparison.power_table import PowerRow, PowerTable
-from evidence.folder.preflight import CheckStatus
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.preflight import CheckStatus
 from flows.campaign.preflight.ledger_check import ledger_check
 from flows.campaign.preflight.power import judge_power, planned_table, power_checks
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, session_scope
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.rule import Rule
 from matrix.toml.reader import load_matrix
 from tests.conftest import free_port

@@ -30,6 +30,7 @@ from sqlalchemy import text
 
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.context import CampaignContext
 from flows.campaign.lock import CampaignLock, refuse_if_running
 from flows.campaign.opening import refuse_changed_sources, write_frozen
@@ -41,7 +42,6 @@ from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.run import run
 from ledger.campaigns import open_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port

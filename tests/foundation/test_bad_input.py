@@ -618,7 +618,7 @@ def test_bare_faceoff_shows_the_help() -> None:
 def test_the_context_flag_alone_limits_the_cells_and_leaves_the_frozen_content_as_written(
     tmp_path: Path,
 ) -> None:
-    from matrix.freeze import freeze
+    from faceoff.formats.frozen_matrix import freeze
 
     path = tmp_path / "matrix.toml"
     path.write_text(first_arm('engine_args = ["--max-model-len", "32K"]\n'))

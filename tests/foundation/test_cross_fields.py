@@ -207,9 +207,9 @@ def test_the_flag_list_is_the_pinned_vllms_own() -> None:
 def test_a_deadline_only_early_outputs_fit_is_a_warning_the_preflight_repeats(
     tmp_path: Path,
 ) -> None:
+    from faceoff.formats.frozen_matrix import freeze
     from flows.campaign.preflight.static import static_checks
     from matrix.coherence.findings import findings
-    from matrix.freeze import freeze
 
     path = tmp_path / "matrix.toml"
     path.write_text(cell_field("deadline_s = 10"))  # 2 requests of up to 16384 tokens

@@ -24,7 +24,7 @@ from evidence.folder.layout import SEAL_LAYOUT
 from faceoff.dsse import pae
 from faceoff.keys import KeyPairFiles, init_key_pair, read_signing_key
 from faceoff.record_signature import RECORD_PAYLOAD_TYPE, sign_record
-from faceoff.seal import seal_bundle, seal_envelope
+from faceoff.seal_envelope import seal_bundle, seal_envelope
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = {"MANIFEST.json": "a" * 64, "cells/x/inc/attempt-1/journal.jsonl": "b" * 64}

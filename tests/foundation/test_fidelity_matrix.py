@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from faceoff.formats.frozen_matrix import freeze
 from flows.cli.script_output import order_sentence
 from flows.cli.views.console import plan_table
 from matrix.fidelity import (
@@ -19,7 +20,6 @@ from matrix.fidelity import (
     vllm_logprobs_cap,
 )
 from matrix.fields import FieldError
-from matrix.freeze import freeze
 from matrix.model import changed_sources
 from matrix.toml.reader import MatrixError, load_matrix
 

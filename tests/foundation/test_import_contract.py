@@ -6,9 +6,10 @@ checks that each imports only the packages its row allows; the pure layers (guar
 evidence but its edges) import no machinery, not directly and not through the module-level
 imports of what they import; a records module imports only the standard library, pydantic,
 faceoff, the spec and other records; a layer of evidence/ or flows/ imports none above it;
-no module imports itself back through others (type-only and deferred imports counted); and
-no two product classes share a name. A fresh interpreter proves the pure part of it for
-``import guards.judge, evidence.audit.run``.
+no module imports itself back through others (type-only and deferred imports counted); a
+module of another package is imported only where its package's ``__all__`` (and each
+subpackage's on the way) names it; and no two product classes share a name. A fresh
+interpreter proves the pure part of it for ``import guards.judge, evidence.audit.run``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from tests.foundation.cli import REPO
 
 DOC = REPO / "docs" / "architecture.md"
 UNNAMED_CLASSES = ("simulator",)  # an engine of its own: its names may echo the product's
+# Basenames two modules share for two concepts, still to be renamed apart; it only shrinks.
+NAMES_TO_TELL_APART = frozenset({
+    "build", "cell", "context", "figures", "layout", "model", "plan", "probes", "run", "runner",
+    "summary", "tables", "text", "window",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,7 @@ class Module:
     path: Path
     imports: list[Import]
     classes: list[str]
+    exports: tuple[str, ...] | None  # a package's ``__all__``: what other packages may import
 
 
 def walk(root: Path, contract: Contract = CONTRACT) -> dict[str, Module]:
@@ -133,8 +140,19 @@ def walk(root: Path, contract: Contract = CONTRACT) -> dict[str, Module]:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             imports = list(_imports(tree.body, module, at_import=True))
             classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
-            found[module] = Module(path, imports, classes)
+            found[module] = Module(path, imports, classes, _exports(tree))
     return found
+
+
+def _exports(tree: ast.Module) -> tuple[str, ...] | None:
+    """The module's ``__all__``, a list of string literals (None when it declares none)."""
+    for node in tree.body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == "__all__" and node.value is not None:
+            return tuple(ast.literal_eval(node.value))
+    return None
 
 
 def _loaded(name: str, modules: Mapping[str, object]) -> list[str]:
@@ -174,6 +192,7 @@ def violations(root: Path, contract: Contract = CONTRACT) -> list[str]:
         where = info.path.relative_to(root)
         found += [f"{where}:{line}: {what}" for line, what in _breaches(module, info, contract)]
         found += [f"{where}: {what}" for what in _loads(module, modules, contract)]
+        found += [f"{where}:{line}: {what}" for line, what in _undeclared(module, info, modules)]
     found += _cycles(modules, root)
     found += _shared_names(modules, root)
     return sorted(set(found))
@@ -191,6 +210,26 @@ def _breaches(module: str, info: Module, contract: Contract) -> Iterator[tuple[i
             yield imp.line, breach
 
 
+def _undeclared(
+    module: str, info: Module, modules: Mapping[str, Module]
+) -> Iterator[tuple[int, str]]:
+    """Each import from another package of a name its package (or a subpackage on the way)
+    leaves out of its ``__all__``."""
+    top = module.split(".", maxsplit=1)[0]
+    for imp in info.imports:
+        parts = imp.name.split(".")
+        if parts[0] == top or parts[0] not in modules:
+            continue
+        for depth in range(1, len(parts)):
+            package = modules.get(".".join(parts[:depth]))
+            if package is None or package.path.name != "__init__.py":
+                break
+            if package.exports is not None and parts[depth] not in package.exports:
+                named, owner = ".".join(parts[: depth + 1]), ".".join(parts[:depth])
+                yield imp.line, f"{named} is not in {owner}.__all__"
+                break
+
+
 def _edge_of(module: str, contract: Contract) -> tuple[str, ...]:
     """What an edge module may load, a pure package's or a layer's rule notwithstanding."""
     edges = contract.edges.items()
@@ -201,12 +240,14 @@ def _breach(name: str, module: str, contract: Contract) -> str | None:
     package = module.split(".", maxsplit=1)[0]
     top = name.split(".", maxsplit=1)[0]
     allowed = contract.may_import[package]
+    if _matches(module, contract.records):  # its own rule, wherever its package sits
+        return (
+            f"a records module may not import {name}" if _outside_records(name, contract) else None
+        )
     if top in contract.may_import and top != package and not _matches(name, allowed):
         return f"{package} may not import {name}"
     if package in contract.pure and _matches(name, contract.machinery):
         return f"{package} must not import {name}"
-    if module in contract.records and _outside_records(name, contract):
-        return f"a records module may not import {name}"
     return None
 
 
@@ -326,6 +367,74 @@ def test_the_contract_covers_every_package_and_names_real_modules() -> None:
     layered = {m.split(".")[1] for m in modules if m.split(".")[0] in CONTRACT.layers and "." in m}
     layers = {layer for layers in CONTRACT.layers.values() for layer in layers}
     assert layered - layers <= {"__main__"}  # every subpackage is a layer of the table
+
+
+def test_every_package_declares_what_others_may_import_and_names_only_what_it_holds() -> None:
+    modules = walk(REPO)
+    undeclared, stale = [], []
+    for name, info in modules.items():
+        if info.path.name != "__init__.py":
+            continue
+        if info.exports is None:
+            undeclared.append(name)
+            continue
+        defined = _defined(info.path)
+        stale += [
+            f"{name}.{e}" for e in info.exports if f"{name}.{e}" not in modules and e not in defined
+        ]
+    assert undeclared == []  # each __init__ names its public surface in __all__ ([] for none)
+    assert stale == []
+
+
+def _defined(init: Path) -> set[str]:
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    targets = [t for n in tree.body if isinstance(n, ast.Assign) for t in n.targets]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def test_importing_a_module_a_package_keeps_out_of_its_all_breaks_the_contract(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "collectors/__init__.py": '__all__ = ["summary"]\n',
+        "collectors/summary.py": "WINDOW = 1\n",
+        "collectors/deltas.py": "DELTA = 1\n",
+        "guards/rule.py": (
+            "from collectors.summary import WINDOW\nfrom collectors.deltas import DELTA\n"
+        ),
+    }
+    assert violations(_plant(tmp_path, files)) == [
+        "guards/rule.py:2: collectors.deltas is not in collectors.__all__"
+    ]
+
+
+def shared_basenames(modules: Mapping[str, Module]) -> dict[str, list[str]]:
+    """Each module basename two product modules share, with the modules that share it but do
+    not say so: the first paragraph of a module's docstring names every other module of its
+    name (the same concept at another layer: a format, its producer, its view)."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for module, info in modules.items():
+        if info.path.stem not in ("__init__", "__main__") and not _matches(module, UNNAMED_CLASSES):
+            by_name[info.path.stem].append(module)
+    silent = {}
+    for name, group in by_name.items():
+        quiet = [
+            m for m in group if any(o not in _first_paragraph(modules[m]) for o in group if o != m)
+        ]
+        if len(group) > 1 and quiet:
+            silent[name] = sorted(quiet)
+    return silent
+
+
+def _first_paragraph(info: Module) -> str:
+    docstring = ast.get_docstring(ast.parse(info.path.read_text(encoding="utf-8"))) or ""
+    return " ".join(docstring.strip().split("\n\n", maxsplit=1)[0].split())
+
+
+def test_two_modules_share_a_name_only_as_one_concept_at_two_layers_that_says_so() -> None:
+    silent = shared_basenames(walk(REPO))
+    assert sorted(set(silent) - NAMES_TO_TELL_APART) == []  # rename one, or name the other
+    assert sorted(NAMES_TO_TELL_APART - set(silent)) == []  # told apart: off the list
 
 
 def test_no_product_folder_holds_more_than_25_modules_flat() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.frozen_matrix import freeze, read_frozen
 from matrix.families import FamilyStatus
-from matrix.freeze import freeze, read_frozen
 from matrix.plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 

@@ -7,12 +7,15 @@ import re
 import tomllib
 
 from faceoff.module_reference import (
+    ARCHITECTURE_PATH,
     NO_DOCSTRING,
     PACKAGES,
     REFERENCE_PATH,
+    formats_listing,
     module_docs,
     module_reference,
     summary,
+    with_formats_listing,
 )
 from tests.foundation.cli import REPO
 
@@ -57,3 +60,16 @@ def test_a_summary_is_the_first_paragraph_on_one_line_safe_in_a_table() -> None:
 def test_the_architecture_page_and_the_readme_link_to_it() -> None:
     for page in ("docs/architecture.md", "README.md"):
         assert "reference/modules.md" in (REPO / page).read_text(encoding="utf-8"), page
+
+
+def test_the_architecture_page_lists_the_formats_as_they_are() -> None:
+    page = ARCHITECTURE_PATH.read_text(encoding="utf-8")
+    assert page == with_formats_listing(page), "run `python -m faceoff.module_reference`"
+    formats = {p.stem for p in (REPO / "faceoff" / "formats").glob("*.py")} - {"__init__"}
+    assert {f"formats.{m}" for m in formats} == set(re.findall(r"\[`(formats\.\w+)`\]", page))
+
+
+def test_the_listing_names_each_model_with_the_version_it_writes() -> None:
+    listing = formats_listing()
+    assert "`GpuSample` (2), `HostSample` (1)" in listing
+    assert "| [`formats.verdict`](../faceoff/formats/verdict.py) | ``verdict.json``: " in listing

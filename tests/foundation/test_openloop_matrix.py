@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.frozen_matrix import freeze
 from matrix.arrival import Arrival
-from matrix.freeze import freeze
 from matrix.plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write

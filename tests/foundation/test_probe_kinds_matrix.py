@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.freeze import frozen_content
+from faceoff.formats.frozen_matrix import frozen_content
 from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 

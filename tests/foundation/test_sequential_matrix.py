@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.freeze import freeze
+from faceoff.formats.frozen_matrix import freeze
 from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 

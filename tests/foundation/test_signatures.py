@@ -14,7 +14,7 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.keys import SigningKey, init_key_pair, read_signing_key
 from faceoff.record_signature import check_record, claim_of, sign_record
-from faceoff.seal import SealLayout, SignerClaim, seal_bundle, verify_bundle_seal
+from faceoff.seal_envelope import SealLayout, SignerClaim, seal_bundle, verify_bundle_seal
 from faceoff.signing import sign
 from faceoff.trust import (
     HMAC_SIGNER,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import freeze
 from flows.campaign.opening import refuse_changed_sources, write_frozen
 from matrix.arrival import Arrival
-from matrix.freeze import freeze
 from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 

@@ -16,11 +16,11 @@ from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.sampler import GpuSampler
 from collectors.gpu.virtual import VirtualNvml
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.samples import GpuSample
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
+from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running
 from tests.gpu.check import gpu_check, no_gpu, run_entry
 

@@ -2,10 +2,10 @@
 
 What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``requests.json`` (planned on the lane's own /tokenize), ``journal.jsonl`` from
-``python -m workload.run_cell`` in its own process, ``engine.jsonl`` /
+``python -m workload.cell_client`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
 when the run names GPU ids) from ``collectors.cell.CellCollectors``, and
-``cell.json`` (``guards.records.CellRecord``). Used by the capture script of
+``cell.json`` (``faceoff.formats.cell_record.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
 
@@ -24,16 +24,16 @@ from collectors.cadence import journal_window
 from collectors.cell import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
-from guards.records import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.stalls import CellWindow
 from matrix.cell import Cell
-from matrix.freeze import FrozenMatrix
 from simulator.launch import SimServer
+from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.records import EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
-from workload.run_cell import client_command
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.freeze import FrozenMatrix, read_frozen
+from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from tests.data.guards.capture import derive
 from tests.guards.helpers import CELLS, DATA
 

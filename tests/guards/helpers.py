@@ -10,8 +10,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from faceoff.formats.frozen_matrix import FrozenMatrix
 from guards.artifacts import CellArtifacts, load_cell
-from matrix.freeze import FrozenMatrix
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "guards"
 CELLS = DATA / "cells"

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.verdict import VERDICT_FILE, Presence, Verdict
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge_cell, judge_pair, not_run
-from guards.reasons import Disposition, Reason
-from guards.verdict import VERDICT_FILE, Presence, Verdict
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.plan import CellRunKey, plan
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.cell_record import IdentityRef
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import MEANINGS, Disposition, Reason, disposition_of
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge, judge_pair
-from guards.reasons import MEANINGS, Disposition, Reason, disposition_of
-from guards.records import IdentityRef
 from matrix.cell import WorkloadKind
-from matrix.freeze import FrozenMatrix
 from matrix.model import StopPolicy
 from matrix.plan import CellRunKey, PairKey, plan
 from tests.guards.helpers import CELLS, load, with_record

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.reasons import Disposition
+from faceoff.formats.verdict import Outcome
 from flows.campaign.planning import PlanTarget, plan_cell
 from guards.judge import judge_cell, judge_pair
 from guards.pair import pair_integrity
-from guards.reasons import Disposition
-from guards.verdict import Outcome
-from matrix.freeze import freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port

@@ -8,15 +8,15 @@ from collections.abc import Callable
 import pytest
 
 from collectors.aliases import vllm_aliases
-from collectors.samples import EngineSample
 from collectors.summary import load_cell_samples, summarize
 from faceoff.errors import FaceoffError
+from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.verdict import FamilyVerdict, Presence
 from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES
 from guards.metric_guard import metric_guard
-from guards.verdict import FamilyVerdict, Presence
 from matrix.families import DEFAULT_REGISTRY, Families, FamilySource, FamilySpec, FamilyStatus
-from matrix.freeze import FrozenMatrix
 from matrix.thresholds import Thresholds
 from tests.guards.helpers import CELLS, load, num, with_record
 

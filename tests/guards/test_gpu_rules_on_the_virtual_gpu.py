@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from collectors.gpu.energy import cell_energy
-from collectors.records import GPU_FILE
-from collectors.samples import GpuSample
 from collectors.settings import CollectorSettings
 from collectors.summary import read_samples
+from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.stalls import GPU_FILE
+from faceoff.formats.verdict import Outcome, Presence, Verdict
 from guards.judge import judge_cell
-from guards.reasons import Disposition, Reason
-from guards.verdict import Outcome, Presence, Verdict
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell
@@ -163,7 +163,7 @@ def test_a_planted_xid_blocks_the_cell_gpu_errors_on_the_virtual_gpu(
 
 
 def verdict_window(folder: Path):  # type: ignore[no-untyped-def]
-    from guards.records import CELL_FILE, CellRecord
+    from faceoff.formats.cell_record import CELL_FILE, CellRecord
 
     window = CellRecord.read(folder / CELL_FILE).window
     assert window is not None

@@ -8,13 +8,13 @@ import dataclasses
 import pytest
 
 from collectors.gpu.clock_events import HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, SW_POWER_CAP
-from collectors.samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.verdict import Outcome
 from guards.artifacts import CellArtifacts
 from guards.dispositions import decide
 from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled
-from guards.reasons import Disposition, Reason
-from guards.verdict import Outcome
-from matrix.freeze import FrozenMatrix
 from matrix.thresholds import Thresholds
 from tests.guards.helpers import load
 from tests.guards.test_validity import cell_of, rules

@@ -9,15 +9,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from collectors.records import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
 from collectors.settings import CollectorSettings
 from collectors.stall_log import StallLog, read_stalls
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.stalls import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
+from faceoff.formats.verdict import Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge
-from guards.reasons import Disposition, Reason
-from guards.verdict import Outcome, RuleResult
-from matrix.freeze import FrozenMatrix
 from matrix.thresholds import Thresholds
 from simulator.launch import running
 from tests.guards.cellrun import CellRun, run_cell

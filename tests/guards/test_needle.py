@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.reasons import Disposition, Reason
 from guards.judge import judge_cell
-from guards.reasons import Disposition, Reason
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
+from faceoff.formats.reasons import Disposition, Reason
+from faceoff.formats.verdict import Outcome
 from guards.artifacts import load_cell
 from guards.judge import judge, judge_cell, judge_pair
-from guards.reasons import Disposition, Reason
-from guards.verdict import Outcome
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port

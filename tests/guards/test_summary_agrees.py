@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Reason
+from faceoff.formats.verdict import VERDICT_FILE, Outcome
 from guards.judge import judge_cell
-from guards.reasons import Reason
-from guards.verdict import VERDICT_FILE, Outcome
-from matrix.freeze import FrozenMatrix
 from tests.guards.helpers import CELLS
 from workload.records import JOURNAL_NAME
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from collectors.records import CellWindow
+from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Reason
+from faceoff.formats.stalls import CellWindow
+from faceoff.formats.verdict import Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
-from guards.reasons import Reason
-from guards.records import LaneAtEnd
 from guards.validity import RULES, validity
-from guards.verdict import Outcome, RuleResult
 from matrix.cell import Cell, WorkloadKind
-from matrix.freeze import FrozenMatrix
 from matrix.thresholds import Thresholds
 from tests.data.guards.capture import one_token_more, refused, torn_last_line
 from tests.guards.helpers import load, num, with_record

@@ -11,6 +11,7 @@ import docker.errors
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import InspectRecord, LaneRecord
 from lanes.bringup import bring_up
 from lanes.context import LanePurpose
 from lanes.docker import DockerLane
@@ -20,7 +21,6 @@ from lanes.http import UrllibHttp
 from lanes.leftovers import campaign_containers, remove_containers
 from lanes.probes import run_probes
 from lanes.readiness import Waiting
-from lanes.records import InspectRecord, LaneRecord
 from lanes.weights_manifest import build_manifest
 from matrix.arm import Arm
 from tests.lanes.helpers import (

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from faceoff.formats.lane import LaneExit, LaneRecord
 from lanes.bringup import bring_up
 from lanes.commands import binding_line, container_command, host_command
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting, wait_ready
-from lanes.records import LaneExit, LaneRecord
 from matrix.engines import runs_vllm
 from tests.conftest import free_port
 from tests.foundation.cli import REPO, faceoff

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.protected import compare, hash_file, snapshot
 from lanes.context import LanePurpose, next_run_dir
-from lanes.protected import compare, hash_file, snapshot
 from lanes.weights_manifest import build_manifest, host_path
 from tests.lanes.helpers import arm, checkpoint
 
@@ -109,7 +109,8 @@ def test_an_unreadable_file_is_recorded_not_raised(tmp_path: Path) -> None:
     secret.write_text("x")
     secret.chmod(0)
     code = (
-        "import sys; from datetime import UTC, datetime; from lanes.protected import snapshot; "
+        "import sys; from datetime import UTC, datetime; "
+        "from faceoff.formats.protected import snapshot; "
         "print(snapshot([sys.argv[1]], datetime.now(UTC)).files[0].state)"
     )
     # Root reads every file: the child gives up the capabilities that let it.

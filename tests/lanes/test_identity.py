@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.lane import ObservedIdentity, ServedModel
 from lanes.bootlog import quantization_values
 from lanes.identity import expected_identity, judge_identity
-from lanes.records import ObservedIdentity, ServedModel
 from tests.lanes.helpers import arm
 
 DIGEST = "127.0.0.1:5000/faceoff/sim@sha256:" + "a" * 64

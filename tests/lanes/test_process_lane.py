@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.lane import LaneRecord
 from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.leftovers import live_process_records, stop_processes, teardown
 from lanes.readiness import Waiting, wait_ready
-from lanes.records import LaneRecord
 from tests.conftest import free_port
 from tests.lanes.helpers import PYTHON, arm, context, gone, kill_recorded_processes, now
 

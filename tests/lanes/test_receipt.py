@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.protected import FileHash, ProtectedCheck
 from lanes.http import HttpReply
 from lanes.probes import ProbeSummary, judge_probe
-from lanes.protected import FileHash, ProtectedCheck
 from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, verify_receipt
 from lanes.router import RouterAction
 

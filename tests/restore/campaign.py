@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from ledger.campaigns import open_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.model import Matrix
 from tests.lanes.helpers import now
 

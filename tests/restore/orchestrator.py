@@ -15,18 +15,18 @@ from pathlib import Path
 
 import docker
 
+from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.lane import LANE_FILE
 from flows.campaign.restore import lane_run_row, require_restoration
 from lanes.bringup import bring_up
 from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
-from lanes.records import LANE_FILE
 from lanes.router import RouterHook
 from ledger.campaigns import open_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import add_lane_run
-from matrix.freeze import read_frozen
 
 
 def now() -> datetime:

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from evidence.audit.run import audit_bundle
+from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.verdict import Outcome, Verdict
 from flows.campaign.planning import PlanTarget, plan_cell
 from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair
 from guards.pair import pair_integrity
-from guards.verdict import Outcome, Verdict
-from matrix.freeze import freeze
 from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, SERVED, cell, serving, vllm_arm

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from evidence.audit.run import audit_bundle
-from evidence.folder.preflight import Waiver
+from faceoff.formats.preflight import Waiver
 from flows.prefect.flow import campaign
 from flows.prefect.runner import result_of
 from lanes.receipt import verify_receipt

@@ -20,9 +20,9 @@ import pytest
 
 from collectors.cell import CellCollectors
 from collectors.host import MemoryTarget
-from collectors.records import CellWindow
 from collectors.settings import CollectorSettings
 from collectors.speculation import SpecAcceptance, spec_acceptance
+from faceoff.formats.stalls import CellWindow
 from tests.vllm.engine import SERVED, Serving, serving
 
 pytestmark = pytest.mark.vllm

@@ -11,10 +11,10 @@ from pathlib import Path
 from matrix.cell import Cell
 from simulator.launch import running
 from tests.workload.conftest import http_plan
+from workload.cell_client import client_command
 from workload.fit import precision
 from workload.journal import read_journal
 from workload.outcome import Status
-from workload.run_cell import client_command
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = 300_000

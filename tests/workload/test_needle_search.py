@@ -9,7 +9,7 @@ from pathlib import Path
 from matrix.cell import Cell
 from matrix.search import NeedleSearch
 from tests.workload.conftest import StartSim, http_plan
-from tests.workload.test_run_cell import client
+from tests.workload.test_cell_client import client
 from workload.journal import read_journal
 from workload.needle_bounds import Probe, bounds, next_length, next_target
 from workload.outcome import Status

@@ -16,7 +16,7 @@ from matrix.slo import Slo
 from simulator.capacity import saturated_rate
 from simulator.profile import load_profile
 from tests.workload.conftest import MODEL, StartSim, cell, http_plan
-from tests.workload.test_run_cell import client
+from tests.workload.test_cell_client import client
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan, build_plan, retokenize

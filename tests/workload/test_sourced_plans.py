@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from faceoff.canonical import file_sha256
+from faceoff.formats.verdict import Outcome
 from guards.pair import pair_integrity
 from guards.source_rows import rebuild_differences
-from guards.verdict import Outcome
 from matrix.cell import Cell
 from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat

@@ -27,11 +27,11 @@ from evidence.comparison.standing import read_standing
 from evidence.folder.layout import AttemptDir
 from evidence.views.card.probes import unnamed_finishes
 from matrix.cell import Cell
+from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.outcome import Status
 from workload.plan import PlanOptions, RequestPlan, build_plan
 from workload.records import JOURNAL_NAME, PLAN_NAME
-from workload.run_cell import client_command
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

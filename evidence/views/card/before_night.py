@@ -1,5 +1,6 @@
 """The card's "Before the night": what the preflight found on the campaign host (its WARNs,
 every FAIL the operator waived and why) and what the pilot found before the scored cells.
+The same concept at another layer: ``flows.prefect.before_night``.
 
 Renders ``comparison.json``'s ``preflight`` and ``pilot``; computes nothing.
 """
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.comparison.model import Comparison
-from evidence.folder.preflight import PREFLIGHT_DIR, PreflightReport
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.preflight import PREFLIGHT_DIR, PreflightReport
 
 
 def before_night_lead(c: Comparison) -> list[str]:

@@ -1,11 +1,13 @@
 """The card's word on a successor campaign: which cells were carried over from which closed
-campaign (measured there, not here) and why each other cell was measured afresh."""
+campaign (measured there, not here) and why each other cell was measured afresh.
+The same concept at another layer: ``evidence.audit.carried``, ``faceoff.formats.carried``.
+"""
 
 from __future__ import annotations
 
-from evidence.folder.carried import CARRIED_FILE, Carryover, source_frozen_name
 from evidence.views.card.markdown import link, table
 from faceoff.format import join_words
+from faceoff.formats.carried import CARRIED_FILE, Carryover, source_frozen_name
 
 
 def carried_lead(carried: Carryover) -> str:

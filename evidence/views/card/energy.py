@@ -1,5 +1,7 @@
 """The card's energy: each arm's GPU joules over the scored window, per output token and per
 good request, and the candidates' point ratios. Renders ``comparison.json``; computes nothing.
+The same concept at another layer: ``collectors.gpu.energy``, ``evidence.attempt.energy``,
+``evidence.comparison.energy``.
 
 Energy read from a simulator's virtual GPUs is labelled simulated wherever it appears.
 """
@@ -10,7 +12,7 @@ from evidence.attempt.energy import EnergyFigures
 from evidence.comparison.model import FIGURE_LABELS, ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 METHOD_WORDS = {
     "counter": "energy counter",

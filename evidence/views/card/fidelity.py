@@ -1,4 +1,6 @@
 """The card's fidelity section: each arm against the reference, measured on the lanes.
+The same concept at another layer: ``evidence.stats.fidelity``, ``matrix.fidelity``,
+``workload.fidelity``.
 
 Renders ``comparison.json``'s ``fidelity``; computes nothing. The KLD is a lower bound
 unless the engine returned the whole vocabulary, and the row says which, with k; an arm

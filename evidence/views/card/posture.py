@@ -1,20 +1,23 @@
 """The card's host and GPU posture: the settings at the campaign's start and end (and each
 lane run's GPUs), changes flagged.
+The same concept at another layer: ``collectors.gpu.posture``.
 
 Renders ``comparison.json``'s ``posture``; computes nothing.
 """
 
 from __future__ import annotations
 
-from collectors.gpu.posture_record import COMPARED as GPU_COMPARED
-from collectors.gpu.posture_record import (
+from evidence.comparison.model import Comparison
+from evidence.views.card.markdown import Sources, table
+from faceoff.formats.gpu_posture import COMPARED as GPU_COMPARED
+from faceoff.formats.gpu_posture import (
     GPU_END_FILE,
     GPU_START_FILE,
     LANE_GPU_FILE,
     GpuDevicePosture,
     GpuPosture,
 )
-from collectors.posture import (
+from faceoff.formats.host_posture import (
     COMPARED,
     END_FILE,
     POSTURE_DIR,
@@ -22,8 +25,6 @@ from collectors.posture import (
     HostPosture,
     LaneGpuPosture,
 )
-from evidence.comparison.model import Comparison
-from evidence.views.card.markdown import Sources, table
 
 MISSING = "—"
 

@@ -1,4 +1,5 @@
 """The card's quality section: imported evaluator results, their hashes, each band's verdict.
+The same concept at another layer: ``evidence.comparison.quality``, ``matrix.quality``.
 
 Renders ``comparison.json``'s ``quality``; computes nothing. A candidate with a check
 outside its band, or whose metric could not be read, is declared not promotable here,

@@ -1,6 +1,8 @@
 """The card's "Prefix reuse" section: for each dataset or trace cell, one line with the reuse
 its plan expected offline beside each arm's measured prefix-cache hit ratio. A renderer of
-``comparison.json``'s cell ``reuse``: it computes nothing."""
+``comparison.json``'s cell ``reuse``: it computes nothing.
+The same concept at another layer: ``evidence.comparison.reuse``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The card's "Sequential passes" section: the design, each look, and why each cell stopped.
-A renderer of ``comparison.json``'s ``sequential``: it computes nothing."""
+A renderer of ``comparison.json``'s ``sequential``: it computes nothing.
+The same concept at another layer: ``evidence.comparison.sequential``,
+``evidence.stats.sequential``.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The card's speculative decoding: draft acceptance per cell and arm beside its decode rate,
-and structured decode against prose. Renders ``comparison.json``; computes nothing."""
+and structured decode against prose. Renders ``comparison.json``; computes nothing.
+The same concept at another layer: ``collectors.speculation``,
+``evidence.comparison.speculation``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from collectors.speculation import SpecAcceptance
 from evidence.comparison.model import ArmCell, Comparison, SpecPair
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 NOTE = (
     "From the engine's `spec_decode` counter deltas over each cell (warmups included): "

@@ -10,8 +10,8 @@ from evidence.folder.layout import CELLS_DIR
 from evidence.views.card.extra_rows import ENERGY_ROWS, SPECULATION_ROW, extra_rows
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
-from lanes.records import BOOT_LOG_FILE
+from faceoff.formats.lane import BOOT_LOG_FILE
+from faceoff.formats.reasons import Disposition
 
 Cell = Callable[[ArmCell], str]
 

@@ -1,5 +1,7 @@
 """The card's tails: inter-token latency per cell and arm, and each p99 with its n and whether
-the sample can claim it. Renders ``comparison.json``; computes nothing."""
+the sample can claim it. Renders ``comparison.json``; computes nothing.
+The same concept at another layer: ``evidence.attempt.tails``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from evidence.attempt.tails import ITL, TailStats
 from evidence.comparison.model import ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
-from guards.reasons import Disposition
+from faceoff.formats.reasons import Disposition
 
 HEADER = ["cell", "arm", "ITL p50 / p95 / p99 / max", "TTFT p99", "E2E p99", "ITL p99",
           "source"]  # fmt: skip

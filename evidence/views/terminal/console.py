@@ -1,5 +1,6 @@
 """Terminal views of the bundle for ``faceoff review`` and ``tickets`` (``faceoff audit``'s
 checklist: ``evidence.audit.checklist``).
+The same concept at another layer: ``flows.cli.views.console``.
 
 They build rich renderables from data computed elsewhere; only the CLI prints them.
 """

@@ -5,3 +5,5 @@ matrix alone shows (``faceoff validate`` prints those as warnings); the other mo
 at the host, each through the port it is given (NVML, Docker, HTTP, files, the ledger),
 and judge what they saw with pure functions; ``run`` puts the checklist together.
 """
+
+__all__: list[str] = []  # what other packages may import: nothing

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.lock import refuse_if_running
 from flows.campaign.opening import refuse_changed_sources, refuse_other_matrix
 from flows.campaign.preflight.catalog import fail, ok
-from matrix.freeze import FrozenMatrix
 
 
 def campaign_check(frozen: FrozenMatrix, campaign_dir: Path) -> CheckResult:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from evidence.folder.preflight import CheckResult, CheckStatus
+from faceoff.formats.preflight import CheckResult, CheckStatus
 
 CHECKS = MappingProxyType(
     {

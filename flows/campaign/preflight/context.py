@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok, warn
 from flows.campaign.preflight.files import model_directory, mount_missing
 from lanes.weights_manifest import host_path

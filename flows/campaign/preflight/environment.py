@@ -1,5 +1,7 @@
 """The run's environment: the operator's secrets set, each host lane's program found, room
-on the workdir's disk for the bundle, and Prefect's home writable."""
+on the workdir's disk for the bundle, and Prefect's home writable.
+The same concept at another layer: ``lanes.environment``.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +11,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
 from faceoff.format import gib
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.environment import LaneEnv
 from lanes.factory import check_program

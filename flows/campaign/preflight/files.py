@@ -1,5 +1,7 @@
 """Files on the campaign host: mount sources, a vLLM arm's model, weights-manifest
-directories and the protected files, each where the lane or the receipt will look."""
+directories and the protected files, each where the lane or the receipt will look.
+The same concept at another layer: ``faceoff.files``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.weights_manifest import host_path
 from matrix.arm import Arm, LaneKind

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import psutil
 
 from collectors.gpu.nvml import Nvml
-from evidence.folder.preflight import CheckResult
 from faceoff.format import gib
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from matrix.arm import Arm
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import psutil
 
+from faceoff.formats.lane import LaneRecord
 from faceoff.ports import DockerClient
 from flows.campaign.live_lanes import own_lanes, production_lanes
-from lanes.records import LaneRecord
 from matrix.arm import Arm
 
 

@@ -1,4 +1,5 @@
 """What the preflight looks through: the host's ports, gathered once at the entry point.
+The same concept at another layer: ``collectors.host``.
 
 A test gives real local parts (the Docker daemon, loopback servers, files, a ledger) and,
 for NVML alone, a fake named as such; the command line and the flow give the real ones.

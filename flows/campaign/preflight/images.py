@@ -1,5 +1,7 @@
 """Images: each Docker arm's pinned image is in the local store by its digest, or the
-registry has that digest now (asked through the daemon; nothing is pulled)."""
+registry has that digest now (asked through the daemon; nothing is pulled).
+The same concept at another layer: ``lanes.images``.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +9,8 @@ from collections.abc import Callable
 
 from docker import errors as docker_errors
 
-from evidence.folder.preflight import CheckResult
 from faceoff.errors import FaceoffError
+from faceoff.formats.preflight import CheckResult
 from faceoff.ports import DockerClient
 from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.images import PinnedImage, local_pinned, parse_pinned

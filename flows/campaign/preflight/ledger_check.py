@@ -18,15 +18,15 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session
 
-from evidence.folder.preflight import CheckResult
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import fail, ok
 from ledger.campaigns import find_campaign, refuse_changed_matrix
 from ledger.durations import cell_durations
 from ledger.history import closed_campaigns
 from ledger.migrate import HEAD_REVISION, known_revision, stored_revision
-from matrix.freeze import FrozenMatrix
 
 CONNECT_TIMEOUT_S = 10
 _SOURCE_FIX = "run from the workdir (or with the --db) of the source campaign, or drop successor_of"

@@ -1,6 +1,8 @@
 """Ports and the serving incumbent: every arm's address free, or held by a lane the
 take-over stops; what serves on the incumbent's address is the incumbent arm the receipt
-will restore. Real sockets and HTTP; the judging is pure."""
+will restore. Real sockets and HTTP; the judging is pure.
+The same concept at another layer: ``faceoff.ports``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from evidence.folder.preflight import CheckResult
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, ok, warn
 from flows.campaign.preflight.held import HeldLane
 from lanes.http import Http, HttpReply

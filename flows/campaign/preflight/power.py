@@ -4,6 +4,7 @@ ledger's earlier nights of the same workload and incumbent (``evidence.history.v
 else the conservative default; a criterion a cell cannot decide as planned is a WARN naming
 the cell, the metric and the requests it needs. ``faceoff validate --power`` prints the same
 table (``flows.cli.power``).
+The same concept at another layer: ``evidence.stats.power``, ``flows.cli.power``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from datetime import date
 from pathlib import Path
 
 from evidence.comparison.power_table import PowerRow, PowerTable, power_table, wanted_variances
-from evidence.folder.preflight import CheckResult
 from evidence.history.variance import EarlierNight, known_variances, read_earlier
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import ok, warn
-from matrix.freeze import FrozenMatrix
 
 
 def planned_table(frozen: FrozenMatrix, earlier: Sequence[EarlierNight]) -> PowerTable:

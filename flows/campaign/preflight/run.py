@@ -13,9 +13,10 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from collectors.gpu.nvml import PynvmlLibrary
-from evidence.folder.preflight import CheckResult, PreflightReport, Waiver
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult, PreflightReport, Waiver
 from faceoff.ports import DockerClient
 from flows.campaign.preflight.campaign_state import campaign_check
 from flows.campaign.preflight.catalog import CHECKS, ok
@@ -44,7 +45,6 @@ from flows.campaign.preflight.timing import night_start, time_check
 from flows.campaign.restore import restore_tools
 from ledger.db import resolve_url
 from matrix.arm import LaneKind
-from matrix.freeze import FrozenMatrix
 
 PREFECT_DIR = ".prefect"  # flows.prefect.server's default under the workdir
 

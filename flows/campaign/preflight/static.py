@@ -10,14 +10,14 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from evidence.folder.preflight import CheckResult
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import arm_subject, fail, warn
 from lanes.deadlines import HOUR_S, worst_case
 from matrix.arm import Arm, LaneKind
 from matrix.coherence.findings import findings
 from matrix.engines import gpus_asked
 from matrix.families import FamilySpec, FamilyStatus
-from matrix.freeze import FrozenMatrix
 from matrix.model import Matrix
 from matrix.rule_warnings import rule_warnings
 from matrix.window import Window

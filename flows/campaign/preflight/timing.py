@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from evidence.folder.preflight import CheckResult
+from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import fail, ok, warn
 from lanes.deadlines import HOUR_S, worst_case
 from matrix.arm import Arm

@@ -1,4 +1,6 @@
-"""Terminal views. They display data computed elsewhere; they compute nothing new."""
+"""Terminal views. They display data computed elsewhere; they compute nothing new.
+The same concept at another layer: ``evidence.views.terminal.console``.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from typing import TYPE_CHECKING, Protocol
 from rich.console import Console
 from rich.table import Table
 
+from faceoff.formats.reasons import disposition_label
 from flows.cli.views.durations import clock
 from flows.cli.views.plain_table import PlainTable
-from guards.reasons import disposition_label
 
 if TYPE_CHECKING:  # loaded only by the commands that show them
+    from faceoff.formats.frozen_matrix import FrozenMatrix
     from flows.cli.status_report import CampaignFacts
-    from matrix.freeze import FrozenMatrix
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:

@@ -1,5 +1,7 @@
 """Durations as a person reads them (pure): apart from ``flows.cli.views.eta`` so that the
-views that show them (``faceoff status``) load no matrix model."""
+views that show them (``faceoff status``) load no matrix model.
+The same concept at another layer: ``ledger.durations``.
+"""
 
 from __future__ import annotations
 

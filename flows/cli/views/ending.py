@@ -30,8 +30,8 @@ from rich.text import Text
 from evidence.comparison.model import CellEntry, Comparison
 from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
+from faceoff.formats.reasons import MEANINGS, Disposition, Reason
 from flows.campaign.closing import CampaignResult
-from guards.reasons import MEANINGS, Disposition, Reason
 
 MAX_LINES = 25
 MAX_REASONS = 3
@@ -179,7 +179,7 @@ def verdict(cell: CellEntry, candidate: str) -> str:
 
 def reason_lines(comparison: Comparison) -> list[str]:
     """What each reason code of a failed or blocked cell run means, once per code in the
-    order met, at most ``MAX_REASONS`` (the guards' own sentence: ``guards.reasons``)."""
+    order met, at most ``MAX_REASONS`` (the guards' own sentence: ``faceoff.formats.reasons``)."""
     codes = dict.fromkeys(
         Reason(arm.reason_code)
         for cell in comparison.cells

@@ -25,16 +25,16 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.reasons import Disposition, disposition_label
 from flows.cli.views.durations import clock
 from flows.cli.views.eta import Eta, eta
 from flows.cli.views.phase import RunPhase, boot_line, lane_up, restoration_phase
 from flows.cli.views.progress import AttemptProgress, Health
-from guards.reasons import Disposition, disposition_label
 from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope, utc
 from ledger.restoration import find_restoration
 from ledger.tables import CellRunRow
-from matrix.freeze import FrozenMatrix
 from matrix.plan import CellRunKey, plan
 from workload.records import Phase as RequestPhase
 

@@ -8,7 +8,7 @@ console on one line, rich's layout is known without it: each column as wide as i
 widest cell, each row one line. Then rich lays out the title, the header and one row of
 the widest cells (the same column widths), and every row is written in that row's place
 as one line of the same box. Otherwise rich lays out the whole table.
-``tests/flows/test_plain_table.py`` holds the two to the same output.
+``tests/flows/cli/views/test_plain_table.py`` holds the two to the same output.
 """
 
 from __future__ import annotations

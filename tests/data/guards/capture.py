@@ -5,7 +5,7 @@
 Every folder under ``cells/`` is one cell attempt run for real by
 ``tests.guards.cellrun.run_cell``: the simulator (tiny profile, 4× slower than
 real time so a cell spans a dozen engine samples), the request plan from the
-lane's /tokenize, ``python -m workload.run_cell`` in its own process, and
+lane's /tokenize, ``python -m workload.cell_client`` in its own process, and
 ``collectors.cell.CellCollectors`` (engine every 0.25 s, host every 0.5 s).
 Faults come from the simulator itself (``--fault``, ``--set``, ``/_sim/faults``,
 a kill and restart). Only the native files the guard reads are kept; the raw
@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from guards.artifacts import NATIVE_FILES
-from matrix.freeze import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
 from tests.guards.cellrun import CellRun, plan_on, retokenize_on, run_cell
