@@ -9,9 +9,11 @@ from rich.console import Console
 
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.model import Comparison
+from evidence.views.export import export_rows
 from faceoff.formats.reasons import MEANINGS, Reason
 from flows.campaign.closing import CampaignResult
 from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths, verdict
+from flows.cli.views.headline import headline_cell
 from guards.dispositions import Closure
 
 
@@ -32,8 +34,11 @@ def test_the_end_summary_names_each_cell_the_decision_and_the_report(built: Bund
     comparison = Comparison.read(built.root / "comparison.json")
     lines = summary_lines(comparison, built.root)
     assert lines[0] == f"glm53-sim: {comparison.coverage.sentence}"
-    assert lines[1].startswith("decision: pending human review; record it with `faceoff review")
-    assert lines[2].split() == ["cell", "exl3-r11", "nvfp4-r2", "nvfp4-r2", "vs", "exl3-r11"]
+    decision = next(n for n, line in enumerate(lines) if line.startswith("decision: "))
+    assert lines[decision].startswith("decision: pending human review; record it with `faceoff")
+    assert lines[decision + 1].split() == [
+        "cell", "exl3-r11", "nvfp4-r2", "nvfp4-r2", "vs", "exl3-r11"
+    ]  # fmt: skip
     for cell in comparison.cells:
         row = next(line for line in lines if line.startswith(cell.id + " "))
         if cell.ratios:
@@ -102,3 +107,27 @@ def test_a_verdict_counts_its_descriptive_ratios(built: BundleIndex) -> None:
     thin = [r.model_copy(update={"verdict": "descriptive"}) for r in cell.ratios]
     said = verdict(cell.model_copy(update={"ratios": thin}), cell.pairs[0].candidate)
     assert f"better 0, worse 0, no difference 0, descriptive {len(thin)})" in said, said
+
+
+def test_each_arm_shows_the_headline_figures_of_one_matched_cell_as_export_gives_them(
+    built: BundleIndex,
+) -> None:
+    comparison = Comparison.read(built.root / "comparison.json")
+    lines = summary_lines(comparison, built.root)
+    cell = headline_cell(comparison)
+    assert cell is not None  # the glm53 campaign has cells both arms ran to acceptance
+    entry = next(c for c in comparison.cells if c.id == cell)
+    assert all(a.disposition == "accepted" for a in entry.arms)
+    title = lines.index(
+        f"headline figures, cell {cell} (one matched pair; every cell in RESULT.md):"
+    )
+    assert lines[title + 1].split()[:2] == ["arm", "n"]
+    rows = [r for r in export_rows(comparison).rows if r.cell == cell]
+    for n, arm in enumerate(a.arm for a in entry.arms):
+        said = lines[title + 2 + n].split()
+        ttft = next(r for r in rows if r.arm == arm and r.metric == "ttft_s")
+        assert ttft.p50 is not None and ttft.p95 is not None
+        assert said[:3] == [arm, str(ttft.n), f"{ttft.p50 * 1000:.1f}/{ttft.p95 * 1000:.1f}"]
+        tps = next(r for r in rows if r.arm == arm and r.metric == "aggregate_output_tps")
+        assert tps.mean is not None and f"{tps.mean:.1f}" in said
+    assert len(lines) <= MAX_LINES

@@ -3,7 +3,8 @@
 The campaign's closure, the declared rule's outcome per candidate (with a rule) and under it
 each criterion's headline figure (the ratio with its interval, and met, not met or
 inconclusive, "descriptive only" where the interval may not decide: the card's own lines, from
-``comparison.json``'s ruling, as ``faceoff export`` gives them), the decision
+``comparison.json``'s ruling, as ``faceoff export`` gives them), each arm's headline figures on
+one cell as ``vllm bench serve`` ends with them (``flows.cli.views.headline``), the decision
 (or how to record one), one row per cell with each
 arm's disposition and each candidate's verdict, what each reason code of a cell run not
 accepted means (a first night on a busy host ends blocked ``host_stall``: the reader is told
@@ -32,6 +33,7 @@ from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
 from faceoff.formats.reasons import MEANINGS, Disposition, Reason
 from flows.campaign.closing import CampaignResult
+from flows.cli.views.headline import headline_cell, headline_table
 
 MAX_LINES = 25
 MAX_REASONS = 3
@@ -46,14 +48,26 @@ def end_summary(result: CampaignResult) -> Group:
     comparison = Comparison.read(result.bundle / COMPARISON_FILE)
     tail = [*reason_lines(comparison), *restoration_lines(result), *path_lines(result.bundle)]
     rule = rule_lines(comparison)
-    room = MAX_LINES - 3 - len(rule) - len(tail)  # head, decision, the table's header
+    headline = headline_block(comparison)
+    lines = 2 + headline[1].row_count if headline else 0  # its title, header and rows
+    room = MAX_LINES - 3 - len(rule) - len(tail) - lines  # head, decision, the table's header
     return Group(
         Text(f"{result.campaign}: {result.closure.sentence}"),
         *(Text(line) for line in rule),
+        *headline,
         Text(decision_line(comparison)),
         cells_table(comparison, room),
         *(Text(line) for line in tail),
     )
+
+
+def headline_block(comparison: Comparison) -> tuple[Text, Table] | tuple[()]:
+    """The headline figures' title and table (its header and a row per arm), or nothing."""
+    found = headline_table(comparison)
+    if found is None:
+        return ()
+    title, table = found
+    return Text(title), table
 
 
 def rule_lines(comparison: Comparison) -> list[str]:
@@ -116,6 +130,7 @@ def end_record(result: CampaignResult) -> dict[str, object]:
         "complete": result.complete,
         "restored": result.restored,
         "rule": rule_lines(comparison),
+        "headline_cell": headline_cell(comparison),
         "decision": decision_line(comparison),
         "cells": [dict(zip(headers, row, strict=True)) for row in rows],
         "reasons": reason_lines(comparison),
