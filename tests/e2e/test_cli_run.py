@@ -131,7 +131,9 @@ def test_a_run_in_a_terminal_shows_progress_phase_eta_and_ends_in_a_short_summar
     start = max(i for i, line in enumerate(lines) if line.startswith("e2e-live: complete"))
     summary = [line for line in lines[start:] if line.strip()]
     assert len(summary) <= 25, "\n".join(summary)
-    assert summary[1].startswith("decision: pending human review")
+    assert summary[1].startswith("headline figures, cell natural-600-c1")  # both arms ran it
+    assert summary[2].split()[:2] == ["arm", "n"] and summary[3].startswith("inc ")
+    assert summary[5].startswith("decision: pending human review")
     verdict = (
         r"natural-600-c2\s+accepted\s+accepted\s+(better|worse|mixed|no difference|descriptive) "
         r"\(better \d"
@@ -174,7 +176,7 @@ def test_a_redirected_run_keeps_every_verdict_whole_on_one_line(
     assert f"{cand} vs {inc}" in header and len(header) > 80
     verdict = (  # a 4-request cell's ratios only describe (below the calibrated n)
         r"(better|worse|mixed|no difference|descriptive) "
-        r"\(better \d+, worse \d+, no difference \d+\)"
+        r"\(better \d+, worse \d+, no difference \d+(, descriptive \d+)?\)"
     )
     for cell in ("natural-600-c1", "natural-600-c2"):
         line = next(line for line in out.splitlines() if line.startswith(cell))

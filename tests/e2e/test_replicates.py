@@ -27,11 +27,11 @@ def test_replicates_run_in_alternating_passes_and_get_a_between_replicate_interv
     result = run_campaign(write_matrix(tmp_path, data), workdir)
 
     assert result.restored and not not_accepted_but_for_the_host(result.bundle)
-    assert run_order(workdir) == [
+    assert run_order(workdir) == [  # ABBA: the incumbent first in odd passes, last in even
         ("nat-r1", "inc"),
         ("nat-r1", "cand"),
-        ("nat-r2", "inc"),
         ("nat-r2", "cand"),
+        ("nat-r2", "inc"),
     ]
     for name in ("inc", "cand"):  # each pass brought the arm's lane up afresh
         assert len(list((result.bundle / "lanes" / name).glob("campaign-*"))) == 2

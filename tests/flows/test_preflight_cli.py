@@ -25,6 +25,7 @@ def example_on_free_ports(tmp_path: Path) -> Path:
         text = text.replace(f"port = {port}", f"port = {free_port()}")
     path = tmp_path / "sim-faceoff.toml"
     path.write_text(text, encoding="utf-8")
+    (tmp_path / "data").symlink_to(EXAMPLES / "data")  # the fidelity corpus it names
     return path
 
 
