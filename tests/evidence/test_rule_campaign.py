@@ -109,7 +109,10 @@ def test_the_rule_yields_each_outcome_for_its_planted_candidate(ruled: BundleInd
         "failing": "no_decision",
     }, failures
     slower = next(c for c in ruling.candidates if c.candidate == "slower")
-    assert [line.status for line in slower.criteria] == ["not_met", "not_met", "not_met"]
+    # a p95 of 29 requests held to 2.5 % / 3 candidates, its interval widened for what its
+    # blocks miss: on a loaded host it may not decide, never may it be met
+    assert [line.status for line in slower.criteria][:2] == ["not_met", "not_met"]
+    assert slower.criteria[2].status in ("not_met", "inconclusive")
     failing = next(c for c in ruling.candidates if c.candidate == "failing")
     assert failing.not_accepted == ["controlled-512-c1/failing failed"]
 
@@ -118,7 +121,10 @@ def test_the_card_opens_with_the_rule_outcome_and_its_criteria(ruled: BundleInde
     lines = (ruled.root / "RESULT.md").read_text(encoding="utf-8").splitlines()
     assert lines[0] == f"# {NAME}: incumbent versus faster, slower and failing"
     assert lines[2] == "Declared rule: **promote** faster: of 3 criteria, 3 met."
-    assert lines[7] == "Declared rule: **do not promote** slower: of 3 criteria, 3 not met."
+    assert lines[7] in (
+        "Declared rule: **do not promote** slower: of 3 criteria, 3 not met.",
+        "Declared rule: **do not promote** slower: of 3 criteria, 2 not met and 1 inconclusive.",
+    )  # its p95 criterion may not decide on a loaded host (above)
     assert lines[12] == (
         "Declared rule: **no decision** failing: counted cell runs not accepted "
         "(controlled-512-c1/failing failed), and the rule says no_decision."
@@ -128,7 +134,7 @@ def test_the_card_opens_with_the_rule_outcome_and_its_criteria(ruled: BundleInde
     tail = "- decode p95 no worse than 30% (candidate/incumbent ≥ 0.70): "
     assert all(lines[n].startswith(p + "met — ") for n, p in ((3, e2e), (4, decode), (5, tail)))
     assert lines[8].startswith(e2e + "not met — ") and lines[9].startswith(decode + "not met — ")
-    assert lines[10].startswith(tail + "not met — ")
+    assert lines[10].startswith((tail + "not met — ", tail + "inconclusive — "))
     assert all(lines[n].startswith(p) for n, p in ((13, e2e), (14, decode), (15, tail)))
     # the campaign's error rates, then the recorded decision, follow the rule
     assert lines[17].startswith("Promote needs every criterion met in every cell it judges")
