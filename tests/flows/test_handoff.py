@@ -22,6 +22,7 @@ from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
 from ledger.db import open_ledger, resolve_url
+from matrix.arm import Arm
 from matrix.model import Matrix
 from simulator.launch import running
 from tests.conftest import free_port
@@ -78,24 +79,30 @@ def test_an_unknown_server_on_the_incumbents_port_is_refused(workdir: Path) -> N
     assert "no lane faceoff started" in err.value.message
 
 
-def test_the_incumbent_an_earlier_campaign_restored_is_stopped_and_recorded(
-    workdir: Path,
-) -> None:
-    port = free_port()
-    earlier = context_for(workdir, "handoff-earlier", port)
-    arm = earlier.frozen.matrix.incumbent
+def started_lane(
+    context: CampaignContext, arm: Arm, purpose: LanePurpose
+) -> tuple[LaneContext, int]:
+    """The arm's lane of ``context``'s campaign brought up for ``purpose``, as a run left it."""
     ctx = LaneContext(
-        campaign="handoff-earlier",
-        matrix_id=earlier.frozen.matrix_id,
-        purpose=LanePurpose.RESTORE,
-        run_dir=next_run_dir(earlier.campaign_dir, arm.name, LanePurpose.RESTORE),
+        campaign=context.name,
+        matrix_id=context.frozen.matrix_id,
+        purpose=purpose,
+        run_dir=next_run_dir(context.campaign_dir, arm.name, purpose),
         environ=os.environ,
         now=now,
     )
     up = bring_up(open_lane(arm, ctx), UrllibHttp(), Waiting(now=now))
     assert up.ok, up.reason
-    pid = up.lane.record.pid
-    assert pid is not None
+    assert up.lane.record.pid is not None
+    return ctx, up.lane.record.pid
+
+
+def test_the_incumbent_an_earlier_campaign_restored_is_stopped_and_recorded(
+    workdir: Path,
+) -> None:
+    port = free_port()
+    earlier = context_for(workdir, "handoff-earlier", port)
+    ctx, pid = started_lane(earlier, earlier.frozen.matrix.incumbent, LanePurpose.RESTORE)
 
     context = context_for(workdir, "handoff-b", port)
     check_incumbent_port(context)  # known: faceoff restored it under this workdir
@@ -131,19 +138,7 @@ def test_a_reference_lane_left_running_by_a_killed_run_is_stopped_by_the_takeove
     workdir: Path,
 ) -> None:
     context = context_for(workdir, "handoff-d", free_port(), reference=True)
-    arm = context.frozen.matrix.arm("ref")
-    ctx = LaneContext(
-        campaign="handoff-d",
-        matrix_id=context.frozen.matrix_id,
-        purpose=LanePurpose.CAMPAIGN,
-        run_dir=next_run_dir(context.campaign_dir, arm.name, LanePurpose.CAMPAIGN),
-        environ=os.environ,
-        now=now,
-    )
-    up = bring_up(open_lane(arm, ctx), UrllibHttp(), Waiting(now=now))
-    assert up.ok, up.reason
-    pid = up.lane.record.pid
-    assert pid is not None
+    _, pid = started_lane(context, context.frozen.matrix.arm("ref"), LanePurpose.CAMPAIGN)
 
     record = take_over(context)  # the run resumed after the kill
 
