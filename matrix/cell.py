@@ -307,11 +307,13 @@ WARM_BY_DESIGN = frozenset({WorkloadKind.SESSION_REUSE, WorkloadKind.AGENTIC})
 
 # Kinds that each answer one question of the field reports (docs/evidence.md "Probe answers"),
 # some of which a model may fail by what it is (a needle a random-weight model cannot recall),
-# not by how it is served.
+# not by how it is served. Dataset and trace cells replay traffic: no answer is checked.
 PROBE_KINDS = frozenset(WorkloadKind) - {
     WorkloadKind.NATURAL,
     WorkloadKind.CONTROLLED,
     WorkloadKind.CAPACITY_EDGE,
+    WorkloadKind.DATASET,
+    WorkloadKind.TRACE,
 }
 
 

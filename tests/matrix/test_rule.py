@@ -179,6 +179,20 @@ def test_a_rule_that_counts_probe_cells_is_warned_of(tmp_path: Path) -> None:
     assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + ignoring))) == []
 
 
+DATASET = (
+    '\n[[cells]]\nid = "sharegpt-c2"\nkind = "dataset"\ninput_tokens = 2048\nconcurrency = 2\n'
+    f'requests = 4\ndataset = {{ file = "{REPO}/matrix/examples/data/sharegpt-50.json", '
+    'format = "sharegpt" }\n'
+)
+
+
+def test_replayed_traffic_is_not_a_probe_the_rule_is_warned_of(tmp_path: Path) -> None:
+    """Dataset and trace cells check no answer: a model cannot fail them by what it is."""
+    matrix = load_matrix(write(tmp_path, MINIMAL + DATASET + OUTPUT_TPS))
+    assert [c.kind.value for c in matrix.cells] == ["natural", "dataset"]
+    assert rule_warnings(matrix) == []
+
+
 NO_GPUS = '\n[families.not_applicable]\ngpu_memory = "a host without GPUs"\n'
 
 
