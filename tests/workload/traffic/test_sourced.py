@@ -29,7 +29,7 @@ from workload.tokenizer import TokenCount, shared_prefix, vector_sha256
 from workload.traffic.prefix import group_of
 from workload.traffic.rows import DatasetSource, TraceSource
 
-DATA = Path(__file__).resolve().parents[2] / "matrix/examples/data"
+DATA = Path(__file__).resolve().parents[3] / "matrix/examples/data"
 EMPTY = [{"role": "user", "content": ""}]
 
 

@@ -42,7 +42,7 @@ from workload.records import Phase
 from workload.tokenizer import LaneTokenizer
 from workload.traffic.rows import TraceSource
 
-TRACE = Path(__file__).resolve().parents[2] / "matrix/examples/data/mooncake-1000.jsonl"
+TRACE = Path(__file__).resolve().parents[3] / "matrix/examples/data/mooncake-1000.jsonl"
 MODEL = "sim-bench"
 SPEED = 10.0
 REQUESTS = 300
