@@ -5,6 +5,9 @@ cell runs with the real plan, client process and collectors (``cellrun``); the
 guard judges each folder, the stop policy is consulted before each cell, and
 the campaign closes. This is what the Prefect campaign flow does around the
 guard, minus Prefect, the ledger and the lanes package.
+
+A test of the whole guards package, kept beside the metric guard: the family the
+candidate drops, and the cells it blocks, are what it mainly asserts.
 """
 
 from __future__ import annotations
