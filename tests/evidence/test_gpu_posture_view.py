@@ -15,7 +15,7 @@ from faceoff.formats.gpu_posture import GPU_END_FILE, GPU_START_FILE
 from faceoff.formats.host_posture import lane_postures, read_posture, with_lanes
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus
 from matrix.toml.reader import load_matrix
-from tests.collectors.test_gpu import FakeDevice, FakeNvml
+from tests.collectors.gpu.test_sampler import FakeDevice, FakeNvml
 from tests.evidence.comparison.test_ruling import cell
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix" / "examples"

@@ -18,7 +18,7 @@ from faceoff.formats.gpu_posture import (
     read_gpu_posture,
     write_gpu_posture,
 )
-from tests.collectors.test_gpu import FakeDevice, FakeNvml
+from tests.collectors.gpu.test_sampler import FakeDevice, FakeNvml
 
 
 def now() -> datetime:

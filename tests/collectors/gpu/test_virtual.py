@@ -28,9 +28,9 @@ from faceoff.formats.collector_samples import GpuSample, ReadStatus
 from faceoff.formats.stalls import CellWindow
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC
 from simulator.launch import SimServer, running
-from tests.collectors.test_gpu import run_ticks
+from tests.collectors.gpu.test_sampler import run_ticks
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GPU_IDS = [2, 3]  # the arm's GPU ids: the simulator's devices 0 and 1
 SETTINGS = CollectorSettings(memory_period_s=0.25)
 
