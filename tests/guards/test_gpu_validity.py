@@ -254,7 +254,7 @@ CELL = "natural-256-c2"
 
 
 @pytest.fixture(scope="module")
-def frozen(tmp_path_factory: pytest.TempPathFactory) -> FrozenMatrix:
+def virtual_matrix(tmp_path_factory: pytest.TempPathFactory) -> FrozenMatrix:
     path = tmp_path_factory.mktemp("matrix") / "matrix.toml"
     path.write_text(MATRIX)
     return freeze(load_matrix(path))
@@ -281,15 +281,15 @@ def after_the_warmup(server: SimServer, fault: str) -> None:
     assert faults(server, **{fault: 1})["arrivals"] == 0
 
 
-def judged(frozen: FrozenMatrix, sim: SimServer, folder: Path) -> Verdict:
-    run_cell(CellRun(frozen, CELL, "incumbent", sim, folder, SETTINGS, gpu_ids=GPU_IDS))
-    return judge_cell(folder, frozen)
+def judged(virtual_matrix: FrozenMatrix, sim: SimServer, folder: Path) -> Verdict:
+    run_cell(CellRun(virtual_matrix, CELL, "incumbent", sim, folder, SETTINGS, gpu_ids=GPU_IDS))
+    return judge_cell(folder, virtual_matrix)
 
 
 def test_a_clean_cell_on_the_virtual_gpu_is_accepted_with_its_energy(
-    frozen: FrozenMatrix, sim: SimServer, tmp_path: Path
+    virtual_matrix: FrozenMatrix, sim: SimServer, tmp_path: Path
 ) -> None:
-    verdict = judged(frozen, sim, tmp_path)
+    verdict = judged(virtual_matrix, sim, tmp_path)
     assert verdict.disposition is Disposition.ACCEPTED, verdict.sentence
     gpu_memory = next(f for f in verdict.families if f.name == "gpu_memory")
     assert gpu_memory.presence is Presence.PRESENT
@@ -306,31 +306,32 @@ def test_a_clean_cell_on_the_virtual_gpu_is_accepted_with_its_energy(
 
 
 def test_a_planted_throttle_window_blocks_the_cell_gpu_throttled_on_the_virtual_gpu(
-    frozen: FrozenMatrix, sim: SimServer, tmp_path: Path
+    virtual_matrix: FrozenMatrix, sim: SimServer, tmp_path: Path
 ) -> None:
     after_the_warmup(sim, "gpu_throttle_after_requests")
-    verdict = judged(frozen, sim, tmp_path)
+    verdict = judged(virtual_matrix, sim, tmp_path)
     assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.GPU_THROTTLED)
     rule = next(r for r in verdict.rules if r.code is Reason.GPU_THROTTLED)
     assert rule.evidence["reasons"] == ["hw_thermal_slowdown", "sw_thermal_slowdown"]
     assert rule.evidence["min_sm_clock_ratio"] == round(1500 / 2617, 4)
-    assert num(rule.evidence["slowdown_share"]) > frozen.matrix.thresholds.max_gpu_slowdown_share
+    bound = virtual_matrix.matrix.thresholds.max_gpu_slowdown_share
+    assert num(rule.evidence["slowdown_share"]) > bound
 
 
 def test_a_planted_foreign_process_blocks_the_cell_gpu_contended_on_the_virtual_gpu(
-    frozen: FrozenMatrix, sim: SimServer, tmp_path: Path
+    virtual_matrix: FrozenMatrix, sim: SimServer, tmp_path: Path
 ) -> None:
     after_the_warmup(sim, "gpu_foreign_after_requests")
-    verdict = judged(frozen, sim, tmp_path)
+    verdict = judged(virtual_matrix, sim, tmp_path)
     assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.GPU_CONTENDED)
     assert "pid 4194303 on GPU 0" in verdict.sentence
 
 
 def test_a_planted_xid_blocks_the_cell_gpu_errors_on_the_virtual_gpu(
-    frozen: FrozenMatrix, sim: SimServer, tmp_path: Path
+    virtual_matrix: FrozenMatrix, sim: SimServer, tmp_path: Path
 ) -> None:
     after_the_warmup(sim, "gpu_xid_after_requests")
-    verdict = judged(frozen, sim, tmp_path)
+    verdict = judged(virtual_matrix, sim, tmp_path)
     assert (verdict.disposition, verdict.reason) == (Disposition.BLOCKED, Reason.GPU_ERRORS)
     rule = next(r for r in verdict.rules if r.code is Reason.GPU_ERRORS)
     assert (rule.evidence["xid_errors"], rule.evidence["ecc_uncorrected"]) == (1, 1)
