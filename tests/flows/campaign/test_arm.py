@@ -4,6 +4,8 @@ own stop, and an OOM kill only where Docker or the kernel says so.
 Real lanes: the simulator as a host process (alone, or as the worker of a shell leader, the
 way vLLM runs its API server, EngineCore and workers in one process group), and a container
 under a memory limit that the kernel really OOM-kills.
+
+Why an arm's warmups failed, in the sentence its verdict and ticket carry.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import pytest
 
 from faceoff.formats.cell_record import LaneAtEnd
 from faceoff.formats.lane import LANE_FILE, LaneRecord
-from flows.campaign.arm import ArmRun, lane_death
+from flows.campaign.arm import CUT, ArmRun, lane_death, warmup_failure
+from flows.campaign.client import ClientExit
 from flows.campaign.restore import restore_tools
 from lanes.bringup import bring_up
 from lanes.docker import exit_from_state
@@ -30,6 +33,7 @@ from lanes.http import UrllibHttp
 from lanes.lane import Lane
 from lanes.readiness import Waiting
 from tests.lanes import helpers
+from workload.outcome import RequestOutcome, Status
 
 OOM_HOG = "x = bytearray(512 << 20)"  # written at once: resident, far past a 64 MiB limit
 
@@ -150,3 +154,25 @@ def test_a_container_the_kernel_oom_kills_is_an_oom_and_a_docker_kill_is_not(
         assert exit_ is not None
         end = LaneAtEnd(running=False, exit_code=137, oom_killed=exit_.oom_killed)
         assert end.oom is (exit_ is ended["hog"])
+
+
+WORDS = " ".join(f"token{n} is longer than the model's maximum input" for n in range(40))
+
+
+def errored(text: str) -> RequestOutcome:
+    """Only what warmup_failure reads (unvalidated: the rest of the journal line is unused)."""
+    fields: dict[str, Any] = {"status": Status.HTTP_ERROR, "error": text}
+    return RequestOutcome.model_construct(**fields)
+
+
+def test_a_long_first_error_is_cut_between_words_and_says_where_the_rest_is() -> None:
+    said = warmup_failure([errored(WORDS)], 1, ClientExit(0, None, None))
+    assert said is not None and said.endswith(CUT)
+    kept = said.removeprefix("1 of 1 warmup(s) errored; first: http_error: ").removesuffix(CUT)
+    assert WORDS.startswith(kept) and WORDS[len(kept)] == " "  # whole words only
+    assert len(kept) > 200
+
+
+def test_a_short_error_is_quoted_whole_on_one_line() -> None:
+    said = warmup_failure([errored("input too\nlong")], 1, ClientExit(0, None, None))
+    assert said == "1 of 1 warmup(s) errored; first: http_error: input too long"

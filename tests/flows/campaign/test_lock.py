@@ -1,8 +1,7 @@
-"""What keeps one run safe on its host: the campaign lock, SIGTERM handling, Prefect settings."""
+"""What keeps one run safe on its host: the campaign lock, held by one live process."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -14,13 +13,10 @@ from evidence.folder.layout import RUN_LOCK
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
 from flows.campaign.lock import CampaignLock, run_in_progress
-from flows.campaign.signals import Terminated, sigterm_deferred, sigterm_raises
-from flows.prefect.publish import artifact_key
-from flows.prefect.server import apply_prefect_defaults, prefect_defaults
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.foundation.cli import faceoff
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 HOLDER = """
 import sys, time
@@ -61,53 +57,6 @@ def test_a_run_is_in_progress_only_while_a_live_process_holds_the_lock(tmp_path:
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
     assert not run_in_progress(tmp_path)  # killed: the ledger may say running, nothing runs
-
-
-def terminate_self() -> None:
-    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs right after, in this thread
-
-
-def restoration(steps: list[str]) -> None:
-    with sigterm_deferred():
-        terminate_self()
-        steps.append("restoration went on")
-    steps.append("never reached")
-
-
-def test_sigterm_raises_terminated_in_the_main_thread() -> None:
-    with sigterm_raises(), pytest.raises(Terminated):
-        terminate_self()
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-
-
-def test_a_sigterm_during_restoration_waits_for_it_to_finish() -> None:
-    steps: list[str] = []
-    with sigterm_raises(), pytest.raises(Terminated):
-        restoration(steps)
-    assert steps == ["restoration went on"]
-
-
-def test_prefect_defaults_keep_what_the_operator_set(tmp_path: Path) -> None:
-    mine = {"PREFECT_HOME": "/srv/prefect", "PREFECT_API_URL": "http://prefect:4200/api"}
-    assert prefect_defaults(mine, tmp_path) == {
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "DO_NOT_TRACK": "1",
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "600",  # a loaded host is slow
-    }
-    slow = {"PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300"}
-    assert "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS" not in prefect_defaults(
-        slow, tmp_path
-    )
-    quiet = prefect_defaults({}, tmp_path, live_view=True)
-    assert quiet["PREFECT_HOME"] == str((tmp_path / ".prefect").resolve())
-    assert quiet["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] == "WARNING"
-    environ: dict[str, str] = {}
-    apply_prefect_defaults(environ, tmp_path / "runs")
-    assert Path(environ["PREFECT_HOME"]).is_dir()
-
-
-def test_artifact_keys_are_what_prefect_accepts() -> None:
-    assert artifact_key("GLM_5.3 exl3", "result-card") == "glm-5-3-exl3-result-card"
 
 
 def test_a_refused_second_run_starts_no_prefect_server_and_writes_nothing(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ TOKEN_ENV = "FACEOFF_HANDOFF_TOKEN"
 
 
 SIM = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
-CORPUS = Path(__file__).resolve().parents[2] / "matrix/examples/data/fidelity-corpus.txt"
+CORPUS = Path(__file__).resolve().parents[3] / "matrix/examples/data/fidelity-corpus.txt"
 
 
 def context_for(

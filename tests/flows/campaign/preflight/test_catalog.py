@@ -47,7 +47,7 @@ from simulator.launch import running
 from tests.conftest import free_port
 from tests.e2e.matrices import write_matrix
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 SIM = {"lane": "simulator", "served_model": "sim-tiny", "simulator": {"profile": "tiny"}}
 CELL = {"id": "c1", "kind": "natural", "input_tokens": 100, "concurrency": 1, "requests": 1}
 SECRET = "FACEOFF_TEST_UNSET_SECRET"

@@ -1,7 +1,6 @@
-"""The preflight's host checks that need no Docker: the ledger (its revision, a successor's
-source, earlier nights' durations for the estimate), protected files and Prefect's home.
-Real SQLite ledgers and files; a PostgreSQL URL on a closed port for one that does not
-answer."""
+"""The preflight's ledger check: its revision, a successor's source, earlier nights'
+durations for the estimate. Real SQLite ledgers; a PostgreSQL URL on a closed port for one
+that does not answer."""
 
 from __future__ import annotations
 
@@ -13,8 +12,6 @@ import pytest
 from sqlalchemy import text
 
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
-from flows.campaign.preflight.environment import prefect_home_check
-from flows.campaign.preflight.files import protected_checks
 from flows.campaign.preflight.ledger_check import ledger_check
 from flows.campaign.preflight.timing import cell_s, estimate
 from ledger.campaigns import open_campaign
@@ -102,21 +99,3 @@ def test_earlier_nights_of_the_same_cells_give_the_estimate(tmp_path: Path) -> N
     planned = sum(cell_s(frozen.matrix.arm(a), frozen.matrix.cells[0]) for a in ("inc", "cand"))
     assert guessed.total_s == pytest.approx(from_plan.total_s - planned + 600.0 + 900.0)
     assert "2 of 4 cell runs from earlier nights" in guessed.sentence
-
-
-def test_protected_files_must_be_readable_regular_files(tmp_path: Path) -> None:
-    good = tmp_path / "routes.yaml"
-    good.write_text("routes: []\n")
-    folder = tmp_path / "router.d"
-    folder.mkdir()
-    found = protected_checks([str(good), str(folder), str(tmp_path / "gone.env")])
-    assert [c.status.value for c in found] == ["ok", "FAIL", "FAIL"]
-    assert "not a regular file" in found[1].finding and "No such file" in found[2].finding
-
-
-def test_prefect_home_behind_a_file_is_not_writable(tmp_path: Path) -> None:
-    assert prefect_home_check(tmp_path / "runs" / ".prefect").status.value == "ok"
-    blocker = tmp_path / "runs"
-    blocker.write_text("a file where the workdir should be")
-    found = prefect_home_check(blocker / ".prefect")
-    assert found.status.value == "FAIL" and "is not a folder" in found.finding
