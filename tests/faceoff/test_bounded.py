@@ -1,6 +1,10 @@
 """Hostile bundles: special files where records should be, JSON nested a thousand deep, names
 and lines far over any cap, folders nested 1,500 deep. Each ends in a finding and exit 5
-within seconds, never a hang or a traceback; a generated hostile tree never raises."""
+within seconds, never a hang or a traceback; a generated hostile tree never raises.
+
+A test of every reader of a bundle (audit, review, history), kept beside the bounded
+reader they share: its caps on size, depth and file kinds are what it mainly asserts.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ from lanes.receipt import RECEIPT_FILE
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope
-from tests.evidence.test_review import ledger_for
+from tests.flows.cli.test_review import ledger_for
 from tests.foundation.cli import faceoff
 
 

@@ -1,5 +1,9 @@
 """A bundle signed with the operator's Ed25519 key: an auditor verifies it with the public key
-alone, and nothing faceoff does ever signs a forgery or removes a signature."""
+alone, and nothing faceoff does ever signs a forgery or removes a signature.
+
+A test of sealing across packages (the bundle, its audit, reviews, reruns), kept beside
+the seal's envelope: the Ed25519 statement an auditor checks is what it mainly asserts.
+"""
 
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ from flows.cli.review import record_review
 from lanes.receipt import Receipt
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
-from tests.evidence.test_review import ledger_for, utc_now
+from tests.flows.cli.test_review import ledger_for, utc_now
 from tests.foundation.cli import faceoff
 
 JOURNAL = "cells/natural-8192-c1/nvfp4-r2/attempt-1/journal.jsonl"

@@ -3,6 +3,9 @@
 Both arms run the bundled ``tiny`` profile in real time, so each has the capacity
 ``simulator.capacity.saturated_rate`` derives from the cost model (about 18.8 req/s
 for 256 prompt and 64 completion tokens); the sweep's ladder must bracket it.
+
+A test of the whole evidence package for open-loop cells, kept beside the attempt's
+open-loop figures (lag, attainment, a sweep's steps), which are what it mainly asserts.
 """
 
 from __future__ import annotations

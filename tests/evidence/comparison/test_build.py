@@ -1,7 +1,12 @@
 """A declared rule on a real simulated campaign: one candidate planted clearly faster than the
 incumbent, one clearly slower, one as fast but failing a counted cell; the rule promotes the
 first, does not promote the second, and leaves no decision on the third, and the card's first
-lines say so. The review then refuses a decision that contradicts the rule unless forced."""
+lines say so. The review then refuses a decision that contradicts the rule unless forced.
+
+A test of the whole evidence package around a rule, kept beside the comparison's build:
+the rule's outcome for each candidate, as the built comparison carries it, is what it
+mainly asserts.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +29,7 @@ from flows.cli.review import record_review
 from matrix.model import Matrix
 from tests.conftest import free_port
 from tests.evidence.campaign import now, run_campaign
-from tests.evidence.test_review import ledger_for, utc_now
+from tests.flows.cli.test_review import ledger_for, utc_now
 from tests.foundation.cli import faceoff
 from tests.shared_once import shared_once
 

@@ -18,7 +18,7 @@ from matrix.toml.reader import load_matrix
 from tests.collectors.gpu.test_sampler import FakeDevice, FakeNvml
 from tests.evidence.comparison.test_ruling import cell
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "matrix" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "matrix" / "examples"
 LOWER = [
     "GPU 0 power_limit_w: 600.0 at the start, 450.0 at the end",
     "GPU 0 enforced_power_limit_w: 600.0 at the start, 450.0 at the end",

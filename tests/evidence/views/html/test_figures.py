@@ -10,7 +10,7 @@ from pathlib import Path
 
 from evidence.views.html.figures import UNDRAWN, Figures, drawings, figure_sha256, undrawn
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 
 
 def drawing(n: int) -> str:

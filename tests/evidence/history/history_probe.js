@@ -1,4 +1,4 @@
-// Evaluated in history.html by test_history.py once the page has loaded: what the laid-out
+// Evaluated in history.html by test_build.py once the page has loaded: what the laid-out
 // page shows, as a plain object.
 (function () {
   function badge(id) {
