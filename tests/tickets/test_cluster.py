@@ -1,19 +1,10 @@
-"""Tickets: clusters by reason, Markdown front matter round trip, idempotent writes, closing."""
+"""Tickets clustered by reason: one per disposition and reason, with the next step to take."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import UTC, datetime
 
-import pytest
-
-from faceoff.errors import FaceoffError
-from faceoff.formats.ticket_index import INDEX_FILE, TicketIndex
-from tests.foundation.cli import faceoff
-from tests.foundation.output_schemas import shaped
 from tickets.cluster import DEFAULT_STEP, BadRun, cluster, next_step, ticket_id
-from tickets.model import parse, render
-from tickets.store import open_tickets, read_tickets, write_tickets
 
 T0 = datetime(2026, 10, 17, 13, 0, tzinfo=UTC)
 
@@ -62,68 +53,3 @@ def test_a_cause_one_request_can_show_names_the_exact_diagnose_command_of_each_c
     assert overrun.index("To diagnose:") < overrun.index("To rerun:")
     assert "--diagnose" not in by_code["stop_policy"].suggested_next_step
     assert "--diagnose" not in by_code["oom"].suggested_next_step
-
-
-def test_front_matter_round_trips_and_reads_as_plain_key_values() -> None:
-    (ticket,) = cluster(RUNS[:1], campaign="glm53", matrix_id="m" * 64, now=T0)
-    text = render(ticket, "# body\n\ntext with: colons")
-    assert text.startswith('---\nschema_version: 1\nid: "glm53-failed-contract-overrun"\n')
-    assert 'cells:\n  - "controlled-10240-c1/exl3-r11"\n' in text
-    parsed, body = parse(text, "t.md")
-    assert parsed == ticket and body == "# body\n\ntext with: colons"
-
-
-def test_a_malformed_ticket_is_an_error_naming_the_file() -> None:
-    with pytest.raises(FaceoffError, match=r"t\.md: no front matter"):
-        parse("# just markdown\n", "t.md")
-    text = render(cluster(RUNS[:1], campaign="c", matrix_id="m", now=T0)[0], "b")
-    with pytest.raises(FaceoffError, match=r"t\.md: front matter is not a valid ticket: status"):
-        parse(text.replace('status: "open"', 'status: "maybe"'), "t.md")
-
-
-def test_writing_is_idempotent_and_a_cluster_that_no_longer_fails_is_closed(tmp_path: Path) -> None:
-    campaign = tmp_path / "glm53"
-    first = cluster(RUNS, campaign="glm53", matrix_id="m", now=T0)
-    write_tickets(campaign, "glm53", first)
-    before = {p.name: p.read_text() for p in (campaign / "tickets").iterdir()}
-    later = cluster(RUNS, campaign="glm53", matrix_id="m", now=T0 + timedelta(hours=1))
-    write_tickets(campaign, "glm53", later)
-    assert {p.name: p.read_text() for p in (campaign / "tickets").iterdir()} == before
-    # the OOM cell was rerun and accepted: its ticket stays, closed
-    write_tickets(campaign, "glm53", cluster(RUNS[:3], campaign="glm53", matrix_id="m", now=T0))
-    states = {t.id: t.status for t, _ in read_tickets(campaign)}
-    assert states["glm53-failed-oom"] == "closed"
-    assert states["glm53-failed-contract-overrun"] == "open"
-    index = TicketIndex.read(campaign / "tickets" / INDEX_FILE)
-    assert [(e.id, e.status) for e in index.tickets] == sorted(states.items())
-
-
-def test_open_tickets_are_listed_across_campaigns(tmp_path: Path) -> None:
-    write_tickets(tmp_path / "a", "a", cluster(RUNS[:1], campaign="a", matrix_id="m", now=T0))
-    write_tickets(tmp_path / "b", "b", cluster(RUNS[3:], campaign="b", matrix_id="m", now=T0))
-    write_tickets(tmp_path / "b", "b", [])  # b's cluster was resolved
-    (tmp_path / "faceoff.db").write_text("")  # not a campaign folder
-    assert [t.id for t in open_tickets(tmp_path)] == ["a-failed-contract-overrun"]
-    assert open_tickets(tmp_path / "missing") == []
-
-
-def test_faceoff_tickets_lists_the_open_ones(tmp_path: Path) -> None:
-    write_tickets(tmp_path / "a", "a", cluster(RUNS, campaign="a", matrix_id="m", now=T0))
-    write_tickets(tmp_path / "b", "b", cluster(RUNS[3:], campaign="b", matrix_id="m", now=T0))
-    write_tickets(tmp_path / "b", "b", [])
-    done = faceoff("tickets", "--workdir", str(tmp_path), columns=250)
-    assert done.returncode == 0, done.stderr
-    assert "open tickets (3)" in done.stdout
-    assert "a/tickets/a-failed-oom.md" in done.stdout
-    assert "b/tickets/" not in done.stdout
-    assert "controlled-10240-c1 contract_overrun" in done.stdout  # the reason, whole
-    listed = shaped("tickets", faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
-    assert listed["schema_version"] == 1
-    assert [t["path"] for t in listed["tickets"]] == [
-        "a/tickets/a-blocked-stop-policy.md",
-        "a/tickets/a-failed-contract-overrun.md",
-        "a/tickets/a-failed-oom.md",
-    ]
-    oom = listed["tickets"][2]["ticket"]
-    assert (oom["reason_code"], oom["cells"]) == ("oom", ["natural-8192-c4/nvfp4-r2"])
-    assert "--cell natural-8192-c4/nvfp4-r2`" in oom["suggested_next_step"]
