@@ -1,4 +1,8 @@
-"""A ~300K-token prompt through plan synthesis, the client process and the simulator."""
+"""A ~300K-token prompt through plan synthesis, the client process and the simulator.
+
+A test across the plan, the client process and the simulator, kept beside the filler
+search: a prompt planned to within its precision of 300K tokens is what it mainly asserts.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ The lane is `benchmarks.truth_server` with `--no-finish-reason`, a real HTTP ser
 loopback sharing no code with the client: each stream ends with usage and [DONE] only.
 The client process journals the cell; the summary, the comparison's arm entry and the
 card's line are made from that journal by the code that makes them for a campaign.
+
+A test across the client and the evidence, kept beside the stream reader: a stream that
+ends without a finish_reason, read as ok, is what it mainly asserts.
 """
 
 from __future__ import annotations
