@@ -6,7 +6,7 @@ journal), JSON nested 5,000 deep in the receipt or a review line, a 5,000-byte n
 200 MB line in ``SHA256SUMS`` (sparse), 1,500 nested folders, and the content a seal must
 cover (an empty folder, a run lock with text, an HMAC seal beside the envelope). Per class:
 the audit's exit status, its worst wall time and peak memory over ``RUNS`` runs, whether it
-hung (killed at ``HANG_S``) or printed a traceback. ``tests/evidence/test_hostile_bundles.py``
+hung (killed at ``HANG_S``) or printed a traceback. ``tests/faceoff/test_bounded.py``
 keeps each class as a test.
 """
 

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.prefect
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix/examples"
 # The shared test host stalls; the stall and schedule-lag rules have their own tests (the lag
-# bound as tests/evidence/test_openloop.py sets it for campaigns on this host).
+# bound as tests/evidence/attempt/test_open_loop.py sets it for campaigns on this host).
 LOADED_HOST = loaded_host_toml(max_schedule_lag_ms=1000)
 ARMS = ("tiny-base", "tiny-fast")
 SOURCED = ("sharegpt-c4", "chat-gamma", "prompts-ramp", "azure-4x")

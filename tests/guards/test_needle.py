@@ -1,4 +1,8 @@
-"""The needle rule on real cell runs: a lane that garbles the marker fails the cell."""
+"""The needle rule on real cell runs: a lane that garbles the marker fails the cell.
+
+The guards on a needle search run for real: its misses are its answer, its probes are
+what the terminal rule counts, and both arms' plans pair on the declared range.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,15 @@ import pytest
 from collectors.settings import CollectorSettings
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
-from guards.judge import judge_cell
+from faceoff.formats.verdict import Outcome
+from guards.artifacts import load_cell
+from guards.judge import judge, judge_cell, judge_pair
 from matrix.toml.reader import load_matrix
 from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell
+from tests.guards.helpers import with_record
+from workload.records import JOURNAL_NAME
 
 MATRIX = """
 schema_version = 1
@@ -94,3 +102,62 @@ def test_a_planted_needle_miss_fails_the_cell_beyond_its_tolerance(
     else:
         assert missed[:2] == (Disposition.FAILED, Reason.NEEDLE_MISSED), missed[2]
         assert "3 of 3 scored needle requests missed the marker" in missed[2]
+
+
+SEARCH_CELL = "needle-search-2000-c1"
+SEARCH = (
+    '[[cells]]\nid = "needle-600-c1"\n',
+    f'[[cells]]\nid = "{SEARCH_CELL}"\nkind = "needle_search"\ndeadline_s = 120\n'
+    "search = {{ low = 200, high = 2000, step = 200, budget = 6 }}\n"
+    'sampling = {{ max_tokens = 48, reasoning_effort = "low" }}\n\n'
+    '[[cells]]\nid = "needle-600-c1"\n',
+)
+
+
+def search_matrix(folder: Path) -> FrozenMatrix:
+    """The needle rule's matrix with a needle_search cell before its needle cell."""
+    text = MATRIX.replace(*SEARCH).format(incumbent=free_port(), candidate=free_port(), extra="")
+    path = folder / "matrix.toml"
+    path.write_text(text)
+    return freeze(load_matrix(path))
+
+
+def run_search(frozen: FrozenMatrix, arm: str, folder: Path) -> None:
+    lane = frozen.matrix.arm(arm).simulator
+    assert lane is not None
+    args = ["--served-model-name", "sim-tiny"]
+    args += [a for k, v in lane.faults.items() for a in ("--fault", f"{k}={v}")]
+    with running("tiny", args=args) as server:
+        run_cell(CellRun(frozen, SEARCH_CELL, arm, server, folder, SETTINGS))
+
+
+def test_a_search_that_misses_beyond_its_edge_is_accepted_and_a_bad_journal_is_not(
+    tmp_path: Path,
+) -> None:
+    frozen = search_matrix(tmp_path)
+    for arm in ("incumbent", "candidate"):
+        run_search(frozen, arm, tmp_path / arm)
+    missing = judge_cell(tmp_path / "candidate", frozen)  # garbles beyond 300 tokens
+    assert (missing.disposition, missing.reason) == (Disposition.ACCEPTED, Reason.ACCEPTED)
+    # its probes are no decode or throughput samples: a marker may arrive in one chunk
+    families = {f.name: f.presence.value for f in missing.families}
+    assert {families[f] for f in ("decode_rate", "tpot", "aggregate_output_throughput")} == {
+        "not_applicable"
+    }
+    rules = {r.code: r for r in missing.rules}
+    assert rules[Reason.NEEDLE_MISSED].outcome is Outcome.NOT_APPLICABLE
+    terminal = rules[Reason.REQUESTS_NOT_TERMINAL]
+    assert terminal.outcome is Outcome.PASSED and 2 <= int(terminal.evidence["probes"]) <= 6
+    assert rules[Reason.ERROR_RATE].evidence["scored"] == terminal.evidence["probes"]
+    pair = judge_pair(tmp_path / "incumbent", tmp_path / "candidate")
+    assert pair.outcome is Outcome.PASSED and "search the same range (200–2000" in pair.detail
+
+    crashed = judge(with_record(load_cell(tmp_path / "candidate"), client_exit_code=1), frozen)
+    assert crashed.reason is Reason.REQUESTS_NOT_TERMINAL, crashed.sentence
+    assert "the client ended with exit 1 before the search was done" in crashed.sentence
+    journal = tmp_path / "candidate" / JOURNAL_NAME
+    first = journal.read_text().splitlines(keepends=True)[0]
+    journal.write_text(journal.read_text() + first)  # a probe journaled twice
+    doubled = judge_cell(tmp_path / "candidate", frozen)
+    assert doubled.reason is Reason.REQUESTS_NOT_TERMINAL, doubled.sentence
+    assert "two or more lines for probe 0" in doubled.sentence

@@ -1,24 +1,36 @@
-"""Every validity rule against captured cells: the clean pass, and the failure it catches."""
+"""Every validity rule against captured cells: the clean pass, and the failure it catches.
+
+summary.json and verdict.json answer the same about one attempt's journal.
+
+Both read the journal through the same predicates of ``RequestOutcome``: which lines
+are the attempt's, and which broke the output contract (an over-run breaks it; an
+under-run is reported but breaks nothing).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
 from faceoff.formats.cell_record import LaneAtEnd
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Reason
 from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import Outcome, RuleResult
+from faceoff.formats.verdict import VERDICT_FILE, Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
+from guards.judge import judge_cell
 from guards.validity import RULES, validity
 from matrix.cell import Cell, WorkloadKind
 from matrix.thresholds import Thresholds
 from tests.data.guards.capture import one_token_more, refused, torn_last_line
-from tests.guards.helpers import load, num, with_record
+from tests.guards.helpers import CELLS, load, num, with_record
+from workload.records import JOURNAL_NAME
 
 Derive = Callable[[Callable[[list[str]], str]], Path]
 
@@ -338,3 +350,52 @@ def test_the_cold_cache_rule_allows_the_whole_blocks_of_the_templates_shared_pre
     assert "allowed for the template's shared prefix" in preamble.detail
     unknown = rules(with_template_hits(art, None), frozen)[Reason.WARM_CACHE]
     assert unknown.failed  # without the plan's shared prefix, those hits look like a warm cache
+
+
+def _written(folder: Path, frozen: FrozenMatrix) -> tuple[dict, dict]:
+    """summary.json and verdict.json as written into the attempt folder, read back."""
+    summarize_attempt(folder, arm="incumbent", attempt=1, slo=None).write(folder / SUMMARY_FILE)
+    judge_cell(folder, frozen).write(folder / VERDICT_FILE)
+    summary = json.loads((folder / SUMMARY_FILE).read_text())
+    verdict = json.loads((folder / VERDICT_FILE).read_text())
+    contract = next(r for r in verdict["rules"] if r["code"] == Reason.CONTRACT_OVERRUN)
+    return summary, contract
+
+
+def _edit_journal(folder: Path, index: int, **changes: object) -> None:
+    path = folder / JOURNAL_NAME
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[index].update(changes)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def test_an_under_run_is_no_breach_in_the_summary_nor_the_verdict(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    folder = shutil.copytree(CELLS / "controlled", tmp_path / "attempt-1")
+    _edit_journal(folder, 0, output_words=9)  # a contract of exactly 12 words
+    summary, contract = _written(folder, frozen)
+    assert contract["outcome"] == Outcome.PASSED
+    assert contract["evidence"]["underruns"] == 1
+    assert summary["contract_violations"] == contract["evidence"]["overruns"] == 0
+
+
+def test_an_over_run_is_the_same_breach_in_the_summary_and_the_verdict(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    folder = shutil.copytree(CELLS / "controlled", tmp_path / "attempt-1")
+    _edit_journal(folder, 1, output_words=20)
+    summary, contract = _written(folder, frozen)
+    assert contract["outcome"] == Outcome.FAILED
+    assert summary["contract_violations"] == contract["evidence"]["overruns"] == 1
+
+
+def test_a_line_of_another_attempt_is_foreign_to_the_summary_and_the_verdict(
+    frozen: FrozenMatrix, tmp_path: Path
+) -> None:
+    folder = shutil.copytree(CELLS / "controlled", tmp_path / "attempt-1")
+    _edit_journal(folder, 1, attempt=2, output_words=20)  # an over-run, but not this attempt's
+    summary, contract = _written(folder, frozen)
+    assert summary["foreign_lines"] == 1 and summary["journaled_scored"] == 2
+    assert summary["contract_violations"] == contract["evidence"]["overruns"] == 0
+    assert contract["evidence"]["requests"] == 2
