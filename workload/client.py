@@ -22,8 +22,10 @@ from datetime import datetime
 import aiohttp
 
 from faceoff.canonical import sha256_hex
+from matrix.model import ClientReceive
 from workload.outcome import ArrivalStamps, RequestOutcome, Status
 from workload.plan import PlannedRequest
+from workload.rx_stamps import in_flight
 from workload.stream import SseFramer, StreamProtocolError, StreamState
 from workload.transport import ON_SENT, Arrivals, check_timed
 
@@ -46,6 +48,7 @@ class RunContext:
     client_run: str
     wall_anchor_utc: datetime
     mono_anchor_ns: int
+    receive: ClientReceive = "sleep"  # how its loop waits for bytes (rx_stamps.set_receive)
 
 
 @dataclass
@@ -145,10 +148,12 @@ async def timed_exchange(
     clock: Clock,
     deadline_s: float | None,
 ) -> None:
-    """``stream_chat`` under the per-request deadline; ``ex.end_ns`` is always set."""
+    """``stream_chat`` under the per-request deadline; ``ex.end_ns`` is always set. A
+    spinning loop (``rx_stamps.set_receive``) polls while it runs."""
     try:
-        async with asyncio.timeout(deadline_s):
-            await stream_chat(session, url, body, ex, clock)
+        with in_flight(asyncio.get_running_loop()):
+            async with asyncio.timeout(deadline_s):
+                await stream_chat(session, url, body, ex, clock)
     except TimeoutError:
         ex.fail(Status.TIMEOUT, f"request deadline of {deadline_s} s reached")
     finally:
@@ -213,6 +218,7 @@ def outcome_of(ctx: RunContext, ex: Exchange) -> RequestOutcome:
         step=request.step,
         rate_rps=ex.rate_rps,
         arrival_stamps=ex.arrival_stamps,
+        client_receive=ctx.receive,
     )
 
 

@@ -22,7 +22,9 @@ Format history of ``schema_version``:
       wake-up before that read (the kernel had merged a later segment into the chunk's
       bytes, and with them its later stamp), ``r`` the client's clock as the read returned.
       ``arrival_stamps`` ``kernel`` now means every event was dated from the socket (k or
-      w). Lines of versions 1 to 3 still read (``chunk_stamps`` None: unknown).
+      w). Lines of versions 1 to 3 still read (``chunk_stamps`` None: unknown). Later in 4,
+      ``client_receive`` ``spin`` where the client's loop polled instead of sleeping while
+      the request was in flight (left out for ``sleep``, as every line before it was).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact
 from matrix.fields import omitted_at
+from matrix.model import ClientReceive
 from workload.metrics import Measured, request_metrics
 from workload.records import Phase, Usage
 
@@ -193,6 +196,13 @@ class RequestOutcome(Artifact):
         "receive stamp of each read, or the loop's wake-up where a later segment was merged "
         "in), read (the client's clock as some read returned); None when no event arrived, "
         "and in lines of versions 1 and 2 (read).",
+    )
+    client_receive: ClientReceive = Field(
+        default="sleep",
+        exclude_if=omitted_at("sleep"),
+        description="How the client's loop waited for bytes while the request was in flight: "
+        "sleep (in select, woken by the kernel) or spin (polling, a core of its own); left "
+        "out for sleep.",
     )
 
     @property

@@ -29,6 +29,7 @@ from workload.ladder import StepResult, next_rate, within_slo
 from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
 from workload.records import Phase
+from workload.rx_stamps import set_receive
 from workload.schedule import OpenLoad
 from workload.transport import timed_session
 
@@ -103,7 +104,9 @@ class CellRunner:
         self.last: Exchange | None = None  # the latest request journaled
 
     async def run(self, journal: JournalWriter, cell_deadline_s: float) -> RunReport:
-        """Send every planned request, unless stopped; journal one line per request."""
+        """Send every planned request, unless stopped; journal one line per request. The
+        loop sleeps or spins while requests are in flight, as the run's context says."""
+        set_receive(asyncio.get_running_loop(), self.clock, self.context.receive)
         self.journal = journal
         self.stop.task = asyncio.current_task()
         timer = asyncio.get_running_loop().call_later(

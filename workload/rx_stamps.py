@@ -33,6 +33,13 @@ where the kernel's stamp is later than that wake-up (a segment came in between a
 merged), the read is dated by the wake-up: an upper bound of when those bytes arrived
 that no later segment moves. Bytes that came after the wake-up stay in the socket for
 the next read, and their own stamp. Both dates are never earlier than the bytes' arrival.
+
+A loop that sleeps in ``select`` can still be woken late (the host did not run it for
+longer than the gap between two chunks): the kernel has merged both by then. The opt-in
+``spin`` receive mode (:func:`set_receive`) never sleeps while a request is in flight
+(:func:`in_flight`): ``select`` polls with a zero timeout until a socket is ready or the
+loop's own timeout passes, so each segment is read, and its wake-up dated, as it lands.
+It costs a whole core while requests are in flight; with none, the loop sleeps as usual.
 """
 
 from __future__ import annotations
@@ -45,8 +52,12 @@ import struct
 import sys
 import termios
 import time
-from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal, NamedTuple, get_args
+
+from faceoff.errors import FaceoffError
+from matrix.model import ClientReceive
 
 SO_TIMESTAMPNS = 35  # Linux (asm-generic/socket.h); Python's socket module does not name it
 STAMP = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
@@ -57,6 +68,7 @@ PAIR_TRIES = 3
 Clock = Callable[[], int]
 Source = Literal["kernel", "wake"]  # the kernel's receive stamp, or the loop's wake-up bound
 OnRead = Callable[[int | None, Source], None]  # when the read's bytes arrived; None: unknown
+RECEIVE_MODES: tuple[ClientReceive, ...] = get_args(ClientReceive)
 
 
 class Woke(NamedTuple):
@@ -72,9 +84,14 @@ class WakeSelector:
         self._selector, self.clock = selector, clock
         self.stamped: set[int] = set()  # file descriptors of StampedSockets
         self.woke: dict[int, Woke] = {}  # this wake-up's, by file descriptor
+        self.spin = False  # poll instead of sleeping while a request is in flight
+        self.in_flight = 0  # requests between send and end (:func:`in_flight`)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        ready = self._selector.select(timeout)
+        if self.spin and self.in_flight and timeout != 0:
+            ready = spin_select(self._selector, timeout, self.clock)
+        else:
+            ready = self._selector.select(timeout)
         stamped, reading = self.stamped, selectors.EVENT_READ
         fds = [key.fd for key, events in ready if events & reading and key.fd in stamped]
         if not fds:  # no clock reading for a wake-up that reads no stamped socket
@@ -87,6 +104,49 @@ class WakeSelector:
 
     def __getattr__(self, name: str) -> Any:  # register, unregister, modify, close, …
         return getattr(self._selector, name)
+
+
+def spin_select(
+    selector: selectors.BaseSelector, timeout: float | None, clock: Clock
+) -> list[tuple[selectors.SelectorKey, int]]:
+    """``selector.select(timeout)`` without sleeping: zero-timeout polls until a file is
+    ready or ``timeout`` seconds (on ``clock``, in ns) have passed. Each poll is a system
+    call, which lets the journal's writer thread take the GIL between polls."""
+    until = None if timeout is None else clock() + int(timeout * 1e9)
+    while not (ready := selector.select(0)):
+        if until is not None and clock() >= until:
+            break
+    return ready
+
+
+@contextmanager
+def in_flight(loop: Any) -> Iterator[None]:
+    """A request in flight on ``loop`` for the block's duration: a spinning loop polls only
+    while one is."""
+    wakes = getattr(loop, "_selector", None)
+    if not isinstance(wakes, WakeSelector):
+        yield
+        return
+    wakes.in_flight += 1
+    try:
+        yield
+    finally:
+        wakes.in_flight -= 1
+
+
+def set_receive(loop: Any, clock: Clock, receive: ClientReceive) -> None:
+    """Have ``loop`` sleep (the default) or spin while requests are in flight; its stamped
+    sockets' reads then date on ``clock``."""
+    wakes = watch_wakes(loop, clock)
+    if wakes is None or wakes.clock is not clock:
+        if receive == "sleep":
+            return
+        raise FaceoffError(
+            "the spin receive mode needs asyncio's selector event loop, on the run's clock",
+            where="workload.rx_stamps",
+            fix="run the client with asyncio's default loop, or set client_receive = 'sleep'",
+        )
+    wakes.spin = receive == "spin"
 
 
 def queued_bytes(fd: int) -> int:

@@ -220,6 +220,7 @@ def run_warmups(context: CampaignContext, run: ArmRun, cell: Cell) -> ClientExit
         arm=run.arm.name,
         attempt=1,
         python=context.tools.python,
+        receive=context.frozen.matrix.campaign.client_receive,
     )
 
 

@@ -135,6 +135,7 @@ def _measure(
                 arm=attempt.arm,
                 attempt=attempt.number,
                 python=context.tools.python,
+                receive=context.frozen.matrix.campaign.client_receive,
             )
     finally:
         with span(spans.COLLECTORS_STOP):

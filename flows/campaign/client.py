@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from matrix.model import ClientReceive
 from workload.cell_client import client_command, read_summary
 from workload.records import CLIENT_LOG, EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
 
@@ -51,6 +52,7 @@ class ClientArgs:
     deadline_s: float
     arm: str
     attempt: int
+    receive: ClientReceive = "sleep"  # the campaign's client_receive
 
     def command(self, python: str) -> list[str]:
         return client_command(
@@ -61,6 +63,7 @@ class ClientArgs:
             attempt=self.attempt,
             cell_deadline_s=self.deadline_s,
             python=python,
+            receive=self.receive,
         )
 
 
@@ -146,7 +149,14 @@ def _stops_blocked() -> Iterator[None]:
 
 
 def run_client(
-    folder: Path, *, base_url: str, deadline_s: float, arm: str, attempt: int, python: str
+    folder: Path,
+    *,
+    base_url: str,
+    deadline_s: float,
+    arm: str,
+    attempt: int,
+    python: str,
+    receive: ClientReceive,
 ) -> ClientExit:
     """Run the plan in ``folder`` to its end, journaling and logging into the same folder.
 
@@ -154,9 +164,8 @@ def run_client(
     journals what is in flight as cancelled.
     """
     plan, journal = folder / PLAN_NAME, folder / JOURNAL_NAME
-    client = ClientProcess(
-        ClientArgs(plan, base_url, journal, deadline_s, arm, attempt), folder / CLIENT_LOG, python
-    )
+    args = ClientArgs(plan, base_url, journal, deadline_s, arm, attempt, receive)
+    client = ClientProcess(args, folder / CLIENT_LOG, python)
     client.start()
     try:
         return client.wait()

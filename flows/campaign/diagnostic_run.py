@@ -106,6 +106,7 @@ def _request(
             arm=run.arm.name,
             attempt=1,
             python=context.tools.python,
+            receive=context.frozen.matrix.campaign.client_receive,
         )
         scrapes.take(_tick(clocks, 1, final=True))  # retried until the engine has drained
     finally:

@@ -83,6 +83,7 @@ def send_probe(context: CampaignContext, run: ArmRun, cell: Cell, contract: Cont
             arm=run.arm.name,
             attempt=1,
             python=context.tools.python,
+            receive=context.frozen.matrix.campaign.client_receive,
         )
     except FaceoffError as exc:
         setup_error = exc.message

@@ -27,6 +27,7 @@ Path_ = tuple[str, ...]
 # Examples of the fields no shipped example matrix sets (a test keeps every field covered).
 WRITTEN_EXAMPLES: dict[Path_, Any] = {
     ("campaign", "successor_of"): "glm53-r11",
+    ("campaign", "client_receive"): "spin",
     ("campaign", "deadline"): dt.datetime.fromisoformat("2026-10-18T06:00:00+02:00"),
     ("campaign", "pilot"): "strict",
     ("campaign", "fidelity_reference"): "bf16-reference",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from benchmarks.delivery_split import LIMIT, Split, delivery_lines
-from benchmarks.peer_clients import Seen
+from benchmarks.peer_clients import SPIN, Seen
 from benchmarks.spin_reader import answers, seen_of
 
 MS = 1_000_000
@@ -33,6 +33,16 @@ def test_faceoffs_delivery_is_held_to_twice_the_spin_readers() -> None:
     late = {"faceoff": splits_of(4.99, 0.1), LIMIT: splits_of(0.04, 0.1)}
     assert delivery_lines("pinned", 32, late, gap_ms=5.0)[0].endswith("200 of 200")
     assert delivery_lines("pinned", 32, {"faceoff": splits_of(0.05, 0.3)}, gap_ms=5.0) == []
+
+
+def test_each_receive_mode_of_faceoff_is_held_to_the_spin_reader() -> None:
+    """The sleeping client and the spinning one, each its own line in the same round."""
+    splits = {"faceoff": splits_of(4.99, 0.1), SPIN: splits_of(0.05, 0.1)}
+    sleeping, spinning = delivery_lines("pinned", 1, splits | {LIMIT: splits_of(0.04, 0.1)}, 5.0)
+    assert sleeping.startswith("pinned C1 delivery p99 ms, faceoff vs")
+    assert "(MISSED)" in sleeping and sleeping.endswith("200 of 200")
+    assert spinning.startswith(f"pinned C1 delivery p99 ms, {SPIN} vs")
+    assert "(MISSED)" not in spinning and spinning.endswith("0 of 200")
 
 
 def event(text: str) -> bytes:

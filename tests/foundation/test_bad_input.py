@@ -146,6 +146,11 @@ CASES = [
         edit("seed = 7", "seed = 7\nstop_policy = 'panic'"),
         ("campaign.stop_policy",),
     ),
+    Case(
+        "client-receive-unknown",
+        edit("seed = 7", "seed = 7\nclient_receive = 'busy'"),
+        ("campaign.client_receive", "'sleep' or 'spin'"),
+    ),
     Case("top-p-above-one", cell_field("sampling = { top_p = 2.0 }"), (".sampling.top_p",)),
     Case(
         "weights-hash-not-hex",

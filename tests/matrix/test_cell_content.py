@@ -36,7 +36,7 @@ def frozen(values: dict[str, Any]) -> FrozenMatrix:
 
 def test_another_name_stop_policy_or_cell_leaves_the_key_unchanged() -> None:
     old = frozen(data("old"))
-    new_data = data("new", successor_of="old", stop_policy="continue")
+    new_data = data("new", successor_of="old", stop_policy="continue", client_receive="sleep")
     new_data["cells"][1]["requests"] = 8
     new = frozen(new_data)
     assert old.matrix_id != new.matrix_id
@@ -53,6 +53,7 @@ def test_another_name_stop_policy_or_cell_leaves_the_key_unchanged() -> None:
         (lambda d: d["campaign"].update(seed=12), "prompts.seed: 11 → 12"),
         (lambda d: d["campaign"].pop("prompt_namespace"), "prompts.namespace: 'ns' → 'old'"),
         (lambda d: d.update(thresholds={"max_oom": 1}), "thresholds.max_oom: 0 → 1"),
+        (lambda d: d["campaign"].update(client_receive="spin"), "client_receive: None → 'spin'"),
     ],
 )
 def test_what_a_cell_depends_on_changes_its_key(change: Any, named: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from matrix.cell import WorkloadKind
+from matrix.model import ClientReceive
 from simulator.groundtruth import read_ground_truth
 from tests.workload.conftest import StartSim, cell, http_plan, token_chunks
 from tests.workload.oneshot_server import PROMPT_TOKENS, one_write_server, vllm_events
@@ -27,7 +28,7 @@ from workload.tokenizer import LaneTokenizer
 MS = 1_000_000
 
 
-def runner_for(plan: RequestPlan, url: str) -> CellRunner:
+def runner_for(plan: RequestPlan, url: str, receive: ClientReceive = "sleep") -> CellRunner:
     context = RunContext(
         cell_id=plan.cell.id,
         arm="incumbent",
@@ -36,14 +37,19 @@ def runner_for(plan: RequestPlan, url: str) -> CellRunner:
         client_run="test",
         wall_anchor_utc=datetime.now(UTC),
         mono_anchor_ns=time.perf_counter_ns(),
+        receive=receive,
     )
     return CellRunner(plan, url, context, time.perf_counter_ns)
 
 
 async def run(
-    plan: RequestPlan, url: str, journal: Path, deadline_s: float = 60.0
+    plan: RequestPlan,
+    url: str,
+    journal: Path,
+    deadline_s: float = 60.0,
+    receive: ClientReceive = "sleep",
 ) -> tuple[RunReport, list[RequestOutcome]]:
-    runner = runner_for(plan, url)
+    runner = runner_for(plan, url, receive)
     with JournalWriter(journal) as writer:
         report = await runner.run(writer, deadline_s)
     contents = read_journal(journal)
@@ -51,12 +57,18 @@ async def run(
     return report, contents.outcomes
 
 
-async def test_a_cell_matches_the_servers_ground_truth(start_sim: StartSim, tmp_path: Path) -> None:
+@pytest.mark.parametrize("receive", ["sleep", "spin"])
+async def test_a_cell_matches_the_servers_ground_truth(
+    start_sim: StartSim, tmp_path: Path, receive: ClientReceive
+) -> None:
+    """Each chunk dated at or after the simulator's stamp just before its write, whether the
+    client's loop sleeps or spins while requests are in flight (journaled on each line)."""
     truth_path = tmp_path / "truth.jsonl"
     sim = start_sim(args=["--ground-truth", str(truth_path)])
     plan = await http_plan(sim.url, cell(warmups=1))
-    report, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl")
+    report, outcomes = await run(plan, sim.url, tmp_path / "journal.jsonl", receive=receive)
     assert report.statuses == {"ok": 5} and report.stopped_by is None
+    assert {o.client_receive for o in outcomes} == {receive}
     assert [o.phase for o in outcomes].count(Phase.WARMUP) == 1
     truth = read_ground_truth(truth_path)
     for outcome in outcomes:

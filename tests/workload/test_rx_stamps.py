@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import selectors
 import socket
 import time
@@ -17,8 +19,10 @@ from workload.rx_stamps import (
     Source,
     StampedSocket,
     WakeSelector,
+    in_flight,
     kernel_arrival,
     queued_bytes,
+    set_receive,
 )
 
 REAL_AHEAD_NS = 1_765_000_000_000_000_000  # real time minus the client's clock, this host
@@ -106,15 +110,18 @@ def wait_queued(fd: int, size: int) -> None:
 
 
 @pytest.mark.usefixtures("kernel_stamping")
-def test_two_chunks_in_one_read_window_are_each_dated_before_the_next_write() -> None:
+@pytest.mark.parametrize("spin", [False, True])
+def test_two_chunks_in_one_read_window_are_each_dated_before_the_next_write(spin: bool) -> None:
     """The loop wakes for the first chunk, the second arrives before the read (the kernel
     merges it into the first, with its later stamp): the read takes only the first chunk,
-    dated at or before the second's write, and the second keeps its own later date."""
+    dated at or before the second's write, and the second keeps its own later date; the
+    same when the loop spins with a request in flight."""
     one, two = b"data: one\n\n", b"data: two\n\n"
     clock = time.perf_counter_ns
     dates: list[tuple[int | None, Source]] = []
     with loopback_pair() as (server, client), selectors.DefaultSelector() as inner:
         wakes = WakeSelector(inner, clock)
+        wakes.spin, wakes.in_flight = spin, int(spin)
         wakes.register(client, selectors.EVENT_READ)
         wakes.stamped.add(client.fileno())
         stamped = StampedSocket(client, clock, lambda at, source: dates.append((at, source)), wakes)
@@ -148,3 +155,44 @@ def test_a_read_the_loop_did_not_wake_for_keeps_the_kernels_stamp() -> None:
         read = clock()
     [(at, source)] = dates
     assert source == "kernel" and at is not None and written <= at <= read
+
+
+class CountingSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    """The platform's selector, noting the timeout of every ``select``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        self.timeouts.append(timeout)
+        return super().select(timeout)
+
+
+@pytest.mark.usefixtures("kernel_stamping")
+def test_a_spinning_loop_polls_only_while_a_request_is_in_flight() -> None:
+    """With a request in flight the selector is only ever polled (timeout 0) until the chunk
+    lands, and the chunk is dated at or after its write; with none, the loop sleeps in one
+    ``select`` with its own timeout."""
+    clock = time.perf_counter_ns
+    dates: list[tuple[int | None, Source]] = []
+    inner = CountingSelector()
+    loop = asyncio.SelectorEventLoop(inner)
+    with loopback_pair() as (server, client), contextlib.closing(loop):
+        set_receive(loop, clock, "spin")
+        wakes = loop._selector
+        assert isinstance(wakes, WakeSelector)
+        wakes.register(client, selectors.EVENT_READ)
+        wakes.stamped.add(client.fileno())
+        stamped = StampedSocket(client, clock, lambda at, source: dates.append((at, source)), wakes)
+        assert wakes.select(0.001) == [] and inner.timeouts[-1] == 0.001  # idle: it sleeps
+        inner.timeouts.clear()
+        with in_flight(loop):
+            written = clock()
+            server.sendall(b"data: one\n\n")
+            assert wakes.select(30), "the chunk never arrived"
+            assert stamped.recv(1 << 16) == b"data: one\n\n"
+        assert set(inner.timeouts) == {0} and wakes.in_flight == 0
+        wakes.unregister(client)
+    [(at, _)] = dates
+    assert at is not None and written <= at

@@ -140,3 +140,12 @@ def test_a_retokenized_plan_keeps_the_texts_and_counts_on_the_other_lane(
 def summary_of(folder: Path) -> dict[str, Any]:
     """The client's closing summary in its log, or {} while it has printed none."""
     return read_summary(folder / CLIENT_LOG) or {}
+
+
+def test_the_campaigns_receive_mode_reaches_the_clients_argv(tmp_path: Path) -> None:
+    """spin is passed on; the default sleep leaves the argv as it always was."""
+    spin = ClientArgs(tmp_path / PLAN_NAME, "http://x", tmp_path / "j", 60.0, "inc", 1, "spin")
+    command = spin.command(sys.executable)
+    assert command[command.index("--receive") + 1] == "spin"
+    slept = ClientArgs(tmp_path / PLAN_NAME, "http://x", tmp_path / "j", 60.0, "inc", 1)
+    assert "--receive" not in slept.command(sys.executable)
