@@ -1,5 +1,6 @@
 """Bringing an arm's recipe up and down: Docker and host-process lanes, readiness, identity,
-smoke probes, the router hook, protected files and the restoration receipt."""
+smoke probes, the router hook, protected files and restoration (its receipt:
+``faceoff.formats.receipt``)."""
 
 # What other packages may import (the import contract holds them to it).
 __all__ = [
@@ -17,7 +18,6 @@ __all__ = [
     "probes",
     "process",
     "readiness",
-    "receipt",
     "restoration",
     "router",
     "weights_manifest",

@@ -19,14 +19,13 @@ import docker.errors
 import psutil
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.lane import LANE_FILE, LaneExit, LaneRecord
+from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneExit, LaneRecord
 from faceoff.ports import Clock, DockerClient, DockerContainer, DockerFactory, container_id
 from lanes.context import (
     LABEL_ARM,
     LABEL_CAMPAIGN,
     LABEL_PURPOSE,
     LABEL_RUN,
-    LANES_DIR,
     LanePurpose,
     live_run_dir,
 )

@@ -15,7 +15,6 @@ from typing import Literal
 from pydantic import Field
 
 from collectors.summary import TELEMETRY_FILE
-from evidence.attempt.diagnostics import DIAGNOSTIC_FILE
 from evidence.attempt.summary import SUMMARY_FILE
 from evidence.audit.run import (
     CARRIED,
@@ -45,10 +44,11 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.diagnostic import DIAGNOSTIC_FILE
 from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.receipt import RECEIPT_FILE, Receipt, protected_problems
 from faceoff.formats.verdict import VERDICT_FILE
 from faceoff.trust import SignatureCheck, SignatureState
-from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
 
 PROTECTED = "protected operator files declared and unchanged"
 

@@ -31,13 +31,14 @@ from faceoff.formats.history_cache import (
     load_cache,
     save_cache,
 )
+from faceoff.formats.ticket import DriftTicket
 from faceoff.ports import Clock
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.output_file import fresh_file
 from flows.cli.views.console import make_console
 from flows.cli.views.plain_table import PlainTable
 from ledger.history import closed_campaigns
-from tickets.drift import DriftTicket, write_drift_tickets
+from tickets.drift import write_drift_tickets
 
 
 def real_auditor(credentials: Credentials) -> Auditor:

@@ -22,8 +22,8 @@ from zoneinfo import ZoneInfo
 
 from prefect import get_run_logger, task
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
 from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext

@@ -22,9 +22,9 @@ from prefect.client.schemas.objects import State
 from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
-from evidence.attempt.pilot import PilotMode
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.pilot import PilotMode
 from faceoff.formats.preflight import PreflightReport, Waiver, write_report
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, judged_warmups, lane_death

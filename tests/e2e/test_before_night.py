@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.audit.run import audit_bundle
 from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver, read_reports
 from faceoff.formats.verdict import Verdict
 from flows.prefect.flow import campaign as campaign_flow

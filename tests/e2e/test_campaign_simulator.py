@@ -19,9 +19,9 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from evidence.audit.run import audit_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.formats.receipt import verify_receipt
 from flows.cli.review import record_review
 from flows.prefect.runner import run_campaign
-from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows
 from ledger.db import open_ledger, resolve_url, session_scope

@@ -29,16 +29,16 @@ from collectors.settings import CollectorSettings
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
-from faceoff.formats.lane import IDENTITY_FILE
+from faceoff.formats.lane import IDENTITY_FILE, LANES_DIR
+from faceoff.formats.receipt import RECEIPT_FILE
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
+from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
 from lanes.readiness import Waiting
-from lanes.receipt import RECEIPT_FILE
 from lanes.restoration import RestoreTools, bring_back, snapshot_before
 from matrix.arm import Arm
 from matrix.cell import Cell

@@ -17,7 +17,7 @@ from evidence.folder.sums import write_sums
 from faceoff.exits import Exit
 from faceoff.formats.cell_record import CellRecord
 from faceoff.formats.collector_samples import EngineSample
-from lanes.receipt import Receipt
+from faceoff.formats.receipt import Receipt
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped
 

@@ -30,8 +30,8 @@ from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads,
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
 from faceoff.formats.history_cache import CACHE_FILE, SECRET_FILE
+from faceoff.formats.receipt import RECEIPT_FILE
 from flows.cli.history import real_auditor, sources
-from lanes.receipt import RECEIPT_FILE
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope

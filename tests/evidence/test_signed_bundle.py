@@ -27,12 +27,12 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
 from faceoff.formats.host_facts import HostFacts, SourceFacts
+from faceoff.formats.receipt import Receipt
 from faceoff.keys import PublicKey, SigningKey
 from faceoff.seal_envelope import seal_ref, sealed_predicate
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review
-from lanes.receipt import Receipt
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
 from tests.evidence.test_review import ledger_for, utc_now

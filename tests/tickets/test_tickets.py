@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.ticket import parse, render
 from faceoff.formats.ticket_index import INDEX_FILE, TicketIndex
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped
 from tickets.cluster import DEFAULT_STEP, BadRun, cluster, next_step, ticket_id
-from tickets.model import parse, render
 from tickets.store import open_tickets, read_tickets, write_tickets
 
 T0 = datetime(2026, 10, 17, 13, 0, tzinfo=UTC)
