@@ -36,10 +36,10 @@ from faceoff.formats.receipt import (
 from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.result import Maybe
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import Http
 from lanes.lane import GRACE_S
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.leftovers import (
     Leftover,
     campaign_containers,

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import EngineMetrics, EngineSample
 from faceoff.formats.diagnostic import DIAGNOSTICS_DIR, Diagnostic, Seen
 from faceoff.formats.stalls import ENGINE_FILE

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.summary import TELEMETRY_FILE
+from collectors.telemetry import TELEMETRY_FILE
 from evidence.attempt.summary import SUMMARY_FILE
 from evidence.audit.run import (
     CARRIED,

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from evidence.attempt.diagnostics import recompute as recompute_diagnostic
 from evidence.attempt.diagnostics import run_folders
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
@@ -47,7 +47,7 @@ from evidence.folder.seal import seal_check
 from evidence.folder.sums import verify_sums
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
-from evidence.views.html.figures import Figures, undrawn
+from evidence.views.html.report_figures import Figures, undrawn
 from faceoff.bounded import RECORD_CAP, TEXT_CAP, read_bytes, read_text
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials

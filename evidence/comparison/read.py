@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
@@ -32,8 +32,8 @@ from faceoff.formats.preflight import PreflightReport, read_reports
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from faceoff.formats.verdict import RuleResult
 from guards.judge import judge_pair
+from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule
-from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan

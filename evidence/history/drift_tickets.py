@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from evidence.history.build import HistoryReport, Series
+from evidence.history.across_nights import HistoryReport, Series
 from faceoff.formats.ticket import DriftTicket
 from faceoff.ports import Clock
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine
 
-from evidence.history.build import HistoryReport, LedgerNight, build_history
+from evidence.history.across_nights import HistoryReport, LedgerNight, build_history
 from evidence.history.drift_tickets import drift_tickets
 from evidence.history.refresh import Auditor, refresh
 from faceoff.credentials import Credentials, credentials

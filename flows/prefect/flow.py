@@ -63,7 +63,7 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.window import budget_end
+from matrix.night_window import budget_end
 
 FLOW_NAME = "faceoff-campaign"
 PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from collectors.summary import TelemetrySummary
+from collectors.telemetry import TelemetrySummary
 from faceoff.formats.collector_samples import EngineStatus
 from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running

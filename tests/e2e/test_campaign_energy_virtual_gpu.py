@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.audit.run import audit_bundle
 from evidence.comparison.model import Comparison

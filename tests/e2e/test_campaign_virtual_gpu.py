@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from collectors.gpu.energy import cell_energy
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from evidence.audit.run import audit_bundle
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.collector_samples import GpuSample

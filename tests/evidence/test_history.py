@@ -26,7 +26,7 @@ from benchmarks.history_year import (
 from evidence.audit.run import HASHES
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import COMPARISON_FILE
-from evidence.history.build import HistoryReport, build_history
+from evidence.history.across_nights import HistoryReport, build_history
 from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError

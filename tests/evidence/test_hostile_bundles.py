@@ -25,7 +25,7 @@ from benchmarks.tamper_hostile import (
 )
 from evidence.audit.run import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
-from evidence.history.build import NightRow, build_history
+from evidence.history.across_nights import NightRow, build_history
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit

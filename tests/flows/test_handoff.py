@@ -18,9 +18,9 @@ from flows.campaign.context import CampaignContext
 from flows.campaign.restore import restore_tools
 from flows.campaign.takeover import check_incumbent_port, take_over
 from lanes.bringup import bring_up
-from lanes.context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.readiness import Waiting
 from ledger.db import open_ledger, resolve_url
 from matrix.arm import Arm

@@ -16,7 +16,7 @@ import pytest
 
 from collectors.gpu.energy import cell_energy
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.audit.run import audit_bundle
 from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair

@@ -35,8 +35,8 @@ from faceoff.formats.receipt import Receipt
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.campaign.context import CampaignContext
 from flows.campaign.takeover import take_over
-from lanes.context import live_run_dir
 from lanes.http import UrllibHttp
+from lanes.lane_context import live_run_dir
 from lanes.restoration import RestoreTools
 from ledger.db import open_ledger, resolve_url
 from matrix.model import Matrix
