@@ -1,5 +1,5 @@
 """``faceoff audit``'s answer as a checklist: each check, how many things it covered, its
-result, and the findings under it. Output shaping only: ``evidence.audit.run`` verifies.
+result, and the findings under it. Output shaping only: ``evidence.audit.reverify`` verifies.
 
 ``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
   1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells),
@@ -16,7 +16,7 @@ from pydantic import Field
 
 from collectors.telemetry import TELEMETRY_FILE
 from evidence.attempt.summary import SUMMARY_FILE
-from evidence.audit.run import (
+from evidence.audit.reverify import (
     CARRIED,
     CHECKS,
     DIAGNOSTICS,

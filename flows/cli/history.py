@@ -43,7 +43,7 @@ from tickets.drift import write_drift_tickets
 
 def real_auditor(credentials: Credentials) -> Auditor:
     def audit(bundle: Path) -> AuditOutcome:
-        from evidence.audit.run import audit_bundle  # noqa: PLC0415  (only on a cache miss)
+        from evidence.audit.reverify import audit_bundle  # noqa: PLC0415  (only on a cache miss)
 
         try:
             report = audit_bundle(bundle, credentials=credentials)

@@ -26,7 +26,7 @@ from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
 from flows.campaign.lock import CampaignLock, refuse_if_running
 from flows.campaign.opening import campaign_dir_of
-from flows.campaign.preflight.run import waivers_of
+from flows.campaign.preflight.host_checks import waivers_of
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
 from flows.campaign.takeover import check_startable_arms

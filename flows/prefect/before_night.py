@@ -28,7 +28,7 @@ from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
 from flows.campaign.pilot import Work, decide, disposed, lane_of, pilot_arm
-from flows.campaign.preflight.run import real_host, require_passed, run_preflight
+from flows.campaign.preflight.host_checks import real_host, require_passed, run_preflight
 from flows.prefect.nightly import deployment_timezone
 from flows.prefect.tasks import SIDE_EFFECTS, block_task, stop_task
 from matrix.arm import Arm, Role

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.lane import LaneRecord
 from faceoff.formats.receipt import verify_receipt
 from flows.prefect.runner import run_campaign

@@ -23,7 +23,7 @@ import pytest
 
 from collectors.telemetry import read_samples
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.model import Comparison
 from evidence.views.card.speculation import words as acceptance_words
 from faceoff import format as fmt

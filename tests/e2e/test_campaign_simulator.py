@@ -16,7 +16,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.formats.receipt import verify_receipt

@@ -15,7 +15,7 @@ import pytest
 
 from collectors.gpu.energy import cell_energy
 from collectors.telemetry import read_samples
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.reasons import Disposition, Reason

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evidence.audit.checklist import checklist
-from evidence.audit.run import DIAGNOSTICS, audit_bundle
+from evidence.audit.reverify import DIAGNOSTICS, audit_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import read_sums
 from faceoff.formats.diagnostic import Diagnostic

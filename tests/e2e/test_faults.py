@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.exits import Exit
 from faceoff.formats.lane import LaneRecord
 from faceoff.formats.verdict import Presence, Verdict

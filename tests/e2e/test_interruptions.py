@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.receipt import verify_receipt
 from flows.campaign.signals import EXIT_TERMINATED, TERMINATED_MESSAGE
 from ledger.campaigns import cell_runs, require_campaign

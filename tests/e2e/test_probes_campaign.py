@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff import format as fmt
 from flows.prefect.runner import run_campaign
 from tests.conftest import free_port

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from evidence.audit.passes import passes_problems
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.build import CellEntries
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_campaign

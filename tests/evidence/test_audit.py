@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from collectors.cadence import cell_ticks
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums

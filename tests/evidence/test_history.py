@@ -23,7 +23,7 @@ from benchmarks.history_year import (
     host_name,
     write_year,
 )
-from evidence.audit.run import HASHES
+from evidence.audit.reverify import HASHES
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import COMPARISON_FILE
 from evidence.history.across_nights import HistoryReport, build_history

@@ -23,7 +23,7 @@ from benchmarks.tamper_hostile import (
     nested_folders,
     unnest,
 )
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
 from evidence.history.across_nights import NightRow, build_history
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes

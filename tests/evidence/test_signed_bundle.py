@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Engine
 
 from evidence.audit.checklist import checklist, lines
-from evidence.audit.run import UNVERIFIABLE, audit_bundle
+from evidence.audit.reverify import UNVERIFIABLE, audit_bundle
 from evidence.bundle.write import reopen_bundle, write_bundle
 from evidence.folder.layout import ENVELOPE_FILE, SEAL_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal

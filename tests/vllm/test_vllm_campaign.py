@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.receipt import verify_receipt
 from flows.prefect.runner import run_campaign
 from tests.e2e.matrices import LOADED_HOST, write_matrix

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.verdict import Outcome, Verdict
 from flows.campaign.planning import PlanTarget, plan_cell

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.preflight import Waiver
 from faceoff.formats.receipt import verify_receipt
 from flows.prefect.flow import campaign

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from flows.prefect.runner import run_campaign
 from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix

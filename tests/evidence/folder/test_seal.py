@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import write_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
