@@ -123,7 +123,7 @@ Report = Callable[[Console], int]  # prints how a run ended, returns its exit st
 def _campaign(
     frozen: FrozenMatrix, workdir: Path, checked: PreflightReport, *, json_logs: bool
 ) -> Report:
-    from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+    from flows.prefect.flow_runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
     result = run_campaign(frozen, workdir, checked=checked, locked=True)
 

@@ -5,7 +5,7 @@ the incumbent in ``finally``, close. A run that has nothing left to do touches n
 only rewrites the bundle. The final state says how it ended: ``Completed``, ``Failed``
 named ``Partial`` (closed partial: not green in the UI), or ``Failed`` when the run's last
 restoration failed; its data is the ``CampaignResult`` either way
-(``flows.prefect.runner.result_of``). The walk in full: docs/flows.md, "The walk".
+(``flows.prefect.flow_runner.result_of``). The walk in full: docs/flows.md, "The walk".
 """
 
 from __future__ import annotations

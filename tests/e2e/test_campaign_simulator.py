@@ -21,7 +21,7 @@ from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.formats.receipt import verify_receipt
 from flows.cli.review import record_review
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows
 from ledger.db import open_ledger, resolve_url, session_scope

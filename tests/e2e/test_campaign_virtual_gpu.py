@@ -21,7 +21,7 @@ from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.reasons import Disposition, Reason
 from faceoff.formats.stalls import GPU_FILE
 from faceoff.formats.verdict import Presence, Verdict
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.host_load import by_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -11,7 +11,7 @@ import pytest
 
 from evidence.audit.reverify import audit_bundle
 from evidence.comparison.model import Comparison
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml
 from tests.foundation.cli import REPO

@@ -25,7 +25,7 @@ from faceoff.formats.receipt import verify_receipt
 from flows.cli.views.console import LOG_WIDTH
 from flows.cli.views.ending import end_summary
 from flows.prefect.flow import campaign
-from flows.prefect.runner import result_of, run_campaign
+from flows.prefect.flow_runner import result_of, run_campaign
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 

@@ -30,7 +30,7 @@ from faceoff.formats.verdict import Verdict
 from faceoff.keys import SIGNING_KEY_FILE_ENV, init_key_pair
 from flows.campaign.preflight.host_checks import real_host, run_preflight
 from flows.prefect.flow import campaign as campaign_flow
-from flows.prefect.runner import result_of
+from flows.prefect.flow_runner import result_of
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.toml.reader import load_matrix

@@ -17,7 +17,7 @@ import pytest
 
 from evidence.audit.reverify import audit_bundle
 from faceoff.formats.receipt import verify_receipt
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.conftest import missing_service
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.lanes.helpers import remove_campaign_containers

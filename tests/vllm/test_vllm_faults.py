@@ -25,7 +25,7 @@ from evidence.audit.reverify import audit_bundle
 from faceoff.formats.preflight import Waiver
 from faceoff.formats.receipt import verify_receipt
 from flows.prefect.flow import campaign
-from flows.prefect.runner import result_of
+from flows.prefect.flow_runner import result_of
 from tests.e2e.matrices import arm as simulator_arm
 from tests.e2e.matrices import write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm

@@ -21,7 +21,7 @@ import pytest
 
 from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.audit.reverify import audit_bundle
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, vllm_arm
