@@ -151,7 +151,7 @@ def run_seeds(seeds: list[int], workdir: Path) -> Iterator[tuple[int, Path, Path
     ports = {arm.port for arm in load_matrix(MATRIX).arms}
     tools = restore_tools(os.environ)
     with ephemeral.ephemeral_server(os.environ, avoid=ports):
-        from flows.prefect.runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+        from flows.prefect.flow_runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
         for seed in seeds:
             matrix = seeded_matrix(workdir, seed)

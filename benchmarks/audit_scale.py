@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.synthetic_campaign import CAMPAIGN, Shape, generate
-from lanes.receipt import RECEIPT_FILE
+from faceoff.formats.receipt import RECEIPT_FILE
 
 REPO = Path(__file__).resolve().parents[1]
 TIME = "/usr/bin/time"  # GNU time: wall, user, system seconds and maximum RSS

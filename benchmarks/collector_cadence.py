@@ -36,11 +36,11 @@ from pathlib import Path
 import psutil
 
 from collectors.cadence import nearest_rank
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.sampler import SamplerLoop, Tick
 from collectors.settings import CollectorSettings
-from collectors.summary import load_cell_samples, summarize
+from collectors.telemetry import load_cell_samples, summarize
 from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running
 

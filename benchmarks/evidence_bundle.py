@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import write_bundle
 
 REPO = Path(__file__).resolve().parents[1]

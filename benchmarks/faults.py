@@ -41,11 +41,11 @@ import psutil
 
 from faceoff.formats.lane import LaneRecord
 from faceoff.formats.reasons import Reason
+from faceoff.formats.receipt import verify_receipt
 from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
 from lanes.leftovers import live_process_records
 from lanes.process import is_same_process
-from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.throwaway import throwaway_postgres, throwaway_registry
 

@@ -33,7 +33,7 @@ from sqlmodel import Session
 
 from benchmarks.synthetic_campaign import Shape, generate
 from collectors.inventory import PynvmlInventory, collect_host, collect_source
-from evidence.audit.run import HASHES
+from evidence.audit.reverify import HASHES
 from evidence.bundle.write import write_bundle
 from evidence.comparison.cells import ratio_verdict
 from evidence.comparison.manifest import Manifest

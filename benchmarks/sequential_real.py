@@ -95,7 +95,7 @@ def real_campaigns(per_ratio: int, workdir: Path | None = None) -> None:
     tools = restore_tools(os.environ)
     print(f"\nreal simulator campaigns ({per_ratio} per ratio) in {folder}")
     with ephemeral.ephemeral_server(os.environ, avoid={18121, 18122}):
-        from flows.prefect.runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+        from flows.prefect.flow_runner import run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
         for ratio in RATIOS:
             for index in range(per_ratio):

@@ -24,11 +24,11 @@ from evidence.folder.sums import write_sums
 from evidence.reviews.decision import Decision
 from evidence.reviews.log import GENESIS, read_reviews
 from faceoff.canonical import file_sha256
+from faceoff.formats.receipt import Receipt
 from faceoff.keys import PublicKey, SigningKey
 from faceoff.seal_envelope import seal_bundle
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
-from lanes.receipt import Receipt
 from tests.evidence.forgery import recompute_attempt, recompute_views, shave_ttft
 
 CELL = "cells/natural-8192-c1"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from evidence.folder.layout import MANIFEST_FILE, REVIEWS_FILE, RUN_LOCK, SEAL_FILE, SUMS_FILE
 from faceoff.exits import Exit
-from lanes.receipt import RECEIPT_FILE
+from faceoff.formats.receipt import RECEIPT_FILE
 
 RUNS = 3
 HANG_S = 60.0

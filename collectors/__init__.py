@@ -1,11 +1,11 @@
 """Samplers around a cell: engine /metrics, GPU via NVML, host and lane memory; cadence and
-the per-cell telemetry summary. Entry point: ``collectors.cell.CellCollectors``."""
+the per-cell telemetry summary. Entry point: ``collectors.cell_samplers.CellCollectors``."""
 
 # What other packages may import (the import contract holds them to it).
 __all__ = [
     "aliases",
     "cadence",
-    "cell",
+    "cell_samplers",
     "cgroup",
     "deltas",
     "engine",
@@ -16,5 +16,5 @@ __all__ = [
     "settings",
     "speculation",
     "stall_log",
-    "summary",
+    "telemetry",
 ]

@@ -4,7 +4,7 @@
 ``journal.jsonl``, the sample files (GPU samples kept for the GPU rules) and the
 host-stall monitor's
 ``stalls.jsonl``; the telemetry summary is recomputed from the samples
-(``collectors.summary.summarize``) rather than trusted from ``telemetry.json``,
+(``collectors.telemetry.summarize``) rather than trusted from ``telemetry.json``,
 so a verdict depends on native files alone. Every file read
 is hashed into ``inputs``.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.stall_log import StallLog
-from collectors.summary import CellSamples, TelemetrySummary, load_cell_samples, summarize
+from collectors.telemetry import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.formats.cell_record import CELL_FILE, CellRecord

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.deltas import CounterDelta
-from collectors.summary import EngineSummary
+from collectors.telemetry import EngineSummary
 from faceoff.formats.collector_samples import EngineSample
 from faceoff.formats.reasons import Reason
 from faceoff.formats.verdict import RuleResult

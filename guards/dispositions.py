@@ -21,9 +21,9 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.reasons import Disposition, Reason, disposition_of
 from faceoff.formats.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from guards.artifacts import CellArtifacts
+from matrix.campaign_plan import CellRunKey, PairKey
 from matrix.cell import WorkloadKind
 from matrix.model import StopPolicy
-from matrix.plan import CellRunKey, PairKey
 
 MAX_NAMED = 3
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from collectors.cadence import FamilyCoverage
-from collectors.summary import EngineSummary, TelemetrySummary
+from collectors.telemetry import EngineSummary, TelemetrySummary
 from faceoff.formats.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
 from matrix.thresholds import Thresholds

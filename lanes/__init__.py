@@ -1,23 +1,23 @@
 """Bringing an arm's recipe up and down: Docker and host-process lanes, readiness, identity,
-smoke probes, the router hook, protected files and the restoration receipt."""
+smoke probes, the router hook, protected files and restoration (its receipt:
+``faceoff.formats.receipt``)."""
 
 # What other packages may import (the import contract holds them to it).
 __all__ = [
     "bootlog",
     "bringup",
     "commands",
-    "context",
     "deadlines",
     "environment",
     "factory",
     "http",
     "images",
     "lane",
+    "lane_context",
     "leftovers",
     "probes",
     "process",
     "readiness",
-    "receipt",
     "restoration",
     "router",
     "weights_manifest",

@@ -21,10 +21,10 @@ from faceoff.formats.lane import (
 )
 from faceoff.result import Maybe
 from lanes.bootlog import quantization_values
-from lanes.context import LanePurpose, arm_lanes_dir
 from lanes.http import Http
 from lanes.identity import expected_identity, judge_identity
 from lanes.lane import Lane
+from lanes.lane_context import LanePurpose, arm_lanes_dir
 from lanes.readiness import Waiting, wait_ready
 from lanes.weights_manifest import build_manifest
 

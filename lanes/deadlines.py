@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from lanes.probes import PROBE_TIMEOUT_S
 from matrix.arm import Arm
+from matrix.campaign_plan import plan
 from matrix.model import Matrix
-from matrix.plan import plan
 
 HOUR_S = 3600.0
 

@@ -22,10 +22,10 @@ from faceoff.formats.lane import SIGNAL_EXIT_BASE, InspectRecord, LaneExit, Lane
 from faceoff.ports import DockerClient, DockerContainer, container_id
 from lanes.bootlog import write_boot_log
 from lanes.commands import container_command
-from lanes.context import LaneContext
 from lanes.environment import LaneEnv
 from lanes.images import ImageCheck, PinnedImage, check_running_image, local_or_pull, parse_pinned
 from lanes.lane import GRACE_S, RecordedLane
+from lanes.lane_context import LaneContext
 from matrix.arm import Arm
 
 STOPPED_STATES = ("exited", "dead")

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from faceoff.errors import FaceoffError
 from faceoff.ports import DockerClient
 from lanes.commands import host_command
-from lanes.context import LaneContext
 from lanes.docker import DockerLane
 from lanes.environment import LaneEnv, host_process_env, resolve_env
 from lanes.lane import Lane
+from lanes.lane_context import LaneContext
 from lanes.process import ProcessLane
 from matrix.arm import Arm, LaneKind
 

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 from faceoff.errors import FaceoffError
 from faceoff.formats.lane import LaneExit, LaneRecord, LaneTarget
 from lanes.commands import binding_args
-from lanes.context import LaneContext
 from lanes.environment import LaneEnv
+from lanes.lane_context import LaneContext
 from matrix.arm import Arm
 
 GRACE_S = 30.0  # how long a stopped lane gets between SIGTERM and SIGKILL, unless told

@@ -19,18 +19,17 @@ import docker.errors
 import psutil
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.lane import LANE_FILE, LaneExit, LaneRecord
+from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneExit, LaneRecord
 from faceoff.ports import Clock, DockerClient, DockerContainer, DockerFactory, container_id
-from lanes.context import (
+from lanes.lane import GRACE_S
+from lanes.lane_context import (
     LABEL_ARM,
     LABEL_CAMPAIGN,
     LABEL_PURPOSE,
     LABEL_RUN,
-    LANES_DIR,
     LanePurpose,
     live_run_dir,
 )
-from lanes.lane import GRACE_S
 from lanes.process import is_same_process, terminate_group, wait_gone
 
 

@@ -14,9 +14,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.formats.receipt import ProbeKind, ProbeResult, ProbeSummary
 from lanes.http import Http, HttpReply
 from matrix.arm import Probes
 
@@ -25,35 +23,6 @@ JSON_PROMPT = 'Reply with exactly this JSON object and nothing else: {"status": 
 PROBE_TIMEOUT_S = 120.0
 EXCERPT = 120
 THINK_BLOCK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
-
-ProbeKind = Literal["smoke", "json_smoke"]
-
-
-class ProbeResult(Spec):
-    index: int = Field(description="0-based probe number.")
-    ok: bool = Field(description="Whether this probe passed.")
-    status: int | None = Field(description="HTTP status; None when no answer came.")
-    elapsed_s: float = Field(description="Seconds from send to the full reply.")
-    detail: str = Field(description="What passed or failed, in a sentence.")
-    excerpt: str = Field(default="", description="Start of the returned text.")
-
-
-class ProbeSummary(Spec):
-    kind: ProbeKind = Field(description="smoke | json_smoke.")
-    via: Literal["lane", "router"] = Field(description="Sent to the lane or through the router.")
-    url: str = Field(description="Endpoint the probes were sent to.")
-    model: str = Field(description="Model name sent.")
-    passed: int = Field(description="Probes that passed.")
-    total: int = Field(description="Probes sent.")
-    results: list[ProbeResult] = Field(description="Each probe.")
-
-    @property
-    def ok(self) -> bool:
-        return self.total > 0 and self.passed == self.total
-
-    @property
-    def line(self) -> str:
-        return f"{self.via} {self.kind.replace('_', ' ')} {self.passed}/{self.total}"
 
 
 def run_probes(

@@ -28,9 +28,9 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.lane import BOOT_LOG_FILE, SIGNAL_EXIT_BASE, LaneExit, LaneRecord
 from faceoff.ports import Clock
 from lanes.bootlog import write_boot_log
-from lanes.context import LaneContext, live_run_dir
 from lanes.environment import LaneEnv
 from lanes.lane import GRACE_S, RecordedLane
+from lanes.lane_context import LaneContext, live_run_dir
 from lanes.oomkills import cgroup_of, oom_killed_since, oom_kills
 from matrix.arm import Arm
 

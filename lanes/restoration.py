@@ -23,15 +23,23 @@ from faceoff.credentials import Credentials
 from faceoff.credentials import credentials as operator_credentials
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix
-from faceoff.formats.lane import LaneRecord
+from faceoff.formats.lane import LANES_DIR, LaneRecord
 from faceoff.formats.protected import FileHash, ProtectedSnapshot, compare, snapshot
+from faceoff.formats.receipt import (
+    CandidateAbsence,
+    ProbeKind,
+    ProbeSummary,
+    Receipt,
+    RouterOutcome,
+    bound_files,
+)
 from faceoff.ports import Clock, DockerClient, DockerFactory
 from faceoff.result import Maybe
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import Http
 from lanes.lane import GRACE_S
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.leftovers import (
     Leftover,
     campaign_containers,
@@ -39,9 +47,8 @@ from lanes.leftovers import (
     live_process_records,
     port_holder,
 )
-from lanes.probes import ProbeKind, ProbeSummary, run_probes
+from lanes.probes import run_probes
 from lanes.readiness import Waiting
-from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, bound_files
 from lanes.router import RouterHook
 from matrix.arm import Arm, LaneKind
 

@@ -9,32 +9,19 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable, Mapping
-from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.receipt import ProbeKind, ProbeSummary, RouterAction, RouterActionName
 from faceoff.ports import Clock
 from lanes.environment import REDACTED
 from lanes.http import Http
-from lanes.probes import ProbeKind, ProbeSummary, run_probes
+from lanes.probes import run_probes
 from matrix.arm import Arm, Router
 
 COMMAND_TIMEOUT_S = 60.0
 HTTP_TIMEOUT_S = 30.0
 OUTPUT_EXCERPT = 300
-
-RouterActionName = Literal["drain", "readmit"]
-
-
-class RouterAction(Spec):
-    action: RouterActionName = Field(description="drain | readmit.")
-    via: Literal["http", "command", "none"] = Field(description="How it was done.")
-    ok: bool = Field(description="The router (or command) accepted it.")
-    at: datetime = Field(description="When it completed (UTC).")
-    detail: str = Field(description="Status, exit code or output, token redacted.")
 
 
 class RouterHook:

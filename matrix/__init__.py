@@ -6,6 +6,7 @@ __all__ = [
     "aa",
     "arm",
     "arrival",
+    "campaign_plan",
     "cell",
     "cell_content",
     "coherence",
@@ -16,7 +17,7 @@ __all__ = [
     "fields",
     "measure_key",
     "model",
-    "plan",
+    "night_window",
     "quality",
     "rule",
     "rule_warnings",
@@ -26,5 +27,4 @@ __all__ = [
     "thresholds",
     "toml",
     "traffic",
-    "window",
 ]

@@ -15,7 +15,7 @@ from faceoff.artifact import Spec
 from matrix.arm import Arm, Role
 from matrix.cell import Cell, WorkloadKind, check_variants
 from matrix.coherence.arm_fields import check_arm_fields
-from matrix.coherence.tables import check_tables
+from matrix.coherence.cross_table import check_tables
 from matrix.families import Families
 from matrix.fidelity import (
     FidelityCell,
@@ -25,12 +25,12 @@ from matrix.fidelity import (
     vllm_logprobs_cap,
 )
 from matrix.fields import SLUG, FieldError, omitted_at
+from matrix.night_window import Window
 from matrix.quality import QualityImport, check_quality
 from matrix.rule import Criterion, Rule
 from matrix.slo import Slo
 from matrix.thresholds import Thresholds
 from matrix.traffic import SourceFile
-from matrix.window import Window
 
 
 class StopPolicy(StrEnum):

@@ -1,4 +1,4 @@
 """Follow-up tickets from the failed and blocked clusters of a campaign's cell runs."""
 
 # What other packages may import (the import contract holds them to it).
-__all__ = ["cluster", "drift", "model", "store"]
+__all__ = ["cluster", "drift", "store"]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from tickets.model import Ticket
+from faceoff.formats.ticket import Ticket
 
 RERUN = "then rerun the affected cells (a new attempt; the failed one stays in the bundle)."
 NEXT_STEPS = {

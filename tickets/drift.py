@@ -1,51 +1,22 @@
 """Drift tickets: a follow-up for each change point the history found in an incumbent's
 nightly p50, in ``<workdir>/.history/drift/<id>.md`` (the same front matter as a cell
-cluster's ticket, ``tickets.model``).
+cluster's ticket, ``faceoff.formats.ticket``).
 The same concept at another layer: ``evidence.stats.drift``.
 
 They live apart from the campaigns' ``tickets/``: a drift belongs to no one campaign's
 bundle, and a sealed bundle never changes. Writing is idempotent: a change point found
 again keeps its ticket and its first ``created_at``; the id names the host, arm, cell,
 metric and night, so a new change point is a new ticket.
-
-Format history of ``DriftTicket.schema_version``:
-  1 — first release.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.bounded import TEXT_CAP, read_text
 from faceoff.files import write_text_atomic
-from tickets.model import parse_as, render
-
-DRIFT_DIR = Path(".history") / "drift"
-
-
-class DriftTicket(Spec):
-    schema_version: Literal[1] = Field(default=1, description="Drift ticket format version.")
-    kind: Literal["drift"] = Field(default="drift", description="What the ticket follows up.")
-    id: str = Field(description="drift-<host>-<arm>-<cell>-<metric>-<night>: stable.")
-    status: Literal["open", "closed"] = Field(description="open until someone closes it.")
-    host: str = Field(description="Host whose series moved.")
-    arm: str = Field(description="The incumbent arm.")
-    cell: str = Field(description="Cell id.")
-    metric: str = Field(description="Headline request metric whose p50 moved.")
-    night: date = Field(description="First night at the new level.")
-    campaign: str = Field(description="Campaign of that night.")
-    before: float = Field(description="Median nightly p50 before the change.")
-    after: float = Field(description="Median nightly p50 from the change on.")
-    relative: float = Field(description="after / before − 1.")
-    evidence: list[str] = Field(description="Bundles of the nights on either side of it.")
-    suggested_next_step: str = Field(description="What to do about it.")
-    created_at: datetime = Field(description="When the ticket was first written (UTC).")
+from faceoff.formats.ticket import DRIFT_DIR, DriftTicket, parse_as, render
 
 
 def write_drift_tickets(workdir: Path, tickets: Sequence[DriftTicket]) -> list[Path]:

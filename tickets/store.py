@@ -13,8 +13,8 @@ from pathlib import Path
 
 from faceoff.bounded import TEXT_CAP, read_text
 from faceoff.files import write_text_atomic
+from faceoff.formats.ticket import Ticket, parse, render
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, IndexEntry, TicketIndex
-from tickets.model import Ticket, parse, render
 
 
 def ticket_file(ticket_id: str) -> str:

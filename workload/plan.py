@@ -42,7 +42,6 @@ from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
-from workload.layout import Slot, layout
 from workload.outcome import RequestRole, turn_of
 from workload.prompts import Message, Prompt, PromptKey, compose, follow_up
 from workload.records import Phase
@@ -55,6 +54,7 @@ from workload.request import (
     sent_for,
 )
 from workload.schedule import OpenLoad, open_load, step_arrivals
+from workload.stream_layout import Slot, layout
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_by_all
 from workload.traffic.dataset import DatasetPlanner
 from workload.traffic.prefix import SharedPrefixes, with_prefix

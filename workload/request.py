@@ -16,10 +16,10 @@ from faceoff.artifact import Spec
 from faceoff.canonical import canonical_bytes, sha256_hex
 from matrix.cell import Sampling
 from matrix.fields import omitted_at
-from workload.layout import Slot
 from workload.outcome import RequestRole
 from workload.prompts import Prompt, PromptKey
 from workload.records import Phase
+from workload.stream_layout import Slot
 from workload.text import derive_int
 from workload.tokenizer import TokenCount
 

@@ -43,7 +43,7 @@ from collectors.gpu.sampler import GpuSampler
 from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.artifact import Artifact, Spec
 from faceoff.formats.collector_samples import GpuReading, GpuSample
 from faceoff.formats.gpu_posture import GpuPosture, gpu_posture_changes

@@ -4,10 +4,8 @@
 one request of the cell's prompts (journaled, never scored) with ``/metrics`` scraped
 around it, into ``diagnostics/<cell>/<arm>/run-<n>/`` (its files: docs/flows.md, "Paired
 diagnostics"). ``diagnostic.json`` is a function of the native files and of what the flow
-saw around the request (``Seen``, carried over), so the audit recomputes it (``recompute``).
-
-Format history of ``Diagnostic.schema_version``:
-  1 — first release.
+saw around the request (``Seen``, carried over), so the audit recomputes it (``recompute``);
+its format: ``faceoff.formats.diagnostic``.
 """
 
 from __future__ import annotations
@@ -16,13 +14,10 @@ import itertools
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from collectors.summary import read_samples
-from faceoff.artifact import Artifact, Spec
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.diagnostic import DIAGNOSTICS_DIR, Diagnostic, Seen
 from faceoff.formats.stalls import ENGINE_FILE
 from workload.journal import read_journal
 from workload.metrics import request_metrics
@@ -30,50 +25,9 @@ from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
-DIAGNOSTICS_DIR = "diagnostics"
-DIAGNOSTIC_FILE = "diagnostic.json"
-LOG_TAIL_FILE = "boot-log-tail.txt"
 LOG_TAIL_LINES = 40
 RUN = re.compile(r"^run-(\d+)$")
 NOT_RUN = "not_run"  # the status of a diagnostic whose request was never sent
-
-
-class Seen(Spec):
-    """What the flow saw around the request; the audit carries it over (no file says it)."""
-
-    lane_run: str = Field(description="The lane run folder that served it, bundle-relative.")
-    lane_usable: bool = Field(description="Readiness and identity passed.")
-    lane_reason: str | None = Field(description="Why the lane could not serve, when it could not.")
-    warmups_failed: str | None = Field(description="How the arm's warmups failed, when they did.")
-    setup_error: str | None = Field(description="Why the request could not be planned or sent.")
-
-    @property
-    def why_not_run(self) -> str | None:
-        return self.lane_reason or self.setup_error
-
-
-class Diagnostic(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Diagnostic format version.")
-    cell_id: str = Field(description="The diagnosed cell.")
-    arm: str = Field(description="The arm whose lane served the request.")
-    run: int = Field(ge=1, description="Which diagnostic run of this cell on this arm.")
-    seen: Seen = Field(description="The lane run and what the flow saw around the request.")
-    status: str = Field(description="The request's terminal status, or not_run.")
-    error: str | None = Field(description="The request's error, when it had one.")
-    finish_reason: str | None = Field(description="finish_reason the stream ended with.")
-    prompt_sha256: str | None = Field(description="Prompt-token vector hash on this lane.")
-    reasoning_effort: str | None = Field(description="The effort this arm sent (variants).")
-    input_tokens: int | None = Field(description="Prompt tokens by the lane's /tokenize.")
-    output_tokens: int | None = Field(description="usage.completion_tokens.")
-    ttft_s: float | None = Field(description="Send to first visible content chunk.")
-    e2e_s: float | None = Field(description="Send to last token chunk.")
-    tpot_s: float | None = Field(description="Decode time per output token after the first.")
-    chunk_offsets_ms: list[float] = Field(description="Each token chunk's arrival after send.")
-    max_gap_ms: float | None = Field(description="Longest wait between two token chunks.")
-    scrapes: list[str] = Field(description="Status of the /metrics scrape before and after.")
-    engine_deltas: dict[str, float] = Field(
-        description="Engine counters and histogram _count/_sum: after minus before the request."
-    )
 
 
 def arm_dir(root: Path, cell_id: str, arm: str) -> Path:

@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from evidence.attempt.energy import EnergyFigures, energy_figures
 from evidence.attempt.goodput import Goodput, GoodputCount
 from evidence.attempt.needle_search import SearchSummary, search_summary

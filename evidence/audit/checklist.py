@@ -1,5 +1,5 @@
 """``faceoff audit``'s answer as a checklist: each check, how many things it covered, its
-result, and the findings under it. Output shaping only: ``evidence.audit.run`` verifies.
+result, and the findings under it. Output shaping only: ``evidence.audit.reverify`` verifies.
 
 ``--json`` prints ``AuditOutput``. Format history of ``AuditOutput.schema_version``:
   1 — first release; later in 1, the check ``carried`` (a successor's carried-over cells),
@@ -14,10 +14,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.summary import TELEMETRY_FILE
-from evidence.attempt.diagnostics import DIAGNOSTIC_FILE
+from collectors.telemetry import TELEMETRY_FILE
 from evidence.attempt.summary import SUMMARY_FILE
-from evidence.audit.run import (
+from evidence.audit.reverify import (
     CARRIED,
     CHECKS,
     DIAGNOSTICS,
@@ -45,10 +44,11 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.diagnostic import DIAGNOSTIC_FILE
 from faceoff.formats.frozen_matrix import read_frozen
+from faceoff.formats.receipt import RECEIPT_FILE, Receipt, protected_problems
 from faceoff.formats.verdict import VERDICT_FILE
 from faceoff.trust import SignatureCheck, SignatureState
-from lanes.receipt import RECEIPT_FILE, Receipt, protected_problems
 
 PROTECTED = "protected operator files declared and unchanged"
 

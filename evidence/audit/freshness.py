@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence.audit.run import REVIEWS, SIGNATURES, Finding
+from evidence.audit.reverify import REVIEWS, SIGNATURES, Finding
 from evidence.folder.layout import ENVELOPE_FILE, REVIEWS_FILE
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError

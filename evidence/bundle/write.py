@@ -194,11 +194,11 @@ def write_views(
     folder: CampaignFolder, comparison: Comparison, inputs: CampaignInputs
 ) -> dict[str, Path]:
     """comparison.json, RESULT.md and report.html, replaced; report.html's drawings whose
-    data is unchanged taken from the page it replaces (``evidence.views.html.figures``)."""
+    data is unchanged taken from the page it replaces (``evidence.views.html.report_figures``)."""
     # The renderer loads matplotlib: imported here so that the audit, which reuses this
     # module's comparison, does not load it at import time.
-    from evidence.views.html.figures import Figures, drawings  # noqa: PLC0415
     from evidence.views.html.report import render_report  # noqa: PLC0415
+    from evidence.views.html.report_figures import Figures, drawings  # noqa: PLC0415
 
     old = folder.path(REPORT_FILE)
     known = drawings(old.read_text(encoding="utf-8")) if old.is_file() else {}

@@ -8,7 +8,7 @@ from evidence.attempt.cold_start import ColdStart, cold_start
 from evidence.comparison.model import ArmEntry, ArmIdentity, SimulatorFacts
 from evidence.comparison.read import LaneInputs
 from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
-from lanes.context import LanePurpose
+from lanes.lane_context import LanePurpose
 from matrix.arm import Arm, Role
 from workload.records import JOURNAL_NAME, WARMUP_DIR
 

@@ -8,7 +8,7 @@ from datetime import datetime
 from evidence.attempt.energy import METHOD as ENERGY_METHOD
 from evidence.attempt.goodput import METHOD as GOODPUT_METHOD
 from evidence.attempt.tails import METHOD as TAIL_METHOD
-from evidence.attempt.window import window_metrics
+from evidence.attempt.window_blocks import window_metrics
 from evidence.comparison.aa import METHOD as AA_METHOD
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.arm_totals import arm_totals
@@ -37,10 +37,10 @@ from faceoff.formats.passes import unplanned
 from faceoff.formats.reasons import Disposition
 from guards.dispositions import pair_view
 from guards.host_stall import METHOD as HOST_STALL_METHOD
+from matrix.campaign_plan import CellRunKey, plan
 from matrix.cell import Cell
 from matrix.families import FamilyStatus
 from matrix.model import Matrix
-from matrix.plan import CellRunKey, plan
 from workload.metrics import DEFINITIONS
 
 

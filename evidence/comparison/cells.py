@@ -10,9 +10,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.speculation import SpecAcceptance, spec_acceptance
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.summary import SUMMARY_FILE
-from evidence.attempt.window import arm_window
+from evidence.attempt.window_blocks import arm_window
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
 from evidence.comparison.energy import figure_ratios

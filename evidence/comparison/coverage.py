@@ -19,7 +19,7 @@ from evidence.comparison.read import ReceiptInputs
 from faceoff.formats.reasons import Disposition
 from guards.dispositions import ClosureStatus as GuardStatus
 from guards.dispositions import close_campaign
-from matrix.plan import Plan
+from matrix.campaign_plan import Plan
 from tickets.cluster import BadRun, clusters, ticket_id
 from tickets.store import ticket_file
 

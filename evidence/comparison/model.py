@@ -59,7 +59,6 @@ from collectors.speculation import SpecAcceptance
 from evidence.attempt.cold_start import ColdStart
 from evidence.attempt.energy import EnergyFigures
 from evidence.attempt.goodput import Goodput
-from evidence.attempt.pilot import PilotRecord
 from evidence.attempt.summary import Stats
 from evidence.attempt.tails import TailStats
 from evidence.comparison.fidelity.entries import FidelityEntry
@@ -72,6 +71,7 @@ from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from faceoff.formats.carried import Carryover
 from faceoff.formats.host_posture import PostureView
+from faceoff.formats.pilot import PilotRecord
 from faceoff.formats.preflight import CheckResult, PreflightReport
 from faceoff.formats.reasons import Disposition
 from matrix.arm import Recipe

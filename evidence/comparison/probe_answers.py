@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.needle_search import SearchSummary
 from evidence.attempt.roles import by_stream
 from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit

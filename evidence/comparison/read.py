@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence.attempt.pilot import PilotRecord, read_pilot
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
+from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.comparison.quality import LoadedResult, read_quality
@@ -27,12 +27,13 @@ from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_post
 from faceoff.formats.host_posture import PostureView, read_posture
 from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, IdentityRecord, LaneRecord
 from faceoff.formats.passes import PassRecord, read_passes
+from faceoff.formats.pilot import PilotRecord
 from faceoff.formats.preflight import PreflightReport, read_reports
+from faceoff.formats.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from faceoff.formats.verdict import RuleResult
 from guards.judge import judge_pair
-from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
+from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule
-from matrix.plan import PairKey, plan
 from workload.journal import read_journal
 from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan

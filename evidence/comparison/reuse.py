@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse_model import ArmHits, PrefixReuse
 from matrix.cell import Cell

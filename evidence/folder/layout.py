@@ -14,9 +14,9 @@ from pathlib import Path
 
 from faceoff.bounded import Entry, regular_files, walk
 from faceoff.errors import FaceoffError
+from faceoff.formats.receipt import RECEIPT_FILE
 from faceoff.seal_envelope import SealLayout
-from lanes.context import arm_lanes_dir
-from lanes.receipt import RECEIPT_FILE
+from lanes.lane_context import arm_lanes_dir
 
 FROZEN_FILE = "matrix.frozen.json"
 MANIFEST_FILE = "MANIFEST.json"

@@ -33,6 +33,7 @@ from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.receipt import RECEIPT_FILE
 from faceoff.ports import Clock
 from faceoff.seal_envelope import (
     SealChain,
@@ -45,7 +46,6 @@ from faceoff.seal_envelope import (
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER, SignatureCheck
 from faceoff.trust import SignatureState as State
-from lanes.receipt import RECEIPT_FILE
 
 
 def seal(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from evidence.history.build import HistoryReport, Series
+from evidence.history.across_nights import HistoryReport, Series
+from faceoff.formats.ticket import DriftTicket
 from faceoff.ports import Clock
-from tickets.drift import DriftTicket
 
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")  # a ticket id is a file name
 

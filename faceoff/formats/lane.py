@@ -26,6 +26,7 @@ from pydantic import Field
 from faceoff.artifact import Artifact, Spec
 from matrix.arm import LaneKind, Mount
 
+LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
 LANE_FILE = "lane.json"
 INSPECT_FILE = "inspect.json"
 BOOT_LOG_FILE = "boot.log"

@@ -63,8 +63,8 @@ class PassRecord(Artifact):
     schema_version: Literal[1, 2] = Field(default=2, description="passes.json format version.")
     campaign: str = Field(description="Campaign name.")
     budget_end: datetime | None = Field(
-        description="When the campaign must be over, incumbent restored (matrix.window); None "
-        "without a window or deadline."
+        description="When the campaign must be over, incumbent restored (matrix.night_window); "
+        "None without a window or deadline."
     )
     restore_reserve_s: float | None = Field(
         description="Seconds kept at the last admission after its pass: the look that "

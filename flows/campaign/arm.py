@@ -29,10 +29,10 @@ from flows.campaign.restore import lane_run_row
 from guards.dispositions import Disposed
 from guards.validity import ERROR_STATUSES
 from lanes.bringup import bring_up, read_baseline
-from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import HttpReply
 from lanes.lane import Lane
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.readiness import Waiting
 from lanes.restoration import RestoreTools
 from ledger.campaigns import require_campaign

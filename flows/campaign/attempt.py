@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from collectors.cadence import journal_window
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget as CollectorTarget
 from collectors.settings import CollectorSettings

@@ -28,8 +28,8 @@ from ledger.campaigns import require_campaign
 from ledger.cells import TERMINAL, interrupt_attempt, latest_attempts, rerun_requested
 from ledger.db import session_scope
 from ledger.tables import CellRunRow
+from matrix.campaign_plan import CellRunKey
 from matrix.cell import Cell
-from matrix.plan import CellRunKey
 from workload.plan import RequestPlan
 from workload.records import JOURNAL_NAME, PLAN_NAME
 

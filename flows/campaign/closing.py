@@ -29,7 +29,7 @@ from ledger.campaigns import SEALING, require_campaign
 from ledger.cells import latest_attempts, set_campaign_state
 from ledger.db import session_scope
 from ledger.restoration import RESTORED, find_restoration
-from matrix.plan import CellRunKey, plan
+from matrix.campaign_plan import CellRunKey, plan
 
 CHECKOUT = Path(__file__).resolve().parents[1]  # faceoff's own source, for the manifest's sha
 

@@ -18,17 +18,10 @@ from pathlib import Path
 from collectors.aliases import vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.sampler import Clocks, Tick
-from evidence.attempt.diagnostics import (
-    DIAGNOSTIC_FILE,
-    LOG_TAIL_FILE,
-    LOG_TAIL_LINES,
-    Diagnostic,
-    Seen,
-    next_run_dir,
-    summarize,
-)
+from evidence.attempt.diagnostics import LOG_TAIL_LINES, next_run_dir, summarize
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, LOG_TAIL_FILE, Diagnostic, Seen
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.arm import ArmRun
 from flows.campaign.client import run_client

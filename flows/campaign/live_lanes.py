@@ -9,9 +9,9 @@ from pathlib import Path
 
 from docker import errors as docker_errors
 
-from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneRecord
 from faceoff.ports import DockerClient
-from lanes.context import LANES_DIR, LanePurpose
+from lanes.lane_context import LanePurpose
 from lanes.process import is_same_process
 from matrix.arm import Arm
 

@@ -48,9 +48,9 @@ from ledger.hosts import this_host
 from ledger.restoration import RESTORED, find_restoration
 from matrix.aa import aa_twin
 from matrix.arm import Arm
+from matrix.campaign_plan import plan
 from matrix.cell import Cell
 from matrix.model import Matrix, changed_sources
-from matrix.plan import plan
 from matrix.toml.reader import load_matrix
 from workload.records import JOURNAL_NAME
 

@@ -7,7 +7,7 @@ in every pass). Before each pass
 after the first, the passes so far are judged (``evidence.comparison.sequential``): a
 sequential cell's next replicate runs only while a candidate whose outcome is still open
 has a rule criterion undecided in it that has not stopped for futility. With a night's
-window or deadline (``matrix.window.budget_end``), the pass is then estimated from what the
+window or deadline (``matrix.night_window.budget_end``), the pass is then estimated from what the
 night has measured (``flows.campaign.budget``) and runs only if it can finish, the
 incumbent's restoration reserved, before the budget ends; otherwise only its rule-counted
 cells, if they fit, and else nothing: the campaign stops and closes with the decision its

@@ -1,6 +1,6 @@
 """The pilot as plain functions: one request of each cell contract on an arm's lane, and
 which cell runs the night should not spend its hours on.
-The same concept at another layer: ``evidence.attempt.pilot``.
+The same concept at other layers: ``evidence.attempt.pilot``, ``faceoff.formats.pilot``.
 
 The flow (``flows.prefect.before_night.pilot_step``) boots each arm's lane once, before the
 first pass, candidates first and the incumbent last, and stops it before the scored walk.
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from evidence.attempt.pilot import PILOT_DIR, PilotBlock, PilotLane, PilotMode, PilotProbe
 from evidence.attempt.pilot import read_probe as read_probe_folder
 from faceoff.errors import FaceoffError
+from faceoff.formats.pilot import PILOT_DIR, PilotBlock, PilotLane, PilotMode, PilotProbe
 from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.arm import ArmRun, lane_death
 from flows.campaign.client import run_client

@@ -29,11 +29,11 @@ from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from faceoff.ports import Clock, DockerClient
 from flows.campaign.health import probe_incumbent
 from flows.campaign.seal_record import keep_current_seal
 from lanes.http import UrllibHttp
-from lanes.receipt import RECEIPT_FILE, Receipt, verify_receipt
 from lanes.restoration import RestorationAttempt, RestoreTools, bring_back, snapshot_before
 from ledger.campaigns import CLOSED, require_campaign
 from ledger.db import session_scope

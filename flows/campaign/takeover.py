@@ -5,52 +5,33 @@ faceoff cannot account for (a lane of this campaign, or the incumbent an earlier
 restored under this workdir) refuses the run, since faceoff would otherwise measure next
 to, or on top of, production. Then, after "restoration required" is in the ledger: drain
 the incumbent, remove this campaign's lanes, stop an earlier campaign's restored
-incumbent; ``handoffs/handoff-<NNN>.json`` records what was done.
-
-Format history of ``HandoffRecord.schema_version``:
-  1 — first release.
+incumbent; ``handoffs/handoff-<NNN>.json`` records what was done (its format:
+``faceoff.formats.handoff``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from pathlib import Path
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.handoff import (
+    HANDOFF_GLOB,
+    HANDOFFS_DIR,
+    HandoffRecord,
+    StoppedLane,
+    handoff_name,
+)
 from faceoff.formats.lane import LaneRecord
+from faceoff.formats.receipt import RouterAction
 from flows.campaign.arm import probe_port
 from flows.campaign.context import CampaignContext
 from flows.campaign.live_lanes import own_lanes, production_lanes
 from lanes.factory import check_startable
 from lanes.leftovers import Leftover, clear_campaign_lanes, remove_containers, stop_processes
-from lanes.router import RouterAction, RouterHook
+from lanes.router import RouterHook
 from matrix.arm import Arm
 from matrix.model import Matrix
-
-HANDOFFS_DIR = "handoffs"
-
-
-class StoppedLane(Spec):
-    campaign: str = Field(description="Campaign whose lane it was.")
-    arm: str = Field(description="Arm name.")
-    run: str = Field(description="Lane run folder name, e.g. restore-001.")
-    kind: Literal["container", "process"] = Field(description="Container or host process.")
-    ident: str = Field(description="Container id or pid.")
-    purpose: str = Field(description="campaign | restore.")
-
-
-class HandoffRecord(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Handoff record format version.")
-    campaign: str = Field(description="Campaign name.")
-    incumbent: str = Field(description="Incumbent arm name.")
-    at: datetime = Field(description="When the handoff began (UTC).")
-    drain: RouterAction | None = Field(description="Router drain; None when the arm has no router.")
-    stopped: list[StoppedLane] = Field(description="Lanes stopped or removed to free the GPUs.")
 
 
 def check_incumbent_port(context: CampaignContext) -> None:
@@ -152,5 +133,4 @@ def _stopped(campaign: str, leftover: Leftover) -> StoppedLane:
 
 def _next_path(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    number = len(list(folder.glob("handoff-*.json"))) + 1
-    return folder / f"handoff-{number:03d}.json"
+    return folder / handoff_name(len(list(folder.glob(HANDOFF_GLOB))) + 1)

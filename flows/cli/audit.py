@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from evidence.audit.checklist import checklist
 from evidence.audit.checklist import lines as checklist_lines
 from evidence.audit.freshness import LedgerSeal, freshness_findings
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.credentials import credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit

@@ -16,7 +16,7 @@ from pathlib import Path
 import typer
 from sqlalchemy import Engine
 
-from evidence.history.build import HistoryReport, LedgerNight, build_history
+from evidence.history.across_nights import HistoryReport, LedgerNight, build_history
 from evidence.history.drift_tickets import drift_tickets
 from evidence.history.refresh import Auditor, refresh
 from faceoff.credentials import Credentials, credentials
@@ -31,18 +31,19 @@ from faceoff.formats.history_cache import (
     load_cache,
     save_cache,
 )
+from faceoff.formats.ticket import DriftTicket
 from faceoff.ports import Clock
 from flows.cli.ledger_open import existing_ledger, required_ledger
 from flows.cli.output_file import fresh_file
 from flows.cli.views.console import make_console
 from flows.cli.views.plain_table import PlainTable
 from ledger.history import closed_campaigns
-from tickets.drift import DriftTicket, write_drift_tickets
+from tickets.drift import write_drift_tickets
 
 
 def real_auditor(credentials: Credentials) -> Auditor:
     def audit(bundle: Path) -> AuditOutcome:
-        from evidence.audit.run import audit_bundle  # noqa: PLC0415  (only on a cache miss)
+        from evidence.audit.reverify import audit_bundle  # noqa: PLC0415  (only on a cache miss)
 
         try:
             report = audit_bundle(bundle, credentials=credentials)

@@ -21,7 +21,7 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import freeze
 from flows.cli.output_file import fresh_file
 from matrix.arm import DIGEST_REF
-from matrix.plan import plan
+from matrix.campaign_plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 from matrix.toml.schema import SCHEMA_FILE
 from matrix.toml.serve_line import StarterError, read_serve_line

@@ -14,7 +14,12 @@ import typer
 from faceoff.exits import Exit
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.preflight import PreflightReport, Waiver
-from flows.campaign.preflight.run import real_host, require_passed, run_preflight, waivers_of
+from flows.campaign.preflight.host_checks import (
+    real_host,
+    require_passed,
+    run_preflight,
+    waivers_of,
+)
 from flows.cli.validate import matrix_of
 from flows.cli.views.json_log import log_line
 

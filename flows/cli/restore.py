@@ -11,9 +11,9 @@ from pathlib import Path
 import typer
 
 from faceoff.exits import Exit
+from faceoff.formats.lane import LANES_DIR
 from flows.campaign.restore import restore_incumbent, restore_pending, restore_tools
 from flows.cli.ledger_open import existing_ledger, required_ledger
-from lanes.context import LANES_DIR
 from lanes.leftovers import teardown as stop_campaign_lanes
 
 

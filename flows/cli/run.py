@@ -26,7 +26,7 @@ from flows.campaign import signals
 from flows.campaign.diagnostic_run import diagnosed_cell
 from flows.campaign.lock import CampaignLock, refuse_if_running
 from flows.campaign.opening import campaign_dir_of
-from flows.campaign.preflight.run import waivers_of
+from flows.campaign.preflight.host_checks import waivers_of
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
 from flows.campaign.takeover import check_startable_arms
@@ -123,7 +123,7 @@ Report = Callable[[Console], int]  # prints how a run ended, returns its exit st
 def _campaign(
     frozen: FrozenMatrix, workdir: Path, checked: PreflightReport, *, json_logs: bool
 ) -> Report:
-    from flows.prefect.runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
+    from flows.prefect.flow_runner import exit_status, run_campaign  # noqa: PLC0415  (Prefect reads env at import)
 
     result = run_campaign(frozen, workdir, checked=checked, locked=True)
 

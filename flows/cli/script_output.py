@@ -24,11 +24,11 @@ from evidence.comparison.power_table import PowerTable
 from faceoff.artifact import Artifact, Spec
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.preflight import CheckResult
+from faceoff.formats.ticket import Ticket
 from flows.campaign.preflight.static import static_checks, window_length
 from lanes.deadlines import worst_case
+from matrix.campaign_plan import plan
 from matrix.model import Matrix
-from matrix.plan import plan
-from tickets.model import Ticket
 from tickets.store import ticket_file
 
 

@@ -228,7 +228,7 @@ def _incumbent(row: CampaignRow, http: Http) -> Incumbent | None:
 def _receipt_valid(path: str | None) -> bool | None:
     if not path:
         return None
-    from lanes.receipt import verify_receipt  # noqa: PLC0415  (only where a receipt exists)
+    from faceoff.formats.receipt import verify_receipt  # noqa: PLC0415  (only where a receipt exists)
 
     try:
         verify_receipt(Path(path))

@@ -22,13 +22,13 @@ from zoneinfo import ZoneInfo
 
 from prefect import get_run_logger, task
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotMode, PilotProbe, PilotRecord
 from faceoff.formats.preflight import PreflightReport, Waiver
 from flows.campaign.arm import ArmRun
 from flows.campaign.context import CampaignContext
 from flows.campaign.pilot import Work, decide, disposed, lane_of, pilot_arm
-from flows.campaign.preflight.run import real_host, require_passed, run_preflight
+from flows.campaign.preflight.host_checks import real_host, require_passed, run_preflight
 from flows.prefect.nightly import deployment_timezone
 from flows.prefect.tasks import SIDE_EFFECTS, block_task, stop_task
 from matrix.arm import Arm, Role

@@ -23,9 +23,9 @@ from prefect import flow, task
 from prefect.client.schemas.objects import State
 from prefect.states import Completed, Failed
 
-from evidence.attempt.diagnostics import Diagnostic
 from evidence.views.terminal.diagnostic_table import paired_lines
 from faceoff.exits import Exit
+from faceoff.formats.diagnostic import Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext

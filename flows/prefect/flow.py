@@ -5,7 +5,7 @@ the incumbent in ``finally``, close. A run that has nothing left to do touches n
 only rewrites the bundle. The final state says how it ended: ``Completed``, ``Failed``
 named ``Partial`` (closed partial: not green in the UI), or ``Failed`` when the run's last
 restoration failed; its data is the ``CampaignResult`` either way
-(``flows.prefect.runner.result_of``). The walk in full: docs/flows.md, "The walk".
+(``flows.prefect.flow_runner.result_of``). The walk in full: docs/flows.md, "The walk".
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from prefect.client.schemas.objects import State
 from prefect.runtime import deployment, flow_run
 from prefect.states import Completed, Failed
 
-from evidence.attempt.pilot import PilotMode
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix
+from faceoff.formats.pilot import PilotMode
 from faceoff.formats.preflight import PreflightReport, Waiver, write_report
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, judged_warmups, lane_death
@@ -63,7 +63,7 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from matrix.window import budget_end
+from matrix.night_window import budget_end
 
 FLOW_NAME = "faceoff-campaign"
 PARTIAL = "Partial"  # the name of the Failed state of a campaign that closed partial

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from matrix.arm import Arm
+from matrix.coherence.cross_table import FASTEST_DECODE_TPS, fastest_s, rounds, timed
 from matrix.coherence.engine_flags import VLLM_VERSION, unknown_flags, vllm_flags
-from matrix.coherence.tables import FASTEST_DECODE_TPS, fastest_s, rounds, timed
 from matrix.engines import flag_value
 from matrix.model import Matrix
 from matrix.thresholds import Thresholds

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matrix.toml.inline import toml_key, toml_value
 from matrix.toml.schema import matrix_schema
-from matrix.toml.text import toml_key, toml_value
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE_PATH = ROOT / "docs" / "reference" / "matrix-fields.md"

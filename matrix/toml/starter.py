@@ -11,8 +11,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
+from matrix.toml.inline import toml_value
 from matrix.toml.serve_line import ServeLine, StarterError, read_serve_line
-from matrix.toml.text import toml_value
 
 DEFAULT_PORTS = (8000, 8001)
 COMMENT_WIDTH = 92

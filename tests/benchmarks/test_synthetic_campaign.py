@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.synthetic_campaign import Shape, generate
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import write_bundle
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from workload.journal import read_journal

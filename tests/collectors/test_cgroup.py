@@ -14,7 +14,7 @@ import pytest
 from collectors.cgroup import MemoryCgroup
 from collectors.host import DockerStatsReader, HostSampler, MemoryTarget, lane_reader
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import HostSample, LaneMemorySource, ReadStatus
 
 pytestmark = pytest.mark.docker

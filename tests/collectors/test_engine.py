@@ -9,7 +9,7 @@ import pytest
 from collectors.aliases import vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.sampler import Clocks, SamplerLoop
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import EngineSample, EngineStatus
 from faceoff.formats.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 from tests.collectors.metrics_server import MetricsServer

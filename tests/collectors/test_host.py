@@ -23,7 +23,7 @@ from collectors.cgroup import (
 )
 from collectors.host import HostSampler, MemoryTarget, ProcessTreeReader, lane_reader
 from collectors.sampler import Clocks, Tick
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.errors import FaceoffError
 from faceoff.formats.collector_samples import HostSample, LaneMemorySource, ReadStatus
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver, read_reports
 from faceoff.formats.verdict import Verdict
 from flows.prefect.flow import campaign as campaign_flow
-from flows.prefect.runner import result_of
+from flows.prefect.flow_runner import result_of
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import find_restoration

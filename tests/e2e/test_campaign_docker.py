@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.lane import LaneRecord
-from flows.prefect.runner import run_campaign
-from lanes.receipt import verify_receipt
+from faceoff.formats.receipt import verify_receipt
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.host_load import not_accepted_but_for_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from faceoff.formats.verdict import Presence, Verdict
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 from tests.gpu.check import no_gpu

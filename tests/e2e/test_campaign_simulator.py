@@ -16,12 +16,12 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.formats.receipt import verify_receipt
 from flows.cli.review import record_review
-from flows.prefect.runner import run_campaign
-from lanes.receipt import verify_receipt
+from flows.prefect.flow_runner import run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows
 from ledger.db import open_ledger, resolve_url, session_scope

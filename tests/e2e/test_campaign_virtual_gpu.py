@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from collectors.gpu.energy import cell_energy
-from collectors.summary import read_samples
-from evidence.audit.run import audit_bundle
+from collectors.telemetry import read_samples
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.reasons import Disposition, Reason
 from faceoff.formats.stalls import GPU_FILE
 from faceoff.formats.verdict import Presence, Verdict
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.host_load import by_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -19,7 +19,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 from prefect.states import Cancelling
 
-from lanes.receipt import verify_receipt
+from faceoff.formats.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.conftest import REPO

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from evidence.attempt.diagnostics import Diagnostic
 from evidence.audit.checklist import checklist
-from evidence.audit.run import DIAGNOSTICS, audit_bundle
+from evidence.audit.reverify import DIAGNOSTICS, audit_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import read_sums
-from lanes.receipt import verify_receipt
+from faceoff.formats.diagnostic import Diagnostic
+from faceoff.formats.receipt import verify_receipt
 from tests.e2e.conftest import REPO, faceoff, faceoff_run
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tickets.store import open_tickets

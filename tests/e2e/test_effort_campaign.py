@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.model import Comparison
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml
 from tests.foundation.cli import REPO

@@ -25,11 +25,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
+from faceoff.formats.receipt import verify_receipt
 from flows.campaign.unjournaled import unjournaled
 from flows.prefect.server import ENGINE_PORTS, SERVER_LOG, STARTUP_TIMEOUT_S, server_port
 from lanes.http import UrllibHttp
-from lanes.receipt import verify_receipt
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.toml.reader import load_matrix

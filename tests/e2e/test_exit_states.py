@@ -19,7 +19,7 @@ from prefect.states import StateType
 from faceoff.exits import Exit
 from faceoff.formats.preflight import Waiver
 from flows.prefect.flow import PARTIAL, campaign
-from flows.prefect.runner import exit_status, result_of
+from flows.prefect.flow_runner import exit_status, result_of
 from ledger.campaigns import require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.restoration import begin_attempt, find_restoration

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.exits import Exit
 from faceoff.formats.lane import LaneRecord
 from faceoff.formats.verdict import Presence, Verdict
-from flows.prefect.runner import exit_status, run_campaign
+from flows.prefect.flow_runner import exit_status, run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.matrices import arm, write_matrix

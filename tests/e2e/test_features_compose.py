@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.folder.layout import RESULT_FILE
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.conftest import REPO, faceoff, faceoff_run

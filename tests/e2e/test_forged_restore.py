@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from faceoff.exits import Exit
+from faceoff.formats.receipt import Receipt, verify_receipt
 from faceoff.keys import SIGNING_KEY_FILE_ENV, init_key_pair
 from flows.prefect.flow import campaign
-from lanes.receipt import Receipt, verify_receipt
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 from tests.evidence.forgery import recompute_views, rehash, shave_ttft

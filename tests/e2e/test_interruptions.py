@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
+from faceoff.formats.receipt import verify_receipt
 from flows.campaign.signals import EXIT_TERMINATED, TERMINATED_MESSAGE
-from lanes.receipt import verify_receipt
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.cells import request_rows
 from ledger.db import open_ledger, resolve_url, session_scope

@@ -13,8 +13,8 @@ from prefect.server.schemas.schedules import CronSchedule
 from prefect.states import StateType
 
 from flows.prefect.flow import campaign
+from flows.prefect.flow_runner import result_of
 from flows.prefect.nightly import night_of, schedule_timezone
-from flows.prefect.runner import result_of
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff import format as fmt
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.test_probes_campaign import scored, ttft
 from workload.journal import read_journal

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff import format as fmt
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml
 from workload.journal import read_journal

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evidence.comparison.model import Comparison
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.host_load import not_accepted_but_for_the_host

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.receipt import verify_receipt
 from flows.prefect.flow import campaign
-from lanes.receipt import verify_receipt
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 from tests.foundation.cli import faceoff

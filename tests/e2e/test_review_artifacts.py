@@ -13,7 +13,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from flows.prefect.flow import campaign
-from flows.prefect.runner import result_of
+from flows.prefect.flow_runner import result_of
 from tests.e2e.conftest import REPO
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from faceoff.formats.receipt import verify_receipt
 from lanes.leftovers import live_process_records
-from lanes.receipt import verify_receipt
 from tests.conftest import free_port
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml

@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from evidence.audit.passes import passes_problems
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.comparison.build import CellEntries
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_campaign
@@ -21,11 +21,11 @@ from evidence.folder.layout import CampaignFolder
 from evidence.views.export import export_rows
 from faceoff.formats.passes import PassRecord, SkippedCells
 from faceoff.formats.preflight import Waiver
+from faceoff.formats.receipt import verify_receipt
 from flows.cli.views.console import LOG_WIDTH
 from flows.cli.views.ending import end_summary
 from flows.prefect.flow import campaign
-from flows.prefect.runner import result_of, run_campaign
-from lanes.receipt import verify_receipt
+from flows.prefect.flow_runner import result_of, run_campaign
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 

@@ -23,27 +23,27 @@ from typing import Any
 import aiohttp
 
 from collectors.cadence import journal_window
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
-from faceoff.formats.lane import IDENTITY_FILE
+from faceoff.formats.lane import IDENTITY_FILE, LANES_DIR
+from faceoff.formats.receipt import RECEIPT_FILE
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from lanes.bringup import BringUp, bring_up, read_baseline
-from lanes.context import LANES_DIR, LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.readiness import Waiting
-from lanes.receipt import RECEIPT_FILE
 from lanes.restoration import RestoreTools, bring_back, snapshot_before
 from matrix.arm import Arm
+from matrix.campaign_plan import CellRunKey
 from matrix.cell import Cell
 from matrix.model import Matrix
-from matrix.plan import CellRunKey
 from tests.lanes.helpers import kill_recorded_processes
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize

@@ -27,15 +27,15 @@ from benchmarks.tamper_hostile import (
     nested_folders,
     unnest,
 )
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
-from evidence.history.build import NightRow, build_history
+from evidence.history.across_nights import NightRow, build_history
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
 from faceoff.formats.history_cache import CACHE_FILE, SECRET_FILE
+from faceoff.formats.receipt import RECEIPT_FILE
 from flows.cli.history import real_auditor, sources
-from lanes.receipt import RECEIPT_FILE
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
 from ledger.db import open_ledger, resolve_url, session_scope

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import Engine
 
 from evidence.audit.checklist import checklist, lines
-from evidence.audit.run import UNVERIFIABLE, audit_bundle
+from evidence.audit.reverify import UNVERIFIABLE, audit_bundle
 from evidence.bundle.write import reopen_bundle, write_bundle
 from evidence.folder.layout import ENVELOPE_FILE, SEAL_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
@@ -31,12 +31,12 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
 from faceoff.formats.host_facts import HostFacts, SourceFacts
+from faceoff.formats.receipt import Receipt
 from faceoff.keys import PublicKey, SigningKey
 from faceoff.seal_envelope import seal_ref, sealed_predicate
 from faceoff.signing import sign
 from faceoff.trust import HMAC_SIGNER
 from flows.cli.review import record_review
-from lanes.receipt import Receipt
 from ledger.campaigns import find_campaign
 from ledger.db import session_scope
 from tests.flows.cli.test_review import ledger_for, utc_now

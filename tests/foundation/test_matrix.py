@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from faceoff.formats.frozen_matrix import freeze, read_frozen
+from matrix.campaign_plan import plan
 from matrix.families import FamilyStatus
-from matrix.plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "matrix" / "examples"

@@ -8,7 +8,7 @@ import pytest
 
 from faceoff.formats.frozen_matrix import freeze
 from matrix.arrival import Arrival
-from matrix.plan import plan
+from matrix.campaign_plan import plan
 from matrix.toml.reader import MatrixError, load_matrix
 from tests.foundation.test_matrix import MINIMAL, write
 

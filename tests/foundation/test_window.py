@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from matrix.window import Window, budget_end
+from matrix.night_window import Window, budget_end
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

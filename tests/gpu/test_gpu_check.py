@@ -18,7 +18,7 @@ from collectors.gpu.virtual import VirtualNvml
 from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import GpuSample
 from faceoff.formats.stalls import CellWindow
 from simulator.launch import SimServer, running

@@ -4,7 +4,7 @@ What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``requests.json`` (planned on the lane's own /tokenize), ``journal.jsonl`` from
 ``python -m workload.cell_client`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
-when the run names GPU ids) from ``collectors.cell.CellCollectors``, and
+when the run names GPU ids) from ``collectors.cell_samplers.CellCollectors``, and
 ``cell.json`` (``faceoff.formats.cell_record.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 import aiohttp
 
 from collectors.cadence import journal_window
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings

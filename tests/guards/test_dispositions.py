@@ -14,9 +14,9 @@ from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import MEANINGS, Disposition, Reason, disposition_of
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge, judge_pair
+from matrix.campaign_plan import CellRunKey, PairKey, plan
 from matrix.cell import WorkloadKind
 from matrix.model import StopPolicy
-from matrix.plan import CellRunKey, PairKey, plan
 from tests.guards.helpers import CELLS, load, with_record
 
 REPO = Path(__file__).resolve().parents[2]

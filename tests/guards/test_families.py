@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from collectors.aliases import vllm_aliases
-from collectors.summary import load_cell_samples, summarize
+from collectors.telemetry import load_cell_samples, summarize
 from faceoff.errors import FaceoffError
 from faceoff.formats.collector_samples import EngineSample
 from faceoff.formats.frozen_matrix import FrozenMatrix

@@ -22,7 +22,7 @@ import pytest
 from collectors.gpu.clock_events import HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, SW_POWER_CAP
 from collectors.gpu.energy import cell_energy
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason

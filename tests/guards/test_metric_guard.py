@@ -23,7 +23,7 @@ from faceoff.formats.reasons import Disposition, Reason
 from faceoff.formats.verdict import VERDICT_FILE, Presence, Verdict
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge_cell, judge_pair, not_run
-from matrix.plan import CellRunKey, plan
+from matrix.campaign_plan import CellRunKey, plan
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running
 from tests.guards.cellrun import CellRun, run_cell

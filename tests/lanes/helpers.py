@@ -14,7 +14,7 @@ from typing import Any
 
 import psutil
 
-from lanes.context import LaneContext, LanePurpose, next_run_dir
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.leftovers import campaign_containers, live_process_records
 from matrix.arm import Arm
 from tests.conftest import free_port

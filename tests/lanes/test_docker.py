@@ -13,11 +13,11 @@ import pytest
 from faceoff.errors import FaceoffError
 from faceoff.formats.lane import InspectRecord, LaneRecord
 from lanes.bringup import bring_up
-from lanes.context import LanePurpose
 from lanes.docker import DockerLane
 from lanes.environment import resolve_env
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LanePurpose
 from lanes.leftovers import campaign_containers, remove_containers
 from lanes.probes import run_probes
 from lanes.readiness import Waiting

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from faceoff.formats.receipt import ProbeSummary
 from lanes.bringup import bring_up
 from lanes.factory import open_lane
 from lanes.http import HttpReply, UrllibHttp
-from lanes.probes import ProbeSummary, judge_probe, probe_payload, run_probes
+from lanes.probes import judge_probe, probe_payload, run_probes
 from lanes.readiness import Waiting
 from matrix.arm import Probes
 from tests.lanes import helpers

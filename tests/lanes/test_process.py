@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from faceoff.formats.lane import LaneRecord
-from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LanePurpose, live_run_dir
 from lanes.leftovers import live_process_records, stop_processes, teardown
 from lanes.process import GATE, GATE_CLOSED
 from lanes.readiness import Waiting, wait_ready

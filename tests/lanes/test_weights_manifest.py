@@ -12,7 +12,7 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.protected import compare, hash_file, snapshot
-from lanes.context import LanePurpose, next_run_dir
+from lanes.lane_context import LanePurpose, next_run_dir
 from lanes.weights_manifest import build_manifest, host_path
 from tests.lanes.helpers import arm, checkpoint
 

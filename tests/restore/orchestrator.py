@@ -19,9 +19,9 @@ from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.lane import LANE_FILE
 from flows.campaign.restore import lane_run_row, require_restoration
 from lanes.bringup import bring_up
-from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.readiness import Waiting
 from lanes.router import RouterHook
 from ledger.campaigns import open_campaign

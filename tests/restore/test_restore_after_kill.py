@@ -16,10 +16,10 @@ import pytest
 from docker.types import Mount as DockerMount
 from sqlmodel import select
 
+from faceoff.formats.receipt import Receipt, verify_receipt
 from lanes.commands import container_command
 from lanes.http import UrllibHttp
 from lanes.leftovers import campaign_containers
-from lanes.receipt import Receipt, verify_receipt
 from ledger.db import open_ledger, resolve_url, session_scope
 from ledger.tables import LaneRunRow, RestorationRow
 from matrix.arm import Arm

@@ -8,8 +8,8 @@ import signal
 from pathlib import Path
 
 from faceoff.formats.lane import LaneRecord
+from faceoff.formats.receipt import verify_receipt
 from flows.campaign.restore import require_restoration, restore_incumbent, restore_tools
-from lanes.receipt import verify_receipt
 from matrix.arm import Arm
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.receipt import verify_receipt
 from flows.campaign.restore import require_restoration, restore_incumbent
 from lanes.http import UrllibHttp
-from lanes.receipt import verify_receipt
 from lanes.restoration import RestoreTools
 from lanes.router import RouterHook
 from tests.lanes import helpers

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.receipt import verify_receipt
 from flows.campaign.restore import require_restoration, restore_incumbent
 from lanes.http import UrllibHttp
 from lanes.images import local_pinned, parse_pinned
-from lanes.receipt import verify_receipt
 from lanes.restoration import RestoreTools
 from tests.conftest import free_port
 from tests.lanes import helpers

@@ -12,14 +12,14 @@ import pytest
 from sqlmodel import select
 
 from faceoff.formats.lane import LaneRecord
+from faceoff.formats.receipt import Receipt, verify_receipt
 from flows.campaign.restore import require_restoration, restore_incumbent, restore_pending
 from lanes.bringup import bring_up
-from lanes.context import LanePurpose, live_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LanePurpose, live_run_dir
 from lanes.process import is_same_process
 from lanes.readiness import Waiting
-from lanes.receipt import Receipt, verify_receipt
 from lanes.restoration import RestoreTools
 from lanes.router import RouterHook
 from ledger.campaigns import require_campaign

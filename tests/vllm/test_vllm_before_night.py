@@ -20,17 +20,17 @@ from typing import Any
 
 import pytest
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.passes import PASSES_FILE, PassRecord
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver
+from faceoff.formats.receipt import verify_receipt
 from faceoff.formats.verdict import Verdict
 from faceoff.keys import SIGNING_KEY_FILE_ENV, init_key_pair
-from flows.campaign.preflight.run import real_host, run_preflight
+from flows.campaign.preflight.host_checks import real_host, run_preflight
 from flows.prefect.flow import campaign as campaign_flow
-from flows.prefect.runner import result_of
-from lanes.receipt import verify_receipt
+from flows.prefect.flow_runner import result_of
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from matrix.toml.reader import load_matrix

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from evidence.audit.run import audit_bundle
-from flows.prefect.runner import run_campaign
-from lanes.receipt import verify_receipt
+from evidence.audit.reverify import audit_bundle
+from faceoff.formats.receipt import verify_receipt
+from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.lanes.helpers import wait_for
 from tests.vllm.engine import (

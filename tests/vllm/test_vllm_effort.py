@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.verdict import Outcome, Verdict
 from flows.campaign.planning import PlanTarget, plan_cell
-from flows.prefect.runner import run_campaign
+from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from guards.pair import pair_integrity
 from matrix.toml.reader import load_matrix

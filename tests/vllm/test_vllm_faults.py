@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from faceoff.formats.preflight import Waiver
+from faceoff.formats.receipt import verify_receipt
 from flows.prefect.flow import campaign
-from flows.prefect.runner import result_of
-from lanes.receipt import verify_receipt
+from flows.prefect.flow_runner import result_of
 from tests.e2e.matrices import arm as simulator_arm
 from tests.e2e.matrices import write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm

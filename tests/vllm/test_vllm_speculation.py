@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from collectors.speculation import SpecAcceptance, spec_acceptance

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary
-from evidence.audit.run import audit_bundle
-from flows.prefect.runner import run_campaign
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
+from evidence.audit.reverify import audit_bundle
+from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, vllm_arm

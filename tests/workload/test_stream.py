@@ -28,7 +28,7 @@ from evidence.comparison.cells import arm_cell
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.standing import read_standing
 from evidence.folder.layout import AttemptDir
-from evidence.views.card.probes import unnamed_finishes
+from evidence.views.card.probe_cells import unnamed_finishes
 from matrix.cell import Cell
 from workload.cell_client import client_command
 from workload.journal import read_journal

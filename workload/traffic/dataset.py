@@ -18,10 +18,10 @@ from faceoff.errors import FaceoffError
 from matrix.cell import Cell, Sampling
 from matrix.sources import ParsedRow, dataset_rows, pinned_bytes
 from matrix.traffic import Dataset
-from workload.layout import Slot
 from workload.prompts import Prompt, canary_of, nonce_of
 from workload.records import Phase
 from workload.request import PlannedRequest
+from workload.stream_layout import Slot
 from workload.text import rng_for
 from workload.tokenizer import TokenCount, Tokenizer
 from workload.traffic.rows import DatasetRow, DatasetSource, Turn, dataset_messages, rebuilt_dataset

@@ -15,10 +15,10 @@ from pathlib import Path
 from faceoff.errors import FaceoffError
 from matrix.cell import Cell, Sampling, WorkloadKind
 from matrix.traffic import SourceFile
-from workload.layout import Slot
 from workload.prompts import Message, Prompt, PromptKey
 from workload.request import PlannedRequest, chat_template_kwargs, planned_request, sent_for
 from workload.schedule import OpenLoad, step_arrivals
+from workload.stream_layout import Slot
 from workload.tokenizer import TokenCount, Tokenizer, shared_by_all
 
 SOURCED = frozenset({WorkloadKind.DATASET, WorkloadKind.TRACE})

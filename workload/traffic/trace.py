@@ -18,11 +18,11 @@ from matrix.cell import Cell, Sampling
 from matrix.sources import ParsedRecord, pinned_bytes, trace_records
 from matrix.traffic import Trace
 from workload.fit import Fit, Rate, fit_filler
-from workload.layout import Slot
 from workload.prompts import Prompt, canary_of
 from workload.records import Phase
 from workload.request import PlannedRequest
 from workload.schedule import OpenLoad, trace_arrivals
+from workload.stream_layout import Slot
 from workload.tokenizer import Tokenizer
 from workload.traffic.rows import Reuse, TraceRow, TraceSource
 from workload.traffic.sourced import SourcedPlanner

@@ -7,9 +7,9 @@ Renders ``comparison.json``'s ``preflight`` and ``pilot``; computes nothing.
 
 from __future__ import annotations
 
-from evidence.attempt.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import PREFLIGHT_DIR, PreflightReport
 
 

@@ -25,12 +25,11 @@ from evidence.comparison.model import (
 from evidence.views.card import energy as card_energy
 from evidence.views.card import fidelity as card_fidelity
 from evidence.views.card import posture as card_posture
-from evidence.views.card import probes as card_probes
+from evidence.views.card import probe_cells, result_tables
 from evidence.views.card import quality as card_quality
 from evidence.views.card import reuse as card_reuse
 from evidence.views.card import sequential as card_sequential
 from evidence.views.card import speculation as card_speculation
-from evidence.views.card import tables
 from evidence.views.card import tails as card_tails
 from evidence.views.card.before_night import before_night, before_night_lead
 from evidence.views.card.carried import carried_lead, carried_section
@@ -68,24 +67,24 @@ def card_parts(comparison: Comparison) -> CardParts:
     c = comparison
     sources = Sources()
     body = [
-        "## Result card\n\n" + tables.headline(c, sources),
+        "## Result card\n\n" + result_tables.headline(c, sources),
         "## Quality evidence\n\n" + card_quality.quality(c, sources),
         *(["## Fidelity\n\n" + card_fidelity.section(c, sources)] if c.fidelity else []),
-        "## Candidate / incumbent ratios\n\n" + tables.ratios(c, sources),
+        "## Candidate / incumbent ratios\n\n" + result_tables.ratios(c, sources),
         *([_replicated(c)] if c.replicated else []),
         *([card_sequential.section(c.sequential)] if c.sequential else []),
-        f"## {PROBES}\n\n" + card_probes.probes(c, sources),
+        f"## {PROBES}\n\n" + probe_cells.probes(c, sources),
         "## Energy\n\n" + card_energy.section(c, sources),
         "## Speculative decoding\n\n" + card_speculation.section(c, sources),
         "## Tails\n\n" + card_tails.section(c, sources),
-        "## Recipes and workload\n\n" + tables.recipes(c) + "\n\n" + _workload(c),
+        "## Recipes and workload\n\n" + result_tables.recipes(c) + "\n\n" + _workload(c),
         *card_reuse.sections(c, sources),
         "## What each pair of arms changes\n\n" + recipe_diffs(c),
         "## Host posture\n\n" + card_posture.posture(c, sources),
         "## GPU posture\n\n" + card_posture.gpu_posture(c, sources),
         "## Before the night\n\n" + before_night(c, sources),
-        "## Full measurements\n\n" + tables.measurements(c, sources),
-        "## Coverage and attempts\n\n" + tables.dispositions(c),
+        "## Full measurements\n\n" + result_tables.measurements(c, sources),
+        "## Coverage and attempts\n\n" + result_tables.dispositions(c),
         *([carried_section(c.carried)] if c.carried else []),
         "## Failures and their evidence\n\n" + _failures(c),
         "## Restoration\n\n" + _restoration(c),

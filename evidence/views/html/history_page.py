@@ -21,7 +21,7 @@ import jinja2
 
 from evidence.comparison.model import RATIO_LABELS
 from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE
-from evidence.history.build import HistoryReport, NightRow, Series
+from evidence.history.across_nights import HistoryReport, NightRow, Series
 from evidence.views.html.report import TEMPLATES, Badge
 from evidence.views.html.trend_plots import trend_plot
 

@@ -5,7 +5,7 @@ plot), then the card's sections, the plots and the appendix. The text is the car
 (``card_parts``, converted from its Markdown), so the page and RESULT.md can never
 disagree; every bundle file is a link relative to the bundle's root. The plots are drawn
 from comparison.json, the attempts' samples and a sweep's summaries, each named by the
-sha256 of its data (``evidence.views.html.figures``) so the audit need not draw them again.
+sha256 of its data (``evidence.views.html.report_figures``) so the audit need not draw them again.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from collectors.summary import load_cell_samples
+from collectors.telemetry import load_cell_samples
 from evidence.attempt.open_loop import LoadSummary
 from evidence.comparison.model import RATIO_LABELS, Comparison
 from evidence.comparison.read import AttemptInputs
 from evidence.views.card.render import card_parts, decision_words, standing_review
 from evidence.views.html import plots
-from evidence.views.html.figures import Figures
+from evidence.views.html.report_figures import Figures
 from faceoff.format import ratio as ratio_text
 
 TEMPLATES = Path(__file__).with_name("templates")

@@ -13,7 +13,7 @@ from datetime import date, timedelta
 
 from matplotlib.axes import Axes
 
-from evidence.history.build import Series
+from evidence.history.across_nights import Series
 from evidence.views.html.plots import _figure, _svg, styled
 
 DRIFT_COLOUR = "#cf222e"

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from evidence.folder.layout import RESULT_FILE
 from faceoff.bounded import TEXT_CAP, read_text
-from tickets.model import Ticket
+from faceoff.formats.ticket import Ticket
 from tickets.store import ticket_file
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.attempt.diagnostics import DIAGNOSTICS_DIR, NOT_RUN, Diagnostic
+from evidence.attempt.diagnostics import NOT_RUN
+from faceoff.formats.diagnostic import DIAGNOSTICS_DIR, Diagnostic
 
 HEADERS = ("arm", "run", "status", "in tok", "out tok", "TTFT ms", "E2E ms", "TPOT ms", "chunks",
            "max gap ms", "prefix hits", "effort")  # fmt: skip

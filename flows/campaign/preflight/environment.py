@@ -18,9 +18,9 @@ from flows.campaign.preflight.catalog import arm_subject, fail, ok
 from lanes.environment import LaneEnv
 from lanes.factory import check_program
 from matrix.arm import LaneKind
+from matrix.campaign_plan import plan
 from matrix.cell import Cell
 from matrix.model import Matrix
-from matrix.plan import plan
 
 # What the bundle keeps per planned request: its messages in requests.json (the prompt's
 # text, about 5 bytes a token with its JSON), and its journal line (its chunk times).

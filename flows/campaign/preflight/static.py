@@ -19,8 +19,8 @@ from matrix.coherence.findings import findings
 from matrix.engines import gpus_asked
 from matrix.families import FamilySpec, FamilyStatus
 from matrix.model import Matrix
+from matrix.night_window import Window
 from matrix.rule_warnings import rule_warnings
-from matrix.window import Window
 
 GPU_MEMORY = "gpu_memory"
 # Docker's sizes (docker-py parse_bytes): a number and one of b, k, m, g (binary), with an

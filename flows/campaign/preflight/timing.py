@@ -1,6 +1,6 @@
 """Time: does the campaign fit its night? The worst case by the deadlines
 (``lanes.deadlines.worst_case``) and an estimate, against the window's close or the
-deadline (``matrix.window.budget_end``).
+deadline (``matrix.night_window.budget_end``).
 
 The estimate takes each cell run's median duration on earlier nights where the ledger has
 one, else the plan's: its requests' prompts at a prefill rate and their outputs at a decode
@@ -22,10 +22,10 @@ from faceoff.formats.preflight import CheckResult
 from flows.campaign.preflight.catalog import fail, ok, warn
 from lanes.deadlines import HOUR_S, worst_case
 from matrix.arm import Arm
+from matrix.campaign_plan import plan
 from matrix.cell import Cell, WorkloadKind
 from matrix.model import Matrix
-from matrix.plan import plan
-from matrix.window import Window, budget_end
+from matrix.night_window import Window, budget_end
 
 PREFILL_TPS = 5_000.0
 DECODE_TPS = 75.0

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # loaded only by the commands that show them
 
 
 def plan_table(frozen: FrozenMatrix) -> Table:
-    from matrix.plan import plan  # noqa: PLC0415  (the campaign list needs no matrix)
+    from matrix.campaign_plan import plan  # noqa: PLC0415  (the campaign list needs no matrix)
 
     the_plan = plan(frozen.matrix)
     table = Table(title=f"{frozen.matrix.campaign.name} — matrix {frozen.matrix_id}")

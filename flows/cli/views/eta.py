@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from flows.cli.views.durations import clock
 from lanes.deadlines import smokes_s
+from matrix.campaign_plan import CellRunKey, plan
 from matrix.model import Matrix
-from matrix.plan import CellRunKey, plan
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from ledger.campaigns import cell_runs, find_campaign
 from ledger.db import session_scope, utc
 from ledger.restoration import find_restoration
 from ledger.tables import CellRunRow
-from matrix.plan import CellRunKey, plan
+from matrix.campaign_plan import CellRunKey, plan
 from workload.records import Phase as RequestPhase
 
 REFRESH_S = 0.5

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
-from lanes.context import LANES_DIR, live_run_dir
+from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE, LANES_DIR
+from lanes.lane_context import live_run_dir
 from ledger.db import utc
 from ledger.restoration import RESTORED, RESTORING
 from ledger.tables import RestorationRow

@@ -32,7 +32,7 @@ from collectors.host import MemoryTarget
 from collectors.memory_summary import gpu_summary
 from collectors.sampler import Clocks, Tick
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import GpuSample, ReadStatus
 from faceoff.formats.stalls import CellWindow
 

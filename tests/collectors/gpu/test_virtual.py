@@ -23,7 +23,7 @@ from collectors.gpu.virtual import VirtualGpuError, VirtualNvml, nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
-from collectors.summary import read_samples
+from collectors.telemetry import read_samples
 from faceoff.formats.collector_samples import GpuSample, ReadStatus
 from faceoff.formats.stalls import CellWindow
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC

@@ -6,7 +6,7 @@ Every folder under ``cells/`` is one cell attempt run for real by
 ``tests.guards.cellrun.run_cell``: the simulator (tiny profile, 4× slower than
 real time so a cell spans a dozen engine samples), the request plan from the
 lane's /tokenize, ``python -m workload.cell_client`` in its own process, and
-``collectors.cell.CellCollectors`` (engine every 0.25 s, host every 0.5 s).
+``collectors.cell_samplers.CellCollectors`` (engine every 0.25 s, host every 0.5 s).
 Faults come from the simulator itself (``--fault``, ``--set``, ``/_sim/faults``,
 a kill and restart). Only the native files the guard reads are kept; the raw
 first/last scrapes and telemetry.json are recomputable or not read.

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.comparison.cells import pair_ratios
 from evidence.comparison.model import Comparison

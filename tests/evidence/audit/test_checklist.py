@@ -6,7 +6,7 @@ from pathlib import Path
 
 from evidence.audit.checklist import checklist, lines
 from evidence.audit.diff import differences
-from evidence.audit.run import RECEIPT, TICKETS, AuditReport, Finding
+from evidence.audit.reverify import RECEIPT, TICKETS, AuditReport, Finding
 from faceoff.formats.frozen_matrix import freeze
 from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import arm, campaign, write_matrix

@@ -13,7 +13,7 @@ import pytest
 
 from evidence.attempt.goodput import goodput
 from evidence.attempt.summary import RequestSummary, summarize_attempt, summarize_journal
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.schema_export import SCHEMA_PATH, schema_text
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison.manifest import Manifest

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.log import read_reviews

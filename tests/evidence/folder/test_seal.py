@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import write_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
@@ -31,12 +31,12 @@ from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.formats.lane import BOOT_LOG_FILE, LANE_FILE, LaneRecord
+from faceoff.formats.receipt import Receipt
 from faceoff.signing import SIGNING_KEY_ENV
 from flows.campaign.context import CampaignContext
 from flows.campaign.takeover import take_over
-from lanes.context import live_run_dir
 from lanes.http import UrllibHttp
-from lanes.receipt import Receipt
+from lanes.lane_context import live_run_dir
 from lanes.restoration import RestoreTools
 from ledger.db import open_ledger, resolve_url
 from matrix.model import Matrix

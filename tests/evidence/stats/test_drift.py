@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from evidence.history.build import drift_flags
+from evidence.history.across_nights import drift_flags
 from evidence.stats.drift import MIN_NIGHTS, noise, shifts
 
 LEVEL = 0.200  # seconds: a TTFT p50

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evidence.attempt.pilot import PilotLane, PilotMode, PilotProbe, probe_failure
+from evidence.attempt.pilot import probe_failure
+from faceoff.formats.pilot import PilotLane, PilotMode, PilotProbe
 from flows.campaign.pilot import decide, mode_of
 from matrix.contracts import contracts
 from matrix.model import Matrix

@@ -12,14 +12,15 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import freeze
+from faceoff.formats.handoff import HandoffRecord
 from faceoff.formats.lane import LaneRecord
 from flows.campaign.context import CampaignContext
 from flows.campaign.restore import restore_tools
-from flows.campaign.takeover import HandoffRecord, check_incumbent_port, take_over
+from flows.campaign.takeover import check_incumbent_port, take_over
 from lanes.bringup import bring_up
-from lanes.context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LaneContext, LanePurpose, live_run_dir, next_run_dir
 from lanes.readiness import Waiting
 from ledger.db import open_ledger, resolve_url
 from matrix.arm import Arm

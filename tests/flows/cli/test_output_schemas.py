@@ -1,7 +1,7 @@
 """The JSON Schemas of `status`, `audit`, `validate`, `tickets` and `preflight --json` are
 shipped current,
 and real output validates against them (the commands' own tests validate theirs too:
-tests/evidence/audit/test_run.py, tests/flows/cli/test_tickets.py,
+tests/evidence/audit/test_reverify.py, tests/flows/cli/test_tickets.py,
 tests/restore/test_restore_dead_incumbent.py)."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import select
 
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison.attempts import with_standing
 from evidence.comparison.model import Comparison, ReviewRef

@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 import pytest
 
-from collectors.summary import load_cell_samples
+from collectors.telemetry import load_cell_samples
 from evidence.bundle.write import BundleIndex
 from evidence.views.html import plots
 from tests.conftest import missing_service

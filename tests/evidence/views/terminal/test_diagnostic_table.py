@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evidence.attempt.diagnostics import NOT_RUN, Diagnostic, Seen
+from evidence.attempt.diagnostics import NOT_RUN
 from evidence.views.terminal.diagnostic_table import paired_lines
+from faceoff.formats.diagnostic import Diagnostic, Seen
 
 SEEN = Seen(lane_run="lanes/x/campaign-001", lane_usable=True, lane_reason=None,
             warmups_failed=None, setup_error=None)  # fmt: skip

@@ -34,7 +34,7 @@ from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.context import CampaignContext
 from flows.campaign.lock import CampaignLock, refuse_if_running
 from flows.campaign.opening import refuse_changed_sources, write_frozen
-from flows.campaign.preflight.run import real_host, run_preflight
+from flows.campaign.preflight.host_checks import real_host, run_preflight
 from flows.campaign.restore import restore_tools
 from flows.campaign.succession import check_source
 from flows.campaign.takeover import check_incumbent_port, check_startable_arms

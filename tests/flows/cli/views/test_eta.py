@@ -7,8 +7,8 @@ from pathlib import Path
 from faceoff.formats.frozen_matrix import freeze
 from flows.cli.views.durations import clock
 from flows.cli.views.eta import deadline_bound, eta
+from matrix.campaign_plan import CellRunKey
 from matrix.model import Matrix
-from matrix.plan import CellRunKey
 from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import arm, campaign, write_matrix
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess

@@ -1,4 +1,5 @@
-"""The restoration receipt: what was observed when the incumbent was brought back.
+"""``receipt.json``: the restoration receipt, what was observed when the incumbent was brought
+back (written by ``lanes.restoration``), with the probes and router calls it quotes.
 
 The receipt carries the sha256 of its own canonical content, so an edited receipt no longer
 verifies; with the operator's key it is also signed (Ed25519, or the HMAC of older
@@ -27,12 +28,10 @@ from faceoff.bounded import regular_files
 from faceoff.canonical import content_sha256, file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.lane import LANES_DIR
 from faceoff.formats.protected import ProtectedCheck
 from faceoff.record_signature import RecordSignature
 from faceoff.signing import SIGNING_KEY_ENV
-from lanes.context import LANES_DIR
-from lanes.probes import ProbeSummary
-from lanes.router import RouterAction
 from matrix.arm import LaneKind
 
 RECEIPT_FILE = "receipt.json"
@@ -44,6 +43,45 @@ BOUND_ROOTS = (LANES_DIR, "cells", "diagnostics", "handoffs", "matrix.frozen.jso
 UNBOUND_NAMES = frozenset({"summary.json"})
 
 Outcome = Literal["restored", "restored_with_changes", "failed"]
+ProbeKind = Literal["smoke", "json_smoke"]
+
+
+class ProbeResult(Spec):
+    index: int = Field(description="0-based probe number.")
+    ok: bool = Field(description="Whether this probe passed.")
+    status: int | None = Field(description="HTTP status; None when no answer came.")
+    elapsed_s: float = Field(description="Seconds from send to the full reply.")
+    detail: str = Field(description="What passed or failed, in a sentence.")
+    excerpt: str = Field(default="", description="Start of the returned text.")
+
+
+class ProbeSummary(Spec):
+    kind: ProbeKind = Field(description="smoke | json_smoke.")
+    via: Literal["lane", "router"] = Field(description="Sent to the lane or through the router.")
+    url: str = Field(description="Endpoint the probes were sent to.")
+    model: str = Field(description="Model name sent.")
+    passed: int = Field(description="Probes that passed.")
+    total: int = Field(description="Probes sent.")
+    results: list[ProbeResult] = Field(description="Each probe.")
+
+    @property
+    def ok(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+    @property
+    def line(self) -> str:
+        return f"{self.via} {self.kind.replace('_', ' ')} {self.passed}/{self.total}"
+
+
+RouterActionName = Literal["drain", "readmit"]
+
+
+class RouterAction(Spec):
+    action: RouterActionName = Field(description="drain | readmit.")
+    via: Literal["http", "command", "none"] = Field(description="How it was done.")
+    ok: bool = Field(description="The router (or command) accepted it.")
+    at: datetime = Field(description="When it completed (UTC).")
+    detail: str = Field(description="Status, exit code or output, token redacted.")
 
 
 class CandidateAbsence(Spec):

@@ -10,10 +10,16 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.protected import FileHash, ProtectedCheck
+from faceoff.formats.receipt import (
+    CandidateAbsence,
+    ProbeSummary,
+    Receipt,
+    RouterAction,
+    RouterOutcome,
+    verify_receipt,
+)
 from lanes.http import HttpReply
-from lanes.probes import ProbeSummary, judge_probe
-from lanes.receipt import CandidateAbsence, Receipt, RouterOutcome, verify_receipt
-from lanes.router import RouterAction
+from lanes.probes import judge_probe
 
 WHEN = datetime(2026, 10, 17, 13, 3, 57, tzinfo=UTC)
 

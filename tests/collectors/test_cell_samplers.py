@@ -19,10 +19,10 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from collectors.aliases import vllm_aliases
-from collectors.cell import CellCollectors
+from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary, read_samples, summarize_folder
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, read_samples, summarize_folder
 from faceoff.errors import FaceoffError
 from faceoff.formats.collector_samples import EngineSample, EngineStatus
 from faceoff.formats.stalls import CellWindow

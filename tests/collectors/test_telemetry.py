@@ -6,7 +6,7 @@ from collectors.aliases import vllm_aliases
 from collectors.cadence import CellWindow
 from collectors.prometheus import parse_metrics
 from collectors.settings import CollectorSettings
-from collectors.summary import engine_summary
+from collectors.telemetry import engine_summary
 from faceoff.formats.collector_samples import EngineSample
 from tests.collectors.builders import MS, tick
 

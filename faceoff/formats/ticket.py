@@ -1,4 +1,7 @@
-"""A follow-up ticket: Markdown with a front matter block, and its round trip.
+"""``tickets/<id>.md`` and ``.history/drift/<id>.md``: a follow-up ticket of a campaign, or
+the drift ticket of a change point the history found in an incumbent's nightly p50 (written
+by ``tickets.drift``); Markdown with a front matter block, and its round trip (the index
+beside a campaign's tickets: ``faceoff.formats.ticket_index``).
 
 The front matter is YAML-ish and deliberately plain: one ``key: value`` per line,
 every value a JSON scalar (so quoting is never ambiguous), lists as ``- item``
@@ -6,12 +9,15 @@ lines under their key. It reads as YAML and parses back without a YAML library.
 
 Format history of ``Ticket.schema_version``:
   1 — first release.
+Format history of ``DriftTicket.schema_version``:
+  1 — first release.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError
@@ -22,6 +28,7 @@ from faceoff.errors import FaceoffError
 FENCE = "---"
 LIST_FIELDS = ("cells", "evidence")
 T = TypeVar("T", bound=Spec)
+DRIFT_DIR = Path(".history") / "drift"
 
 
 class Ticket(Spec):
@@ -37,6 +44,25 @@ class Ticket(Spec):
     evidence: list[str] = Field(description="Bundle files that show it.")
     suggested_next_step: str = Field(description="What to do about it.")
     created_at: datetime = Field(description="When the ticket was written (UTC).")
+
+
+class DriftTicket(Spec):
+    schema_version: Literal[1] = Field(default=1, description="Drift ticket format version.")
+    kind: Literal["drift"] = Field(default="drift", description="What the ticket follows up.")
+    id: str = Field(description="drift-<host>-<arm>-<cell>-<metric>-<night>: stable.")
+    status: Literal["open", "closed"] = Field(description="open until someone closes it.")
+    host: str = Field(description="Host whose series moved.")
+    arm: str = Field(description="The incumbent arm.")
+    cell: str = Field(description="Cell id.")
+    metric: str = Field(description="Headline request metric whose p50 moved.")
+    night: date = Field(description="First night at the new level.")
+    campaign: str = Field(description="Campaign of that night.")
+    before: float = Field(description="Median nightly p50 before the change.")
+    after: float = Field(description="Median nightly p50 from the change on.")
+    relative: float = Field(description="after / before − 1.")
+    evidence: list[str] = Field(description="Bundles of the nights on either side of it.")
+    suggested_next_step: str = Field(description="What to do about it.")
+    created_at: datetime = Field(description="When the ticket was first written (UTC).")
 
 
 def render(ticket: Spec, body: str) -> str:

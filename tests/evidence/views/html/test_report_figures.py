@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evidence.views.html.figures import UNDRAWN, Figures, drawings, figure_sha256, undrawn
+from evidence.views.html.report_figures import UNDRAWN, Figures, drawings, figure_sha256, undrawn
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -40,7 +40,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from evidence.views.html.figures import Figures, drawings
+from evidence.views.html.report_figures import Figures, drawings
 
 def drawing(n):
     return f"<svg>{n} {os.getpid()}</svg>"

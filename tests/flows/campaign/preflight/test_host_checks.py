@@ -29,12 +29,12 @@ from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.preflight import CheckResult, PreflightReport, Waiver
 from flows.campaign.preflight.gpus import gpu_checks
 from flows.campaign.preflight.host import PreflightHost
-from flows.campaign.preflight.run import require_passed, run_preflight
+from flows.campaign.preflight.host_checks import require_passed, run_preflight
 from flows.campaign.restore import restore_tools
 from lanes.bringup import bring_up
-from lanes.context import LaneContext, LanePurpose, next_run_dir
 from lanes.factory import open_lane
 from lanes.http import UrllibHttp
+from lanes.lane_context import LaneContext, LanePurpose, next_run_dir
 from lanes.readiness import Waiting
 from matrix.toml.reader import load_matrix
 from tests.conftest import free_port

@@ -20,7 +20,7 @@ from faceoff.formats.preflight import CheckResult, PreflightReport, Waiver
 from faceoff.ports import DockerClient
 from flows.campaign.preflight.campaign_state import campaign_check
 from flows.campaign.preflight.catalog import CHECKS, ok
-from flows.campaign.preflight.context import context_checks
+from flows.campaign.preflight.context_length import context_checks
 from flows.campaign.preflight.environment import (
     disk_check,
     prefect_home_check,

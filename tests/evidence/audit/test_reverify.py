@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from collectors.cadence import cell_ticks
-from evidence.audit.run import audit_bundle
+from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.exits import Exit
 from faceoff.formats.cell_record import CellRecord
 from faceoff.formats.collector_samples import EngineSample
-from lanes.receipt import Receipt
+from faceoff.formats.receipt import Receipt
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped
 

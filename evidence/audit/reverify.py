@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
-from evidence.attempt.diagnostics import DIAGNOSTIC_FILE, Diagnostic, run_folders
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from evidence.attempt.diagnostics import recompute as recompute_diagnostic
+from evidence.attempt.diagnostics import run_folders
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.audit.carried import check_carried
 from evidence.audit.diff import differences
@@ -47,7 +47,7 @@ from evidence.folder.seal import seal_check
 from evidence.folder.sums import verify_sums
 from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
-from evidence.views.html.figures import Figures, undrawn
+from evidence.views.html.report_figures import Figures, undrawn
 from faceoff.bounded import RECORD_CAP, TEXT_CAP, read_bytes, read_text
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
@@ -57,8 +57,10 @@ from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.formats.carried import CARRIED_FILE
 from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
+from faceoff.formats.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from faceoff.formats.seal_statement import SealPredicate
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from faceoff.formats.verdict import VERDICT_FILE, Verdict
@@ -67,7 +69,6 @@ from faceoff.seal_envelope import sealed_predicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
-from lanes.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from workload.journal import read_journal
 from workload.records import JOURNAL_NAME, PLAN_NAME
 

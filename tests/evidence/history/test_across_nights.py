@@ -23,14 +23,15 @@ from benchmarks.history_year import (
     host_name,
     write_year,
 )
-from evidence.audit.run import HASHES
+from evidence.audit.reverify import HASHES
 from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import COMPARISON_FILE
-from evidence.history.build import HistoryReport, build_history
+from evidence.history.across_nights import HistoryReport, build_history
 from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
 from faceoff.formats.history_cache import AuditOutcome
+from faceoff.formats.ticket import DRIFT_DIR
 from flows.cli.history import real_auditor, sources
 from ledger.campaigns import open_campaign
 from ledger.cells import set_campaign_state
@@ -38,7 +39,7 @@ from ledger.db import open_ledger, resolve_url, session_scope
 from tests.evidence.devtools import evaluate_in_page
 from tests.evidence.views.html.test_report import chromium
 from tests.foundation.cli import faceoff
-from tickets.drift import DRIFT_DIR, read_drift_ticket
+from tickets.drift import read_drift_ticket
 
 INCUMBENT, CANDIDATE = "incumbent-r11", "candidate-r2"
 FIRST_CELL = "natural-192-c8-000"

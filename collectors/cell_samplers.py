@@ -28,7 +28,7 @@ from collectors.host import HostSampler, MemoryTarget
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.stall_monitor import StallMonitor
-from collectors.summary import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
 from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow

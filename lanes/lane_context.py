@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from faceoff.formats.lane import LANES_DIR
 from faceoff.ports import Clock
 from matrix.arm import Arm
 
-LANES_DIR = "lanes"  # <campaign>/lanes/<arm>/<run>/
 LIVE_DIR = ".live"  # <workdir>/.live/<campaign>/lanes/<arm>/<run>/: outside every bundle
 LABEL_CAMPAIGN = "faceoff.campaign"
 LABEL_ARM = "faceoff.arm"
