@@ -1,8 +1,7 @@
 """The unit tests mirror the source tree: ``tests/<package>/<subpackage>/test_<module>.py``
 tests ``<package>/<subpackage>/<module>.py``, so a module's tests are found by its path and
 a module without tests shows. The tiers that exercise many modules at once stay apart in
-folders of their own (``TIERS``). Test files written before the rule are listed in
-``unmirrored.txt`` beside this module until they move; the list only shrinks."""
+folders of their own (``TIERS``)."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ TIERS = {
     "foundation": "checks of the whole tree: the import contract, generated docs, the CLI",
     "data": "recorded inputs, no tests",
 }
-UNMIRRORED = Path(__file__).with_name("unmirrored.txt")
 
 
 def unmirrored(tests: Path = TESTS, repo: Path = REPO) -> list[str]:
@@ -35,17 +33,8 @@ def unmirrored(tests: Path = TESTS, repo: Path = REPO) -> list[str]:
     return found
 
 
-def listed() -> list[str]:
-    lines = UNMIRRORED.read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if line and not line.startswith("#")]
-
-
 def test_every_unit_test_file_names_the_module_it_tests_by_its_path() -> None:
-    assert sorted(set(unmirrored()) - set(listed())) == []  # tests/<path>/test_<module>.py
-
-
-def test_the_list_of_files_yet_to_move_only_shrinks() -> None:
-    assert sorted(set(listed()) - set(unmirrored())) == []  # moved or gone: off the list
+    assert unmirrored() == []  # move it to tests/<path>/test_<module>.py
 
 
 def test_a_test_file_beside_no_module_of_its_name_is_found(tmp_path: Path) -> None:
