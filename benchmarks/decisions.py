@@ -55,6 +55,7 @@ import argparse
 import functools
 import math
 import multiprocessing
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ from evidence.comparison.power_table import planned_variance
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
 from evidence.stats.bootstrap import calibrated_requests, median_ratio, timed_sample
-from evidence.stats.known_variance import learned, per_request
+from evidence.stats.known_variance import KnownVariance, learned, per_request
 from evidence.stats.power import requests_needed
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
 from matrix.cell import Sampling
@@ -282,8 +283,8 @@ POWER_MARGIN = 0.10
 NIGHTS = 3
 
 
-def learned_variance(rng: Gen, noise: str) -> float:
-    """The s² a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
+def learned_variance(rng: Gen, noise: str) -> KnownVariance:
+    """The variance a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
     observed, df = [], 0
     for night in range(NIGHTS):
         found = latency_ratio("ttft_s", pair(rng, noise, 64, 1.0, night))
@@ -293,14 +294,14 @@ def learned_variance(rng: Gen, noise: str) -> float:
         observed.append(per_request(found.ratio, found.low, found.high, 64, blocks))
         df += blocks - 1
     names = [f"aa-{k}" for k in range(len(observed))]
-    known = learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df)
-    return planned_variance(known)
+    return learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df,
+                   requests=64 * len(observed))  # fmt: skip
 
 
 def powered(rng: Gen, noise: str) -> tuple[bool, int]:
     """(promoted, planned requests per arm) for a cell planned as the power table plans it."""
-    variance = learned_variance(rng, noise)
-    needed = requests_needed(variance, math.log(1 + POWER_MARGIN), 1, 0.95)
+    known = learned_variance(rng, noise)
+    needed = requests_needed(planned_variance(known), math.log(1 + POWER_MARGIN), 1, 0.95)
     n = max(needed, calibrated_requests(1))
     found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0))
     cells = [entry("a", [found] if found else [])]
@@ -394,8 +395,11 @@ def measured(c: int, resamples: int, jobs: int) -> dict[str, str]:
     if jobs <= 1:
         return {name: task() for name, task in named.items()}
     context = multiprocessing.get_context("fork")  # the rows' functions live in __main__
+    found = []
     with context.Pool(jobs, _resample_with, (resamples,)) as pool:
-        found = pool.map(_call, list(named.values()), chunksize=1)
+        for name, row in zip(named, pool.imap(_call, named.values()), strict=True):
+            print(f"{name}: {row}", file=sys.stderr, flush=True)  # what a stopped run had
+            found.append(row)
     return dict(zip(named, found, strict=True))
 
 
