@@ -1,7 +1,7 @@
 """Right decisions: Monte Carlo over faceoff's own ruling on synthetic cells of known truth.
 
-    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~10 min
-    .venv/bin/python -m benchmarks decisions --campaigns 2000   # 2,000 a row: ~100 min
+    .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~4 min
+    .venv/bin/python -m benchmarks decisions --campaigns 2000 --jobs 2   # 2,000 a row
 
 Each campaign builds comparison cells the way the comparison does — each arm's requests
 drawn from a noise model, each ratio by faceoff's own intervals
@@ -52,7 +52,10 @@ Rows:
 from __future__ import annotations
 
 import argparse
+import functools
 import math
+import multiprocessing
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,7 +69,7 @@ from evidence.comparison.power_table import planned_variance
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
 from evidence.stats.bootstrap import calibrated_requests, median_ratio, timed_sample
-from evidence.stats.known_variance import learned, per_request
+from evidence.stats.known_variance import KnownVariance, learned, per_request
 from evidence.stats.power import requests_needed
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
 from matrix.cell import Sampling
@@ -280,8 +283,8 @@ POWER_MARGIN = 0.10
 NIGHTS = 3
 
 
-def learned_variance(rng: Gen, noise: str) -> float:
-    """The s² a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
+def learned_variance(rng: Gen, noise: str) -> KnownVariance:
+    """The variance a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
     observed, df = [], 0
     for night in range(NIGHTS):
         found = latency_ratio("ttft_s", pair(rng, noise, 64, 1.0, night))
@@ -291,14 +294,14 @@ def learned_variance(rng: Gen, noise: str) -> float:
         observed.append(per_request(found.ratio, found.low, found.high, 64, blocks))
         df += blocks - 1
     names = [f"aa-{k}" for k in range(len(observed))]
-    known = learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df)
-    return planned_variance(known)
+    return learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df,
+                   requests=64 * len(observed))  # fmt: skip
 
 
 def powered(rng: Gen, noise: str) -> tuple[bool, int]:
     """(promoted, planned requests per arm) for a cell planned as the power table plans it."""
-    variance = learned_variance(rng, noise)
-    needed = requests_needed(variance, math.log(1 + POWER_MARGIN), 1, 0.95)
+    known = learned_variance(rng, noise)
+    needed = requests_needed(planned_variance(known), math.log(1 + POWER_MARGIN), 1, 0.95)
     n = max(needed, calibrated_requests(1))
     found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0))
     cells = [entry("a", [found] if found else [])]
@@ -321,57 +324,116 @@ def union(p: float, tests: int) -> float:
     return 1 - (1 - p) ** tests
 
 
+# Each row is its own seeded stream of campaigns, so rows run apart (``--jobs``) and give
+# the same figures in any process and any order.
+def false_promote_row(kind: str, noise: str, campaigns: int, seed: int) -> str:
+    return f"{rate(lambda g: false_promote(g, noise, kind), campaigns, seed):.1%}"
+
+
+def do_not_promote_row(noise: str, campaigns: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    runs = [do_not_promote(rng, noise) for _ in range(campaigns)]
+    p = sum(w for _, w, _ in runs) / (12 * campaigns)
+    said = sum(d for d, _, _ in runs) / campaigns
+    changed = sum(o for *_, o in runs)
+    return f"| {noise} | {said:.1%} | {p:.2%} | {union(p, 12):.1%} | {changed} of {campaigns} |"
+
+
+def aa_row(noise: str, campaigns: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    runs = [aa(rng, noise) for _ in range(campaigns)]
+    p = sum(x for _, x, _ in runs) / max(1, sum(n for *_, n in runs))
+    flagged = sum(f for f, _, _ in runs) / campaigns
+    return f"| {noise} | {flagged:.1%} | {p:.2%} | {union(p, 12):.1%} |"
+
+
+def power_row(noise: str, campaigns: int, seed: int) -> str:
+    rng = np.random.default_rng(seed)
+    plans = [powered(rng, noise) for _ in range(campaigns)]
+    sizes = sorted(n for _, n in plans)
+    share = sum(p for p, _ in plans) / campaigns
+    return f"| {noise} | {share:.1%} | {sizes[len(sizes) // 2]} ({sizes[0]}–{sizes[-1]}) |"
+
+
+def calibration_row(noise: str, size: int, campaigns: int, seed: int) -> str:
+    return f"{rate(lambda g: calibration(g, noise, size), campaigns, seed):.1%}"
+
+
+SIZES = (8, 16, 29, 64, 128)
+
+
+def tasks(c: int) -> dict[str, Callable[[], str]]:
+    """Every row's figures by name, the longest (power) first so that jobs finish together."""
+    found: dict[str, Callable[[], str]] = {}
+    for i, noise in enumerate(NOISES):
+        found[f"power {noise}"] = functools.partial(power_row, noise, c, 500 + i)
+        found[f"dnp {noise}"] = functools.partial(do_not_promote_row, noise, c, 200 + i)
+        found[f"aa {noise}"] = functools.partial(aa_row, noise, c, 300 + i)
+    for i, kind in enumerate(KINDS):
+        for noise in NOISES:
+            found[f"fp {kind} {noise}"] = functools.partial(false_promote_row, kind, noise, c,
+                                                            100 + i)  # fmt: skip
+    for i, noise in enumerate(("iid", "ar1", "stalls")):
+        for size in SIZES:
+            found[f"cal {noise} {size}"] = functools.partial(calibration_row, noise, size, c,
+                                                             400 + i)  # fmt: skip
+    return found
+
+
+def _call(task: Callable[[], str]) -> str:
+    return task()
+
+
+def _resample_with(resamples: int) -> None:
+    RESAMPLES[0] = resamples
+
+
+def measured(c: int, resamples: int, jobs: int) -> dict[str, str]:
+    """Every row's figures, in ``jobs`` processes."""
+    _resample_with(resamples)
+    named = tasks(c)
+    if jobs <= 1:
+        return {name: task() for name, task in named.items()}
+    context = multiprocessing.get_context("fork")  # the rows' functions live in __main__
+    found = []
+    with context.Pool(jobs, _resample_with, (resamples,)) as pool:
+        for name, row in zip(named, pool.imap(_call, named.values()), strict=True):
+            print(f"{name}: {row}", file=sys.stderr, flush=True)  # what a stopped run had
+            found.append(row)
+    return dict(zip(named, found, strict=True))
+
+
+def report(c: int, rows: dict[str, str]) -> None:
+    print("\nfalse promote at the least favourable configuration (goal ≤ 2.5 %)")
+    print("| kind | " + " | ".join(NOISES) + " |\n|---|" + "---|" * len(NOISES))
+    for kind in KINDS:
+        print(f"| {kind} | " + " | ".join(rows[f"fp {kind} {n}"] for n in NOISES) + " |")
+    print("\ndo not promote, 4 cells × 3 criteria on their bounds (goal ≤ 5 % per campaign)")
+    print("| noise | campaigns ruled do not promote (Holm) | one test p | 1 − (1 − p)^12", end="")
+    print(" | order changed |\n|---|---|---|---|---|")
+    print("\n".join(rows[f"dnp {n}"] for n in NOISES))
+    print("\nA/A campaigns, 4 cells × 3 metrics (goal ≤ 5 % flagged)")
+    print("| noise | flagged (binomial test) | one interval p | 1 − (1 − p)^12 |")
+    print("|---|---|---|---|\n" + "\n".join(rows[f"aa {n}"] for n in NOISES))
+    print(f"\npower, {POWER_MARGIN:.0%} margin, s² from {NIGHTS} A/A nights (goal ≥ 80 %)")
+    print("| noise | promoted | planned n per arm (median, range) |\n|---|---|---|")
+    print("\n".join(rows[f"power {n}"] for n in NOISES))
+    print("\ncalibration: one A/A interval excluding 1, by requests per arm (goal ≤ 5 %)")
+    print("| noise | " + " | ".join(f"n = {n}" for n in SIZES) + " |\n|---|" + "---|" * len(SIZES))
+    for noise in ("iid", "ar1", "stalls"):
+        print(f"| {noise} | " + " | ".join(rows[f"cal {noise} {n}"] for n in SIZES) + " |")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--campaigns", type=int, default=200, help="campaigns per row")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
+    parser.add_argument("--jobs", type=int, default=1, help="processes the rows run in")
     args = parser.parse_args(argv)
-    RESAMPLES[0] = args.resamples
     started = time.perf_counter()
     c = args.campaigns
     print(f"{c} campaigns per row, {args.resamples} bootstrap resamples, 64 requests per arm")
-    print("\nfalse promote at the least favourable configuration (goal ≤ 2.5 %)")
-    print("| kind | " + " | ".join(NOISES) + " |\n|---|" + "---|" * len(NOISES))
-    for i, kind in enumerate(KINDS):
-        row = [
-            rate(lambda g, k=kind, n=noise: false_promote(g, n, k), c, 100 + i) for noise in NOISES
-        ]
-        print(f"| {kind} | " + " | ".join(f"{x:.1%}" for x in row) + " |")
-    print("\ndo not promote, 4 cells × 3 criteria on their bounds (goal ≤ 5 % per campaign)")
-    print("| noise | campaigns ruled do not promote (Holm) | one test p | 1 − (1 − p)^12", end="")
-    print(" | order changed |")
-    print("|---|---|---|---|---|")
-    for i, noise in enumerate(NOISES):
-        rng = np.random.default_rng(200 + i)
-        runs = [do_not_promote(rng, noise) for _ in range(c)]
-        p = sum(w for _, w, _ in runs) / (12 * c)
-        said = sum(d for d, _, _ in runs) / c
-        changed = sum(o for *_, o in runs)
-        print(f"| {noise} | {said:.1%} | {p:.2%} | {union(p, 12):.1%} | {changed} of {c} |")
-    print("\nA/A campaigns, 4 cells × 3 metrics (goal ≤ 5 % flagged)")
-    print(
-        "| noise | flagged (binomial test) | one interval p | 1 − (1 − p)^12 |\n|---|---|---|---|"
-    )
-    for i, noise in enumerate(NOISES):
-        rng = np.random.default_rng(300 + i)
-        runs = [aa(rng, noise) for _ in range(c)]
-        p = sum(x for _, x, _ in runs) / max(1, sum(n for *_, n in runs))
-        flagged = sum(f for f, _, _ in runs) / c
-        print(f"| {noise} | {flagged:.1%} | {p:.2%} | {union(p, 12):.1%} |")
-    print(f"\npower, {POWER_MARGIN:.0%} margin, s² from {NIGHTS} A/A nights (goal ≥ 80 %)")
-    print("| noise | promoted | planned n per arm (median, range) |\n|---|---|---|")
-    for i, noise in enumerate(NOISES):
-        rng = np.random.default_rng(500 + i)
-        plans = [powered(rng, noise) for _ in range(c)]
-        sizes = sorted(n for _, n in plans)
-        share = sum(p for p, _ in plans) / c
-        print(f"| {noise} | {share:.1%} | {sizes[len(sizes) // 2]} ({sizes[0]}–{sizes[-1]}) |")
-    print("\ncalibration: one A/A interval excluding 1, by requests per arm (goal ≤ 5 %)")
-    sizes = (8, 16, 29, 64, 128)
-    print("| noise | " + " | ".join(f"n = {n}" for n in sizes) + " |\n|---|" + "---|" * len(sizes))
-    for i, noise in enumerate(("iid", "ar1", "stalls")):
-        row = [rate(lambda g, s=size, m=noise: calibration(g, m, s), c, 400 + i) for size in sizes]
-        print(f"| {noise} | " + " | ".join(f"{x:.1%}" for x in row) + " |")
+    report(c, measured(c, args.resamples, args.jobs))
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

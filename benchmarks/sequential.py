@@ -13,7 +13,8 @@ its TTFTs the cell's distribution (reasoning length spread, C2 interleaving; no 
 A pass of a cell takes a fresh stretch of that stream for each arm; the candidate's TTFTs
 are multiplied by the planted true ratio (a profile that much slower or faster, which on
 a virtual clock scales every time exactly). Each pass is judged by faceoff's own
-statistics: the block-bootstrap interval (``evidence.stats.bootstrap.median_ratio``), the
+statistics: the block-bootstrap interval (``evidence.stats.bootstrap.median_ratio``, its
+blocks as long as each stretch's own dependence asks as the ruling cuts them), the
 sequential look (``evidence.stats.sequential.look_at``) under the design
 (``evidence.stats.spending.obf_design``), the requests planned by ``evidence.stats.power``
 from variances learned the way ``evidence.history.variance`` learns them (six A/A "nights"
@@ -50,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evidence.stats import power
-from evidence.stats.bootstrap import RatioInterval, Sample, median_ratio, time_blocks
+from evidence.stats.bootstrap import RatioInterval, Sample, median_ratio, timed_sample
 from evidence.stats.futility import Futility, futility_design
 from evidence.stats.known_variance import per_request
 from evidence.stats.sequential import PassEstimate, futile, look_at, standing
@@ -129,10 +130,11 @@ class Draws:
             if all(start + n <= a or b <= start for a, b in self.taken):
                 break
         self.taken.append((start, start + n))
-        values = tuple(scale * v for v in self.stream.ttft[start : start + n])
-        blocks = time_blocks(list(range(n)), self.stream.concurrency)
+        values = [scale * v for v in self.stream.ttft[start : start + n]]
         busy = scale * sum(self.stream.busy[start : start + n])
-        return Sample(self.stream.name, values, blocks), busy
+        # blocks as the ruling cuts them: as long as the stretch's own dependence asks
+        timed = [(i, v, (i, "")) for i, v in enumerate(values)]
+        return timed_sample(self.stream.name, timed, self.stream.concurrency), busy
 
 
 def pass_interval(draws: Draws, n: int, truth: float, seed: int) -> tuple[RatioInterval, float]:

@@ -9,12 +9,14 @@ decisive, so the criterion stays inconclusive in that cell.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evidence.comparison.energy import energy_value
 from evidence.comparison.model import ArmCell, CellEntry, CriterionStatus, Ratio
 from evidence.stats.bootstrap import CALIBRATED_BLOCKS, calibrated, calibrated_requests
+from evidence.stats.heterogeneity import between_variance
 from evidence.stats.multiplicity import (
     ONE_SIDED,
     clears,
@@ -45,6 +47,8 @@ GOODPUT_FIELDS = {  # rule metric -> the Goodput field it compares
     "slo_attainment": "attainment",
 }
 POINT = "a point ratio of one window, with no interval"
+REPLICATED = "between-replicate interval"  # a replicated cell's, over its windows
+SPREAD = "with the spread between the criterion's other cells"
 # A between-arm ratio of p99s rests on the few slowest requests of each arm, and under
 # clustered stalls its bootstrap interval excludes 1 in about 11 % of A/A pairs: it is shown,
 # and decides nothing (a p99 criterion stays inconclusive; each arm's own p99 claim stands).
@@ -92,26 +96,57 @@ class Judged:
 def standings(judged: Sequence[Judged], candidates: int) -> list[dict[str, Standing]]:
     """Each criterion's standing per unit, under the campaign's error control
     (``evidence.stats.multiplicity``): met at the one-sided error each of the ``candidates``
-    is held to, not met only where Holm's step-down over every adjustable test rejects."""
+    is held to, not met only where Holm's step-down over every adjustable test rejects,
+    each test carrying the variance between its criterion's other windows."""
     alpha = per_candidate(candidates)
     found = [
         {unit: _standing(f, j.bound, j.higher, alpha) for unit, f in j.figures.items()}
         for j in judged
     ]
     tests = [
-        (i, unit, worse_p(distance(f.ratio, j.bound, j.higher), f.se, f.df))
+        (i, unit, _worse_p(f, j, spread[unit]), spread[unit] > 0)
         for i, j in enumerate(judged)
-        for unit, f in j.figures.items()
-        if f is not None and f.descriptive is None and f.adjustable
+        for spread in [between_windows(j)]
+        for unit, f in _adjustable(j)
     ]
     if len(tests) < 2:
         return found  # one test: its interval is the test
-    rejected = holm([p for *_, p in tests])
-    for (i, unit, _), kept in zip(tests, rejected, strict=True):
+    rejected = holm([p for _, _, p, _ in tests])
+    for (i, unit, _, spread), kept in zip(tests, rejected, strict=True):
         if found[i][unit][0] == "not_met" and not kept:
             said = f"on the worse side of {judged[i].bound:.2f} alone, not after Holm's "
-            found[i][unit] = ("inconclusive", said + f"adjustment over {len(tests)} tests")
+            said += f"adjustment over {len(tests)} tests"
+            found[i][unit] = ("inconclusive", said + (f" {SPREAD}" if spread else ""))
     return found
+
+
+def _adjustable(judged: Judged) -> list[tuple[str, Figure]]:
+    return [
+        (unit, f)
+        for unit, f in judged.figures.items()
+        if f is not None and f.descriptive is None and f.adjustable
+    ]
+
+
+def between_windows(judged: Judged) -> dict[str, float]:
+    """Per unit, the variance between the criterion's other single-window cells beyond their
+    intervals (``heterogeneity.between_variance`` of their log ratios). A window's interval
+    cannot see its own shift (a drift, a neighbour, the arm order), and the spread of the
+    windows does; the unit's own ratio is left out, or a cell truly far worse would widen
+    its own test. A replicated cell's interval has it already (its replicates are windows)."""
+    single = [(u, f) for u, f in _adjustable(judged) if f.interval != REPLICATED]
+    return {
+        unit: between_variance([(math.log(f.ratio), f.se) for u, f in single if u != unit])
+        for unit, _ in _adjustable(judged)
+    }
+
+
+def _worse_p(found: Figure, judged: Judged, between: float) -> float:
+    """The p-value of "no worse than the bound", a single window's error widened by the
+    variance ``between`` the criterion's windows."""
+    spread = 0.0 if found.interval == REPLICATED else between
+    se = math.sqrt(found.se**2 + spread)
+    return worse_p(distance(found.ratio, judged.bound, judged.higher), se, found.df)
 
 
 def _standing(found: Figure | None, bound: float, higher: bool, alpha: float) -> Standing:

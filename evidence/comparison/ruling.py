@@ -17,6 +17,7 @@ from evidence.comparison.fidelity.criteria import fidelity_lines
 from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
+    REPLICATED,
     Figure,
     FigureKey,
     Judged,
@@ -103,7 +104,7 @@ class Replicates:
             if (r.cell, r.metric, r.candidate) != (written, metric, candidate):
                 continue
             if r.ratio is not None and r.low is not None and r.high is not None:
-                words = "between-replicate interval"
+                words = REPLICATED
                 df = len(r.ratios) - 1 if len(r.ratios) > 1 else None  # its log-t interval's
                 return written, Figure(r.ratio, r.low, r.high, r.confidence, words,
                                        interval_reason(r.low, r.high), df=df)  # fmt: skip

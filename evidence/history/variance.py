@@ -92,11 +92,11 @@ def _variance(
         for read_as in readings:
             seen = _observed(nights, key, metric, read_as, concurrency)
             if seen:
-                values, campaigns, dfs = zip(*seen, strict=True)
+                values, campaigns, dfs, sizes = zip(*seen, strict=True)
                 scaled = read_as if read_as != statistic else None
                 return learned(metric, statistic, observed=values, source=source,
                                campaigns=sorted(set(campaigns)), scaled_from=scaled,
-                               df=sum(dfs))  # fmt: skip
+                               df=sum(dfs), requests=sum(sizes))  # fmt: skip
     return default_variance(metric, statistic)
 
 
@@ -106,9 +106,9 @@ def _observed(
     metric: str,
     statistic: str,
     concurrency: int,
-) -> list[tuple[float, str, int]]:
-    """(s², campaign, its degrees of freedom: blocks − 1) of every incumbent row of the
-    key's cells in these nights."""
+) -> list[tuple[float, str, int, int]]:
+    """(s², campaign, its degrees of freedom: blocks − 1, its requests) of every incumbent
+    row of the key's cells in these nights."""
     found = []
     for earlier, ids in nights:
         night = earlier.night
@@ -120,7 +120,7 @@ def _observed(
                 continue
             blocks = blocks_of(row.n, concurrency)
             s2 = per_request_of_arm(interval.low, interval.high, row.n, blocks)
-            found.append((s2, night.campaign, max(1, blocks - 1)))
+            found.append((s2, night.campaign, max(1, blocks - 1), row.n))
     return found
 
 

@@ -53,6 +53,7 @@ MIN_BLOCKS = 5  # fewer blocks than this and the interval would rest on a handfu
 # criterion and gives no verdict (benchmarks/decisions.py measures the calibration by blocks).
 CALIBRATED_BLOCKS = 8
 CHUNK = 64  # sorted values per step of the weighted-median search
+DIRECT_VALUES = 2 * CHUNK  # up to this many values the search is not chunked (faster)
 
 
 class StratumMismatch(ValueError):
@@ -403,14 +404,26 @@ def _medians(blocks: Sequence[Sequence[float]], weights: Counts) -> Floats:
     order = np.argsort(values, kind="stable")
     ordered = values[order]
     labels = np.repeat(np.arange(len(blocks)), sizes.astype(np.int64))[order]
+    total = (weights @ sizes).astype(np.int64)
+    low, high = _ranks(blocks, weights, labels, ((total - 1) // 2, total // 2))
+    return np.where(total % 2 == 1, ordered[high], (ordered[low] + ordered[high]) / 2)
+
+
+def _ranks(
+    blocks: Sequence[Sequence[float]], weights: Counts, labels: Ints, nths: Sequence[Ints]
+) -> list[Ints]:
+    """Per row and ``nths`` entry, the position in the ascending values of its nth pooled
+    value. Few values: every value's weight in a row at once (one row's running count);
+    many: the chunked search of ``_nth``, whose memory stays rows × chunks."""
+    if len(labels) <= DIRECT_VALUES:
+        counted = np.cumsum(np.take(weights, labels, axis=1), axis=1)
+        # compared in float32, as counted (exact: whole numbers below 2**24)
+        return [np.count_nonzero(counted <= n[:, None].astype(np.float32), axis=1) for n in nths]
     chunk_of = np.arange(len(labels)) // CHUNK
     per_chunk = np.zeros((len(blocks), int(chunk_of[-1]) + 1), dtype=np.float32)
     np.add.at(per_chunk, (labels, chunk_of), 1.0)
     reached = weights @ np.cumsum(per_chunk, axis=1)  # pooled values up to each chunk's end
-    total = (weights @ sizes).astype(np.int64)
-    low = _nth(reached, weights, labels, (total - 1) // 2)
-    high = _nth(reached, weights, labels, total // 2)
-    return np.where(total % 2 == 1, ordered[high], (ordered[low] + ordered[high]) / 2)
+    return [_nth(reached, weights, labels, nth) for nth in nths]
 
 
 def _nth(reached: Counts, weights: Counts, labels: Ints, nth: Ints) -> Ints:

@@ -58,6 +58,9 @@ class KnownVariance(Spec):
         "summed; None for the default (no estimate).",
     )
     detail: str = Field(description="Where it came from, in words.")
+    requests: int | None = Field(
+        default=None, description="Requests per arm the nights rest on, summed; None: unknown."
+    )
 
 
 def quantile_factor(statistic: str) -> float:
@@ -104,9 +107,10 @@ def learned(
     campaigns: Sequence[str],
     scaled_from: str | None = None,
     df: int | None = None,
+    requests: int | None = None,
 ) -> KnownVariance:
     """The mean of nights' per-request variances (each already for ``statistic``, or for
-    ``scaled_from``'s and scaled here)."""
+    ``scaled_from``'s and scaled here); ``requests``: per arm, over all the nights."""
     factor = quantile_factor(statistic) / quantile_factor(scaled_from) if scaled_from else 1.0
     value = statistics.fmean(observed) * factor
     words = "A/A nights" if source == "aa" else "earlier nights"
@@ -122,7 +126,9 @@ def learned(
         source=source,
         nights=len(observed),
         df=df,
-        detail=f"{len(observed)} {words} of the same cell and incumbent ({named}){scaled}",
+        detail=f"{len(observed)} {words} of the same cell and incumbent ({named}){scaled}"
+        + (f", {requests:,} requests per arm" if requests else ""),
+        requests=requests,
     )
 
 

@@ -57,7 +57,8 @@ def _basis(known: KnownVariance) -> str:
     if known.source == "default":
         return "default"
     df = f", df {known.df}" if known.df is not None else ""
-    return f"{known.source}, {known.nights} night{'s' * (known.nights != 1)}{df}"
+    requests = f", {known.requests:,} requests/arm" if known.requests else ""
+    return f"{known.source}, {known.nights} night{'s' * (known.nights != 1)}{df}{requests}"
 
 
 def power_view(table: PowerTable) -> Table:

@@ -422,6 +422,25 @@ def test_do_not_promote_is_holm_adjusted_across_cells_and_criteria() -> None:
     assert mixed.outcome == "do_not_promote"
 
 
+def test_a_worse_claim_carries_the_spread_between_the_criterions_other_cells() -> None:
+    """A window's interval cannot see its own shift (a drift falling on the arms in turn);
+    the spread of the criterion's other cells can. A cell far worse than cells that agree
+    is not met; the same cell among cells that scatter far beyond their intervals is not,
+    and its own ratio never widens its own test."""
+    worse = ratio("ttft_s", 1.12, 1.085, 1.155)
+    alike = [cell(c, ratio("ttft_s", 1.0, 0.97, 1.03)) for c in "bcd"]
+    assert candidate_ruling(rule(TTFT_NI), [cell("a", worse), *alike], "cand").outcome == (
+        "do_not_promote"
+    )
+    scattered = [
+        cell(c, ratio("ttft_s", r, r * 0.97, r * 1.03))
+        for c, r in zip("bcd", (0.9, 1.12, 0.9), strict=True)
+    ]
+    found = candidate_ruling(rule(TTFT_NI), [cell("a", worse), *scattered], "cand")
+    assert found.outcome == "no_decision"
+    assert "with the spread between the criterion's other cells" in found.criteria[0].sentence
+
+
 def test_output_throughput_is_judged_on_its_time_block_interval() -> None:
     """ "Candidate superior by 10 % on output throughput": Σ completion tokens over the cell
     window, one value per arm; its time-block interval decides, never the point ratio."""
