@@ -513,7 +513,8 @@ def _derived(
         return
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
     if inputs.passes is not None:  # what the flow skipped as decided, decided again
-        for problem_of in passes_problems(inputs.passes, inputs.frozen.matrix, cells.cells):
+        matrix = inputs.frozen.matrix
+        for problem_of in passes_problems(inputs.passes, matrix, cells.cells, fresh.fidelity):
             report.find(*problem_of)
     card = render_card(fresh)
     _rendered(folder, RESULT_FILE, card, report)
