@@ -22,11 +22,13 @@ from evidence.stats.fidelity import (
 from faceoff.formats.fidelity_scores import (
     LOGPROB_STEP,
     PAD_ID,
+    SCORES_VERSION,
     FidelityScores,
     ScoredPositions,
     ScoresError,
     arrays_bytes,
     from_prompt_logprobs,
+    matching_columns,
     read_arrays,
 )
 from simulator.logits import LogitModel, LogitSpec
@@ -222,4 +224,58 @@ def test_a_version_1_file_is_still_read() -> None:
     meta = {"schema_version": 1, "arm": "a", "k": 4, "corpus_sha256": "0" * 64,
             "window_tokens": [12, 12], "concurrency": 1, "tokenizer_sha256": "1" * 64,
             "arrays_sha256": "2" * 64}  # fmt: skip
-    assert FidelityScores.model_validate_json(json.dumps(meta)).schema_version == 2
+    assert FidelityScores.model_validate_json(json.dumps(meta)).schema_version == SCORES_VERSION
+    upgraded = FidelityScores.model_validate_json(json.dumps({**meta, "schema_version": 2}))
+    assert (upgraded.schema_version, upgraded.stored_against) == (SCORES_VERSION, None)
+
+
+@pytest.mark.parametrize("kld", [0.0, 0.02, 0.5])
+def test_an_arm_stored_against_the_reference_reads_back_as_if_it_stood_alone(kld: float) -> None:
+    windows = corpus_windows(4, 30)
+    reference = ScoredPositions.concatenate(
+        read_arrays(arrays_bytes(simulated(LogitSpec(seed=4), windows, 20)))
+    )
+    arm = simulated(LogitSpec(seed=4, kld=kld), windows, 20)
+    relative = arrays_bytes(arm, reference)
+    for alone, back in zip(
+        read_arrays(arrays_bytes(arm)), read_arrays(relative, reference), strict=True
+    ):
+        assert np.array_equal(alone.ids, back.ids) and np.array_equal(alone.tokens, back.tokens)
+        assert np.array_equal(alone.logprobs, back.logprobs)  # the same steps, exactly
+    assert len(relative) < len(arrays_bytes(arm))
+    with pytest.raises(ScoresError, match="stored against the reference's"):
+        read_arrays(relative)
+
+
+def test_ids_not_in_the_references_row_are_kept_whole_and_the_others_found_in_any_column() -> None:
+    rng = np.random.default_rng(3)
+    basis = rng.choice(200_000, size=(50, 9), replace=False).astype(np.int32)
+    basis[:, -1] = PAD_ID
+    ids = np.take_along_axis(basis, rng.permuted(np.tile(np.arange(9), (50, 1)), axis=1), axis=1)
+    ids[::3, 2] = 200_001 + np.arange(17)  # not in the reference's row
+    brute = np.asarray(
+        [[next((c for c in range(9) if basis[r, c] == ids[r, j]), -1) for j in range(9)]
+         for r in range(50)]
+    )  # fmt: skip
+    found = matching_columns(ids, basis)
+    assert np.array_equal(found < 0, brute < 0) and (found < 0).sum() == 17
+    rows = np.arange(50)[:, None]
+    assert np.array_equal(basis[rows, found][found >= 0], ids[found >= 0])
+
+    def scores(of: np.ndarray) -> ScoredPositions:
+        logprobs = np.sort(rng.random((50, 9)) * -10, axis=1)[:, ::-1]
+        return ScoredPositions(ids[:, 0].copy(), of, np.where(of == PAD_ID, -math.inf, logprobs))
+
+    arm, against = scores(ids), scores(basis)
+    (back,) = read_arrays(arrays_bytes([arm], against), against)
+    finite = np.isfinite(arm.logprobs)
+    assert np.array_equal(back.ids, arm.ids) and np.array_equal(np.isfinite(back.logprobs), finite)
+    assert np.abs(back.logprobs[finite] - arm.logprobs[finite]).max() <= LOGPROB_STEP / 2
+
+
+def test_scores_of_other_positions_are_never_stored_against() -> None:
+    windows = corpus_windows(2, 12)
+    arm = simulated(LogitSpec(seed=4), windows, 4)
+    other = ScoredPositions.concatenate(simulated(LogitSpec(seed=4), windows[:1], 4))
+    with pytest.raises(ScoresError, match="store them alone"):
+        arrays_bytes(arm, other)
