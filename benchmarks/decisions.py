@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.decisions_fidelity import fidelity_rows
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import interval_ratio
 from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
@@ -372,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for i, noise in enumerate(("iid", "ar1", "stalls")):
         row = [rate(lambda g, s=size, m=noise: calibration(g, m, s), c, 400 + i) for size in sizes]
         print(f"| {noise} | " + " | ".join(f"{x:.1%}" for x in row) + " |")
+    fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -1,0 +1,130 @@
+"""Right decisions on fidelity limits: Monte Carlo over faceoff's own fidelity criteria.
+
+    .venv/bin/python -m benchmarks.decisions_fidelity                   # 1,000 campaigns a row
+    .venv/bin/python -m benchmarks.decisions_fidelity --campaigns 4000
+
+``benchmarks.decisions`` prints these rows after its own. Each campaign scores ``WINDOWS``
+windows of ``POSITIONS`` positions of one candidate against the reference, each position's
+figure drawn from a model of known truth, and judges one ``[[rule.fidelity]]`` limit with
+faceoff's own functions: the mean KLD's interval by ``evidence.stats.fidelity``'s bootstrap
+over whole windows, the standing by ``evidence.comparison.fidelity.criteria``.
+
+Models (windows differ: a window is one stretch of text, some harder than others):
+  kld_mean        each position's KLD exponential (a long right tail, as real KLDs have)
+                  around its window's level, the window levels lognormal (σ 0.5), both
+                  with mean 1, scaled to the true mean KLD; the limit 0.03 nats.
+  top1_agreement  each position agrees with the reference's top id with its window's
+                  probability, the windows' probabilities Beta around the true share
+                  (concentration 20); the limit 0.90. A point figure: met or not, no interval.
+
+Truth is put at 0.5, 0.9, 1.0, 1.1 and 1.5 times the limit (for an agreement share, the
+same distances below 1: 1 − (1 − limit) × r). A false pass is "met" where the truth is on
+the limit or worse; a false fail is "not met" where it is on the limit or better. Then the
+mean KLD on its limit at 12, 24 and 96 windows: how the false rates move with the windows
+a cell scores.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from evidence.comparison.fidelity.criteria import fidelity_lines
+from evidence.comparison.fidelity.entries import Bounds, FidelityEntry, FidelityFiguresEntry
+from evidence.stats.fidelity import bootstrap_mean, sums_of
+from matrix.fidelity import FidelityCriterion
+
+WINDOWS, POSITIONS = 24, 127  # the guide's 96-token windows are 95 positions; a night's more
+SEED = 20261207  # every campaign's bootstrap seed, as a campaign's one seed serves its cells
+RATIOS = (0.5, 0.9, 1.0, 1.1, 1.5)  # the truth, as a multiple of the limit's distance
+Gen = np.random.Generator
+
+
+def kld_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
+    level = np.exp(rng.normal(-0.125, 0.5, windows))  # lognormal, mean 1
+    return [truth * w * rng.exponential(1.0, POSITIONS) for w in level]
+
+
+def top1_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
+    concentration = 20.0
+    shares = rng.beta(truth * concentration, (1 - truth) * concentration, windows)
+    return [(rng.random(POSITIONS) < p).astype(np.float64) for p in shares]
+
+
+def entry(kld: Bounds, top1: float, windows: int) -> FidelityEntry:
+    """A candidate's fidelity entry with the two figures judged (the rest not read)."""
+    figures = FidelityFiguresEntry(
+        positions=windows * POSITIONS, windows=windows, exact=False, kld_mean=kld,
+        kld_median=kld.value, kld_p99=kld.value, kld_max=kld.value, top1_agreement=top1,
+        delta_p_mean=0.0, ppl_reference=1.0, ppl_arm=1.0,
+        ln_ppl_ratio=Bounds(value=0.0, low=0.0, high=0.0), kld_quantiles=[kld.value] * 21,
+    )  # fmt: skip
+    return FidelityEntry(
+        cell="corpus", arm="cand", reference="inc", k=20, figures=figures, floor=None,
+        within_floor=None, greedy=None, blocked=None, sources=[],
+    )  # fmt: skip
+
+
+def ruled(criterion: FidelityCriterion, found: FidelityEntry) -> str:
+    (line,) = fidelity_lines([criterion], [found], "cand")
+    return line.status
+
+
+def kld_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
+    interval = bootstrap_mean(sums_of(kld_windows(rng, truth, windows)), SEED)
+    kld = Bounds(value=interval.value, low=interval.low, high=interval.high)
+    return ruled(FidelityCriterion(metric="kld_mean", limit=limit), entry(kld, 1.0, windows))
+
+
+def top1_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
+    share = float(np.concatenate(top1_windows(rng, truth, windows)).mean())
+    none = Bounds(value=0.0, low=0.0, high=0.0)
+    criterion = FidelityCriterion(metric="top1_agreement", limit=limit)
+    return ruled(criterion, entry(none, share, windows))
+
+
+Campaign = Callable[[Gen, float, float, int], str]
+ROWS: dict[str, tuple[float, Campaign, Callable[[float], float]]] = {
+    "kld_mean ≤ 0.03": (0.03, kld_campaign, lambda r: 0.03 * r),
+    "top1_agreement ≥ 0.90": (0.90, top1_campaign, lambda r: 1 - 0.10 * r),
+}
+
+
+def standings(
+    row: str, ratio: float, campaigns: int, seed: int, windows: int = WINDOWS
+) -> dict[str, float]:
+    limit, campaign, truth_at = ROWS[row]
+    rng = np.random.default_rng(seed)
+    found = [campaign(rng, truth_at(ratio), limit, windows) for _ in range(campaigns)]
+    return {s: found.count(s) / campaigns for s in ("met", "inconclusive", "not_met")}
+
+
+def fidelity_rows(campaigns: int) -> None:
+    """The table: per limit and truth, met / inconclusive / not met, the false ones marked."""
+    print(f"\nfidelity limits, {WINDOWS} windows × {POSITIONS} positions, {campaigns} campaigns")
+    print("(truth as a multiple of the limit's distance; false pass: met at ≥ 1.0; false fail:")
+    print("not met at ≤ 1.0; goal ≤ 2.5 % each on the limit, where an interval decides)")
+    print("| limit | truth | met | inconclusive | not met |\n|---|---|---|---|---|")
+    for i, row in enumerate(ROWS):
+        for j, ratio in enumerate(RATIOS):
+            rates = standings(row, ratio, campaigns, 600 + 10 * i + j)
+            truth = ROWS[row][2](ratio)
+            print(f"| {row} | {ratio:.1f} ({truth:.3g}) | " + " | ".join(
+                f"{rates[s]:.1%}" for s in ("met", "inconclusive", "not_met")) + " |")  # fmt: skip
+    print("\nkld_mean ≤ 0.03 on the limit, by windows scored (goal ≤ 2.5 % each)")
+    print("| windows | met (false pass) | not met (false fail) |\n|---|---|---|")
+    for windows in (12, 24, 96):
+        rates = standings("kld_mean ≤ 0.03", 1.0, campaigns, 700 + windows, windows)
+        print(f"| {windows} | {rates['met']:.1%} | {rates['not_met']:.1%} |")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--campaigns", type=int, default=1000, help="campaigns per row")
+    fidelity_rows(parser.parse_args(argv).campaigns)
+
+
+if __name__ == "__main__":
+    main()
