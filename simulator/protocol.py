@@ -169,7 +169,7 @@ def unstreamed_prompt_logprobs(body: dict[str, Any]) -> int | None:
     """``prompt_logprobs``, refused with vLLM 0.32's words on a streamed request: its
     completion request's validator refuses any k but 0 when ``stream`` is set (no streamed
     chunk has a field for them), so a client never waits for them on the stream."""
-    k = optional(body, "prompt_logprobs", int)
+    k: int | None = optional(body, "prompt_logprobs", int)
     if k is not None and body.get("stream") and (k > 0 or k == -1):
         raise ApiError(
             400,
