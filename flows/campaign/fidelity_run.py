@@ -127,25 +127,37 @@ def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder:
     basis = basis if basis is not None and basis.fits(scored) else None
     raw = arrays_bytes(scored, basis.positions if basis else None)
     if run.arm.name == reference and cell.floor_concurrency:
-        again = kept_scoring(
-            lane, windows, cell.prompt_logprobs, cell.floor_concurrency, folder / FLOOR_DIR
-        )
         own = Basis("..", ScoredPositions.concatenate(scored), sha256_hex(raw))
-        write_scores(
-            folder / FLOOR_DIR,
-            Scored(cell, run.arm.name, again, tokens, cell.floor_concurrency),
-            arrays_bytes(again, own.positions),
-            own,
-        )
+        score_floor(lane, cell, (run.arm.name, tokens), windows, folder=folder, own=own)
     if cell.greedy_prompts:
         prompts = [w[: cell.prompt_tokens] for w in windows[: cell.greedy_prompts]]
         answers = greedy_answers(lane, prompts, cell.greedy_tokens)
         GreedyAnswers(
             arm=run.arm.name, tokens=cell.greedy_tokens, prompts=prompts, answers=answers
         ).write(folder / GREEDY_FILE, replace=True)
-    write_scores(folder, Scored(cell, run.arm.name, scored, tokens, cell.concurrency), raw, basis)
+    write_scores(
+        folder, ScoredArm(cell, run.arm.name, scored, tokens, cell.concurrency), raw, basis
+    )
     for kept in (folder / KEPT_DIR, folder / FLOOR_DIR / KEPT_DIR):
         shutil.rmtree(kept, ignore_errors=True)  # scores.npz holds them now
+
+
+def score_floor(
+    lane: ScoringLane,
+    cell: FidelityCell,
+    reference: tuple[str, list[int]],
+    windows: list[list[int]],
+    *,
+    folder: Path,
+    own: Basis,
+) -> None:
+    """The reference (its name and its ids for the corpus) scored again at the floor's
+    concurrency, stored against ``own``: its first scoring's arrays, which ``folder``'s
+    scores.npz will hold."""
+    concurrency = cell.floor_concurrency
+    again = kept_scoring(lane, windows, cell.prompt_logprobs, concurrency, folder / FLOOR_DIR)
+    floor = ScoredArm(cell, reference[0], again, reference[1], concurrency)
+    write_scores(folder / FLOOR_DIR, floor, arrays_bytes(again, own.positions), own)
 
 
 def kept_scoring(
@@ -223,7 +235,7 @@ def reference_basis(
 
 
 @dataclass(frozen=True)
-class Scored:
+class ScoredArm:
     """One arm's windows scored, and what ``scores.json`` says of how."""
 
     cell: FidelityCell
@@ -233,7 +245,7 @@ class Scored:
     concurrency: int
 
 
-def write_scores(folder: Path, scored: Scored, raw: bytes, basis: Basis | None) -> None:
+def write_scores(folder: Path, scored: ScoredArm, raw: bytes, basis: Basis | None) -> None:
     """``scores.npz`` (``raw``, stored against ``basis`` if any), then ``scores.json``."""
     folder.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(folder / ARRAYS_FILE, raw, replace=True)

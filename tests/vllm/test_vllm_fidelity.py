@@ -22,7 +22,7 @@ from evidence.stats.fidelity import greedy_agreement
 from faceoff.canonical import sha256_hex
 from faceoff.formats.fidelity_outcome import FLOOR_DIR, GREEDY_FILE, GreedyAnswers
 from faceoff.formats.fidelity_scores import ScoredPositions, arrays_bytes
-from flows.campaign.fidelity_run import Basis, Scored, adapter, write_scores
+from flows.campaign.fidelity_run import Basis, ScoredArm, adapter, write_scores
 from lanes.http import UrllibHttp
 from matrix.fidelity import Corpus, FidelityCell
 from tests.vllm.engine import SERVED, Serving, serving
@@ -76,7 +76,7 @@ def scored(engines: dict[str, Serving], tmp_path_factory: pytest.TempPathFactory
         if name != "ngram":
             found = score_windows(lane, windows, CELL.prompt_logprobs, 1)
             raw = arrays_bytes(found, basis.positions if basis else None)
-            write_scores(base / name, Scored(CELL, name, found, tokens, 1), raw, basis)
+            write_scores(base / name, ScoredArm(CELL, name, found, tokens, 1), raw, basis)
             basis = basis or Basis("../f32", ScoredPositions.concatenate(found), sha256_hex(raw))
         answers = greedy_answers(lane, prompts, CELL.greedy_tokens)
         GreedyAnswers(arm=name, tokens=CELL.greedy_tokens, prompts=prompts, answers=answers).write(
@@ -84,7 +84,7 @@ def scored(engines: dict[str, Serving], tmp_path_factory: pytest.TempPathFactory
         )
     assert basis is not None
     again = score_windows(lanes["f32"], windows, CELL.prompt_logprobs, 4)
-    floor = Scored(CELL, "f32", again, tokens, 4)
+    floor = ScoredArm(CELL, "f32", again, tokens, 4)
     against = Basis("..", basis.positions, basis.sha256)
     write_scores(base / "f32" / FLOOR_DIR, floor, arrays_bytes(again, basis.positions), against)
     return base

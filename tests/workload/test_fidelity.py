@@ -16,7 +16,7 @@ from faceoff.formats.fidelity_scores import (
     ScoredPositions,
     arrays_bytes,
 )
-from flows.campaign.fidelity_run import Basis, Scored, adapter, write_scores
+from flows.campaign.fidelity_run import Basis, ScoredArm, adapter, write_scores
 from lanes.http import UrllibHttp
 from matrix.fidelity import Corpus, FidelityCell
 from simulator.launch import SimServer, running
@@ -60,7 +60,7 @@ def test_every_arm_scores_the_references_windows_and_the_known_kld_comes_back(
     for name, scoring in (("ref", reference), ("arm", arm)):
         scored = score_windows(scoring, windows, 20, concurrency=3)
         raw = arrays_bytes(scored, basis.positions if basis else None)
-        write_scores(tmp_path / name, Scored(CELL, name, scored, tokens, 3), raw, basis)
+        write_scores(tmp_path / name, ScoredArm(CELL, name, scored, tokens, 3), raw, basis)
         basis = basis or Basis("../ref", ScoredPositions.concatenate(scored), sha256_hex(raw))
         prompts = [w[: CELL.prompt_tokens] for w in windows[:3]]
         answers = greedy_answers(scoring, prompts, 8)

@@ -22,7 +22,7 @@ from faceoff.formats.fidelity_scores import (
     arrays_bytes,
     from_prompt_logprobs,
 )
-from flows.campaign.fidelity_run import Basis, Scored, block, write_scores
+from flows.campaign.fidelity_run import Basis, ScoredArm, block, write_scores
 from matrix.fidelity import Corpus, FidelityCell
 from simulator.logits import LogitModel, LogitSpec
 from simulator.scoring import prompt_logprobs
@@ -49,9 +49,9 @@ def scored_reference(base: Path) -> Basis:
     raw = arrays_bytes(windows)
     own = Basis("..", ScoredPositions.concatenate(windows), sha256_hex(raw))
     again = scored(0.0)  # the floor, stored against the reference
-    floor = Scored(CELL, "ref", again, TOKENS, 4)
+    floor = ScoredArm(CELL, "ref", again, TOKENS, 4)
     write_scores(base / "ref" / FLOOR_DIR, floor, arrays_bytes(again, own.positions), own)
-    write_scores(base / "ref", Scored(CELL, "ref", windows, TOKENS, 1), raw, None)
+    write_scores(base / "ref", ScoredArm(CELL, "ref", windows, TOKENS, 1), raw, None)
     return Basis("../ref", own.positions, own.sha256)
 
 
@@ -72,7 +72,7 @@ def test_an_arm_stored_against_a_reference_that_changed_is_refused(base: Path) -
     windows = scored(0.02)
     write_scores(
         base / "arm",
-        Scored(CELL, "arm", windows, TOKENS, 1),
+        ScoredArm(CELL, "arm", windows, TOKENS, 1),
         arrays_bytes(windows, basis.positions),
         basis,
     )
