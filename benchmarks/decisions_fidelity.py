@@ -13,9 +13,14 @@ Models (windows differ: a window is one stretch of text, some harder than others
   kld_mean        each position's KLD exponential (a long right tail, as real KLDs have)
                   around its window's level, the window levels lognormal (σ 0.5), both
                   with mean 1, scaled to the true mean KLD; the limit 0.03 nats.
+  kld_p99         the same positions' pooled 99th percentile, its interval by the same
+                  bootstrap over whole windows; the limit 0.15 nats (the truth: the model's
+                  own 99th percentile, from 4 million draws).
   top1_agreement  each position agrees with the reference's top id with its window's
                   probability, the windows' probabilities Beta around the true share
-                  (concentration 20); the limit 0.90. A point figure: met or not, no interval.
+                  (concentration 20); the limit 0.90, its interval the windows' bootstrap.
+  greedy          ``GREEDY_PROMPTS`` prompts, each identical to the end with the true
+                  share; the limit 0.90, its interval exact binomial (Clopper–Pearson).
 
 Truth is put at 0.5, 0.9, 1.0, 1.1 and 1.5 times the limit (for an agreement share, the
 same distances below 1: 1 − (1 − limit) × r). A false pass is "met" where the truth is on
@@ -32,13 +37,25 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from evidence.comparison.fidelity.criteria import fidelity_lines
-from evidence.comparison.fidelity.entries import Bounds, FidelityEntry, FidelityFiguresEntry
-from evidence.stats.fidelity import bootstrap_mean, sums_of
+from evidence.comparison.fidelity.entries import (
+    Bounds,
+    FidelityEntry,
+    FidelityFiguresEntry,
+    Greedy,
+)
+from evidence.stats.fidelity import (
+    FigureInterval,
+    bootstrap_mean,
+    bootstrap_quantile,
+    clopper_pearson,
+    sums_of,
+)
 from matrix.fidelity import FidelityCriterion
 
 WINDOWS, POSITIONS = 24, 127  # the guide's 96-token windows are 95 positions; a night's more
 SEED = 20261207  # every campaign's bootstrap seed, as a campaign's one seed serves its cells
 RATIOS = (0.5, 0.9, 1.0, 1.1, 1.5)  # the truth, as a multiple of the limit's distance
+GREEDY_PROMPTS = 40  # all identical gives a lower bound of 0.912: a 0.90 limit can be met
 Gen = np.random.Generator
 
 
@@ -47,24 +64,52 @@ def kld_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
     return [truth * w * rng.exponential(1.0, POSITIONS) for w in level]
 
 
+def model_p99() -> float:
+    """The 99th percentile of the KLD model at a mean of 1."""
+    rng = np.random.default_rng(SEED)
+    draws = np.exp(rng.normal(-0.125, 0.5, 4_000_000)) * rng.exponential(1.0, 4_000_000)
+    return float(np.quantile(draws, 0.99))
+
+
+P99 = model_p99()
+
+
 def top1_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
     concentration = 20.0
     shares = rng.beta(truth * concentration, (1 - truth) * concentration, windows)
     return [(rng.random(POSITIONS) < p).astype(np.float64) for p in shares]
 
 
-def entry(kld: Bounds, top1: float, windows: int) -> FidelityEntry:
-    """A candidate's fidelity entry with the two figures judged (the rest not read)."""
+NONE = FigureInterval(0.0, 0.0, 0.0)
+
+
+def entry(
+    windows: int,
+    kld: FigureInterval = NONE,
+    p99: FigureInterval = NONE,
+    top1: FigureInterval = NONE,
+    greedy: FigureInterval = NONE,
+) -> FidelityEntry:
+    """A candidate's fidelity entry with the figure judged (the rest not read)."""
     figures = FidelityFiguresEntry(
-        positions=windows * POSITIONS, windows=windows, exact=False, kld_mean=kld,
-        kld_median=kld.value, kld_p99=kld.value, kld_max=kld.value, top1_agreement=top1,
-        delta_p_mean=0.0, ppl_reference=1.0, ppl_arm=1.0,
-        ln_ppl_ratio=Bounds(value=0.0, low=0.0, high=0.0), kld_quantiles=[kld.value] * 21,
+        positions=windows * POSITIONS, windows=windows, exact=False, kld_mean=bounds(kld),
+        kld_median=kld.value, kld_p99=p99.value, kld_p99_interval=bounds(p99),
+        kld_max=p99.value, top1_agreement=top1.value, top1_interval=bounds(top1),
+        delta_p_mean=0.0, ppl_reference=1.0, ppl_arm=1.0, ln_ppl_ratio=bounds(NONE),
+        kld_quantiles=[kld.value] * 21,
+    )  # fmt: skip
+    said = Greedy(
+        prompts=GREEDY_PROMPTS, tokens=32, median_tokens_to_divergence=32.0,
+        identical_share=greedy.value, identical_interval=bounds(greedy),
     )  # fmt: skip
     return FidelityEntry(
         cell="corpus", arm="cand", reference="inc", k=20, figures=figures, floor=None,
-        within_floor=None, greedy=None, blocked=None, sources=[],
+        within_floor=None, greedy=said, blocked=None, sources=[],
     )  # fmt: skip
+
+
+def bounds(interval: FigureInterval) -> Bounds:
+    return Bounds(value=interval.value, low=interval.low, high=interval.high)
 
 
 def ruled(criterion: FidelityCriterion, found: FidelityEntry) -> str:
@@ -73,22 +118,33 @@ def ruled(criterion: FidelityCriterion, found: FidelityEntry) -> str:
 
 
 def kld_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
-    interval = bootstrap_mean(sums_of(kld_windows(rng, truth, windows)), SEED)
-    kld = Bounds(value=interval.value, low=interval.low, high=interval.high)
-    return ruled(FidelityCriterion(metric="kld_mean", limit=limit), entry(kld, 1.0, windows))
+    kld = bootstrap_mean(sums_of(kld_windows(rng, truth, windows)), SEED)
+    return ruled(FidelityCriterion(metric="kld_mean", limit=limit), entry(windows, kld=kld))
+
+
+def p99_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
+    p99 = bootstrap_quantile(kld_windows(rng, truth / P99, windows), 0.99, SEED, resamples=500)
+    return ruled(FidelityCriterion(metric="kld_p99", limit=limit), entry(windows, p99=p99))
 
 
 def top1_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
-    share = float(np.concatenate(top1_windows(rng, truth, windows)).mean())
-    none = Bounds(value=0.0, low=0.0, high=0.0)
+    top1 = bootstrap_mean(sums_of(top1_windows(rng, truth, windows)), SEED)
     criterion = FidelityCriterion(metric="top1_agreement", limit=limit)
-    return ruled(criterion, entry(none, share, windows))
+    return ruled(criterion, entry(windows, top1=top1))
+
+
+def greedy_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
+    greedy = clopper_pearson(int(rng.binomial(GREEDY_PROMPTS, truth)), GREEDY_PROMPTS)
+    criterion = FidelityCriterion(metric="greedy_agreement", limit=limit)
+    return ruled(criterion, entry(windows, greedy=greedy))
 
 
 Campaign = Callable[[Gen, float, float, int], str]
 ROWS: dict[str, tuple[float, Campaign, Callable[[float], float]]] = {
     "kld_mean ≤ 0.03": (0.03, kld_campaign, lambda r: 0.03 * r),
+    "kld_p99 ≤ 0.15": (0.15, p99_campaign, lambda r: 0.15 * r),
     "top1_agreement ≥ 0.90": (0.90, top1_campaign, lambda r: 1 - 0.10 * r),
+    "greedy_agreement ≥ 0.90": (0.90, greedy_campaign, lambda r: 1 - 0.10 * r),
 }
 
 

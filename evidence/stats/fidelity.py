@@ -5,7 +5,9 @@ The same concept at another layer: ``evidence.views.card.fidelity``, ``matrix.fi
 The figures follow llama.cpp's ``--kl-divergence`` report (mean, median, p99 and max
 KLD; same top token; Δp; ln of the perplexity ratio) over the ids a vLLM-style engine
 returns (``evidence.stats.divergence``). Positions within a window are not independent,
-so intervals are a seeded bootstrap over whole windows (the blocks). A candidate whose
+so intervals are a seeded bootstrap over whole windows (the blocks); greedy prompts are
+independent, so the share identical to the end has an exact binomial (Clopper–Pearson)
+interval. Every figure a rule may bound has an interval. A candidate whose
 mean KLD interval reaches the noise floor (the reference scored a second time) is
 indistinguishable from the reference, not "0". Pure numpy.
 """
@@ -50,9 +52,9 @@ class FidelityFigures:
     exact: bool  # the returned ids held all the mass: the KLD is the full one, not a bound
     kld_mean: FigureInterval
     kld_median: float
-    kld_p99: float
+    kld_p99: FigureInterval  # the pooled 99th percentile, whole windows resampled
     kld_max: float
-    top1_agreement: float  # share of positions whose most likely id is the reference's
+    top1_agreement: FigureInterval  # share of positions whose most likely id is the reference's
     delta_p_mean: float  # mean arm p − reference p of the reference's top id
     ppl_reference: float
     ppl_arm: float
@@ -95,10 +97,10 @@ def fidelity_figures(
         exact=all(covers_vocabulary(r) for r in reference),
         kld_mean=bootstrap_mean(sums_of(klds), seed),
         kld_median=quantile(ordered, 0.5),
-        kld_p99=quantile(ordered, 0.99),
+        kld_p99=bootstrap_quantile(klds, 0.99, seed),
         kld_max=ordered[-1],
         kld_quantiles=tuple(quantile(ordered, q / 20) for q in range(21)),
-        top1_agreement=pooled_mean(same_top1, reference, arm),
+        top1_agreement=bootstrap_mean(sums_of(per_window(same_top1, reference, arm)), seed),
         delta_p_mean=pooled_mean(top_delta_p, reference, arm),
         ppl_reference=math.exp(-sums_of(ref_lp).mean()),
         ppl_arm=math.exp(-sums_of(arm_lp).mean()),
@@ -118,11 +120,16 @@ def sums_of(per_window: Sequence[FloatArray]) -> WindowSums:
 PositionFigure = Callable[[ScoredPositions, ScoredPositions], npt.NDArray[Any]]
 
 
+def per_window(
+    figure: PositionFigure, reference: Sequence[ScoredPositions], arm: Sequence[ScoredPositions]
+) -> list[FloatArray]:
+    return [figure(r, a).astype(np.float64) for r, a in zip(reference, arm, strict=True)]
+
+
 def pooled_mean(
     figure: PositionFigure, reference: Sequence[ScoredPositions], arm: Sequence[ScoredPositions]
 ) -> float:
-    values = np.concatenate([figure(r, a) for r, a in zip(reference, arm, strict=True)])
-    return float(np.mean(values.astype(np.float64)))
+    return float(np.mean(np.concatenate(per_window(figure, reference, arm))))
 
 
 def bootstrap_mean(
@@ -141,6 +148,27 @@ def bootstrap_mean(
     return FigureInterval(value=windows.mean(), low=float(low), high=float(high))
 
 
+def bootstrap_quantile(
+    per_window_values: Sequence[FloatArray],
+    q: float,
+    seed: int,
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> FigureInterval:
+    """The pooled ``q`` quantile (type 7) and its percentile interval, whole windows
+    resampled: a tail quantile of positions that come in windows is as uncertain as the
+    windows are few."""
+    rng = np.random.default_rng(seed)
+    n = len(per_window_values)
+    found = np.empty(resamples)
+    for index, picks in enumerate(rng.integers(0, n, size=(resamples, n))):
+        found[index] = np.quantile(np.concatenate([per_window_values[i] for i in picks]), q)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(found, [tail, 1.0 - tail])
+    value = quantile(np.sort(np.concatenate(per_window_values)).tolist(), q)
+    return FigureInterval(value=value, low=float(low), high=float(high))
+
+
 @dataclass(frozen=True)
 class GreedyAgreement:
     """Greedy answers of an arm against the reference's, prompt by prompt."""
@@ -148,7 +176,7 @@ class GreedyAgreement:
     prompts: int
     tokens: int  # tokens asked per prompt
     median_tokens_to_divergence: float  # a prompt that never diverges counts ``tokens``
-    identical_share: float  # prompts identical to the end
+    identical_share: FigureInterval  # prompts identical to the end, Clopper–Pearson interval
 
 
 def greedy_agreement(
@@ -161,8 +189,41 @@ def greedy_agreement(
         prompts=len(reached),
         tokens=tokens,
         median_tokens_to_divergence=float(statistics.median(reached)),
-        identical_share=sum(1 for t in reached if t == tokens) / len(reached),
+        identical_share=clopper_pearson(sum(1 for t in reached if t == tokens), len(reached)),
     )
+
+
+def clopper_pearson(
+    successes: int, trials: int, confidence: float = DEFAULT_CONFIDENCE
+) -> FigureInterval:
+    """The share and its exact binomial interval: each end the share at which seeing
+    ``successes`` or more (fewer) has probability (1 − confidence) / 2, so each side errs
+    at most that often whatever the share."""
+    tail = (1.0 - confidence) / 2.0
+    low = 0.0 if successes == 0 else solved(lambda p: upper_tail(successes, trials, p), tail)
+    high = (
+        1.0
+        if successes == trials
+        else solved(lambda p: upper_tail(successes + 1, trials, p), 1.0 - tail)
+    )
+    return FigureInterval(value=successes / trials, low=low, high=high)
+
+
+def upper_tail(successes: int, trials: int, share: float) -> float:
+    """P(X ≥ successes) for X ~ Binomial(trials, share)."""
+    return sum(
+        math.comb(trials, k) * share**k * (1.0 - share) ** (trials - k)
+        for k in range(successes, trials + 1)
+    )
+
+
+def solved(rising: Callable[[float], float], target: float) -> float:
+    """The share in [0, 1] where a function rising in it reaches ``target`` (bisection)."""
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if rising(middle) < target else (low, middle)
+    return (low + high) / 2.0
 
 
 def first_divergence(reference: Sequence[int], arm: Sequence[int], tokens: int) -> int:

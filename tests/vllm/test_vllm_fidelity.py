@@ -110,4 +110,4 @@ def test_ngram_speculation_agrees_with_the_plain_engine_at_temperature_zero(scor
     plain, ngram = (GreedyAnswers.read(scored / arm / GREEDY_FILE) for arm in ("f32", "ngram"))
     agreement = greedy_agreement(plain.answers, ngram.answers, CELL.greedy_tokens)
     print(agreement)  # the figures docs/testing.md quotes
-    assert agreement.identical_share >= 0.75
+    assert agreement.identical_share.value >= 0.75

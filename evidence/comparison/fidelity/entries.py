@@ -48,11 +48,13 @@ FIDELITY_METHOD = (
     "KLD(reference ‖ arm) at each position over the ids both engines returned "
     "(prompt_logprobs top-k and the corpus token) plus one bucket for the rest of the mass: "
     "a lower bound of the full KLD (merging outcomes cannot raise a divergence), exact where "
-    "the returned ids hold all the mass; mean KLD and ln(PPL arm / PPL reference) with 95 % "
-    "percentile bootstrap intervals resampling whole windows (2,000 resamples, the campaign "
-    "seed); top-1 agreement: positions whose most likely id is the reference's; Δp: the arm's "
-    "minus the reference's probability of the reference's most likely id; greedy: tokens "
-    "before the first differing token (median over prompts) and prompts identical to the end; "
+    "the returned ids hold all the mass; mean KLD, p99 KLD, top-1 agreement and "
+    "ln(PPL arm / PPL reference) with 95 % percentile bootstrap intervals resampling whole "
+    "windows (2,000 resamples, the campaign seed); top-1 agreement: positions whose most "
+    "likely id is the reference's; Δp: the arm's minus the reference's probability of the "
+    "reference's most likely id; greedy: tokens before the first differing token (median over "
+    "prompts) and prompts identical to the end, with its exact binomial (Clopper–Pearson) 95 % "
+    "interval; a rule's limit is judged on the interval, never on the figure alone; "
     "floor: the reference scored again at another concurrency, an arm whose KLD interval "
     "reaches the floor's is indistinguishable from the reference"
 )
@@ -71,6 +73,11 @@ class Greedy(Spec):
         description="Median tokens before the first differing token (tokens if never)."
     )
     identical_share: float = Field(description="Share of prompts identical to the end.")
+    identical_interval: Bounds | None = Field(
+        default=None,
+        description="That share's exact binomial (Clopper–Pearson) 95 % interval over the "
+        "prompts; None in a file written before it had one: a limit on it is then inconclusive.",
+    )
 
 
 class FidelityFiguresEntry(Spec):
@@ -80,8 +87,18 @@ class FidelityFiguresEntry(Spec):
     kld_mean: Bounds = Field(description="Mean KLD (nats) with its interval.")
     kld_median: float = Field(description="Median KLD.")
     kld_p99: float = Field(description="99th percentile KLD.")
+    kld_p99_interval: Bounds | None = Field(
+        default=None,
+        description="Its 95 % interval, whole windows resampled; None in a file written "
+        "before it had one: a limit on it is then inconclusive.",
+    )
     kld_max: float = Field(description="Largest KLD at any position.")
     top1_agreement: float = Field(description="Share of positions with the reference's top id.")
+    top1_interval: Bounds | None = Field(
+        default=None,
+        description="Its 95 % interval, whole windows resampled; None in a file written "
+        "before it had one: a limit on it is then inconclusive.",
+    )
     delta_p_mean: float = Field(description="Mean Δp of the reference's most likely id.")
     ppl_reference: float = Field(description="The reference's perplexity on the corpus.")
     ppl_arm: float = Field(description="This arm's perplexity on the corpus.")
@@ -257,7 +274,8 @@ def greedy_entry(base: Path, reference: str, arm: str) -> Greedy | None:
         prompts=agreement.prompts,
         tokens=agreement.tokens,
         median_tokens_to_divergence=agreement.median_tokens_to_divergence,
-        identical_share=agreement.identical_share,
+        identical_share=agreement.identical_share.value,
+        identical_interval=bounds(agreement.identical_share),
     )
 
 
@@ -268,9 +286,11 @@ def figures_entry(figures: FidelityFigures) -> FidelityFiguresEntry:
         exact=figures.exact,
         kld_mean=bounds(figures.kld_mean),
         kld_median=figures.kld_median,
-        kld_p99=figures.kld_p99,
+        kld_p99=figures.kld_p99.value,
+        kld_p99_interval=bounds(figures.kld_p99),
         kld_max=figures.kld_max,
-        top1_agreement=figures.top1_agreement,
+        top1_agreement=figures.top1_agreement.value,
+        top1_interval=bounds(figures.top1_agreement),
         delta_p_mean=figures.delta_p_mean,
         ppl_reference=figures.ppl_reference,
         ppl_arm=figures.ppl_arm,

@@ -14,6 +14,7 @@ import pytest
 from evidence.stats.divergence import position_klds, same_top1, top_delta_p
 from evidence.stats.fidelity import (
     FigureInterval,
+    clopper_pearson,
     fidelity_figures,
     first_divergence,
     greedy_agreement,
@@ -126,8 +127,9 @@ def test_a_known_simulator_kld_is_recovered_within_5_percent() -> None:
     # on text the reference writes, ln(PPL ratio) estimates the same divergence, noisily
     assert 0.0 < figures.ln_ppl_ratio.low < figures.ln_ppl_ratio.value < 0.1
     assert figures.positions == 12 * 63 and figures.windows == 12 and not figures.exact
-    assert 0.5 < figures.top1_agreement < 1.0
-    assert figures.kld_median <= figures.kld_p99 <= figures.kld_max
+    top1, p99 = figures.top1_agreement, figures.kld_p99
+    assert 0.5 < top1.low <= top1.value <= top1.high < 1.0
+    assert figures.kld_median <= p99.low <= p99.value <= p99.high <= figures.kld_max
     narrow = simulated(LogitSpec(seed=4, kld=0.03), windows, 4)
     low = fidelity_figures(simulated(LogitSpec(seed=4), windows, 4), narrow, seed=1)
     assert low.kld_mean.value < figures.kld_mean.value
@@ -137,7 +139,7 @@ def test_an_arm_against_itself_has_no_divergence_and_a_perplexity_ratio_of_one()
     windows = corpus_windows(6, 32)
     reference = simulated(LogitSpec(seed=2), windows, 5)
     figures = fidelity_figures(reference, reference, seed=3)
-    assert figures.kld_max == 0.0 and figures.top1_agreement == 1.0
+    assert figures.kld_max == 0.0 and figures.top1_agreement == FigureInterval(1.0, 1.0, 1.0)
     assert figures.ln_ppl_ratio == FigureInterval(0.0, 0.0, 0.0) and figures.ppl_ratio == 1.0
     assert figures.ppl_reference == figures.ppl_arm > 1.0
     assert figures.delta_p_mean == 0.0
@@ -161,8 +163,27 @@ def test_greedy_agreement_counts_tokens_to_the_first_divergence() -> None:
     reference = [[1, 2, 3, 4], [1, 2, 3, 4], [5, 6, 7, 8]]
     arm = [[1, 2, 3, 4], [1, 9, 3, 4], [5, 6, 7]]
     agreement = greedy_agreement(reference, arm, 4)
-    assert (agreement.median_tokens_to_divergence, agreement.identical_share) == (3.0, 1 / 3)
+    assert agreement.median_tokens_to_divergence == 3.0
+    assert agreement.identical_share.value == 1 / 3
     assert first_divergence([1], [2], 4) == 0
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [
+        (10, 10, 0.6915, 1.0),
+        (0, 10, 0.0, 0.3085),
+        (5, 10, 0.1871, 0.8129),
+        (45, 50, 0.7819, 0.9667),
+    ],
+)
+def test_greedy_agreement_has_the_exact_binomial_interval(
+    successes: int, trials: int, low: float, high: float
+) -> None:
+    """Clopper–Pearson's published ends: a share of identical prompts is met or failed only
+    where so few or so many identical answers would be rare on the limit."""
+    found = clopper_pearson(successes, trials)
+    assert found.low == pytest.approx(low, abs=1e-4) and found.high == pytest.approx(high, abs=1e-4)
 
 
 def test_scores_survive_the_compact_arrays_within_half_a_step() -> None:
@@ -198,7 +219,8 @@ def test_figures_from_the_stored_form_stay_within_the_stated_tolerance() -> None
     for ours, theirs in [
         (exact.kld_mean.value, stored.kld_mean.value),
         (exact.kld_mean.low, stored.kld_mean.low),
-        (exact.kld_p99, stored.kld_p99),
+        (exact.kld_p99.value, stored.kld_p99.value),
+        (exact.kld_p99.high, stored.kld_p99.high),
         (exact.kld_max, stored.kld_max),
         (exact.delta_p_mean, stored.delta_p_mean),
     ]:
