@@ -18,9 +18,13 @@ Models (windows differ: a window is one stretch of text, some harder than others
                   own 99th percentile, from 4 million draws).
   top1_agreement  each position agrees with the reference's top id with its window's
                   probability, the windows' probabilities Beta around the true share
-                  (concentration 20); the limit 0.90, its interval the windows' bootstrap.
+                  (concentration 20); the limit 0.90, its interval the share that differs'
+                  as ``evidence.stats.fidelity.agreement_share`` bounds it.
   greedy          ``GREEDY_PROMPTS`` prompts, each identical to the end with the true
                   share; the limit 0.90, its interval exact binomial (Clopper–Pearson).
+
+The kld_mean row again with window levels of σ 1 (a corpus whose hard stretches carry
+far more of the divergence): the least favourable skew measured.
 
 Truth is put at 0.5, 0.9, 1.0, 1.1 and 1.5 times the limit (for an agreement share, the
 same distances below 1: 1 − (1 − limit) × r). A false pass is "met" where the truth is on
@@ -32,6 +36,7 @@ a cell scores.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -45,9 +50,10 @@ from evidence.comparison.fidelity.entries import (
 )
 from evidence.stats.fidelity import (
     FigureInterval,
-    bootstrap_mean,
+    agreement_share,
     bootstrap_quantile,
     clopper_pearson,
+    lognormal_mean,
     sums_of,
 )
 from matrix.fidelity import FidelityCriterion
@@ -59,8 +65,8 @@ GREEDY_PROMPTS = 40  # all identical gives a lower bound of 0.912: a 0.90 limit 
 Gen = np.random.Generator
 
 
-def kld_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
-    level = np.exp(rng.normal(-0.125, 0.5, windows))  # lognormal, mean 1
+def kld_windows(rng: Gen, truth: float, windows: int, sigma: float = 0.5) -> list[np.ndarray]:
+    level = np.exp(rng.normal(-sigma * sigma / 2, sigma, windows))  # lognormal, mean 1
     return [truth * w * rng.exponential(1.0, POSITIONS) for w in level]
 
 
@@ -117,8 +123,8 @@ def ruled(criterion: FidelityCriterion, found: FidelityEntry) -> str:
     return line.status
 
 
-def kld_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
-    kld = bootstrap_mean(sums_of(kld_windows(rng, truth, windows)), SEED)
+def kld_campaign(rng: Gen, truth: float, limit: float, windows: int, sigma: float = 0.5) -> str:
+    kld = lognormal_mean(sums_of(kld_windows(rng, truth, windows, sigma)), SEED)
     return ruled(FidelityCriterion(metric="kld_mean", limit=limit), entry(windows, kld=kld))
 
 
@@ -128,7 +134,7 @@ def p99_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
 
 
 def top1_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
-    top1 = bootstrap_mean(sums_of(top1_windows(rng, truth, windows)), SEED)
+    top1 = agreement_share(top1_windows(rng, truth, windows), SEED)
     criterion = FidelityCriterion(metric="top1_agreement", limit=limit)
     return ruled(criterion, entry(windows, top1=top1))
 
@@ -142,6 +148,7 @@ def greedy_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
 Campaign = Callable[[Gen, float, float, int], str]
 ROWS: dict[str, tuple[float, Campaign, Callable[[float], float]]] = {
     "kld_mean ≤ 0.03": (0.03, kld_campaign, lambda r: 0.03 * r),
+    "kld_mean ≤ 0.03, σ 1": (0.03, functools.partial(kld_campaign, sigma=1.0), lambda r: 0.03 * r),
     "kld_p99 ≤ 0.15": (0.15, p99_campaign, lambda r: 0.15 * r),
     "top1_agreement ≥ 0.90": (0.90, top1_campaign, lambda r: 1 - 0.10 * r),
     "greedy_agreement ≥ 0.90": (0.90, greedy_campaign, lambda r: 1 - 0.10 * r),
@@ -170,10 +177,11 @@ def fidelity_rows(campaigns: int) -> None:
             print(f"| {row} | {ratio:.1f} ({truth:.3g}) | " + " | ".join(
                 f"{rates[s]:.1%}" for s in ("met", "inconclusive", "not_met")) + " |")  # fmt: skip
     print("\nkld_mean ≤ 0.03 on the limit, by windows scored (goal ≤ 2.5 % each)")
-    print("| windows | met (false pass) | not met (false fail) |\n|---|---|---|")
-    for windows in (12, 24, 96):
-        rates = standings("kld_mean ≤ 0.03", 1.0, campaigns, 700 + windows, windows)
-        print(f"| {windows} | {rates['met']:.1%} | {rates['not_met']:.1%} |")
+    print("| limit | windows | met (false pass) | not met (false fail) |\n|---|---|---|---|")
+    for row in ("kld_mean ≤ 0.03", "kld_mean ≤ 0.03, σ 1"):
+        for windows in (6, 12, 24, 96):
+            rates = standings(row, 1.0, campaigns, 700 + windows, windows)
+            print(f"| {row} | {windows} | {rates['met']:.1%} | {rates['not_met']:.1%} |")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
