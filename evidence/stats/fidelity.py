@@ -6,8 +6,9 @@ The figures follow llama.cpp's ``--kl-divergence`` report (mean, median, p99 and
 KLD; same top token; Δp; ln of the perplexity ratio) over the ids a vLLM-style engine
 returns (``evidence.stats.divergence``). Positions within a window are not independent,
 so intervals rest on whole windows (the blocks): the mean KLD's on its window means as a
-lognormal sample, and so the share of positions whose top id differs; the others a
-seeded bootstrap over windows; greedy prompts are
+lognormal sample, and so the share of positions whose top id differs; the p99 KLD's by
+Woodruff's method with windows as clusters; ln(PPL ratio)'s a seeded bootstrap over
+windows; greedy prompts are
 independent, so the share identical to the end has an exact binomial (Clopper–Pearson)
 interval. Every figure a rule may bound has an interval. A candidate whose
 mean KLD interval reaches the noise floor (the reference scored a second time) is
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from evidence.stats import student_t
 from evidence.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, quantile
 from evidence.stats.divergence import covers_vocabulary, position_klds, same_top1, top_delta_p
 from faceoff.formats.fidelity_scores import ScoredPositions
@@ -54,7 +56,7 @@ class FidelityFigures:
     exact: bool  # the returned ids held all the mass: the KLD is the full one, not a bound
     kld_mean: FigureInterval
     kld_median: float
-    kld_p99: FigureInterval  # the pooled 99th percentile, whole windows resampled
+    kld_p99: FigureInterval  # the pooled 99th percentile, windows as clusters
     kld_max: float
     top1_agreement: FigureInterval  # share of positions whose most likely id is the reference's
     delta_p_mean: float  # mean arm p − reference p of the reference's top id
@@ -99,7 +101,7 @@ def fidelity_figures(
         exact=all(covers_vocabulary(r) for r in reference),
         kld_mean=lognormal_mean(sums_of(klds), seed),
         kld_median=quantile(ordered, 0.5),
-        kld_p99=bootstrap_quantile(klds, 0.99, seed),
+        kld_p99=woodruff_quantile(klds, 0.99),
         kld_max=ordered[-1],
         kld_quantiles=tuple(quantile(ordered, q / 20) for q in range(21)),
         top1_agreement=agreement_share(per_window(same_top1, reference, arm), seed),
@@ -150,28 +152,26 @@ def bootstrap_mean(
     return FigureInterval(value=windows.mean(), low=float(low), high=float(high))
 
 
-def bootstrap_quantile(
-    per_window_values: Sequence[FloatArray],
-    q: float,
-    seed: int,
-    resamples: int = DEFAULT_RESAMPLES,
-    confidence: float = DEFAULT_CONFIDENCE,
+def woodruff_quantile(
+    per_window_values: Sequence[FloatArray], q: float, confidence: float = DEFAULT_CONFIDENCE
 ) -> FigureInterval:
-    """The pooled ``q`` quantile (type 7) and its percentile interval, whole windows
-    resampled: a tail quantile of positions that come in windows is as uncertain as the
-    windows are few."""
-    rng = np.random.default_rng(seed)
-    n = len(per_window_values)
-    found = np.empty(resamples)
-    for index, picks in enumerate(rng.integers(0, n, size=(resamples, n))):
-        found[index] = np.quantile(np.concatenate([per_window_values[i] for i in picks]), q)
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(found, [tail, 1.0 - tail])
-    value = quantile(np.sort(np.concatenate(per_window_values)).tolist(), q)
+    """The pooled ``q`` quantile (type 7) and Woodruff's interval with windows as clusters:
+    the share of positions at or below the quantile gets a Student-t interval from the
+    windows' variance of that share, and its ends are read back as quantiles. A tail
+    quantile of positions that come in windows is as uncertain as the windows are few; a
+    percentile bootstrap of it is far too narrow (benchmarks/README.md)."""
+    pooled = np.sort(np.concatenate(per_window_values))
+    value = quantile(pooled.tolist(), q)
+    below = sums_of([(v <= value).astype(np.float64) for v in per_window_values])
+    n = below.sums.size
+    if n < 2:
+        return FigureInterval(value=value, low=value, high=value)
+    share = below.mean()
+    spread = (below.sums - share * below.counts) / below.counts.mean()
+    error = math.sqrt(float((spread**2).sum()) / (n * (n - 1)))
+    reach = student_t.quantile(confidence, n - 1) * error
+    low, high = np.quantile(pooled, [max(q - reach, 0.0), min(q + reach, 1.0)])
     return FigureInterval(value=value, low=float(low), high=float(high))
-
-
-PIVOT_DRAWS = 20_000  # one seed serves a campaign: the quantiles' own noise must be small
 
 
 def agreement_share(agree: Sequence[FloatArray], seed: int) -> FigureInterval:
@@ -179,6 +179,9 @@ def agreement_share(agree: Sequence[FloatArray], seed: int) -> FigureInterval:
     share that differs: a small, right-skewed figure per window, bounded as the mean KLD is."""
     differ = lognormal_mean(sums_of([1.0 - a for a in agree]), seed)
     return FigureInterval(value=1.0 - differ.value, low=1.0 - differ.high, high=1.0 - differ.low)
+
+
+PIVOT_DRAWS = 20_000  # one seed serves a campaign: the quantiles' own noise must be small
 
 
 def lognormal_mean(

@@ -51,9 +51,10 @@ FIDELITY_METHOD = (
     "the returned ids hold all the mass; mean KLD with the 95 % generalized pivotal interval "
     "of a lognormal mean over its window means (20,000 draws, the campaign seed; the window "
     "bootstrap where a window's mean is 0); top-1 agreement: positions whose most likely id "
-    "is the reference's, its interval 1 − that of the share that differs; p99 KLD and "
-    "ln(PPL arm / PPL reference) with 95 % percentile bootstrap intervals resampling whole "
-    "windows (2,000 resamples, the campaign seed); Δp: the arm's minus the reference's "
+    "is the reference's, its interval 1 − that of the share that differs; p99 KLD with "
+    "Woodruff's 95 % interval, windows as clusters; ln(PPL arm / PPL reference) with a 95 % "
+    "percentile bootstrap interval resampling whole windows (2,000 resamples, the campaign "
+    "seed); Δp: the arm's minus the reference's "
     "probability of the reference's most likely id; greedy: tokens before the first differing "
     "token (median over prompts) and prompts identical to the end, with its exact binomial "
     "(Clopper–Pearson) 95 % interval; a rule's limit is judged on the interval, never on the "
@@ -91,15 +92,16 @@ class FidelityFiguresEntry(Spec):
     kld_p99: float = Field(description="99th percentile KLD.")
     kld_p99_interval: Bounds | None = Field(
         default=None,
-        description="Its 95 % interval, whole windows resampled; None in a file written "
-        "before it had one: a limit on it is then inconclusive.",
+        description="Its 95 % interval (Woodruff's, windows as clusters); None in a file "
+        "written before it had one: a limit on it is then inconclusive.",
     )
     kld_max: float = Field(description="Largest KLD at any position.")
     top1_agreement: float = Field(description="Share of positions with the reference's top id.")
     top1_interval: Bounds | None = Field(
         default=None,
-        description="Its 95 % interval, whole windows resampled; None in a file written "
-        "before it had one: a limit on it is then inconclusive.",
+        description="Its 95 % interval: 1 − that of the share that differs (a lognormal mean's "
+        "over windows); None in a file written before it had one: a limit on it is then "
+        "inconclusive.",
     )
     delta_p_mean: float = Field(description="Mean Δp of the reference's most likely id.")
     ppl_reference: float = Field(description="The reference's perplexity on the corpus.")

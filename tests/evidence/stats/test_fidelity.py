@@ -23,6 +23,7 @@ from evidence.stats.fidelity import (
     greedy_agreement,
     lognormal_mean,
     within_floor,
+    woodruff_quantile,
 )
 from faceoff.formats.fidelity_scores import (
     LOGPROB_STEP,
@@ -326,3 +327,17 @@ def test_a_window_without_divergence_leaves_the_mean_kld_to_the_window_bootstrap
     assert lognormal_mean(replace(windows, sums=windows.sums + 1.0), 3) != bootstrap_mean(
         replace(windows, sums=windows.sums + 1.0), 3
     )
+
+
+def test_the_p99_interval_treats_windows_as_clusters() -> None:
+    """Woodruff's interval: the same positions are less certain where windows differ (hard
+    stretches of text) than shuffled into like windows; its ends are pooled quantiles."""
+    rng = np.random.default_rng(4)
+    levels = np.exp(rng.normal(-0.125, 0.5, 96))
+    windows = [level * rng.exponential(1.0, 127) for level in levels]
+    many = woodruff_quantile(windows, 0.99)
+    pooled = np.concatenate(windows)
+    assert many.value == pytest.approx(float(np.quantile(pooled, 0.99)))
+    assert pooled.min() <= many.low < many.value < many.high <= pooled.max()
+    mixed = woodruff_quantile(np.split(rng.permutation(pooled), 96), 0.99)
+    assert mixed.value == many.value and mixed.high - mixed.low < many.high - many.low
