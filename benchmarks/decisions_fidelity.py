@@ -13,8 +13,8 @@ Models (windows differ: a window is one stretch of text, some harder than others
   kld_mean        each position's KLD exponential (a long right tail, as real KLDs have)
                   around its window's level, the window levels lognormal (σ 0.5), both
                   with mean 1, scaled to the true mean KLD; the limit 0.03 nats.
-  kld_p99         the same positions' pooled 99th percentile, its interval Woodruff's with
-                  windows as clusters; the limit 0.15 nats (the truth: the model's
+  kld_p99         the same positions' pooled 99th percentile, its interval Woodruff's at 98 %
+                  with windows as clusters; the limit 0.15 nats (the truth: the model's
                   own 99th percentile, from 4 million draws).
   top1_agreement  each position agrees with the reference's top id with its window's
                   probability, the windows' probabilities Beta around the true share
@@ -29,8 +29,8 @@ far more of the divergence): the least favourable skew measured.
 Truth is put at 0.5, 0.9, 1.0, 1.1 and 1.5 times the limit (for an agreement share, the
 same distances below 1: 1 − (1 − limit) × r). A false pass is "met" where the truth is on
 the limit or worse; a false fail is "not met" where it is on the limit or better. Then the
-mean KLD on its limit at 12, 24 and 96 windows: how the false rates move with the windows
-a cell scores.
+mean and p99 KLD on their limits at 6, 12, 24 and 96 windows: how the false rates move
+with the windows a cell scores (below 12 the rule holds the figures descriptive).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from evidence.comparison.fidelity.entries import (
     Greedy,
 )
 from evidence.stats.fidelity import (
+    P99_CONFIDENCE,
     FigureInterval,
     agreement_share,
     clopper_pearson,
@@ -129,7 +130,7 @@ def kld_campaign(rng: Gen, truth: float, limit: float, windows: int, sigma: floa
 
 
 def p99_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
-    p99 = woodruff_quantile(kld_windows(rng, truth / P99, windows), 0.99)
+    p99 = woodruff_quantile(kld_windows(rng, truth / P99, windows), 0.99, P99_CONFIDENCE)
     return ruled(FidelityCriterion(metric="kld_p99", limit=limit), entry(windows, p99=p99))
 
 
@@ -176,9 +177,9 @@ def fidelity_rows(campaigns: int) -> None:
             truth = ROWS[row][2](ratio)
             print(f"| {row} | {ratio:.1f} ({truth:.3g}) | " + " | ".join(
                 f"{rates[s]:.1%}" for s in ("met", "inconclusive", "not_met")) + " |")  # fmt: skip
-    print("\nkld_mean ≤ 0.03 on the limit, by windows scored (goal ≤ 2.5 % each)")
+    print("\non the limit, by windows scored (goal ≤ 2.5 % each; below 12, descriptive)")
     print("| limit | windows | met (false pass) | not met (false fail) |\n|---|---|---|---|")
-    for row in ("kld_mean ≤ 0.03", "kld_mean ≤ 0.03, σ 1"):
+    for row in ("kld_mean ≤ 0.03", "kld_mean ≤ 0.03, σ 1", "kld_p99 ≤ 0.15"):
         for windows in (6, 12, 24, 96):
             rates = standings(row, 1.0, campaigns, 700 + windows, windows)
             print(f"| {row} | {windows} | {rates['met']:.1%} | {rates['not_met']:.1%} |")

@@ -101,7 +101,7 @@ def fidelity_figures(
         exact=all(covers_vocabulary(r) for r in reference),
         kld_mean=lognormal_mean(sums_of(klds), seed),
         kld_median=quantile(ordered, 0.5),
-        kld_p99=woodruff_quantile(klds, 0.99),
+        kld_p99=woodruff_quantile(klds, 0.99, P99_CONFIDENCE),
         kld_max=ordered[-1],
         kld_quantiles=tuple(quantile(ordered, q / 20) for q in range(21)),
         top1_agreement=agreement_share(per_window(same_top1, reference, arm), seed),
@@ -150,6 +150,11 @@ def bootstrap_mean(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return FigureInterval(value=windows.mean(), low=float(low), high=float(high))
+
+
+# Woodruff's 95 % interval of the p99 over skewed windows errs 4 % a side on a limit; at
+# 98 % it errs at most 2 % a side from 12 windows on (benchmarks/README.md).
+P99_CONFIDENCE = 0.98
 
 
 def woodruff_quantile(

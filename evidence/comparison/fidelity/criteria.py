@@ -5,7 +5,8 @@ at most for a divergence or a perplexity ratio, at least for an agreement share)
 figure is judged on its 95 % interval, so each verdict errs on one side at most 2.5 % of
 the time where the interval is calibrated: met when the whole interval is on the good side
 of the limit, not met when the whole of it is on the other, inconclusive when it straddles
-the limit or when there is no interval (a file written before figures had one). The
+the limit or when there is no calibrated interval (fewer than ``CALIBRATED_WINDOWS``
+windows, or a file written before the figure had one). The
 criterion stands as its worst fidelity cell; a cell with no figures is missing.
 """
 
@@ -27,6 +28,9 @@ WORDS = {
     "top1_agreement": "same top-1 share",
     "greedy_agreement": "greedy prompts identical",
 }
+# The fewest windows at which the window intervals err at most 2.5 % a side on a limit
+# (benchmarks/README.md): with fewer, a figure is descriptive and decides no limit.
+CALIBRATED_WINDOWS = 12
 Bounds = tuple[float, float | None, float | None]  # value, low, high: None without an interval
 
 
@@ -90,6 +94,8 @@ def figure(metric: str, entry: FidelityEntry) -> Bounds | None:
         return None
     if metric == "ppl_ratio":
         ln = f.ln_ppl_ratio
+        if f.windows < CALIBRATED_WINDOWS:
+            return math.exp(ln.value), None, None
         return math.exp(ln.value), math.exp(ln.low), math.exp(ln.high)
     if metric == "greedy_agreement":
         if entry.greedy is None:
@@ -100,12 +106,13 @@ def figure(metric: str, entry: FidelityEntry) -> Bounds | None:
         "kld_p99": (f.kld_p99, f.kld_p99_interval),
         "top1_agreement": (f.top1_agreement, f.top1_interval),
     }[metric]
-    return value, *ends(interval)
+    return value, *ends(interval if f.windows >= CALIBRATED_WINDOWS else None)
 
 
 def ends(interval: BoundsEntry | None) -> tuple[float | None, float | None]:
-    """An interval's ends; none in a file written before the figure had one, where the
-    figure alone neither meets nor fails a limit."""
+    """An interval's ends; none in a file written before the figure had one, or below the
+    windows its interval is calibrated at, where the figure alone neither meets nor fails
+    a limit."""
     if interval is None:
         return None, None
     return interval.low, interval.high
@@ -115,7 +122,7 @@ def shown(cell: CriterionCell) -> str:
     if cell.ratio is None:
         return "no figure"
     if cell.low is None or cell.high is None:
-        return f"{cell.ratio:.4g}, no interval"
+        return f"{cell.ratio:.4g}, descriptive: no calibrated interval"
     if cell.low == cell.high:
         return f"{cell.ratio:.4g}"
     return f"{cell.ratio:.4g} [{cell.low:.4g}, {cell.high:.4g}]"

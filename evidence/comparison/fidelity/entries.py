@@ -52,7 +52,7 @@ FIDELITY_METHOD = (
     "of a lognormal mean over its window means (20,000 draws, the campaign seed; the window "
     "bootstrap where a window's mean is 0); top-1 agreement: positions whose most likely id "
     "is the reference's, its interval 1 − that of the share that differs; p99 KLD with "
-    "Woodruff's 95 % interval, windows as clusters; ln(PPL arm / PPL reference) with a 95 % "
+    "Woodruff's 98 % interval, windows as clusters; ln(PPL arm / PPL reference) with a 95 % "
     "percentile bootstrap interval resampling whole windows (2,000 resamples, the campaign "
     "seed); Δp: the arm's minus the reference's "
     "probability of the reference's most likely id; greedy: tokens before the first differing "
@@ -92,7 +92,7 @@ class FidelityFiguresEntry(Spec):
     kld_p99: float = Field(description="99th percentile KLD.")
     kld_p99_interval: Bounds | None = Field(
         default=None,
-        description="Its 95 % interval (Woodruff's, windows as clusters); None in a file "
+        description="Its 98 % interval (Woodruff's, windows as clusters); None in a file "
         "written before it had one: a limit on it is then inconclusive.",
     )
     kld_max: float = Field(description="Largest KLD at any position.")

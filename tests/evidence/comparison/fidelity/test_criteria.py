@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evidence.comparison.fidelity.criteria import fidelity_lines
+from evidence.comparison.fidelity.criteria import CALIBRATED_WINDOWS, fidelity_lines
 from evidence.comparison.fidelity.entries import Bounds, FidelityEntry, FidelityFiguresEntry, Greedy
 from evidence.comparison.ruling import candidate_ruling
 from matrix.fidelity import FidelityCriterion
@@ -14,13 +14,13 @@ from matrix.rule import Criterion, Rule
 
 
 def entry(
-    kld: tuple[float, float, float], *, arm: str = "cand", intervals: bool = True
+    kld: tuple[float, float, float], *, arm: str = "cand", intervals: bool = True, windows: int = 24
 ) -> FidelityEntry:
     def around(value: float, low: float, high: float) -> Bounds | None:
         return Bounds(value=value, low=low, high=high) if intervals else None
 
     figures = FidelityFiguresEntry(
-        positions=100, windows=10, exact=False,
+        positions=100 * windows, windows=windows, exact=False,
         kld_mean=Bounds(value=kld[0], low=kld[1], high=kld[2]),
         kld_median=kld[0], kld_p99=4 * kld[0], kld_max=8 * kld[0],
         kld_p99_interval=around(4 * kld[0], 3 * kld[0], 5 * kld[0]),
@@ -73,7 +73,17 @@ def test_a_figure_without_its_interval_is_never_met_nor_failed_on_its_point(metr
         (line,) = fidelity_lines(
             [criterion], [entry((0.021, 0.018, 0.024), intervals=False)], "cand"
         )
-        assert line.status == "inconclusive" and "no interval" in line.sentence
+        assert line.status == "inconclusive" and "no calibrated interval" in line.sentence
+
+
+@pytest.mark.parametrize("metric", ["kld_mean", "kld_p99", "ppl_ratio", "top1_agreement"])
+def test_below_the_calibrated_windows_a_window_figure_is_descriptive(metric: str) -> None:
+    criterion = FidelityCriterion.model_validate({"metric": metric, "limit": 0.5})
+    few = entry((0.021, 0.018, 0.024), windows=CALIBRATED_WINDOWS - 1)
+    (line,) = fidelity_lines([criterion], [few], "cand")
+    assert line.status == "inconclusive" and "descriptive" in line.sentence
+    (line,) = fidelity_lines([criterion], [entry((0.021, 0.018, 0.024))], "cand")
+    assert line.status != "inconclusive"
 
 
 def test_an_unscored_candidate_is_missing_and_the_rule_cannot_promote_it() -> None:
