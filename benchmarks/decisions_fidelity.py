@@ -16,6 +16,9 @@ Models (windows differ: a window is one stretch of text, some harder than others
   kld_p99         the same positions' pooled 99th percentile, its interval Woodruff's at 98 %
                   with windows as clusters; the limit 0.15 nats (the truth: the model's
                   own 99th percentile, from 4 million draws).
+  ppl_ratio       each position's ln p(reference) − ln p(arm) normal (σ 0.3) around its
+                  window's level, the levels normal (σ 0.02) around ln of the true ratio;
+                  the limit 1.02, its interval ln(PPL ratio)'s bootstrap over windows.
   top1_agreement  each position agrees with the reference's top id with its window's
                   probability, the windows' probabilities Beta around the true share
                   (concentration 20); the limit 0.90, its interval the share that differs'
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -52,6 +56,7 @@ from evidence.stats.fidelity import (
     P99_CONFIDENCE,
     FigureInterval,
     agreement_share,
+    bootstrap_mean,
     clopper_pearson,
     lognormal_mean,
     sums_of,
@@ -81,6 +86,13 @@ def model_p99() -> float:
 P99 = model_p99()
 
 
+def ln_ratio_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
+    """Per-position ln p(reference) − ln p(arm): a window level around ln of the true
+    ratio (σ 0.02: some text suits the candidate less), each position's noise σ 0.3."""
+    level = rng.normal(math.log(truth), 0.02, windows)
+    return [w + rng.normal(0.0, 0.3, POSITIONS) for w in level]
+
+
 def top1_windows(rng: Gen, truth: float, windows: int) -> list[np.ndarray]:
     concentration = 20.0
     shares = rng.beta(truth * concentration, (1 - truth) * concentration, windows)
@@ -92,17 +104,19 @@ NONE = FigureInterval(0.0, 0.0, 0.0)
 
 def entry(
     windows: int,
+    *,
     kld: FigureInterval = NONE,
     p99: FigureInterval = NONE,
     top1: FigureInterval = NONE,
     greedy: FigureInterval = NONE,
+    ln_ppl: FigureInterval = NONE,
 ) -> FidelityEntry:
     """A candidate's fidelity entry with the figure judged (the rest not read)."""
     figures = FidelityFiguresEntry(
         positions=windows * POSITIONS, windows=windows, exact=False, kld_mean=bounds(kld),
         kld_median=kld.value, kld_p99=p99.value, kld_p99_interval=bounds(p99),
         kld_max=p99.value, top1_agreement=top1.value, top1_interval=bounds(top1),
-        delta_p_mean=0.0, ppl_reference=1.0, ppl_arm=1.0, ln_ppl_ratio=bounds(NONE),
+        delta_p_mean=0.0, ppl_reference=1.0, ppl_arm=1.0, ln_ppl_ratio=bounds(ln_ppl),
         kld_quantiles=[kld.value] * 21,
     )  # fmt: skip
     said = Greedy(
@@ -134,6 +148,12 @@ def p99_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
     return ruled(FidelityCriterion(metric="kld_p99", limit=limit), entry(windows, p99=p99))
 
 
+def ppl_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
+    ln = bootstrap_mean(sums_of(ln_ratio_windows(rng, truth, windows)), SEED)
+    criterion = FidelityCriterion(metric="ppl_ratio", limit=limit)
+    return ruled(criterion, entry(windows, ln_ppl=ln))
+
+
 def top1_campaign(rng: Gen, truth: float, limit: float, windows: int) -> str:
     top1 = agreement_share(top1_windows(rng, truth, windows), SEED)
     criterion = FidelityCriterion(metric="top1_agreement", limit=limit)
@@ -151,6 +171,7 @@ ROWS: dict[str, tuple[float, Campaign, Callable[[float], float]]] = {
     "kld_mean ≤ 0.03": (0.03, kld_campaign, lambda r: 0.03 * r),
     "kld_mean ≤ 0.03, σ 1": (0.03, functools.partial(kld_campaign, sigma=1.0), lambda r: 0.03 * r),
     "kld_p99 ≤ 0.15": (0.15, p99_campaign, lambda r: 0.15 * r),
+    "ppl_ratio ≤ 1.02": (1.02, ppl_campaign, lambda r: 1 + 0.02 * r),
     "top1_agreement ≥ 0.90": (0.90, top1_campaign, lambda r: 1 - 0.10 * r),
     "greedy_agreement ≥ 0.90": (0.90, greedy_campaign, lambda r: 1 - 0.10 * r),
 }
