@@ -62,6 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.decisions_fidelity import fidelity_rows
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import interval_ratio
 from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
@@ -434,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     c = args.campaigns
     print(f"{c} campaigns per row, {args.resamples} bootstrap resamples, 64 requests per arm")
     report(c, measured(c, args.resamples, args.jobs))
+    fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

@@ -146,8 +146,8 @@ class FidelityCriterion(Spec):
 
     metric: Literal["kld_mean", "kld_p99", "ppl_ratio", "top1_agreement", "greedy_agreement"] = (
         Field(
-            description="kld_mean (judged by its interval), kld_p99, ppl_ratio (by its "
-            "interval), top1_agreement, greedy_agreement (share of greedy prompts identical)."
+            description="kld_mean, kld_p99, ppl_ratio, top1_agreement, greedy_agreement "
+            "(share of greedy prompts identical); each judged by its 95 % interval."
         )
     )
     limit: float = Field(

@@ -290,6 +290,7 @@ class Api:
         gen.reasoning_field = self.profile.output.reasoning_field
         gen.include_usage, gen.continuous_usage = req.include_usage, req.continuous_usage
         gen.return_token_ids = req.return_token_ids
+        gen.prompt_ids = tuple(req.prompt_tokens) if req.return_token_ids else ()
         self.engine.submit(seq)
         return gen, seq
 

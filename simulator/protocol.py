@@ -160,9 +160,24 @@ def parse_completion(body: Any, tokenizer: Tokenizer) -> GenerationRequest:
         prompt_tokens=tokens,
         instruction=text,
         context_text=text,
-        prompt_logprobs=optional(body, "prompt_logprobs", int),
+        prompt_logprobs=unstreamed_prompt_logprobs(body),
         **common_fields(body),
     )
+
+
+def unstreamed_prompt_logprobs(body: dict[str, Any]) -> int | None:
+    """``prompt_logprobs``, refused with vLLM 0.32's words on a streamed request: its
+    completion request's validator refuses any k but 0 when ``stream`` is set (no streamed
+    chunk has a field for them), so a client never waits for them on the stream."""
+    k: int | None = optional(body, "prompt_logprobs", int)
+    if k is not None and body.get("stream") and (k > 0 or k == -1):
+        raise ApiError(
+            400,
+            "1 validation error:\n  Value error, `prompt_logprobs` are not available when "
+            "`stream=True`.",
+            param="prompt_logprobs",
+        )
+    return k
 
 
 def parse_tokenize(body: Any, tokenizer: Tokenizer) -> list[int]:

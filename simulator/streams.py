@@ -4,7 +4,10 @@ Each engine emission (the tokens one step produced for this request) becomes a
 chunk written at once; in a chat stream the role chunk goes out with the first
 token, as vLLM sends it. Reasoning tokens and visible tokens never share a chunk.
 A token that ends inside a multi-byte character holds its text back until the
-character is complete, as vLLM's detokenizer does.
+character is complete, as vLLM's detokenizer does. A completion streamed with
+``return_token_ids`` carries each chunk's token ids, and the prompt's on its first chunk,
+as vLLM 0.32 streams them; ``prompt_logprobs`` are refused on a stream
+(``simulator.protocol``), as vLLM refuses them.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class Generation:
     include_usage: bool = False
     continuous_usage: bool = False
     return_token_ids: bool = False
+    prompt_ids: tuple[int, ...] = ()  # a completion's prompt ids, when return_token_ids asks
 
     async def emissions(self) -> AsyncIterator[Emission]:
         while True:
@@ -112,6 +116,7 @@ async def stream(
     out = SseWriter(response, truth, gen.trace)
     cursor = TextCursor(gen.plan, tokenizer)
     pending = 0  # tokens whose text is held back
+    carried = 0  # tokens whose ids a chunk has carried (return_token_ids)
     async for emission in gen.emissions():
         parts = cursor.take(emission.count)
         if chat and emission.previous_ns is None:
@@ -121,6 +126,9 @@ async def stream(
             pending += tokens
             if text or last:
                 chunk = make_chunk(gen, phase, text, last, chat)
+                if gen.return_token_ids and not chat:
+                    with_ids(chunk, gen, carried, carried + pending)
+                    carried += pending
                 if gen.continuous_usage:
                     chunk["usage"] = gen.counts(cursor.index)
                 await out.send(phase if chat else "text", chunk, pending)
@@ -131,6 +139,15 @@ async def stream(
     await out.send("done", SSE_DONE)
     await response.write_eof()
     return response
+
+
+def with_ids(chunk: dict[str, Any], gen: Generation, start: int, stop: int) -> None:
+    """A completion chunk's ``token_ids`` (its own tokens) and, on the first, the prompt's
+    ``prompt_token_ids``, as vLLM streams them when ``return_token_ids`` asks."""
+    choice = chunk["choices"][0]
+    choice["token_ids"] = list(gen.plan.tokens[start:stop])
+    if start == 0:
+        choice["prompt_token_ids"] = list(gen.prompt_ids)
 
 
 def make_chunk(gen: Generation, phase: str, text: str, last: bool, chat: bool) -> dict[str, Any]:

@@ -5,7 +5,8 @@ The same concept at another layer: ``faceoff.formats.passes``, ``flows.campaign.
 ``passes.json`` (``faceoff.formats.passes``) is written by the flow as it decides; what the
 evidence decided can be decided again from the bundle: each skip of reason ``decided`` or
 ``futile`` is judged afresh (``evidence.comparison.sequential.needing_pass``) on the rebuilt
-entries of the cells that ran in earlier passes. A skip the evidence did not support is a
+entries of the cells that ran in earlier passes, with the fidelity entries (scored in each
+arm's first walk, so whole before any skip). A skip the evidence did not support is a
 finding naming the skip and the criteria still undecided; so is a skip whose reason is not
 the one the evidence gives (a futility stop recorded as a decision, or the reverse). Skips
 of reason ``budget`` rest on the clock, recorded with their estimate; they are not
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.model import CellEntry
 from evidence.comparison.sequential import Need, needing_pass
 from faceoff.formats.passes import PASSES_FILE, PassRecord
@@ -23,10 +25,13 @@ from matrix.model import Matrix
 
 
 def passes_problems(
-    record: PassRecord, matrix: Matrix, entries: Sequence[CellEntry]
+    record: PassRecord,
+    matrix: Matrix,
+    entries: Sequence[CellEntry],
+    fidelity: Sequence[FidelityEntry] = (),
 ) -> list[tuple[str, str, str]]:
     """(file, field, problem) for every "decided" or "futile" skip the earlier passes do not
-    support."""
+    support (``fidelity``: the fidelity entries, whole from each arm's first walk)."""
     pass_of = {c.id: c.pass_index for c in matrix.cells}
     written = {c.id: c.prompt_id for c in matrix.cells}
     found = []
@@ -34,7 +39,7 @@ def passes_problems(
         if skipped.reason == "budget":
             continue
         before = [e for e in entries if pass_of.get(e.id, 0) < skipped.index]
-        needing = needing_pass(matrix, before)
+        needing = needing_pass(matrix, before, fidelity)
         for group in dict.fromkeys(written[c] for c in skipped.cells if c in written):
             need = needing.get(group)
             problem = _unsupported(group, skipped.index, skipped.reason, need)

@@ -29,6 +29,7 @@ from evidence.audit.diff import differences
 from evidence.audit.passes import passes_problems
 from evidence.bundle.write import comparison_of
 from evidence.comparison.build import CellEntries, cells_with_attempts
+from evidence.comparison.fidelity.entries import partial_scoring
 from evidence.comparison.manifest import Manifest, manifest
 from evidence.comparison.model import CellEntry, Comparison, TicketRef
 from evidence.comparison.read import CampaignInputs, load_campaign
@@ -513,8 +514,10 @@ def _derived(
         report.find(COMPARISON_FILE, "", f"cannot be rebuilt: {problem}")
         return
     _compare(folder, folder.path(COMPARISON_FILE), Comparison, report, lambda: fresh)
+    report.notes += partial_scoring(fresh.fidelity)
     if inputs.passes is not None:  # what the flow skipped as decided, decided again
-        for problem_of in passes_problems(inputs.passes, inputs.frozen.matrix, cells.cells):
+        matrix = inputs.frozen.matrix
+        for problem_of in passes_problems(inputs.passes, matrix, cells.cells, fresh.fidelity):
             report.find(*problem_of)
     card = render_card(fresh)
     _rendered(folder, RESULT_FILE, card, report)

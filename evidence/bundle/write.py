@@ -1,14 +1,18 @@
 """``write_bundle``: turn a campaign folder into its evidence bundle, in place.
 
 It reads only the folder, so a bundle can be rebuilt from native artifacts alone at any
-time, and starts and stops nothing. ``SHA256SUMS`` is written last: the seal. Rewriting is
-refused when the sealed bundle no longer verifies (the new sums would launder the change);
-a resumed campaign run reopens its bundle first (``reopen_bundle``). The order of writes
-and the seal: docs/evidence.md, "Entry points" and "The seal".
+time, and starts and stops nothing. The one thing it removes: kept fidelity windows that
+their arm's ``scores.npz`` already holds (a run killed between writing it and removing
+them); an unscored arm's stay, sealed, named as partial scoring. ``SHA256SUMS`` is
+written last: the seal. Rewriting is refused when the sealed bundle no longer verifies
+(the new sums would launder the change); a resumed campaign run reopens its bundle first
+(``reopen_bundle``). The order of writes and the seal: docs/evidence.md, "Entry points"
+and "The seal".
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -17,6 +21,7 @@ from pathlib import Path
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
 from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.comparison.coverage import bad_runs
+from evidence.comparison.fidelity.entries import scored_leftovers
 from evidence.comparison.manifest import manifest
 from evidence.comparison.model import CellEntry, Comparison
 from evidence.comparison.quality import import_quality
@@ -135,6 +140,8 @@ def write_bundle(
     """The whole bundle, sealed and signed with ``credentials``."""
     folder = CampaignFolder.at(campaign_dir)
     require_verified(folder, credentials)
+    for leftover in scored_leftovers(folder.root):  # scores.npz holds them: no second copy
+        shutil.rmtree(leftover)
     import_quality(folder.root, read_frozen(folder.frozen).matrix.quality)
     inputs = load_campaign(folder)
     comparison = comparison_of(inputs, summaries_and_cells(inputs))

@@ -16,7 +16,11 @@ pass while some candidate whose outcome is still open has a criterion neither de
 futile in it; a candidate's outcome is
 settled once the rule's outcome can no longer change: promote (every criterion met),
 do not promote (one not met), or a counted cell run not accepted under ``not_accepted =
-"no_decision"``. The flow runs only the cells that need a pass (``flows.campaign.passes``);
+"no_decision"``. The rule's fidelity limits count in that outcome from the first look: an
+arm's fidelity cells are scored on its lane in its first walk, on every window, so their
+figures are whole at look 1 and no further pass changes them; a fidelity limit not met
+settles the candidate (do not promote) and one missing or inconclusive keeps it from
+promotion. The flow runs only the cells that need a pass (``flows.campaign.passes``);
 the comparison judges each sequential cell by its deciding look (``ruling.Replicates``) and
 says on the card how every cell stopped.
 """
@@ -28,6 +32,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     POINT,
@@ -39,7 +44,7 @@ from evidence.comparison.figures import (
     of_ratio,
     ratio_of,
 )
-from evidence.comparison.model import RATIO_LABELS, CellEntry, Ratio
+from evidence.comparison.model import RATIO_LABELS, CandidateRuling, CellEntry, Ratio
 from evidence.comparison.ruling import OUTCOME_WORDS, Replicates, candidate_ruling
 from evidence.comparison.sequential_model import (
     BudgetView,
@@ -206,22 +211,25 @@ def sequential_replicates(
     return Replicates(base.ratios, base.written, deciding_figures(lines, passes))
 
 
-def settled(
-    rule: Rule,
-    entries: Sequence[CellEntry],
-    candidate: str,
-    replicates: Replicates,
-    candidates: int = 1,
-) -> str | None:
+def settled(rule: Rule, ruling: CandidateRuling) -> str | None:
     """Why the candidate's outcome can no longer change on the cells run so far; None while
-    it can (``candidates``: how many the rule judges, as the ruling splits its error)."""
-    ruling = candidate_ruling(rule, entries, candidate, replicates, candidates)
-    words = OUTCOME_WORDS[ruling.outcome]
+    it can."""
+    who, words = ruling.candidate, OUTCOME_WORDS[ruling.outcome]
     if ruling.outcome != "no_decision":
-        return f"{candidate}'s outcome is settled: {words}"
+        return f"{who}'s outcome is settled: {words}"
     if ruling.not_accepted and rule.not_accepted is NotAccepted.NO_DECISION:
-        return f"{candidate}'s outcome is settled: no decision (counted cell runs not accepted)"
+        return f"{who}'s outcome is settled: no decision (counted cell runs not accepted)"
     return None
+
+
+def fidelity_said(ruling: CandidateRuling) -> list[str]:
+    """The candidate's fidelity limits as judged: once, on every window of its fidelity cells
+    (scored in its first walk), so each stands at every look."""
+    return [
+        f"for {ruling.candidate}, {line.sentence} (fidelity, judged once on every window)"
+        for line in ruling.criteria
+        if line.test == "limit"
+    ]
 
 
 @dataclass(frozen=True)
@@ -234,9 +242,12 @@ class Need:
     futile: bool = False
 
 
-def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need]:
+def needing_pass(
+    matrix: Matrix, entries: Sequence[CellEntry], fidelity: Sequence[FidelityEntry] = ()
+) -> dict[str, Need]:
     """Each sequential cell (id as written) that ran at least once: whether it needs another
-    pass, given the cells run so far (``entries``)."""
+    pass, given the cells run so far (``entries``) and the fidelity cells scored
+    (``fidelity``: the rule's fidelity limits settle a candidate as they settle the rule)."""
     rule, groups = matrix.rule, sequential_groups(matrix.cells)
     if rule is None or not groups:
         return {}
@@ -250,15 +261,24 @@ def needing_pass(matrix: Matrix, entries: Sequence[CellEntry]) -> dict[str, Need
     passes = {c.id for g in groups for c in g.cells}
     kept = [e for e in entries if e.id not in passes or all(p.comparable for p in e.pairs)]
     ruled = sum(1 for a in matrix.candidates if rule.judges(a.name))
-    closed = {a.name: settled(rule, kept, a.name, replicates, ruled) for a in matrix.candidates}
+    rulings = [
+        candidate_ruling(rule, kept, a.name, replicates, ruled, fidelity=fidelity)
+        for a in matrix.candidates
+    ]
+    closed = {r.candidate: settled(rule, r) for r in rulings}
+    limits = [said for r in rulings for said in fidelity_said(r)]
     return {
-        g.written: _need(lines[g.written], closed)
+        g.written: _need(lines[g.written], closed, limits)
         for g in groups
         if any(c.id in by_id for c in g.cells)
     }
 
 
-def _need(lines: Sequence[SequentialCriterion], closed: Mapping[str, str | None]) -> Need:
+def _need(
+    lines: Sequence[SequentialCriterion],
+    closed: Mapping[str, str | None],
+    limits: Sequence[str],
+) -> Need:
     open_lines = [ln for ln in lines if closed[ln.candidate] is None and ln.decided_at is None]
     undecided = [ln for ln in open_lines if ln.futile_at is None]
     if undecided:
@@ -275,7 +295,7 @@ def _need(lines: Sequence[SequentialCriterion], closed: Mapping[str, str | None]
         "futility level still holds the bound: no decision is plausible in the passes left)"
         for ln in open_lines
     ]
-    said = "; ".join([*parts, *futile, *settled_words]) or "no criterion to decide"
+    said = "; ".join([*parts, *futile, *limits, *settled_words]) or "no criterion to decide"
     return Need(False, said, futile=bool(futile))
 
 

@@ -19,6 +19,7 @@ GREEDY_FILE = "greedy.json"
 BLOCKED_FILE = "blocked.json"
 FIDELITY_DIR = "fidelity"
 FLOOR_DIR = "floor"
+KEPT_DIR = "windows"  # each window's scores as it ends, until scores.npz holds them all
 
 
 class GreedyAnswers(Artifact):

@@ -7,7 +7,9 @@ reference's ``floor/`` scored again at the floor's concurrency, and ``greedy.jso
 they come back, so a run killed while scoring resumes with the windows it had. Each arm
 scores its own tokenization of the corpus; one whose ids differ from the reference's is
 blocked naming both arms (here when the reference was scored first, else when the
-comparison is built), since its log-probabilities would be of other tokens.
+comparison is built), since its log-probabilities would be of other tokens. An arm
+scored after the reference, and the reference's floor, store their arrays against the
+reference's (``faceoff.formats.fidelity_scores``): most positions return the same ids.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ import logging
 import shutil
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
@@ -27,6 +32,7 @@ from faceoff.formats.fidelity_outcome import (
     FIDELITY_DIR,
     FLOOR_DIR,
     GREEDY_FILE,
+    KEPT_DIR,
     FidelityBlocked,
     GreedyAnswers,
     tokenizer_sentence,
@@ -62,7 +68,6 @@ REQUEST_TIMEOUT_S = 300.0  # one window scored: long prompts on a slow CPU engin
 # A window's prompt_logprobs: ~60 bytes an id, k + 1 ids a position (512 tokens at k = 20
 # is 0.7 MB; a whole 3,072-id vocabulary over 128 tokens, 24 MB).
 SCORES_BODY = 256 * 1024 * 1024
-KEPT_DIR = "windows"  # each window's scores as it ends, until scores.npz holds them all
 
 
 def fidelity_folder(campaign_dir: Path, cell: FidelityCell, arm: str) -> Path:
@@ -113,32 +118,46 @@ def score_arm(context: CampaignContext, run: ArmRun, cell: FidelityCell, folder:
     lane = ScoringLane(run.base_url, run.arm.served_model, post, REQUEST_TIMEOUT_S, deadline)
     tokens = lane.tokenize(corpus(cell))
     reference = context.frozen.matrix.fidelity_reference.name
+    basis = None
     if run.arm.name != reference:
-        check_tokenizer(context, cell, run.arm.name, reference, corpus_sha256(tokens))
+        basis = reference_basis(context, cell, run.arm.name, reference, corpus_sha256(tokens))
     windows = cut_windows(tokens, cell)
     folder.mkdir(parents=True, exist_ok=True)
     scored = kept_scoring(lane, windows, cell.prompt_logprobs, cell.concurrency, folder)
+    basis = basis if basis is not None and basis.fits(scored) else None
+    raw = arrays_bytes(scored, basis.positions if basis else None)
     if run.arm.name == reference and cell.floor_concurrency:
-        again = kept_scoring(
-            lane, windows, cell.prompt_logprobs, cell.floor_concurrency, folder / FLOOR_DIR
-        )
-        write_scores(
-            folder / FLOOR_DIR,
-            cell,
-            run.arm.name,
-            again,
-            tokens=tokens,
-            concurrency=cell.floor_concurrency,
-        )
+        own = Basis("..", ScoredPositions.concatenate(scored), sha256_hex(raw))
+        score_floor(lane, cell, (run.arm.name, tokens), windows, folder=folder, own=own)
     if cell.greedy_prompts:
         prompts = [w[: cell.prompt_tokens] for w in windows[: cell.greedy_prompts]]
         answers = greedy_answers(lane, prompts, cell.greedy_tokens)
         GreedyAnswers(
             arm=run.arm.name, tokens=cell.greedy_tokens, prompts=prompts, answers=answers
         ).write(folder / GREEDY_FILE, replace=True)
-    write_scores(folder, cell, run.arm.name, scored, tokens=tokens, concurrency=cell.concurrency)
+    write_scores(
+        folder, ScoredArm(cell, run.arm.name, scored, tokens, cell.concurrency), raw, basis
+    )
     for kept in (folder / KEPT_DIR, folder / FLOOR_DIR / KEPT_DIR):
         shutil.rmtree(kept, ignore_errors=True)  # scores.npz holds them now
+
+
+def score_floor(
+    lane: ScoringLane,
+    cell: FidelityCell,
+    reference: tuple[str, list[int]],
+    windows: list[list[int]],
+    *,
+    folder: Path,
+    own: Basis,
+) -> None:
+    """The reference (its name and its ids for the corpus) scored again at the floor's
+    concurrency, stored against ``own``: its first scoring's arrays, which ``folder``'s
+    scores.npz will hold."""
+    concurrency = cell.floor_concurrency
+    again = kept_scoring(lane, windows, cell.prompt_logprobs, concurrency, folder / FLOOR_DIR)
+    floor = ScoredArm(cell, reference[0], again, reference[1], concurrency)
+    write_scores(folder / FLOOR_DIR, floor, arrays_bytes(again, own.positions), own)
 
 
 def kept_scoring(
@@ -179,39 +198,67 @@ def corpus(cell: FidelityCell) -> str:
     return corpus_text(data, cell.corpus.format, cell.corpus.file)
 
 
-def check_tokenizer(
+@dataclass(frozen=True)
+class Basis:
+    """Scores another arm's are stored against (``arrays_bytes``): where they lie, relative
+    to that arm's folder, their positions, and the sha256 of their ``scores.npz``."""
+
+    where: str
+    positions: ScoredPositions
+    sha256: str
+
+    def fits(self, scored: list[ScoredPositions]) -> bool:
+        """Whether ``scored`` are the same positions (the same windows of the same ids)."""
+        tokens = np.concatenate([s.tokens for s in scored])
+        return np.array_equal(tokens, self.positions.tokens)
+
+
+def reference_basis(
     context: CampaignContext, cell: FidelityCell, arm: str, reference: str, own: str
-) -> None:
-    """Refuse early when the reference is scored already and tokenized the corpus otherwise
-    (a reference walked later is checked when the comparison is built)."""
-    path = fidelity_folder(context.campaign_dir, cell, reference) / SCORES_FILE
-    if not path.is_file():
-        return
-    theirs = FidelityScores.read(path).tokenizer_sha256
-    if theirs != own:
-        raise LaneRefused("tokenizer_differs", tokenizer_sentence(arm, reference, own, theirs))
+) -> Basis | None:
+    """The reference's scores when it was scored first, for the arm's to be stored against;
+    an arm that tokenized the corpus otherwise is refused now, naming both (a reference
+    walked later is checked when the comparison is built, and the arm's scores stand alone)."""
+    folder = fidelity_folder(context.campaign_dir, cell, reference)
+    if not (folder / SCORES_FILE).is_file():
+        return None
+    meta = FidelityScores.read(folder / SCORES_FILE)
+    if meta.tokenizer_sha256 != own:
+        raise LaneRefused(
+            "tokenizer_differs", tokenizer_sentence(arm, reference, own, meta.tokenizer_sha256)
+        )
+    raw = (folder / ARRAYS_FILE).read_bytes()
+    if meta.stored_against is not None or sha256_hex(raw) != meta.arrays_sha256:
+        return None  # not a basis to lean on: the arm's scores stand alone
+    positions = ScoredPositions.concatenate(read_arrays(raw))
+    return Basis(f"../{reference}", positions, meta.arrays_sha256)
 
 
-def write_scores(
-    folder: Path,
-    cell: FidelityCell,
-    arm: str,
-    scored: list[ScoredPositions],
-    *,
-    tokens: list[int],
-    concurrency: int,
-) -> None:
+@dataclass(frozen=True)
+class ScoredArm:
+    """One arm's windows scored, and what ``scores.json`` says of how."""
+
+    cell: FidelityCell
+    arm: str
+    windows: list[ScoredPositions]
+    tokens: list[int]
+    concurrency: int
+
+
+def write_scores(folder: Path, scored: ScoredArm, raw: bytes, basis: Basis | None) -> None:
+    """``scores.npz`` (``raw``, stored against ``basis`` if any), then ``scores.json``."""
     folder.mkdir(parents=True, exist_ok=True)
-    raw = arrays_bytes(scored)
     write_bytes_atomic(folder / ARRAYS_FILE, raw, replace=True)
     FidelityScores(
-        arm=arm,
-        k=cell.prompt_logprobs,
-        corpus_sha256=cell.corpus.sha256,
-        window_tokens=[s.count + 1 for s in scored],
-        concurrency=concurrency,
-        tokenizer_sha256=corpus_sha256(tokens),
+        arm=scored.arm,
+        k=scored.cell.prompt_logprobs,
+        corpus_sha256=scored.cell.corpus.sha256,
+        window_tokens=[s.count + 1 for s in scored.windows],
+        concurrency=scored.concurrency,
+        tokenizer_sha256=corpus_sha256(scored.tokens),
         arrays_sha256=sha256_hex(raw),
+        stored_against=basis.where if basis else None,
+        against_sha256=basis.sha256 if basis else None,
     ).write(folder / SCORES_FILE, replace=True)
 
 

@@ -6,9 +6,10 @@ in odd passes and last in even ones (ABBA: a drift across the night cannot favou
 in every pass). Before each pass
 after the first, the passes so far are judged (``evidence.comparison.sequential``): a
 sequential cell's next replicate runs only while a candidate whose outcome is still open
-has a rule criterion undecided in it that has not stopped for futility. With a night's
-window or deadline (``matrix.night_window.budget_end``), the pass is then estimated from what the
-night has measured (``flows.campaign.budget``) and runs only if it can finish, the
+(the rule's fidelity limits included, judged on the fidelity cells scored in each arm's
+first walk) has a rule criterion undecided in it that has not stopped for futility. With a
+night's window or deadline (``matrix.night_window.budget_end``), the pass is then estimated from
+what the night has measured (``flows.campaign.budget``) and runs only if it can finish, the
 incumbent's restoration reserved, before the budget ends; otherwise only its rule-counted
 cells, if they fit, and else nothing: the campaign stops and closes with the decision its
 evidence supports. With a budget, each arm walks its rule-counted cells first. What was
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from evidence.comparison.build import CellEntries
+from evidence.comparison.fidelity.entries import fidelity_entries
 from evidence.comparison.model import CellEntry
 from evidence.comparison.read import load_campaign
 from evidence.comparison.sequential import needing_pass
@@ -126,7 +128,8 @@ def _needed(context: CampaignContext, log: PassLog, index: int, planned: Work) -
     matrix = context.frozen.matrix
     if index == 1 or not any(c.sequential for _, cells in planned for c in cells):
         return planned
-    needing = needing_pass(matrix, entries_so_far(context))
+    fidelity = fidelity_entries(context.campaign_dir, matrix)
+    needing = needing_pass(matrix, entries_so_far(context), fidelity)
     done: set[str] = set()
     for written, need in needing.items():
         if need.more:

@@ -19,6 +19,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from evidence.audit.reverify import audit_bundle
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.formats.fidelity_scores import FidelityScores
 from faceoff.formats.receipt import verify_receipt
 from flows.cli.review import record_review
 from flows.prefect.flow_runner import run_campaign
@@ -96,6 +97,7 @@ def test_a_two_arm_campaign_runs_end_to_end(
     scores = result.bundle / "fidelity" / "fidelity-corpus" / "cand" / "scores.json"
     scored_at = scores.stat().st_mtime_ns
     assert not (scores.parent / "windows").exists()  # scores.npz holds the kept windows now
+    assert FidelityScores.read(scores).stored_against == "../inc"  # scored after the reference
     check_ledger(workdir)
     check_bundle(result.bundle)
     check_restoration(result.bundle, proxy)

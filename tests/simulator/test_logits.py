@@ -8,7 +8,7 @@ import random
 import pytest
 
 from simulator.logits import LogitModel, LogitSpec
-from simulator.protocol import ApiError
+from simulator.protocol import ApiError, parse_completion
 from simulator.scoring import check_prompt_logprobs, prompt_logprobs
 from simulator.tokenizer import Tokenizer
 
@@ -91,3 +91,16 @@ def test_prompt_logprobs_above_the_engines_cap_are_refused_as_vllm_words_it() ->
         check_prompt_logprobs(21, 20, VOCAB)
     with pytest.raises(ApiError, match="greater than max allowed: 20"):
         check_prompt_logprobs(-1, 20, VOCAB)
+
+
+@pytest.mark.parametrize(("k", "refused"), [(5, True), (-1, True), (0, False), (None, False)])
+def test_a_streamed_completion_asking_prompt_logprobs_is_refused_as_vllm_refuses_it(
+    k: int | None, refused: bool
+) -> None:
+    body = {"prompt": [300, 301, 302], "stream": True, "prompt_logprobs": k}
+    if not refused:
+        assert parse_completion(body, TOKENIZER).prompt_logprobs == k
+        return
+    with pytest.raises(ApiError, match="`prompt_logprobs` are not available when `stream=True`"):
+        parse_completion(body, TOKENIZER)
+    assert parse_completion({**body, "stream": False}, TOKENIZER).prompt_logprobs == k

@@ -141,6 +141,17 @@ async def test_completions_score_the_prompt_and_decode_greedily_at_temperature_z
         session, tiny.url + "/v1/completions", {**body, "prompt_logprobs": 21}
     )
     assert status == 400 and "greater than max allowed: 20" in refused["error"]["message"]
+    # streamed, as vLLM 0.32 streams it: prompt_logprobs refused, the ids chunk by chunk
+    streamed = {**body, "stream": True}
+    status, refused = await post(session, tiny.url + "/v1/completions", streamed)
+    assert status == 400 and refused["error"]["param"] == "prompt_logprobs"
+    assert "`prompt_logprobs` are not available when `stream=True`" in refused["error"]["message"]
+    del streamed["prompt_logprobs"]
+    chunks = (await stream(session, tiny.url + "/v1/completions", streamed)).chunks
+    ids_of = [c["choices"][0] for c in chunks if c["choices"]]
+    assert ids_of[0]["prompt_token_ids"] == ids
+    assert all(c["prompt_token_ids"] is None for c in ids_of[1:])
+    assert [t for c in ids_of for t in c["token_ids"]] == choice["token_ids"]
 
 
 async def test_usage_prompt_tokens_equal_tokenize_count(tiny: SimServer, session) -> None:

@@ -19,8 +19,10 @@ import pytest
 
 from evidence.comparison.fidelity.entries import FidelityEntry, cell_entry
 from evidence.stats.fidelity import greedy_agreement
+from faceoff.canonical import sha256_hex
 from faceoff.formats.fidelity_outcome import FLOOR_DIR, GREEDY_FILE, GreedyAnswers
-from flows.campaign.fidelity_run import adapter, write_scores
+from faceoff.formats.fidelity_scores import ScoredPositions, arrays_bytes
+from flows.campaign.fidelity_run import Basis, ScoredArm, adapter, write_scores
 from lanes.http import UrllibHttp
 from matrix.fidelity import Corpus, FidelityCell
 from tests.vllm.engine import SERVED, Serving, serving
@@ -69,16 +71,22 @@ def scored(engines: dict[str, Serving], tmp_path_factory: pytest.TempPathFactory
     tokens = lanes["f32"].tokenize(CORPUS.read_text())
     windows = cut_windows(tokens, CELL)
     prompts = [w[: CELL.prompt_tokens] for w in windows[: CELL.greedy_prompts]]
+    basis: Basis | None = None  # the reference's (f32, scored first): bf16 stored against it
     for name, lane in lanes.items():
         if name != "ngram":
             found = score_windows(lane, windows, CELL.prompt_logprobs, 1)
-            write_scores(base / name, CELL, name, found, tokens=tokens, concurrency=1)
+            raw = arrays_bytes(found, basis.positions if basis else None)
+            write_scores(base / name, ScoredArm(CELL, name, found, tokens, 1), raw, basis)
+            basis = basis or Basis("../f32", ScoredPositions.concatenate(found), sha256_hex(raw))
         answers = greedy_answers(lane, prompts, CELL.greedy_tokens)
         GreedyAnswers(arm=name, tokens=CELL.greedy_tokens, prompts=prompts, answers=answers).write(
             base / name / GREEDY_FILE
         )
+    assert basis is not None
     again = score_windows(lanes["f32"], windows, CELL.prompt_logprobs, 4)
-    write_scores(base / "f32" / FLOOR_DIR, CELL, "f32", again, tokens=tokens, concurrency=4)
+    floor = ScoredArm(CELL, "f32", again, tokens, 4)
+    against = Basis("..", basis.positions, basis.sha256)
+    write_scores(base / "f32" / FLOOR_DIR, floor, arrays_bytes(again, basis.positions), against)
     return base
 
 
@@ -102,4 +110,4 @@ def test_ngram_speculation_agrees_with_the_plain_engine_at_temperature_zero(scor
     plain, ngram = (GreedyAnswers.read(scored / arm / GREEDY_FILE) for arm in ("f32", "ngram"))
     agreement = greedy_agreement(plain.answers, ngram.answers, CELL.greedy_tokens)
     print(agreement)  # the figures docs/testing.md quotes
-    assert agreement.identical_share >= 0.75
+    assert agreement.identical_share.value >= 0.75

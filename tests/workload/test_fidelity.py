@@ -8,9 +8,15 @@ from pathlib import Path
 import pytest
 
 from evidence.comparison.fidelity.entries import cell_entry
+from faceoff.canonical import sha256_hex
 from faceoff.formats.fidelity_outcome import GREEDY_FILE, GreedyAnswers
-from faceoff.formats.fidelity_scores import SCORES_FILE, FidelityScores
-from flows.campaign.fidelity_run import adapter, write_scores
+from faceoff.formats.fidelity_scores import (
+    SCORES_FILE,
+    FidelityScores,
+    ScoredPositions,
+    arrays_bytes,
+)
+from flows.campaign.fidelity_run import Basis, ScoredArm, adapter, write_scores
 from lanes.http import UrllibHttp
 from matrix.fidelity import Corpus, FidelityCell
 from simulator.launch import SimServer, running
@@ -50,9 +56,12 @@ def test_every_arm_scores_the_references_windows_and_the_known_kld_comes_back(
     assert tokens == arm.tokenize(CORPUS.read_text())
     windows = cut_windows(tokens, CELL)
     assert [len(w) for w in windows] == [64] * 8 and windows[1][0] == tokens[64]
+    basis: Basis | None = None  # the arm's scores are stored against the reference's
     for name, scoring in (("ref", reference), ("arm", arm)):
         scored = score_windows(scoring, windows, 20, concurrency=3)
-        write_scores(tmp_path / name, CELL, name, scored, tokens=tokens, concurrency=3)
+        raw = arrays_bytes(scored, basis.positions if basis else None)
+        write_scores(tmp_path / name, ScoredArm(CELL, name, scored, tokens, 3), raw, basis)
+        basis = basis or Basis("../ref", ScoredPositions.concatenate(scored), sha256_hex(raw))
         prompts = [w[: CELL.prompt_tokens] for w in windows[:3]]
         answers = greedy_answers(scoring, prompts, 8)
         assert answers == greedy_answers(scoring, prompts, 8)  # temperature 0 repeats itself
@@ -64,6 +73,7 @@ def test_every_arm_scores_the_references_windows_and_the_known_kld_comes_back(
     assert entry.figures.kld_mean.value == pytest.approx(0.02, rel=0.05)
     assert entry.figures.positions == 8 * 63 and entry.greedy is not None
     assert entry.floor is None and entry.within_floor is None
+    assert FidelityScores.read(tmp_path / "arm" / SCORES_FILE).stored_against == "../ref"
     # an arm whose tokenizer gave other ids for the corpus is not compared, both arms named
     meta = FidelityScores.read(tmp_path / "arm" / SCORES_FILE)
     meta.model_copy(update={"tokenizer_sha256": "f" * 64}).write(

@@ -1,10 +1,12 @@
 """The rule's fidelity criteria applied to the fidelity entries: one line per criterion. Pure.
 
 A criterion bounds a figure of the candidate against the reference (``matrix.fidelity``:
-at most for a divergence or a perplexity ratio, at least for an agreement share). A figure
-with an interval (the mean KLD, the perplexity ratio) is met when the whole interval is on
-the good side of the limit, not met when the whole of it is on the other, inconclusive when
-it straddles the limit; a point figure (p99, top-1 and greedy agreement) is met or not. The
+at most for a divergence or a perplexity ratio, at least for an agreement share). Every
+figure is judged on its 95 % interval, so each verdict errs on one side at most 2.5 % of
+the time where the interval is calibrated: met when the whole interval is on the good side
+of the limit, not met when the whole of it is on the other, inconclusive when it straddles
+the limit or when there is no calibrated interval (fewer than ``CALIBRATED_WINDOWS``
+windows, or a file written before the figure had one). The
 criterion stands as its worst fidelity cell; a cell with no figures is missing.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from evidence.comparison.fidelity.entries import Bounds as BoundsEntry
 from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.model import CriterionCell, CriterionLine, CriterionStatus
 from matrix.fidelity import FidelityCriterion
@@ -25,7 +28,10 @@ WORDS = {
     "top1_agreement": "same top-1 share",
     "greedy_agreement": "greedy prompts identical",
 }
-Bounds = tuple[float, float, float]  # value, low, high
+# The fewest windows at which the window intervals err at most 2.5 % a side on a limit
+# (benchmarks/README.md): with fewer, a figure is descriptive and decides no limit.
+CALIBRATED_WINDOWS = 12
+Bounds = tuple[float, float | None, float | None]  # value, low, high: None without an interval
 
 
 def fidelity_lines(
@@ -63,9 +69,14 @@ def cell_standing(criterion: FidelityCriterion, entry: FidelityEntry) -> Criteri
     if found is None:
         return CriterionCell(cell=entry.cell, status="missing", ratio=None, low=None, high=None)
     value, low, high = found
+    standing: CriterionStatus = (
+        "inconclusive"
+        if low is None or high is None
+        else status(low, high, criterion.limit, at_most=criterion.at_most)
+    )
     return CriterionCell(
         cell=entry.cell,
-        status=status(low, high, criterion.limit, at_most=criterion.at_most),
+        status=standing,
         ratio=value,
         low=low,
         high=high,
@@ -81,23 +92,37 @@ def figure(metric: str, entry: FidelityEntry) -> Bounds | None:
     f = entry.figures
     if f is None:
         return None
-    point = {
-        "kld_p99": f.kld_p99,
-        "top1_agreement": f.top1_agreement,
-        "greedy_agreement": entry.greedy.identical_share if entry.greedy else None,
-    }
-    if metric == "kld_mean":
-        return f.kld_mean.value, f.kld_mean.low, f.kld_mean.high
     if metric == "ppl_ratio":
         ln = f.ln_ppl_ratio
+        if f.windows < CALIBRATED_WINDOWS:
+            return math.exp(ln.value), None, None
         return math.exp(ln.value), math.exp(ln.low), math.exp(ln.high)
-    value = point[metric]
-    return None if value is None else (value, value, value)
+    if metric == "greedy_agreement":
+        if entry.greedy is None:
+            return None
+        return entry.greedy.identical_share, *ends(entry.greedy.identical_interval)
+    value, interval = {
+        "kld_mean": (f.kld_mean.value, f.kld_mean),
+        "kld_p99": (f.kld_p99, f.kld_p99_interval),
+        "top1_agreement": (f.top1_agreement, f.top1_interval),
+    }[metric]
+    return value, *ends(interval if f.windows >= CALIBRATED_WINDOWS else None)
+
+
+def ends(interval: BoundsEntry | None) -> tuple[float | None, float | None]:
+    """An interval's ends; none in a file written before the figure had one, or below the
+    windows its interval is calibrated at, where the figure alone neither meets nor fails
+    a limit."""
+    if interval is None:
+        return None, None
+    return interval.low, interval.high
 
 
 def shown(cell: CriterionCell) -> str:
-    if cell.ratio is None or cell.low is None or cell.high is None:
+    if cell.ratio is None:
         return "no figure"
+    if cell.low is None or cell.high is None:
+        return f"{cell.ratio:.4g}, descriptive: no calibrated interval"
     if cell.low == cell.high:
         return f"{cell.ratio:.4g}"
     return f"{cell.ratio:.4g} [{cell.low:.4g}, {cell.high:.4g}]"

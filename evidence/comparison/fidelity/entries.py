@@ -1,13 +1,15 @@
 """``comparison.json``'s fidelity entries: each arm against the reference, per fidelity cell.
 
 Read from ``fidelity/<cell>/<arm>/`` (``faceoff.formats``): the stored per-position
-log-probabilities are the native evidence, and every figure here is recomputed from them
+log-probabilities are the native evidence (an arm's stored against the reference's, read
+with them), and every figure here is recomputed from them
 (``evidence.stats.fidelity``), so the audit's rebuild of the comparison recomputes them too.
 An arm whose scores are missing or blocked has an entry saying so, never a figure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -27,6 +29,7 @@ from faceoff.formats.fidelity_outcome import (
     FIDELITY_DIR,
     FLOOR_DIR,
     GREEDY_FILE,
+    KEPT_DIR,
     FidelityBlocked,
     GreedyAnswers,
     tokenizer_sentence,
@@ -44,12 +47,18 @@ from matrix.model import Matrix
 FIDELITY_METHOD = (
     "KLD(reference ‖ arm) at each position over the ids both engines returned "
     "(prompt_logprobs top-k and the corpus token) plus one bucket for the rest of the mass: "
-    "a lower bound of the full KLD (merging outcomes cannot raise a divergence), exact where "
-    "the returned ids hold all the mass; mean KLD and ln(PPL arm / PPL reference) with 95 % "
-    "percentile bootstrap intervals resampling whole windows (2,000 resamples, the campaign "
-    "seed); top-1 agreement: positions whose most likely id is the reference's; Δp: the arm's "
-    "minus the reference's probability of the reference's most likely id; greedy: tokens "
-    "before the first differing token (median over prompts) and prompts identical to the end; "
+    "a lower bound of the full KLD (merging outcomes cannot raise a divergence), exact "
+    "where the returned ids hold all the mass; mean KLD with the 95 % generalized pivotal "
+    "interval of a lognormal mean over its window means (20,000 draws, the campaign seed; "
+    "the window bootstrap where a window's mean is 0); top-1 agreement: positions whose "
+    "most likely id is the reference's, its interval 1 − that of the share that differs; "
+    "p99 KLD with Woodruff's 98 % interval, windows as clusters; ln(PPL arm / PPL "
+    "reference) with a 95 % expanded percentile bootstrap interval resampling whole windows "
+    "(2,000 resamples, the campaign seed); Δp: the arm's minus the reference's probability "
+    "of the reference's most likely id; greedy: tokens before the first differing token "
+    "(median over prompts) and prompts identical to the end, with its exact binomial "
+    "(Clopper–Pearson) 95 % interval; a rule's limit is judged on the interval, never on "
+    "the figure alone, and with fewer than 12 windows the window figures are descriptive; "
     "floor: the reference scored again at another concurrency, an arm whose KLD interval "
     "reaches the floor's is indistinguishable from the reference"
 )
@@ -68,6 +77,11 @@ class Greedy(Spec):
         description="Median tokens before the first differing token (tokens if never)."
     )
     identical_share: float = Field(description="Share of prompts identical to the end.")
+    identical_interval: Bounds | None = Field(
+        default=None,
+        description="That share's exact binomial (Clopper–Pearson) 95 % interval over the "
+        "prompts; None in a file written before it had one: a limit on it is then inconclusive.",
+    )
 
 
 class FidelityFiguresEntry(Spec):
@@ -77,8 +91,19 @@ class FidelityFiguresEntry(Spec):
     kld_mean: Bounds = Field(description="Mean KLD (nats) with its interval.")
     kld_median: float = Field(description="Median KLD.")
     kld_p99: float = Field(description="99th percentile KLD.")
+    kld_p99_interval: Bounds | None = Field(
+        default=None,
+        description="Its 98 % interval (Woodruff's, windows as clusters); None in a file "
+        "written before it had one: a limit on it is then inconclusive.",
+    )
     kld_max: float = Field(description="Largest KLD at any position.")
     top1_agreement: float = Field(description="Share of positions with the reference's top id.")
+    top1_interval: Bounds | None = Field(
+        default=None,
+        description="Its 95 % interval: 1 − that of the share that differs (a lognormal mean's "
+        "over windows); None in a file written before it had one: a limit on it is then "
+        "inconclusive.",
+    )
     delta_p_mean: float = Field(description="Mean Δp of the reference's most likely id.")
     ppl_reference: float = Field(description="The reference's perplexity on the corpus.")
     ppl_arm: float = Field(description="This arm's perplexity on the corpus.")
@@ -105,6 +130,12 @@ class FidelityEntry(Spec):
     greedy: Greedy | None = Field(description="Greedy agreement with the reference.")
     blocked: str | None = Field(description="Why there are no figures: reason: sentence.")
     sources: list[str] = Field(description="Files the entry was computed from.")
+    partial: list[str] = Field(
+        default_factory=list,
+        description="Partial scoring: the windows a scoring of the arm or the reference that "
+        "did not finish (blocked, or the run ended) kept as each was scored, in no figure; a "
+        "resumed run of an arm not blocked scores only the rest.",
+    )
 
 
 def fidelity_entries(root: Path, matrix: Matrix) -> list[FidelityEntry]:
@@ -126,7 +157,8 @@ def cell_entry(
     )  # fmt: skip
     missing = why_missing(base / reference, reference) or why_missing(base / arm, arm)
     if missing is not None:
-        return empty.model_copy(update={"blocked": missing})
+        partial = [p for name in (reference, arm) for p in partial_windows(base / name)]
+        return empty.model_copy(update={"blocked": missing, "partial": partial})
     mismatch = tokenizers_differ(base, reference, arm)
     if mismatch is not None:
         return empty.model_copy(update={"blocked": mismatch})
@@ -152,7 +184,49 @@ def why_missing(folder: Path, arm: str) -> str | None:
     if (folder / BLOCKED_FILE).is_file():
         blocked = FidelityBlocked.read(folder / BLOCKED_FILE)
         return f"{arm} {blocked.reason}: {blocked.sentence}"
+    kept = len(kept_windows(folder))
+    if kept:
+        return f"{arm} not scored: the run ended while it was scored ({kept} windows kept)"
     return f"{arm} not scored: the campaign ended before its fidelity cells ran"
+
+
+def kept_windows(folder: Path) -> list[Path]:
+    """The windows a scoring kept as each ended (``windows/``, the floor's too), in order."""
+    kept = (folder / KEPT_DIR, folder / FLOOR_DIR / KEPT_DIR)
+    return sorted(p for d in kept for p in d.glob("window-*.npz"))
+
+
+def partial_scoring(entries: Sequence[FidelityEntry]) -> list[str]:
+    """Each folder holding windows of a scoring that did not finish, in words: the audit's
+    note that they are sealed as kept, in no figure."""
+    folders: dict[str, set[str]] = {}
+    why: dict[str, str] = {}
+    for entry in entries:  # the reference's windows are named by each of its arms' entries
+        for path in entry.partial:
+            where = Path(path).parent.parent.as_posix()
+            folders.setdefault(where, set()).add(path)
+            why.setdefault(where, entry.blocked or "")
+    return [
+        f"partial scoring: {where} holds {len(paths)} windows of a scoring that did not "
+        f"finish ({why[where]}); they are kept as scored and enter no figure"
+        for where, paths in folders.items()
+    ]
+
+
+def scored_leftovers(root: Path) -> list[Path]:
+    """Kept windows of an arm whose ``scores.npz`` holds them: a run killed between writing
+    it and removing them left a second copy, which no figure reads."""
+    found = (root / FIDELITY_DIR).glob(f"*/*/{KEPT_DIR}")
+    floors = (root / FIDELITY_DIR).glob(f"*/*/{FLOOR_DIR}/{KEPT_DIR}")
+    return sorted(d for d in (*found, *floors) if (d.parent / SCORES_FILE).is_file())
+
+
+def partial_windows(folder: Path) -> list[str]:
+    """An unscored arm's kept windows, relative to the campaign folder: partial scoring."""
+    if (folder / SCORES_FILE).is_file():
+        return []
+    root = folder.parent.parent.parent
+    return [p.relative_to(root).as_posix() for p in kept_windows(folder)]
 
 
 def tokenizers_differ(base: Path, reference: str, arm: str) -> str | None:
@@ -164,12 +238,28 @@ def tokenizers_differ(base: Path, reference: str, arm: str) -> str | None:
 
 
 def read_scores(folder: Path) -> list[ScoredPositions]:
-    """The arm's windows, refused when scores.npz is not the file scores.json pinned."""
+    """The arm's windows, refused when scores.npz is not the file scores.json pinned; arrays
+    stored against the reference's are read with the reference's, as pinned."""
     meta = FidelityScores.read(folder / SCORES_FILE)
+    raw = pinned_arrays(folder, meta.arrays_sha256)
+    if meta.stored_against is None:
+        return read_arrays(raw)
+    basis = folder / meta.stored_against
+    theirs = FidelityScores.read(basis / SCORES_FILE)
+    if theirs.stored_against is not None or theirs.arrays_sha256 != meta.against_sha256:
+        raise ValueError(
+            f"{folder / SCORES_FILE} is stored against {basis / ARRAYS_FILE}, which is not "
+            "the file it pinned (or is itself stored against another)"
+        )
+    against = ScoredPositions.concatenate(read_arrays(pinned_arrays(basis, theirs.arrays_sha256)))
+    return read_arrays(raw, against)
+
+
+def pinned_arrays(folder: Path, sha256: str) -> bytes:
     raw = (folder / ARRAYS_FILE).read_bytes()
-    if sha256_hex(raw) != meta.arrays_sha256:
+    if sha256_hex(raw) != sha256:
         raise ValueError(f"{folder / ARRAYS_FILE} is not the file {SCORES_FILE} pinned")
-    return read_arrays(raw)
+    return raw
 
 
 def floor_bounds(folder: Path, reference: list[ScoredPositions], seed: int) -> Bounds | None:
@@ -189,7 +279,8 @@ def greedy_entry(base: Path, reference: str, arm: str) -> Greedy | None:
         prompts=agreement.prompts,
         tokens=agreement.tokens,
         median_tokens_to_divergence=agreement.median_tokens_to_divergence,
-        identical_share=agreement.identical_share,
+        identical_share=agreement.identical_share.value,
+        identical_interval=bounds(agreement.identical_share),
     )
 
 
@@ -200,9 +291,11 @@ def figures_entry(figures: FidelityFigures) -> FidelityFiguresEntry:
         exact=figures.exact,
         kld_mean=bounds(figures.kld_mean),
         kld_median=figures.kld_median,
-        kld_p99=figures.kld_p99,
+        kld_p99=figures.kld_p99.value,
+        kld_p99_interval=bounds(figures.kld_p99),
         kld_max=figures.kld_max,
-        top1_agreement=figures.top1_agreement,
+        top1_agreement=figures.top1_agreement.value,
+        top1_interval=bounds(figures.top1_agreement),
         delta_p_mean=figures.delta_p_mean,
         ppl_reference=figures.ppl_reference,
         ppl_arm=figures.ppl_arm,

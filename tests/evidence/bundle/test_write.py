@@ -214,6 +214,26 @@ def test_a_campaign_cut_short_still_gets_an_honest_bundle(
     ]
 
 
+def test_the_seal_covers_an_unscored_arms_kept_windows_and_never_a_scored_arms_second_copy(
+    campaign_dir: Path,
+    tmp_path: Path,
+    host_facts,
+    source_facts,  # type: ignore[no-untyped-def]
+) -> None:
+    root = tmp_path / campaign_dir.name
+    shutil.copytree(campaign_dir, root)
+    scored, unscored = (root / "fidelity" / "fid" / arm for arm in ("scored", "unscored"))
+    for folder in (scored, unscored):
+        (folder / "windows").mkdir(parents=True)
+        (folder / "windows" / "window-00000.npz").write_bytes(b"one window's scores")
+    (scored / "scores.json").write_text("{}")  # killed after writing it, before the removal
+    write_bundle(root, now=lambda: datetime.now(UTC), host=host_facts, source=source_facts)
+    assert not (scored / "windows").exists()
+    sums = (root / "SHA256SUMS").read_text(encoding="utf-8")
+    assert "  fidelity/fid/unscored/windows/window-00000.npz\n" in sums
+    assert "fidelity/fid/scored/windows" not in sums
+
+
 def test_a_rebuild_refuses_a_bundle_that_no_longer_verifies(
     bundle_copy,
     host_facts,

@@ -1,5 +1,6 @@
-"""The order of a rule's criteria never changes a ruling: each criterion has its own figures
-and looks, even where two criteria judge the same metric and statistic."""
+"""The sequential design of a rule: the order of its criteria never changes a ruling (each
+criterion has its own figures and looks, even where two judge the same metric and statistic),
+and the fidelity limits count in the candidate's outcome from the first look."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence.comparison.model import CellEntry
 from evidence.comparison.ruling import Replicates, candidate_ruling
-from evidence.comparison.sequential import SequentialGroup, deciding_figures, judged
+from evidence.comparison.sequential import SequentialGroup, deciding_figures, judged, needing_pass
+from matrix.fidelity import FidelityCriterion
+from matrix.model import Matrix
 from matrix.toml.reader import load_matrix
+from tests.evidence.comparison.fidelity.test_criteria import entry as fidelity_entry
 from tests.evidence.comparison.test_ruling import CANDIDATE, cell, ratio, rule
 from tests.foundation.test_matrix import MINIMAL
 
@@ -121,3 +126,58 @@ def test_passes_below_the_calibrated_requests_never_decide_a_sequential_cell(
     assert all(look.descriptive and "fewer than the 29" in look.descriptive for look in line.looks)
     assert _ruled([POOL[0]], group, few)[0] == "no_decision"
     assert _ruled([POOL[0]], group, clear)[0] == "promote"
+
+
+RENAMED = AUTO.replace('name = "old"', 'name = "inc"').replace('name = "new"', 'name = "cand"')
+TTFT = {"metric": "ttft_s", "non_inferiority": 0.05}
+KLD_LIMIT = FidelityCriterion(metric="kld_mean", limit=0.03)
+FAITHFUL = fidelity_entry((0.02, 0.018, 0.022))
+UNFAITHFUL = fidelity_entry((0.05, 0.045, 0.055))
+STRADDLING = fidelity_entry((0.03, 0.025, 0.035))
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Matrix:
+    path = tmp_path / "m.toml"
+    path.write_text(
+        RENAMED + '\n[rule]\n[[rule.criteria]]\nmetric = "ttft_s"\nnon_inferiority = 0.05\n'
+    )
+    # the rule's fidelity limit, without the corpus a [[fidelity]] cell would pin
+    return load_matrix(path).model_copy(update={"rule": rule(TTFT, fidelity=[KLD_LIMIT])})
+
+
+def first_pass(value: float, half: float) -> list[CellEntry]:
+    """Pass 1 of the cell: a TTFT ratio with its interval half-width (in logs)."""
+    found = ratio("ttft_s", value, value * math.exp(-half), value * math.exp(half))
+    return [cell(f"{WRITTEN}-r1", found)]
+
+
+def test_a_fidelity_limit_not_met_settles_the_candidate_at_the_first_look(
+    matrix: Matrix,
+) -> None:
+    undecided = first_pass(1.0, 0.2)  # straddles 1.05: the speed criterion wants more passes
+    assert needing_pass(matrix, undecided)[WRITTEN].more
+    need = needing_pass(matrix, undecided, [UNFAITHFUL])[WRITTEN]
+    assert not need.more and not need.futile
+    assert "cand's outcome is settled: do not promote" in need.why
+    assert "mean KLD ≤ 0.03 against the reference: not met in fid" in need.why
+
+
+def test_the_speed_criteria_decided_never_settle_a_promotion_before_fidelity_is_judged(
+    matrix: Matrix,
+) -> None:
+    clear = first_pass(0.5, 0.01)  # met at look 1, O'Brien-Fleming's strict boundary and all
+    unjudged = needing_pass(matrix, clear)[WRITTEN]
+    assert not unjudged.more  # nothing a further pass could decide
+    assert "settled: promote" not in unjudged.why
+    assert "missing, no fidelity cell scored this candidate" in unjudged.why
+    judged = needing_pass(matrix, clear, [FAITHFUL])[WRITTEN]
+    assert "cand's outcome is settled: promote" in judged.why
+    assert "mean KLD ≤ 0.03 against the reference: met in fid" in judged.why
+
+
+def test_an_inconclusive_fidelity_limit_leaves_the_speed_criterion_its_passes(
+    matrix: Matrix,
+) -> None:
+    need = needing_pass(matrix, first_pass(1.0, 0.2), [STRADDLING])[WRITTEN]
+    assert need.more and need.why.startswith("undecided: TTFT p50 for cand")

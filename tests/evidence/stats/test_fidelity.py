@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,19 +15,26 @@ import pytest
 from evidence.stats.divergence import position_klds, same_top1, top_delta_p
 from evidence.stats.fidelity import (
     FigureInterval,
+    WindowSums,
+    bootstrap_mean,
+    clopper_pearson,
     fidelity_figures,
     first_divergence,
     greedy_agreement,
+    lognormal_mean,
     within_floor,
+    woodruff_quantile,
 )
 from faceoff.formats.fidelity_scores import (
     LOGPROB_STEP,
     PAD_ID,
+    SCORES_VERSION,
     FidelityScores,
     ScoredPositions,
     ScoresError,
     arrays_bytes,
     from_prompt_logprobs,
+    matching_columns,
     read_arrays,
 )
 from simulator.logits import LogitModel, LogitSpec
@@ -124,8 +132,9 @@ def test_a_known_simulator_kld_is_recovered_within_5_percent() -> None:
     # on text the reference writes, ln(PPL ratio) estimates the same divergence, noisily
     assert 0.0 < figures.ln_ppl_ratio.low < figures.ln_ppl_ratio.value < 0.1
     assert figures.positions == 12 * 63 and figures.windows == 12 and not figures.exact
-    assert 0.5 < figures.top1_agreement < 1.0
-    assert figures.kld_median <= figures.kld_p99 <= figures.kld_max
+    top1, p99 = figures.top1_agreement, figures.kld_p99
+    assert 0.5 < top1.low <= top1.value <= top1.high < 1.0
+    assert figures.kld_median <= p99.low <= p99.value <= p99.high <= figures.kld_max
     narrow = simulated(LogitSpec(seed=4, kld=0.03), windows, 4)
     low = fidelity_figures(simulated(LogitSpec(seed=4), windows, 4), narrow, seed=1)
     assert low.kld_mean.value < figures.kld_mean.value
@@ -135,7 +144,7 @@ def test_an_arm_against_itself_has_no_divergence_and_a_perplexity_ratio_of_one()
     windows = corpus_windows(6, 32)
     reference = simulated(LogitSpec(seed=2), windows, 5)
     figures = fidelity_figures(reference, reference, seed=3)
-    assert figures.kld_max == 0.0 and figures.top1_agreement == 1.0
+    assert figures.kld_max == 0.0 and figures.top1_agreement == FigureInterval(1.0, 1.0, 1.0)
     assert figures.ln_ppl_ratio == FigureInterval(0.0, 0.0, 0.0) and figures.ppl_ratio == 1.0
     assert figures.ppl_reference == figures.ppl_arm > 1.0
     assert figures.delta_p_mean == 0.0
@@ -159,8 +168,27 @@ def test_greedy_agreement_counts_tokens_to_the_first_divergence() -> None:
     reference = [[1, 2, 3, 4], [1, 2, 3, 4], [5, 6, 7, 8]]
     arm = [[1, 2, 3, 4], [1, 9, 3, 4], [5, 6, 7]]
     agreement = greedy_agreement(reference, arm, 4)
-    assert (agreement.median_tokens_to_divergence, agreement.identical_share) == (3.0, 1 / 3)
+    assert agreement.median_tokens_to_divergence == 3.0
+    assert agreement.identical_share.value == 1 / 3
     assert first_divergence([1], [2], 4) == 0
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [
+        (10, 10, 0.6915, 1.0),
+        (0, 10, 0.0, 0.3085),
+        (5, 10, 0.1871, 0.8129),
+        (45, 50, 0.7819, 0.9667),
+    ],
+)
+def test_greedy_agreement_has_the_exact_binomial_interval(
+    successes: int, trials: int, low: float, high: float
+) -> None:
+    """Clopper–Pearson's published ends: a share of identical prompts is met or failed only
+    where so few or so many identical answers would be rare on the limit."""
+    found = clopper_pearson(successes, trials)
+    assert found.low == pytest.approx(low, abs=1e-4) and found.high == pytest.approx(high, abs=1e-4)
 
 
 def test_scores_survive_the_compact_arrays_within_half_a_step() -> None:
@@ -196,7 +224,8 @@ def test_figures_from_the_stored_form_stay_within_the_stated_tolerance() -> None
     for ours, theirs in [
         (exact.kld_mean.value, stored.kld_mean.value),
         (exact.kld_mean.low, stored.kld_mean.low),
-        (exact.kld_p99, stored.kld_p99),
+        (exact.kld_p99.value, stored.kld_p99.value),
+        (exact.kld_p99.high, stored.kld_p99.high),
         (exact.kld_max, stored.kld_max),
         (exact.delta_p_mean, stored.delta_p_mean),
     ]:
@@ -222,4 +251,93 @@ def test_a_version_1_file_is_still_read() -> None:
     meta = {"schema_version": 1, "arm": "a", "k": 4, "corpus_sha256": "0" * 64,
             "window_tokens": [12, 12], "concurrency": 1, "tokenizer_sha256": "1" * 64,
             "arrays_sha256": "2" * 64}  # fmt: skip
-    assert FidelityScores.model_validate_json(json.dumps(meta)).schema_version == 2
+    assert FidelityScores.model_validate_json(json.dumps(meta)).schema_version == SCORES_VERSION
+    upgraded = FidelityScores.model_validate_json(json.dumps({**meta, "schema_version": 2}))
+    assert (upgraded.schema_version, upgraded.stored_against) == (SCORES_VERSION, None)
+
+
+@pytest.mark.parametrize("kld", [0.0, 0.02, 0.5])
+def test_an_arm_stored_against_the_reference_reads_back_as_if_it_stood_alone(kld: float) -> None:
+    windows = corpus_windows(4, 30)
+    reference = ScoredPositions.concatenate(
+        read_arrays(arrays_bytes(simulated(LogitSpec(seed=4), windows, 20)))
+    )
+    arm = simulated(LogitSpec(seed=4, kld=kld), windows, 20)
+    relative = arrays_bytes(arm, reference)
+    for alone, back in zip(
+        read_arrays(arrays_bytes(arm)), read_arrays(relative, reference), strict=True
+    ):
+        assert np.array_equal(alone.ids, back.ids) and np.array_equal(alone.tokens, back.tokens)
+        assert np.array_equal(alone.logprobs, back.logprobs)  # the same steps, exactly
+    assert len(relative) < len(arrays_bytes(arm))
+    with pytest.raises(ScoresError, match="stored against the reference's"):
+        read_arrays(relative)
+
+
+def test_ids_not_in_the_references_row_are_kept_whole_and_the_others_found_in_any_column() -> None:
+    rng = np.random.default_rng(3)
+    basis = rng.choice(200_000, size=(50, 9), replace=False).astype(np.int32)
+    basis[:, -1] = PAD_ID
+    ids = np.take_along_axis(basis, rng.permuted(np.tile(np.arange(9), (50, 1)), axis=1), axis=1)
+    ids[::3, 2] = 200_001 + np.arange(17)  # not in the reference's row
+    brute = np.asarray(
+        [[next((c for c in range(9) if basis[r, c] == ids[r, j]), -1) for j in range(9)]
+         for r in range(50)]
+    )  # fmt: skip
+    found = matching_columns(ids, basis)
+    assert np.array_equal(found < 0, brute < 0) and (found < 0).sum() == 17
+    rows = np.arange(50)[:, None]
+    assert np.array_equal(basis[rows, found][found >= 0], ids[found >= 0])
+
+    def scores(of: np.ndarray) -> ScoredPositions:
+        logprobs = np.sort(rng.random((50, 9)) * -10, axis=1)[:, ::-1]
+        return ScoredPositions(ids[:, 0].copy(), of, np.where(of == PAD_ID, -math.inf, logprobs))
+
+    arm, against = scores(ids), scores(basis)
+    (back,) = read_arrays(arrays_bytes([arm], against), against)
+    finite = np.isfinite(arm.logprobs)
+    assert np.array_equal(back.ids, arm.ids) and np.array_equal(np.isfinite(back.logprobs), finite)
+    assert np.abs(back.logprobs[finite] - arm.logprobs[finite]).max() <= LOGPROB_STEP / 2
+
+
+def test_scores_of_other_positions_are_never_stored_against() -> None:
+    windows = corpus_windows(2, 12)
+    arm = simulated(LogitSpec(seed=4), windows, 4)
+    other = ScoredPositions.concatenate(simulated(LogitSpec(seed=4), windows[:1], 4))
+    with pytest.raises(ScoresError, match="store them alone"):
+        arrays_bytes(arm, other)
+
+
+def test_the_mean_kld_interval_holds_its_upper_side_on_skewed_windows() -> None:
+    """Window means lognormal around a known mean: the generalized pivotal interval's upper
+    end falls below the truth about 2.5 % of the time, the percentile bootstrap's far more."""
+    rng = np.random.default_rng(11)
+    missed = {"lognormal": 0, "bootstrap": 0}
+    for campaign in range(400):
+        levels = 0.03 * np.exp(rng.normal(-0.125, 0.5, 24))
+        windows = WindowSums(sums=levels * 100, counts=np.full(24, 100.0))
+        missed["lognormal"] += lognormal_mean(windows, campaign).high < 0.03
+        missed["bootstrap"] += bootstrap_mean(windows, campaign).high < 0.03
+    assert missed["lognormal"] <= 14 < missed["bootstrap"]
+
+
+def test_a_window_without_divergence_leaves_the_mean_kld_to_the_window_bootstrap() -> None:
+    windows = WindowSums(sums=np.asarray([0.0, 2.0, 3.0, 1.0]), counts=np.full(4, 100.0))
+    assert lognormal_mean(windows, 3) == bootstrap_mean(windows, 3)
+    assert lognormal_mean(replace(windows, sums=windows.sums + 1.0), 3) != bootstrap_mean(
+        replace(windows, sums=windows.sums + 1.0), 3
+    )
+
+
+def test_the_p99_interval_treats_windows_as_clusters() -> None:
+    """Woodruff's interval: the same positions are less certain where windows differ (hard
+    stretches of text) than shuffled into like windows; its ends are pooled quantiles."""
+    rng = np.random.default_rng(4)
+    levels = np.exp(rng.normal(-0.125, 0.5, 96))
+    windows = [level * rng.exponential(1.0, 127) for level in levels]
+    many = woodruff_quantile(windows, 0.99)
+    pooled = np.concatenate(windows)
+    assert many.value == pytest.approx(float(np.quantile(pooled, 0.99)))
+    assert pooled.min() <= many.low < many.value < many.high <= pooled.max()
+    mixed = woodruff_quantile(np.split(rng.permutation(pooled), 96), 0.99)
+    assert mixed.value == many.value and mixed.high - mixed.low < many.high - many.low
