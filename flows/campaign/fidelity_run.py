@@ -14,7 +14,6 @@ reference's (``faceoff.formats.fidelity_scores``): most positions return the sam
 
 from __future__ import annotations
 
-import logging
 import shutil
 import time
 import zipfile
@@ -63,7 +62,6 @@ from workload.fidelity import (
     score_windows,
 )
 
-log = logging.getLogger(__name__)
 REQUEST_TIMEOUT_S = 300.0  # one window scored: long prompts on a slow CPU engine
 # A window's prompt_logprobs: ~60 bytes an id, k + 1 ids a position (512 tokens at k = 20
 # is 0.7 MB; a whole 3,072-id vocabulary over 128 tokens, 24 MB).
@@ -88,9 +86,11 @@ def done(folder: Path) -> bool:
     return (folder / SCORES_FILE).is_file() or (folder / BLOCKED_FILE).is_file()
 
 
-def run_fidelity(context: CampaignContext, run: ArmRun) -> None:
-    """Every fidelity cell that scores this arm and has not yet: scored, or blocked."""
+def run_fidelity(context: CampaignContext, run: ArmRun) -> list[Said]:
+    """Every fidelity cell that scores this arm and has not yet: scored, or blocked. What
+    each of them ended as, for the run's log."""
     matrix = context.frozen.matrix
+    said = []
     for cell in matrix.fidelity:
         if run.arm.name not in [a.name for a in matrix.fidelity_arms(cell)]:
             continue
@@ -101,10 +101,32 @@ def run_fidelity(context: CampaignContext, run: ArmRun) -> None:
             score_arm(context, run, cell, folder)
         except LaneRefused as exc:
             block(folder, run.arm.name, exc.reason, exc.sentence)
+        said.append(ended_as(folder, cell.id, run.arm.name))
+    return said
+
+
+@dataclass(frozen=True)
+class Said:
+    scored: bool
+    sentence: str
+
+
+def ended_as(folder: Path, cell_id: str, arm: str) -> Said:
+    """A fidelity cell's end on one arm in words: its windows scored, or why it was blocked."""
+    if (folder / BLOCKED_FILE).is_file():
+        blocked = FidelityBlocked.read(folder / BLOCKED_FILE)
+        return Said(
+            False, f"fidelity {cell_id} on {arm}: blocked ({blocked.reason}): {blocked.sentence}"
+        )
+    scores = FidelityScores.read(folder / SCORES_FILE)
+    return Said(
+        True,
+        f"fidelity {cell_id} on {arm}: {len(scores.window_tokens)} windows, "
+        f"{sum(scores.window_tokens):,} positions scored at k = {scores.k}",
+    )
 
 
 def block(folder: Path, arm: str, reason: str, sentence: str) -> None:
-    log.warning("fidelity on %s blocked (%s): %s", arm, reason, sentence)
     folder.mkdir(parents=True, exist_ok=True)
     FidelityBlocked(arm=arm, reason=reason, sentence=sentence).write(
         folder / BLOCKED_FILE, replace=True

@@ -222,7 +222,8 @@ def walk_arm(context: CampaignContext, arm: Arm, cells: list[Cell]) -> None:
             _log_result(result)
         if fidelity_pending(context, arm):
             run = run or started(context, arm)  # a reference arm has no speed cell
-            fidelity_task(context, run)
+            for said in fidelity_task(context, run):
+                (get_run_logger().info if said.scored else get_run_logger().warning)(said.sentence)
     finally:
         if run is not None:
             stop_task(context, run)

@@ -1,4 +1,5 @@
-"""A run killed while scoring a fidelity cell keeps the windows it had scored."""
+"""A run killed while scoring a fidelity cell keeps the windows it had scored; the log says
+how each fidelity cell ended on an arm."""
 
 from __future__ import annotations
 
@@ -7,8 +8,14 @@ from typing import Any
 
 import pytest
 
-from faceoff.formats.fidelity_scores import ScoredPositions, arrays_bytes
-from flows.campaign.fidelity_run import KEPT_DIR, kept_scoring
+from faceoff.formats.fidelity_outcome import BLOCKED_FILE, FidelityBlocked
+from faceoff.formats.fidelity_scores import (
+    SCORES_FILE,
+    FidelityScores,
+    ScoredPositions,
+    arrays_bytes,
+)
+from flows.campaign.fidelity_run import KEPT_DIR, Said, ended_as, kept_scoring
 from simulator.logits import LogitModel, LogitSpec
 from simulator.scoring import prompt_logprobs
 from simulator.tokenizer import Tokenizer
@@ -63,3 +70,20 @@ def test_a_kept_window_of_other_tokens_is_scored_again(tmp_path: Path) -> None:
     again = Engine(alive=100)
     scoring(again, tmp_path)
     assert again.asked == 2
+
+
+def test_the_log_says_how_a_fidelity_cell_ended_on_an_arm(tmp_path: Path) -> None:
+    scored, blocked = tmp_path / "ref", tmp_path / "cand"
+    FidelityScores(
+        arm="ref", k=20, corpus_sha256="c" * 64, window_tokens=[97, 97, 96], concurrency=1,
+        tokenizer_sha256="t" * 64, arrays_sha256="a" * 64,
+    ).write(scored / SCORES_FILE)  # fmt: skip
+    assert ended_as(scored, "corpus", "ref") == Said(
+        True, "fidelity corpus on ref: 3 windows, 290 positions scored at k = 20"
+    )
+    FidelityBlocked(
+        arm="cand", reason="tokenizer_differs", sentence="cand's ids differ from ref's"
+    ).write(blocked / BLOCKED_FILE)
+    assert ended_as(blocked, "corpus", "cand") == Said(
+        False, "fidelity corpus on cand: blocked (tokenizer_differs): cand's ids differ from ref's"
+    )
