@@ -141,6 +141,11 @@ def check_fidelity(
                 )
 
 
+# The fewest windows at which the window intervals err at most 2.5 % a side on a limit
+# (benchmarks/README.md): with fewer, a figure is descriptive and decides no limit.
+CALIBRATED_WINDOWS = 12
+
+
 class FidelityCriterion(Spec):
     """A rule's bound on a fidelity figure of each candidate against the reference."""
 

@@ -21,6 +21,7 @@ from matrix.fidelity import (
 )
 from matrix.fields import FieldError
 from matrix.model import changed_sources
+from matrix.rule_warnings import rule_warnings
 from matrix.toml.reader import MatrixError, load_matrix
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "matrix" / "examples" / "sim-faceoff.toml"
@@ -166,3 +167,18 @@ def test_a_vllm_arm_asked_more_logprobs_than_its_serve_line_allows_is_refused() 
     check_logprobs([cell], {"ref": 3072, "cand": None})
     with pytest.raises(FieldError, match="exceeds arm 'cand''s --max-logprobs 20"):
         check_logprobs([cell], {"ref": 3072, "cand": 20})
+
+
+def test_a_fidelity_limit_on_too_few_windows_is_warned_of_before_the_night(
+    tmp_path: Path,
+) -> None:
+    assert rule_warnings(load_matrix(written(tmp_path, EXAMPLE.read_text()))) == []  # 12 windows
+    few = EXAMPLE.read_text().replace("windows = 12\n", "windows = 8\n", 1)
+    kld, top1 = rule_warnings(load_matrix(written(tmp_path, few)))
+    assert kld.finding == (
+        "rule.fidelity[0]: kld_mean on fidelity cell fidelity-corpus rests on 8 windows, fewer "
+        "than the 12 its interval is calibrated at: the figure is descriptive and the limit "
+        "decides nothing"
+    )
+    assert top1.finding.startswith("rule.fidelity[1]: top1_agreement")
+    assert kld.fix == "give fidelity cell fidelity-corpus windows = 12 or more"

@@ -169,12 +169,14 @@ def test_a_rule_that_counts_probe_cells_is_warned_of(tmp_path: Path) -> None:
     ones, and a rule that still counts a probe says so."""
     every_kind = load_matrix(write(tmp_path, MINIMAL + NEEDLE + OUTPUT_TPS))
     (warning,) = rule_warnings(every_kind)
-    assert warning.startswith("rule.criteria: the rule counts probe cells needle-1024-c1 (needle)")
+    assert warning.finding.startswith(
+        "rule.criteria: the rule counts probe cells needle-1024-c1 (needle)"
+    )
     natural = OUTPUT_TPS + 'kinds = ["natural"]\n'
     assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + natural))) == []
     named = natural.replace("[rule]\n", '[rule]\ncells = ["natural-1024-c1", "needle-1024-c1"]\n')
     (warning,) = rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + named)))
-    assert warning.startswith("rule.cells: the rule counts probe cells needle-1024-c1")
+    assert warning.finding.startswith("rule.cells: the rule counts probe cells needle-1024-c1")
     ignoring = OUTPUT_TPS.replace("[rule]\n", '[rule]\nnot_accepted = "ignore"\n')
     assert rule_warnings(load_matrix(write(tmp_path, MINIMAL + NEEDLE + ignoring))) == []
 

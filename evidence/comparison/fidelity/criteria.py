@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from evidence.comparison.fidelity.entries import Bounds as BoundsEntry
 from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.model import CriterionCell, CriterionLine, CriterionStatus
-from matrix.fidelity import FidelityCriterion
+from matrix.fidelity import CALIBRATED_WINDOWS, FidelityCriterion
 
 WORST_FIRST: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")
 WORDS = {
@@ -28,9 +28,6 @@ WORDS = {
     "top1_agreement": "same top-1 share",
     "greedy_agreement": "greedy prompts identical",
 }
-# The fewest windows at which the window intervals err at most 2.5 % a side on a limit
-# (benchmarks/README.md): with fewer, a figure is descriptive and decides no limit.
-CALIBRATED_WINDOWS = 12
 Bounds = tuple[float, float | None, float | None]  # value, low, high: None without an interval
 
 

@@ -244,15 +244,6 @@ def field_findings(matrix: Matrix) -> list[CheckResult]:
 
 
 def rule_reach(matrix: Matrix) -> list[CheckResult]:
-    """A rule that counts probe cells can end in no decision for what the model is, not how
-    it is served (``matrix.rule_warnings``)."""
-    return [
-        warn(
-            "rule",
-            "the rule",
-            finding,
-            "give the criteria kinds = [...] or the rule cells = [...] without the probe cells, "
-            "if they should not count",
-        )
-        for finding in rule_warnings(matrix)
-    ]
+    """A rule that can end in no decision for what the matrix is, not how the lanes serve:
+    probe cells it counts, fidelity limits on too few windows (``matrix.rule_warnings``)."""
+    return [warn("rule", "the rule", w.finding, w.fix) for w in rule_warnings(matrix)]

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from evidence.comparison.fidelity.criteria import CALIBRATED_WINDOWS, fidelity_lines
+from evidence.comparison.fidelity.criteria import fidelity_lines
 from evidence.comparison.fidelity.entries import Bounds, FidelityEntry, FidelityFiguresEntry, Greedy
 from evidence.comparison.ruling import candidate_ruling
-from matrix.fidelity import FidelityCriterion
+from matrix.fidelity import CALIBRATED_WINDOWS, FidelityCriterion
 from matrix.rule import Criterion, Rule
 
 
