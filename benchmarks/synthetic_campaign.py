@@ -43,14 +43,14 @@ from collectors.telemetry import TELEMETRY_FILE, summarize_folder
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
-from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from faceoff.formats.collector_samples import EngineStatus
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.collector_samples import EngineStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneRecord
 from faceoff.formats.protected import compare, snapshot
 from faceoff.formats.receipt import RECEIPT_FILE, CandidateAbsence, Receipt, bound_files
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
 from lanes.lane_context import LanePurpose, next_run_dir
 from lanes.restoration import snapshot_before

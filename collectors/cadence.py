@@ -20,8 +20,8 @@ from typing import Generic, TypeVar
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import SampleBase
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import SampleBase
+from faceoff.formats.attempt.stalls import CellWindow
 from workload.outcome import RequestOutcome
 
 S = TypeVar("S", bound=SampleBase)

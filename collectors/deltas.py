@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import EngineSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import EngineSample
+from faceoff.formats.attempt.stalls import CellWindow
 
 START_TIME = "process_start_time_seconds"
 

@@ -23,8 +23,8 @@ from collectors.cadence import (
 )
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuReading, GpuSample, HostSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample, HostSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
 
 N = TypeVar("N", int, float)
 M = TypeVar("M", GpuSample, HostSample)

@@ -14,7 +14,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from faceoff.artifact import Spec
 from faceoff.files import read_jsonl
-from faceoff.formats.stalls import (
+from faceoff.formats.attempt.stalls import (
     CellWindow,
     ClientWait,
     MonitorStart,

@@ -46,8 +46,13 @@ from collectors.settings import CollectorSettings
 from collectors.stall_log import StallLog, StallSummary, read_stalls, summarize_stalls
 from faceoff.artifact import Artifact, Spec
 from faceoff.files import read_jsonl
-from faceoff.formats.collector_samples import EngineSample, GpuSample, HostSample, SampleBase
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
+from faceoff.formats.attempt.collector_samples import (
+    EngineSample,
+    GpuSample,
+    HostSample,
+    SampleBase,
+)
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 
 TELEMETRY_FILE = "telemetry.json"
 

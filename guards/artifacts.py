@@ -21,9 +21,9 @@ from collectors.stall_log import StallLog
 from collectors.telemetry import CellSamples, TelemetrySummary, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
-from faceoff.formats.collector_samples import EngineSample, GpuSample
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
 from faceoff.result import Maybe
 from workload.journal import JournalContents, read_journal
 from workload.outcome import RequestOutcome, Status

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from collectors.deltas import CounterDelta
 from collectors.telemetry import EngineSummary
-from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.attempt.collector_samples import EngineSample
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from faceoff.result import Maybe
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed

@@ -18,7 +18,7 @@ from types import MappingProxyType
 
 from collectors.cadence import FamilyCoverage
 from collectors.telemetry import EngineSummary, TelemetrySummary
-from faceoff.formats.verdict import Evidence, EvidenceValue, Presence
+from faceoff.formats.attempt.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
 from matrix.thresholds import Thresholds
 from workload import metrics

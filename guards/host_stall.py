@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from collectors.stall_log import StallLog, client_wait_share, overlap_ns
+from faceoff.formats.attempt.verdict import Evidence, RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import Evidence, RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_evaluated, passed
 from matrix.cell import Cell

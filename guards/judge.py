@@ -18,8 +18,8 @@ from pathlib import Path
 from collectors.aliases import AliasTable
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.verdict import FamilyVerdict, RuleResult, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix
-from faceoff.formats.verdict import FamilyVerdict, RuleResult, Verdict
 from guards.artifacts import CellArtifacts, load_cell
 from guards.dispositions import Disposed, decide, prerequisite
 from guards.metric_guard import check_registry, metric_guard

@@ -9,8 +9,8 @@ or trace cell's source, a needle search's range): docs/guards.md, "Validity rule
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.verdict import Evidence, RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import Evidence, RuleResult
 from guards.outcomes import failed, passed
 from guards.pair_sampling import sampling_differences
 from workload.plan import PlannedRequest, RequestPlan

@@ -12,8 +12,8 @@ plan with a source gets the rule (``guards.validity``).
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_evaluated
 from matrix.cell import Cell

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from collectors.cadence import journal_window
-from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled

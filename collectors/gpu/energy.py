@@ -26,8 +26,8 @@ from itertools import pairwise
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuReading, GpuSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
 
 NS = 1e9
 MJ_PER_J = 1000.0

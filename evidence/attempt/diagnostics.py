@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.attempt.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.attempt.stalls import ENGINE_FILE
 from faceoff.formats.diagnostic import DIAGNOSTICS_DIR, Diagnostic, Seen
-from faceoff.formats.stalls import ENGINE_FILE
 from workload.journal import read_journal
 from workload.metrics import request_metrics
 from workload.outcome import RequestOutcome

@@ -20,8 +20,8 @@ from pydantic import Field
 
 from collectors.gpu.energy import CellEnergy, EnergyMethod, cell_energy
 from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
 
 EnergySource = Literal["counter", "integrated_power", "mixed"]
 METHOD = (

@@ -36,8 +36,8 @@ from evidence.attempt.roles import counted_statuses
 from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
-from faceoff.formats.collector_samples import GpuSample
-from faceoff.formats.stalls import GPU_FILE
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.stalls import GPU_FILE
 from matrix.cell import LengthRule
 from matrix.fields import omitted_at
 from matrix.model import Matrix

@@ -44,10 +44,10 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, protected_problems
-from faceoff.formats.verdict import VERDICT_FILE
 from faceoff.trust import SignatureCheck, SignatureState
 
 PROTECTED = "protected operator files declared and unchanged"

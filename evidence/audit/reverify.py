@@ -55,15 +55,15 @@ from faceoff.cycles import cycle_collection_paused
 from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.carried import CARRIED_FILE
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from faceoff.formats.seal_statement import SealPredicate
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
 from faceoff.seal_envelope import sealed_predicate
 from faceoff.trust import SignatureCheck, Trust

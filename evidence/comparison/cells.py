@@ -46,9 +46,9 @@ from evidence.stats.bootstrap import (
 )
 from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
-from faceoff.formats.cell_record import CELL_FILE
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
-from faceoff.formats.verdict import VERDICT_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from guards.dispositions import PairStatus
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label

@@ -21,6 +21,7 @@ from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture
@@ -30,7 +31,6 @@ from faceoff.formats.passes import PassRecord, read_passes
 from faceoff.formats.pilot import PilotRecord
 from faceoff.formats.preflight import PreflightReport, read_reports
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from faceoff.formats.verdict import RuleResult
 from guards.judge import judge_pair
 from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule

@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.reasons import Disposition
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun
 from flows.campaign.attempt import Attempt, Observed, begin, cell_record, finish, run_attempt

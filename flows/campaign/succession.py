@@ -23,6 +23,7 @@ from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.carried import (
     CARRIED_DIR,
     CARRIED_FILE,
@@ -32,7 +33,6 @@ from faceoff.formats.carried import (
     FreshCell,
     source_frozen_name,
 )
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from flows.campaign.context import CampaignContext
 from flows.campaign.journal_index import index_journal

@@ -20,9 +20,9 @@ from evidence.audit.reverify import audit_bundle
 from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.attempt.verdict import Verdict
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver, read_reports
-from faceoff.formats.verdict import Verdict
 from flows.prefect.flow import campaign as campaign_flow
 from flows.prefect.flow_runner import result_of
 from ledger.campaigns import cell_runs, require_campaign

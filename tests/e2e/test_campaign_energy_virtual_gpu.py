@@ -27,8 +27,8 @@ from evidence.audit.reverify import audit_bundle
 from evidence.comparison.model import Comparison
 from evidence.views.card.speculation import words as acceptance_words
 from faceoff import format as fmt
-from faceoff.formats.collector_samples import EngineSample, GpuSample
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
 from flows.prefect.flow_runner import run_campaign
 from simulator.profile import PROFILE_DIR
 from tests.e2e.matrices import arm, write_matrix

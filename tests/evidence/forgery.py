@@ -13,8 +13,8 @@ from evidence.bundle.write import comparison_of, write_views
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import read_frozen
-from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
 from workload.records import JOURNAL_NAME
 

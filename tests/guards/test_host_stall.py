@@ -11,10 +11,10 @@ from pathlib import Path
 
 from collectors.settings import CollectorSettings
 from collectors.stall_log import StallLog, read_stalls
+from faceoff.formats.attempt.stalls import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
+from faceoff.formats.attempt.verdict import Outcome, RuleResult
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.stalls import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
-from faceoff.formats.verdict import Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge

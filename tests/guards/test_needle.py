@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.verdict import Outcome
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import Outcome
 from guards.artifacts import load_cell
 from guards.judge import judge, judge_cell, judge_pair
 from matrix.toml.reader import load_matrix

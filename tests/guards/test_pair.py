@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.verdict import Outcome
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.reasons import Disposition
-from faceoff.formats.verdict import Outcome
 from flows.campaign.planning import PlanTarget, plan_cell
 from guards.judge import judge_cell, judge_pair
 from guards.pair import pair_integrity

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
-from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, RuleResult
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Reason
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
 from guards.judge import judge_cell
 from guards.validity import RULES, validity

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.verdict import Outcome, Verdict
 from faceoff.formats.frozen_matrix import freeze
-from faceoff.formats.verdict import Outcome, Verdict
 from flows.campaign.planning import PlanTarget, plan_cell
 from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from evidence.attempt.open_loop import LoadSummary
 from evidence.comparison.model import Comparison, Ratio, RatioVerdict
-from faceoff.formats.collector_samples import EngineSample, GpuSample, HostSample
+from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample, HostSample
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

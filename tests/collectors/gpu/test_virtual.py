@@ -24,8 +24,8 @@ from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import GpuSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC
 from simulator.launch import SimServer, running
 from tests.collectors.gpu.test_sampler import run_ticks

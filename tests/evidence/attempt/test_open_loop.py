@@ -23,8 +23,8 @@ from evidence.comparison.cells import pair_ratios
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_attempt
 from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.host_facts import HostFacts, SourceFacts
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.pair import pair_integrity
 from matrix.arrival import Sweep
 from matrix.model import Matrix

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.ticket import parse, render
 from tests.tickets.test_cluster import RUNS, T0
 from tickets.cluster import cluster
-from faceoff.formats.ticket import parse, render
 
 
 def test_front_matter_round_trips_and_reads_as_plain_key_values() -> None:

@@ -21,7 +21,7 @@ from typing import Any
 import psutil
 import pytest
 
-from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.attempt.cell_record import LaneAtEnd
 from faceoff.formats.lane import LANE_FILE, LaneRecord
 from flows.campaign.arm import CUT, ArmRun, lane_death, warmup_failure
 from flows.campaign.client import ClientExit

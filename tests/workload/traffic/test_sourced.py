@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from faceoff.canonical import file_sha256
-from faceoff.formats.verdict import Outcome
+from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from guards.source_rows import rebuild_differences
 from matrix.cell import Cell

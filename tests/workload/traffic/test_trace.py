@@ -27,8 +27,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.stall_log import read_stalls, summarize_stalls
 from collectors.stall_monitor import StallMonitor
 from faceoff.canonical import file_sha256
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import Outcome
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from matrix.cell import Cell
 from matrix.thresholds import MAX_CLIENT_CPU_WAIT, MAX_SCHEDULE_LAG_MS, STALL_THRESHOLD_MS
