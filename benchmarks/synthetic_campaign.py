@@ -45,6 +45,7 @@ from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.attempt.collector_samples import EngineStatus
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, Status, Usage
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
@@ -60,9 +61,8 @@ from matrix.model import Matrix
 from simulator.metrics import Families
 from simulator.profile import load_profile
 from simulator.tokenizer import render_chat
-from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan, build_plan, retokenize
-from workload.records import JOURNAL_NAME, PLAN_NAME, Usage
+from workload.records import PLAN_NAME
 from workload.tokenizer import TokenCount, vector_sha256
 
 EPOCH = datetime(2026, 11, 1, 2, 0, tzinfo=UTC)  # the night the synthetic campaign ran

@@ -21,8 +21,8 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from faceoff.formats.attempt.collector_samples import SampleBase
+from faceoff.formats.attempt.journal import RequestOutcome
 from faceoff.formats.attempt.stalls import CellWindow
-from workload.outcome import RequestOutcome
 
 S = TypeVar("S", bound=SampleBase)
 

@@ -31,9 +31,9 @@ from collectors.stall_monitor import StallMonitor
 from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
 from faceoff.ports import DockerApi
-from workload.records import JOURNAL_NAME
 
 
 class SourceReport(Spec):

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from collectors.cadence import journal_window
 from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
 from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
 from guards.artifacts import CellArtifacts
@@ -28,8 +29,7 @@ from guards.schedule_lag import schedule_lag
 from guards.source_rows import source_rows
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.records import EXIT_DEADLINE, Phase
+from workload.records import EXIT_DEADLINE
 
 Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 

@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import RequestOutcome
 from matrix.model import ClientReceive
 from workload.client import RunContext
 from workload.journal import JournalWriter
 from workload.needle_search import SearchRunner
-from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
 from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
 from workload.runner import CellRunner, RunReport

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from faceoff.artifact import Spec
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.journal import RequestOutcome
 
 NS_PER_MS = 1_000_000
 

@@ -23,12 +23,12 @@ import asyncio
 
 import aiohttp
 
+from faceoff.formats.attempt.journal import Phase
 from matrix.cell import Cell, WorkloadKind
 from workload.client import Clock, RunContext, outcome_of
 from workload.journal import JournalWriter
 from workload.needle_bounds import Probe, next_target
 from workload.plan import PlanOptions, RequestPlan, build_plan
-from workload.records import Phase
 from workload.runner import CellRunner, RunReport, Stop
 from workload.tokenizer import LaneTokenizer
 

@@ -36,15 +36,14 @@ from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestRole, turn_of
 from faceoff.recent import Recent, identity
 from matrix.cell import Cell, Sampling, WorkloadKind
 from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
-from workload.outcome import RequestRole, turn_of
 from workload.prompts import Message, Prompt, PromptKey, compose, follow_up
-from workload.records import Phase
 from workload.request import (
     Body,
     ChatMessage,

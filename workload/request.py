@@ -14,11 +14,10 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from faceoff.canonical import canonical_bytes, sha256_hex
+from faceoff.formats.attempt.journal import Phase, RequestRole
 from matrix.cell import Sampling
 from matrix.fields import omitted_at
-from workload.outcome import RequestRole
 from workload.prompts import Prompt, PromptKey
-from workload.records import Phase
 from workload.stream_layout import Slot
 from workload.text import derive_int
 from workload.tokenizer import TokenCount

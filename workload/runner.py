@@ -23,12 +23,11 @@ import aiohttp
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of, timed_exchange
 from workload.journal import JournalWriter
 from workload.ladder import StepResult, next_rate, within_slo
-from workload.outcome import RequestOutcome, Status
 from workload.plan import PlannedRequest, RequestPlan
-from workload.records import Phase
 from workload.rx_stamps import set_receive
 from workload.schedule import OpenLoad
 from workload.transport import timed_session

@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import Phase, RequestOutcome
 from matrix.slo import Slo
 from workload.ladder import meets
 from workload.metrics import NS_PER_S, cell_window
-from workload.outcome import RequestOutcome
-from workload.records import Phase
 
 METHOD = (
     "goodput = scored requests that succeeded and met every SLO bound (TTFT, TPOT, E2E per "

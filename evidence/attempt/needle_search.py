@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import RequestOutcome
 from workload.needle_bounds import Probe, bounds, recalled
-from workload.outcome import RequestOutcome
 
 
 class SearchProbe(Spec):

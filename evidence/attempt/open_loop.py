@@ -17,11 +17,11 @@ from pydantic import Field
 
 from evidence.stats.bootstrap import quantile
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import RequestOutcome, Status
 from matrix.arrival import Arrival
 from workload.ladder import StepResult, attainment, bracket, next_rate, within_slo
 from workload.lag import Lag, lag_of
 from workload.metrics import ttft
-from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan
 from workload.schedule import OpenLoad
 

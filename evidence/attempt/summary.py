@@ -37,6 +37,7 @@ from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tai
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.artifact import Artifact, Spec
 from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, RequestRole, Status
 from faceoff.formats.attempt.stalls import GPU_FILE
 from matrix.cell import LengthRule
 from matrix.fields import omitted_at
@@ -52,9 +53,8 @@ from workload.metrics import (
     cell_window,
     measures_of,
 )
-from workload.outcome import RequestOutcome, RequestRole, Status
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
+from workload.records import PLAN_NAME
 
 SUMMARY_FILE = "summary.json"
 

@@ -29,7 +29,7 @@ from evidence.stats.block_length import independent
 from evidence.stats.bootstrap import DEFAULT_CONFIDENCE
 from evidence.stats.power import tail_floor
 from faceoff.artifact import Spec
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.journal import RequestOutcome
 
 ITL = "itl_s"
 TAIL_METRICS = ("ttft_s", "e2e_s")  # request metrics whose p99 the card shows beside ITL's

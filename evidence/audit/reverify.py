@@ -56,6 +56,7 @@ from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.carried import CARRIED_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic
@@ -70,7 +71,7 @@ from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import PLAN_NAME
 
 Mark = Literal["warning", "not checked"]
 

@@ -37,13 +37,14 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.ports import Clock
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import PLAN_NAME
 
 
 @dataclass(frozen=True)

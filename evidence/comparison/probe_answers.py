@@ -19,10 +19,9 @@ from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLaten
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse import hit_ratio
 from evidence.stats.bootstrap import Sample, describe, median_ratio, timed_sample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, RequestRole, turn_role
 from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
-from workload.outcome import RequestOutcome, RequestRole, turn_role
-from workload.records import JOURNAL_NAME
 
 TURN_2_LABELS = {
     "back_to_back": "turn-2 TTFT (prefix cached by turn 1)",

@@ -21,6 +21,7 @@ from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
 from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
@@ -35,9 +36,8 @@ from guards.judge import judge_pair
 from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR, Phase
+from workload.records import PLAN_NAME, WARMUP_DIR
 from workload.traffic.rows import DatasetSource, TraceSource
 
 

@@ -23,6 +23,7 @@ from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.attempt.verdict import Verdict
 from flows.campaign import spans
@@ -38,7 +39,7 @@ from ledger.tables import CellRunRow
 from matrix.cell import Cell
 from workload.journal import read_journal
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import PLAN_NAME
 
 
 @dataclass(frozen=True)

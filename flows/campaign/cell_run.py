@@ -14,6 +14,7 @@ from pathlib import Path
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.reasons import Disposition
 from flows.campaign import spans
@@ -31,7 +32,7 @@ from ledger.tables import CellRunRow
 from matrix.campaign_plan import CellRunKey
 from matrix.cell import Cell
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.records import PLAN_NAME
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.carried import (
     CARRIED_DIR,
     CARRIED_FILE,
@@ -42,7 +43,6 @@ from ledger.db import session_scope, utc
 from ledger.tables import CampaignRow, CellRunRow
 from matrix.cell import Cell
 from matrix.cell_content import cell_key, changes_sentence, content_changes
-from workload.records import JOURNAL_NAME
 
 ACCEPTED = "accepted"
 

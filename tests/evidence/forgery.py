@@ -13,10 +13,10 @@ from evidence.bundle.write import comparison_of, write_views
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import read_frozen
 from guards.judge import judge_cell
-from workload.records import JOURNAL_NAME
 
 SHAVE_NS = 20_000_000  # 20 ms off a TTFT: small enough to look like noise
 

@@ -26,6 +26,7 @@ from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from matrix.cell import Cell
@@ -33,7 +34,7 @@ from simulator.launch import SimServer
 from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
+from workload.records import EXIT_DEADLINE, PLAN_NAME
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.verdict import Outcome
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
@@ -21,7 +22,6 @@ from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import with_record
-from workload.records import JOURNAL_NAME
 
 MATRIX = """
 schema_version = 1

@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from faceoff.canonical import sha256_hex
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
 from workload.client import Exchange, RunContext, outcome_of, terminal_status
-from workload.outcome import RequestOutcome, RequestRole, Status
 from workload.plan import ChatMessage, PlannedRequest
-from workload.records import Phase
 from workload.stream import SseFramer
 
 MS = 1_000_000

@@ -12,11 +12,11 @@ import pytest
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestRole
 from matrix.cell import Cell, Sampling, WorkloadKind
 from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat
 from workload.fit import precision
-from workload.outcome import RequestRole
 from workload.plan import (
     RETOKENIZE_IN_FLIGHT,
     PlanOptions,
@@ -24,7 +24,6 @@ from workload.plan import (
     build_plan,
     retokenize,
 )
-from workload.records import Phase
 from workload.tokenizer import TokenCount, vector_sha256
 
 

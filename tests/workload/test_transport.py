@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Status, Usage
 from tests.workload.builders import DONE, MS, chunk, planned
 from tests.workload.conftest import MODEL, StartSim
 from tests.workload.oneshot_server import (
@@ -22,8 +23,6 @@ from tests.workload.oneshot_server import (
     vllm_events,
 )
 from workload.client import Exchange, stream_chat
-from workload.outcome import Status
-from workload.records import Usage
 from workload.runner import open_session
 from workload.rx_stamps import stamp_receives
 from workload.stream import SseFramer

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase
 from matrix.cell import Cell, Sampling
 from matrix.sources import ParsedRow, dataset_rows, pinned_bytes
 from matrix.traffic import Dataset
 from workload.prompts import Prompt, canary_of, nonce_of
-from workload.records import Phase
 from workload.request import PlannedRequest
 from workload.stream_layout import Slot
 from workload.text import rng_for

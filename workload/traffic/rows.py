@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import Phase
 from workload.prompts import PromptKey
-from workload.records import Phase
 from workload.request import PlannedRequest
 from workload.traffic.trace_text import TraceKey, block_ids, trace_content
 

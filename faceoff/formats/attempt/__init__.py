@@ -5,6 +5,7 @@ collectors and the guard leave there, one module per file."""
 __all__ = [
     "cell_record",
     "collector_samples",
+    "journal",
     "stalls",
     "verdict",
 ]

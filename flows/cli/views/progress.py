@@ -18,10 +18,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
 from workload.metrics import ttft
-from workload.outcome import RequestOutcome
 from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
+from workload.records import PLAN_NAME
 
 SOURCES = ("engine", "gpu", "host")
 

@@ -21,12 +21,12 @@ from evidence.comparison.model import Comparison
 from evidence.folder.layout import CampaignFolder
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Status
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
 from workload.journal import read_journal
 from workload.metrics import ttft
-from workload.outcome import Status
 from workload.plan import RequestPlan
 
 EXPECTED = [

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from faceoff.canonical import file_sha256
+from faceoff.formats.attempt.journal import Phase
 from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from guards.source_rows import rebuild_differences
@@ -24,7 +25,6 @@ from simulator.tokenizer import render_chat
 from workload.fit import precision
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.prompts import PromptKey
-from workload.records import Phase
 from workload.tokenizer import TokenCount, shared_prefix, vector_sha256
 from workload.traffic.prefix import group_of
 from workload.traffic.rows import DatasetSource, TraceSource

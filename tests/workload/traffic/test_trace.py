@@ -27,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.stall_log import read_stalls, summarize_stalls
 from collectors.stall_monitor import StallMonitor
 from faceoff.canonical import file_sha256
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
@@ -36,9 +37,7 @@ from simulator.launch import running
 from workload.cell_client import client_command
 from workload.journal import read_journal
 from workload.lag import Lag, lag_of
-from workload.outcome import RequestOutcome, Status
 from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import Phase
 from workload.tokenizer import LaneTokenizer
 from workload.traffic.rows import TraceSource
 
