@@ -39,7 +39,7 @@ from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.settings import CollectorSettings
-from collectors.telemetry import TELEMETRY_FILE, summarize_folder
+from collectors.telemetry import summarize_folder
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
@@ -47,6 +47,7 @@ from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityR
 from faceoff.formats.attempt.collector_samples import EngineStatus
 from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, Status, Usage
 from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
 from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneRecord

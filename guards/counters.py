@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.deltas import CounterDelta
-from collectors.telemetry import EngineSummary
 from faceoff.formats.attempt.collector_samples import EngineSample
 from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.attempt.telemetry import CounterDelta, EngineSummary
 from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
 from faceoff.result import Maybe

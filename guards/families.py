@@ -16,9 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from collectors.cadence import FamilyCoverage
-from collectors.telemetry import EngineSummary, TelemetrySummary
 from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.telemetry import EngineSummary, FamilyCoverage, TelemetrySummary
 from faceoff.formats.attempt.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
 from matrix.thresholds import Thresholds

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from collectors.telemetry import summarize_folder
 from evidence.attempt.diagnostics import recompute as recompute_diagnostic
 from evidence.attempt.diagnostics import run_folders
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
@@ -57,6 +57,7 @@ from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.carried import CARRIED_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
 from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
@@ -22,6 +21,7 @@ from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen

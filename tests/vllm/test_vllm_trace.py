@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix

@@ -7,5 +7,6 @@ __all__ = [
     "collector_samples",
     "journal",
     "stalls",
+    "telemetry",
     "verdict",
 ]
