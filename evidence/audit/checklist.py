@@ -14,7 +14,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.attempt.summary import SUMMARY_FILE
 from evidence.audit.reverify import (
     CARRIED,
     CHECKS,
@@ -43,6 +42,7 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
 from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE

@@ -23,7 +23,7 @@ from collectors.aliases import vllm_aliases
 from collectors.telemetry import summarize_folder
 from evidence.attempt.diagnostics import recompute as recompute_diagnostic
 from evidence.attempt.diagnostics import run_folders
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.audit.carried import check_carried
 from evidence.audit.diff import differences
 from evidence.audit.passes import passes_problems
@@ -57,6 +57,7 @@ from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.carried import CARRIED_FILE

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.comparison.coverage import bad_runs
 from evidence.comparison.manifest import manifest
@@ -38,6 +38,7 @@ from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.ports import Clock

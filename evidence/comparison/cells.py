@@ -10,7 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.speculation import SpecAcceptance, spec_acceptance
-from evidence.attempt.summary import SUMMARY_FILE
 from evidence.attempt.window_blocks import arm_window
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
@@ -48,6 +47,7 @@ from evidence.stats.window import window_ratio
 from faceoff.formats.attempt.cell_record import CELL_FILE
 from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome
 from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE
 from guards.dispositions import PairStatus

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.comparison.quality import LoadedResult, read_quality
 from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
@@ -21,6 +20,7 @@ from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.carried import CarriedRecord, read_carried

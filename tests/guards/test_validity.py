@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
+from evidence.attempt.summary import summarize_attempt
 from faceoff.formats.attempt.cell_record import LaneAtEnd
 from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, RuleResult
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Reason

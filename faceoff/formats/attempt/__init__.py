@@ -7,6 +7,7 @@ __all__ = [
     "collector_samples",
     "journal",
     "stalls",
+    "summary",
     "telemetry",
     "verdict",
 ]

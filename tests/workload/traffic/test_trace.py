@@ -29,6 +29,7 @@ from collectors.stall_monitor import StallMonitor
 from faceoff.canonical import file_sha256
 from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import Lag
 from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from matrix.cell import Cell
@@ -36,7 +37,7 @@ from matrix.thresholds import MAX_CLIENT_CPU_WAIT, MAX_SCHEDULE_LAG_MS, STALL_TH
 from simulator.launch import running
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.lag import Lag, lag_of
+from workload.lag import lag_of
 from workload.plan import RequestPlan, build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 from workload.traffic.rows import TraceSource
