@@ -46,6 +46,7 @@ from faceoff.files import JsonlAppender
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.attempt.collector_samples import EngineStatus
 from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, Status, Usage
+from faceoff.formats.attempt.request_plan import PLAN_NAME, PlannedRequest, RequestPlan
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
 from faceoff.formats.attempt.verdict import VERDICT_FILE
@@ -62,8 +63,7 @@ from matrix.model import Matrix
 from simulator.metrics import Families
 from simulator.profile import load_profile
 from simulator.tokenizer import render_chat
-from workload.plan import PlannedRequest, RequestPlan, build_plan, retokenize
-from workload.records import PLAN_NAME
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import TokenCount, vector_sha256
 
 EPOCH = datetime(2026, 11, 1, 2, 0, tzinfo=UTC)  # the night the synthetic campaign ran

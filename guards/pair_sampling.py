@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from faceoff.formats.attempt.journal import Phase
-from workload.plan import PlannedRequest
+from faceoff.formats.attempt.request_plan import PlannedRequest
 
 COMPARED = ("max_tokens", "temperature", "top_p", "seed", "reasoning_effort", "ignore_eos")
 TEMPLATED = frozenset({"reasoning_effort"})  # sent to /tokenize: it may change the vector

@@ -1,13 +1,12 @@
-"""The file names a cell's client reads and writes, and its exit statuses (the journal's
-name, and the phase and usage its lines carry: ``faceoff.formats.attempt.journal``).
+"""The client's log and warmup folder names, and its exit statuses (the plan's and the
+journal's names and models: ``faceoff.formats.attempt.request_plan`` and ``.journal``).
 
-Here, apart from the client, so that the guards and the evidence audit can name the plan
-and read how the client ended, without loading aiohttp or the runner.
+Here, apart from the client, so that the guards and the evidence audit can read how the
+client ended without loading aiohttp or the runner.
 """
 
 from __future__ import annotations
 
-PLAN_NAME = "requests.json"
 CLIENT_LOG = "client.log"  # the client's stdout and stderr, in the attempt folder
 WARMUP_DIR = "warmup"  # an arm's warmups after each start, under its lane run folder
 

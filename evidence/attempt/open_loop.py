@@ -15,12 +15,11 @@ from collections.abc import Sequence
 
 from evidence.stats.bootstrap import quantile
 from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import OpenLoad, RequestPlan
 from faceoff.formats.attempt.summary import LoadSummary, StepSummary, SweepResult
 from workload.ladder import StepResult, attainment, bracket, next_rate, within_slo
 from workload.lag import lag_of
 from workload.metrics import ttft
-from workload.plan import RequestPlan
-from workload.schedule import OpenLoad
 
 
 def load_summary(plan: RequestPlan, scored: Sequence[RequestOutcome]) -> LoadSummary | None:

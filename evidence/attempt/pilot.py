@@ -20,11 +20,10 @@ import textwrap
 from pathlib import Path
 
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotProbe, PilotRecord
 from guards.validity import ERROR_STATUSES
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 NOT_RUN = "not_run"
 ERROR_CHARS = 300  # of an error, in the record and the card; the journal keeps it whole

@@ -26,6 +26,7 @@ from evidence.attempt.tails import ITL, TAIL_METRICS, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
 from faceoff.formats.attempt.collector_samples import GpuSample
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, RequestRole, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.attempt.stalls import GPU_FILE
 from faceoff.formats.attempt.summary import (
     EnergyFigures,
@@ -47,8 +48,6 @@ from workload.metrics import (
     cell_window,
     measures_of,
 )
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:

@@ -57,6 +57,7 @@ from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
@@ -73,7 +74,6 @@ from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
 from workload.journal import read_journal
-from workload.records import PLAN_NAME
 
 Mark = Literal["warning", "not checked"]
 

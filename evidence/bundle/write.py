@@ -38,6 +38,7 @@ from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
@@ -45,7 +46,6 @@ from faceoff.ports import Clock
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import read_journal
-from workload.records import PLAN_NAME
 
 
 @dataclass(frozen=True)

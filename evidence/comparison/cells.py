@@ -46,6 +46,7 @@ from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
 from faceoff.formats.attempt.cell_record import CELL_FILE
 from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
 from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
@@ -54,7 +55,6 @@ from guards.dispositions import PairStatus
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label
 from workload.metrics import higher_is_better, measures_of
-from workload.records import PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95, "p99": p99}
 # A p99 is compared only where each arm has the requests to claim one (evidence.stats.power).

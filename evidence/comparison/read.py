@@ -20,6 +20,7 @@ from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, DatasetSource, RequestPlan, TraceSource
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import RuleResult
@@ -36,9 +37,7 @@ from guards.judge import judge_pair
 from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME, WARMUP_DIR
-from workload.traffic.rows import DatasetSource, TraceSource
+from workload.records import WARMUP_DIR
 
 
 @dataclass(frozen=True)

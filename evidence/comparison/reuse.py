@@ -18,10 +18,9 @@ from pathlib import Path
 
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse_model import ArmHits, PrefixReuse
+from faceoff.formats.attempt.request_plan import PLAN_NAME, TraceSource
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from matrix.cell import Cell
-from workload.records import PLAN_NAME
-from workload.traffic.rows import TraceSource
 
 SOURCED = frozenset({"dataset", "trace"})
 

@@ -24,6 +24,7 @@ from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.attempt.verdict import Verdict
 from flows.campaign import spans
@@ -38,8 +39,6 @@ from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.cell import Cell
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 
 @dataclass(frozen=True)

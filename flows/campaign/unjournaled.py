@@ -18,14 +18,13 @@ from pathlib import Path
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.cell_record import CELL_FILE
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, Reason
 from guards.dispositions import Disposed
 from guards.judge import judge_cell, not_run
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 MAX_LISTED = 10
 

@@ -27,14 +27,15 @@ from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from matrix.cell import Cell
 from simulator.launch import SimServer
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import EXIT_DEADLINE, PLAN_NAME
+from workload.plan import build_plan, retokenize
+from workload.records import EXIT_DEADLINE
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,11 +7,11 @@ import itertools
 import json
 
 from faceoff.formats.attempt.journal import Phase, RequestRole
+from faceoff.formats.attempt.request_plan import PlannedRequest
 from matrix.cell import Cell, WorkloadKind
 from tests.workload.test_plan import InProcessTokenizer, plan_for
 from workload.agentic import TOOL_NAME
 from workload.fit import precision
-from workload.plan import PlannedRequest
 
 TURNS, TOOL_TOKENS, OPENING = 3, 300, 900
 

@@ -6,6 +6,7 @@ __all__ = [
     "cell_record",
     "collector_samples",
     "journal",
+    "request_plan",
     "stalls",
     "summary",
     "telemetry",

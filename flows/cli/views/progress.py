@@ -19,9 +19,8 @@ from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from workload.metrics import ttft
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 SOURCES = ("engine", "gpu", "host")
 

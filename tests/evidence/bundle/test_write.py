@@ -22,13 +22,13 @@ from evidence.folder.layout import CampaignFolder
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import Status
+from faceoff.formats.attempt.request_plan import RequestPlan
 from faceoff.formats.attempt.summary import RequestSummary
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
 from workload.journal import read_journal
 from workload.metrics import ttft
-from workload.plan import RequestPlan
 
 EXPECTED = [
     "MANIFEST.json",
