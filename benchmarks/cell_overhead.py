@@ -36,7 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 from flows.campaign import spans
 from tests.e2e.matrices import arm, campaign, write_matrix
 from workload.cell_client import read_summary

@@ -32,11 +32,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.cell import Cell
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import running
 from workload.journal import read_journal
-from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.plan import build_plan
+from workload.request import Body
 from workload.runner import open_session
 from workload.stream import SseFramer, StreamState
 from workload.tokenizer import LaneTokenizer
@@ -117,7 +119,7 @@ def run_faceoff(url: str, plan: RequestPlan, work: Path) -> tuple[dict[str, Any]
 def run_reference(url: str, plan: RequestPlan) -> list[dict[str, Any]]:
     """The same bodies with another nonce (so the prefix cache stays cold)."""
     return [
-        reference_send(url, r.wire(plan.model).replace(r.nonce.encode(), b"f" * 16, 1))
+        reference_send(url, Body.of(r).wire(plan.model).replace(r.nonce.encode(), b"f" * 16, 1))
         for r in plan.requests
     ]
 

@@ -52,11 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from evidence.stats.bootstrap import quantile
+from faceoff.formats.attempt.request_plan import PlanOptions
 from matrix.cell import Cell
 from simulator.groundtruth import read_ground_truth
 from simulator.launch import SimServer, running
 from workload.journal import read_journal
-from workload.plan import PlanOptions, build_plan
+from workload.plan import build_plan
 from workload.runner import open_session
 from workload.tokenizer import LaneTokenizer
 

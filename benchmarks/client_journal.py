@@ -32,8 +32,8 @@ from pathlib import Path
 
 from evidence.stats.bootstrap import quantile
 from faceoff.files import JsonlAppender
+from faceoff.formats.attempt.journal import RequestOutcome
 from workload.journal import JournalWriter
-from workload.outcome import RequestOutcome
 
 TICK_S = 0.001
 LINE_EVERY_S = 0.010

@@ -41,7 +41,7 @@ from collectors.host import MemoryTarget
 from collectors.sampler import SamplerLoop, Tick
 from collectors.settings import CollectorSettings
 from collectors.telemetry import load_cell_samples, summarize
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.stalls import CellWindow
 from simulator.launch import SimServer, running
 
 TARGET_P99_MS = 20.0

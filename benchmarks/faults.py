@@ -39,10 +39,10 @@ from typing import Any
 
 import psutil
 
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.lane import LaneRecord
 from faceoff.formats.reasons import Reason
 from faceoff.formats.receipt import verify_receipt
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
 from lanes.leftovers import live_process_records
 from lanes.process import is_same_process

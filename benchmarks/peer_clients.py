@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from faceoff.formats.attempt.journal import Status
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.cell import Cell
 from workload.journal import read_journal
-from workload.outcome import Status
-from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.plan import build_plan
 from workload.runner import open_session
 from workload.tokenizer import LaneTokenizer
 

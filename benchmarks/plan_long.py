@@ -25,9 +25,10 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from faceoff.formats.attempt.request_plan import RequestPlan
 from matrix.cell import Cell
 from simulator.launch import running
-from workload.plan import RequestPlan, build_plan, retokenize
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 MODEL = "sim-bench"

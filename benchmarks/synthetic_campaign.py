@@ -39,18 +39,21 @@ from collectors.gpu.sampler import GpuSampler
 from collectors.host import HostSampler, MemoryTarget
 from collectors.sampler import Clocks, Sampler, Tick
 from collectors.settings import CollectorSettings
-from collectors.telemetry import TELEMETRY_FILE, summarize_folder
+from collectors.telemetry import summarize_folder
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
 from faceoff.canonical import sha256_hex
 from faceoff.files import JsonlAppender
-from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from faceoff.formats.collector_samples import EngineStatus
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.collector_samples import EngineStatus
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, Status, Usage
+from faceoff.formats.attempt.request_plan import PLAN_NAME, PlannedRequest, RequestPlan
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.lane import LANE_FILE, LANES_DIR, LaneRecord
 from faceoff.formats.protected import compare, snapshot
 from faceoff.formats.receipt import RECEIPT_FILE, CandidateAbsence, Receipt, bound_files
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
 from lanes.lane_context import LanePurpose, next_run_dir
 from lanes.restoration import snapshot_before
@@ -60,9 +63,7 @@ from matrix.model import Matrix
 from simulator.metrics import Families
 from simulator.profile import load_profile
 from simulator.tokenizer import render_chat
-from workload.outcome import RequestOutcome, Status
-from workload.plan import PlannedRequest, RequestPlan, build_plan, retokenize
-from workload.records import JOURNAL_NAME, PLAN_NAME, Usage
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import TokenCount, vector_sha256
 
 EPOCH = datetime(2026, 11, 1, 2, 0, tzinfo=UTC)  # the night the synthetic campaign ran

@@ -17,39 +17,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import SampleBase
-from faceoff.formats.stalls import CellWindow
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.collector_samples import SampleBase
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import CadenceSummary, FamilyCoverage
 
 S = TypeVar("S", bound=SampleBase)
-
-
-class CadenceSummary(Spec):
-    period_ns: int = Field(description="The schedule's period.")
-    late_after_ns: int = Field(description="Slack after which a tick counts as late.")
-    ticks: int = Field(description="Ticks scheduled inside the cell window.")
-    on_time: int = Field(description="Of those, ticks sampled within the slack.")
-    late: int = Field(description="Ticks sampled, but later than the slack.")
-    missed: int = Field(description="Ticks with no sample at all.")
-    samples: int = Field(description="All samples in the file, drain included.")
-    deviation_p50_ns: int | None = Field(description="Median start-minus-schedule of the ticks.")
-    deviation_p99_ns: int | None = Field(description="p99 (nearest rank) of the same.")
-    deviation_max_ns: int | None = Field(description="Largest deviation in the window.")
-
-
-class FamilyCoverage(Spec):
-    carried: int = Field(description="Ticks whose sample, on time or late, carries the family.")
-    coverage: float = Field(description="carried / ticks of the cell (0 when no tick).")
-    max_consecutive_misses: int = Field(
-        description="Longest run of ticks not carrying it (no sample, a failed one, or without it)."
-    )
-    late: int = Field(description="Of the carried ticks, those whose sample was late.")
-    max_lateness_ns: int = Field(
-        description="Largest start-minus-schedule of a carried tick's sample (0 when none)."
-    )
 
 
 def anchor_ns(samples: Sequence[SampleBase]) -> int | None:

@@ -28,12 +28,13 @@ from collectors.host import HostSampler, MemoryTarget
 from collectors.sampler import CadenceStats, Clocks, Sampler, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.stall_monitor import StallMonitor
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from collectors.telemetry import summarize_folder
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.ports import DockerApi
-from workload.records import JOURNAL_NAME
 
 
 class SourceReport(Spec):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from faceoff.formats.collector_samples import LaneMemory, LaneMemorySource
+from faceoff.formats.attempt.collector_samples import LaneMemory, LaneMemorySource
 
 # v1 reports "no limit" as the largest page-aligned signed 64-bit number.
 _UNLIMITED_V1 = 2**62

@@ -16,31 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import EngineSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import EngineSample
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import CounterDelta, HistogramDelta
 
 START_TIME = "process_start_time_seconds"
-
-
-class CounterDelta(Spec):
-    delta: float = Field(description="Increase over the cell; post-reset values added.")
-    baseline: float | None = Field(description="Value at the baseline sample (None if absent).")
-    final: float | None = Field(description="Value at the final sample (None if absent).")
-    resets: int = Field(description="Resets seen on this series between baseline and final.")
-    exact: bool = Field(description="Baseline before the cell, final after it, nothing lost.")
-    why_inexact: str | None = Field(default=None, description="Why not exact, when not.")
-
-
-class HistogramDelta(Spec):
-    sum_delta: float = Field(description="Increase of _sum over the cell.")
-    count_delta: float = Field(description="Increase of _count over the cell.")
-    mean: float | None = Field(description="sum_delta / count_delta; None when no count.")
-    resets: int = Field(description="Resets seen between baseline and final.")
-    exact: bool = Field(description="As for counters.")
-    why_inexact: str | None = Field(default=None, description="Why not exact, when not.")
 
 
 @dataclass

@@ -22,8 +22,8 @@ from collectors.aliases import AliasTable
 from collectors.prometheus import MetricsParseError, parse_metrics
 from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.files import JsonlAppender, write_text_atomic
-from faceoff.formats.collector_samples import EngineSample, EngineStatus
-from faceoff.formats.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
+from faceoff.formats.attempt.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.attempt.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 
 
 @dataclass(frozen=True)

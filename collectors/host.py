@@ -26,8 +26,13 @@ from collectors.cgroup import (
 from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
-from faceoff.formats.collector_samples import HostSample, LaneMemory, LaneMemorySource, ReadStatus
-from faceoff.formats.stalls import HOST_FILE
+from faceoff.formats.attempt.collector_samples import (
+    HostSample,
+    LaneMemory,
+    LaneMemorySource,
+    ReadStatus,
+)
+from faceoff.formats.attempt.stalls import HOST_FILE
 from faceoff.ports import DockerApi
 from faceoff.result import Maybe
 

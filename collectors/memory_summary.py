@@ -11,70 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from pydantic import Field
-
-from collectors.cadence import (
-    CadenceSummary,
-    CellTicks,
-    FamilyCoverage,
-    cadence_summary,
-    cell_ticks,
-    family_coverage,
-)
+from collectors.cadence import CellTicks, cadence_summary, cell_ticks, family_coverage
 from collectors.settings import CollectorSettings
-from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuReading, GpuSample, HostSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample, HostSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import GpuDevicePeak, GpuSummary, HostSummary, SourceFiles
 
 N = TypeVar("N", int, float)
 M = TypeVar("M", GpuSample, HostSample)
-
-
-class SourceFiles(Spec):
-    samples: int = Field(description="Sample lines read.")
-    unreadable_lines: int = Field(description="Lines that were torn, not JSON, or not a sample.")
-
-
-class GpuDevicePeak(Spec):
-    index: int = Field(description="NVML device index.")
-    uuid: str | None = Field(description="Device UUID, as last read.")
-    name: str | None = Field(description="Device name, as last read.")
-    samples: int = Field(description="Cell samples that read this device's memory.")
-    max_used_bytes: int | None = Field(description="Sampled max memory used.")
-    min_free_bytes: int | None = Field(description="Sampled min memory free.")
-    total_bytes: int | None = Field(description="Device memory total.")
-    max_util_percent: int | None = Field(description="Sampled max GPU utilization.")
-    max_power_w: float | None = Field(description="Sampled max power draw.")
-    max_temperature_c: int | None = Field(description="Sampled max temperature.")
-
-
-class GpuSummary(Spec):
-    cadence: CadenceSummary = Field(description="Ticks, lateness and misses in the window.")
-    files: SourceFiles = Field(description="What gpu.jsonl held.")
-    families: dict[str, FamilyCoverage] = Field(description="'gpu_memory' -> coverage.")
-    devices: list[GpuDevicePeak] = Field(description="Per device, by index.")
-    worst_device: int | None = Field(description="Index of the device with the highest used.")
-    worst_used_bytes: int | None = Field(description="That device's sampled max used.")
-    min_free_bytes: int | None = Field(description="Lowest free memory of any single device.")
-    unavailable: list[str] = Field(description="Distinct reasons samples were not ok.")
-
-
-class HostSummary(Spec):
-    cadence: CadenceSummary = Field(description="Ticks, lateness and misses in the window.")
-    files: SourceFiles = Field(description="What host.jsonl held.")
-    families: dict[str, FamilyCoverage] = Field(
-        description="'lane_memory' and 'host_available_memory' -> coverage."
-    )
-    lane_sources: list[str] = Field(description="Where lane memory came from (cgroup_v1, ...).")
-    lane_peak_bytes: int | None = Field(description="Sampled max lane memory (cgroups: + cache).")
-    lane_peak_anon_bytes: int | None = Field(description="Sampled max without page cache.")
-    lane_limit_bytes: int | None = Field(description="The lane's memory limit, if any.")
-    lane_kernel_peak_bytes: int | None = Field(
-        description="The kernel's own peak for the lane's cgroup, since it began."
-    )
-    host_available_min_bytes: int | None = Field(description="Sampled min host available.")
-    host_total_bytes: int | None = Field(description="Host total memory.")
-    unavailable: list[str] = Field(description="Distinct reasons readings failed.")
 
 
 def _memory_ticks(

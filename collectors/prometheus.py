@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from prometheus_client.parser import text_string_to_metric_families
 
 from collectors.aliases import Alias, AliasTable, Kind
-from faceoff.formats.collector_samples import EngineMetrics, HistogramPoint
+from faceoff.formats.attempt.collector_samples import EngineMetrics, HistogramPoint
 
 _BUCKET_LINE = re.compile(r"^[^#\s{]*_bucket[{\s]", re.M)
 # (suffix of a sample name, which part of an alias it feeds)

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 
 from pydantic import Field
 
-from collectors.deltas import CounterDelta
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.telemetry import CounterDelta
 
 DRAFTS = "spec_decode_num_drafts"
 DRAFT_TOKENS = "spec_decode_num_draft_tokens"

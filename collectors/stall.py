@@ -16,7 +16,7 @@ client's start-up.
 
 ``stalls.jsonl`` in the attempt folder holds one ``start`` line, one line per
 stall and per client reading (flushed as written, so a killed run keeps them)
-and one ``stop`` line with the totals. The lines are ``faceoff.formats.stalls``
+and one ``stop`` line with the totals. The lines are ``faceoff.formats.attempt.stalls``
 models; ``collectors.stall_log`` reads them back and summarizes them.
 """
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 from collectors.sampler import utc_now
 from faceoff.files import JsonlAppender
-from faceoff.formats.stalls import ClientWait, MonitorStart, MonitorStop, Stall
+from faceoff.formats.attempt.stalls import ClientWait, MonitorStart, MonitorStop, Stall
 
 TICK_NS = 1_000_000
 CLIENT_EVERY_NS = 20_000_000  # client schedstat readings

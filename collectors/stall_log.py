@@ -10,11 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
-from faceoff.artifact import Spec
 from faceoff.files import read_jsonl
-from faceoff.formats.stalls import (
+from faceoff.formats.attempt.stalls import (
     CellWindow,
     ClientWait,
     MonitorStart,
@@ -22,6 +21,7 @@ from faceoff.formats.stalls import (
     Stall,
     StallLine,
 )
+from faceoff.formats.attempt.telemetry import StallSummary
 
 _LINE: TypeAdapter[StallLine] = TypeAdapter(StallLine)
 
@@ -101,24 +101,6 @@ def client_wait_share(readings: Sequence[ClientWait], start_ns: int, end_ns: int
     before, after = bracket
     span = after.at_ns - before.at_ns
     return (after.waited_ns - before.waited_ns) / span if span > 0 else None
-
-
-class StallSummary(Spec):
-    threshold_ns: int = Field(description="The monitor's stall threshold.")
-    cpu: int | None = Field(description="The CPU the monitor was pinned to.")
-    watched: bool = Field(description="The monitor's watch spans the whole cell window.")
-    stopped: bool = Field(description="The monitor wrote its stop line (it was not killed).")
-    stalls: int = Field(description="Stalls overlapping the window.")
-    stalled_ns: int = Field(description="Part of the window covered by stalls.")
-    longest_ns: int = Field(description="Longest stall overlapping the window (0 when none).")
-    stalled_share: float = Field(description="stalled_ns / window length (0 for an empty window).")
-    client_wait_ns: int | None = Field(
-        description="The client's CPU wait inside the window; None unless readings bracket it."
-    )
-    client_wait_share: float | None = Field(
-        description="client_wait_ns / the time between the readings that bracket the window."
-    )
-    unreadable_lines: int = Field(description="Lines of stalls.jsonl that are not stall lines.")
 
 
 def summarize_stalls(log: StallLog, window: CellWindow) -> StallSummary | None:

@@ -1,4 +1,5 @@
 """The per-cell telemetry summary (telemetry.json), a pure function of the sample files.
+The same concept at another layer: ``faceoff.formats.attempt.telemetry`` (its model).
 
 ``summarize`` takes the samples, the cell window and the settings and computes
 everything the guards read: per source and per family the coverage and the
@@ -6,15 +7,6 @@ longest gap, cadence counts, engine counter and histogram deltas, sampled
 maxima, the worst single GPU (never a sum) and lane/host memory extremes.
 ``faceoff audit`` recomputes it from the jsonl files and the recorded window
 and settings.
-
-Format history of ``schema_version``:
-  1 — first release.
-  2 — a family is carried at a tick by its sample on time *or late* (version 1 counted only
-      on-time samples); ``FamilyCoverage`` gains ``late`` and ``max_lateness_ns``; the
-      summary gains ``host_stalls`` (the host-stall monitor over the window). Later in 2,
-      ``kv_pool_tokens`` is the ``kv_cache_size_tokens`` label of ``cache_config_info``
-      where the engine reports it (with decode-context parallelism the pool holds more
-      tokens than block_size × num_gpu_blocks), else that product; the shape is unchanged.
 """
 
 from __future__ import annotations
@@ -22,69 +14,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from collectors.aliases import AliasTable
-from collectors.cadence import (
-    CadenceSummary,
-    FamilyCoverage,
-    cadence_summary,
-    cell_ticks,
-    family_coverage,
-)
-from collectors.deltas import CounterDelta, HistogramDelta, engine_deltas
-from collectors.memory_summary import (
-    GpuSummary,
-    HostSummary,
-    SourceFiles,
-    gpu_summary,
-    host_summary,
-)
+from collectors.cadence import cadence_summary, cell_ticks, family_coverage
+from collectors.deltas import engine_deltas
+from collectors.memory_summary import gpu_summary, host_summary
 from collectors.settings import CollectorSettings
-from collectors.stall_log import StallLog, StallSummary, read_stalls, summarize_stalls
-from faceoff.artifact import Artifact, Spec
+from collectors.stall_log import StallLog, read_stalls, summarize_stalls
 from faceoff.files import read_jsonl
-from faceoff.formats.collector_samples import EngineSample, GpuSample, HostSample, SampleBase
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
-
-TELEMETRY_FILE = "telemetry.json"
+from faceoff.formats.attempt.collector_samples import (
+    EngineSample,
+    GpuSample,
+    HostSample,
+    SampleBase,
+)
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE, CellWindow
+from faceoff.formats.attempt.telemetry import EngineSummary, SourceFiles, TelemetrySummary
 
 S = TypeVar("S", bound=SampleBase)
-
-
-class EngineSummary(Spec):
-    cadence: CadenceSummary = Field(description="Ticks, lateness and misses in the window.")
-    files: SourceFiles = Field(description="What engine.jsonl held.")
-    families: dict[str, FamilyCoverage] = Field(description="Canonical family -> coverage.")
-    counters: dict[str, CounterDelta] = Field(description="Counter -> delta over the cell.")
-    histograms: dict[str, HistogramDelta] = Field(description="Histogram -> sum/count deltas.")
-    resets: int = Field(description="Counter resets (lane restarts) between baseline and final.")
-    baseline_seq: int | None = Field(description="Sample the deltas start from.")
-    final_seq: int | None = Field(description="Sample the deltas end at (the drain, normally).")
-    delta_notes: list[str] = Field(description="Why deltas are inexact, if they are.")
-    max_running: float | None = Field(description="Sampled max of num_requests_running.")
-    max_waiting: float | None = Field(description="Sampled max of num_requests_waiting.")
-    max_kv_usage_perc: float | None = Field(description="Sampled max KV usage (1.0 = full).")
-    block_size: int | None = Field(description="cache_config_info block_size.")
-    num_gpu_blocks: int | None = Field(description="cache_config_info num_gpu_blocks.")
-    kv_pool_tokens: int | None = Field(
-        description="kv_cache_size_tokens where reported, else block_size × num_gpu_blocks."
-    )
-    aliased: dict[str, str] = Field(description="Canonical -> older wire name read in the cell.")
-
-
-class TelemetrySummary(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="Telemetry summary format version.")
-    window: CellWindow = Field(description="The cell window the summary was computed over.")
-    settings: CollectorSettings = Field(description="Cadence settings the samples were taken on.")
-    engine: EngineSummary = Field(description="Engine /metrics samples.")
-    gpu: GpuSummary | None = Field(description="NVML samples; None when the arm has no GPU ids.")
-    host: HostSummary = Field(description="Host and lane memory samples.")
-    host_stalls: StallSummary | None = Field(
-        description="Host stalls over the window; None where no monitor ran (no stalls.jsonl)."
-    )
 
 
 def summarize(

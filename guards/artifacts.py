@@ -18,17 +18,17 @@ from pathlib import Path
 
 from collectors.aliases import AliasTable, vllm_aliases
 from collectors.stall_log import StallLog
-from collectors.telemetry import CellSamples, TelemetrySummary, load_cell_samples, summarize
+from collectors.telemetry import CellSamples, load_cell_samples, summarize
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
-from faceoff.formats.collector_samples import EngineSample, GpuSample
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, PlannedRequest, RequestPlan
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE, HOST_FILE, STALLS_FILE
+from faceoff.formats.attempt.telemetry import TelemetrySummary
 from faceoff.result import Maybe
 from workload.journal import JournalContents, read_journal
-from workload.outcome import RequestOutcome, Status
-from workload.plan import PlannedRequest, RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 # A cell has scored requests or, a needle search, probes; never both.
 JUDGED_PHASES = frozenset({Phase.SCORED, Phase.PROBE})

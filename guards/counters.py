@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from collectors.deltas import CounterDelta
-from collectors.telemetry import EngineSummary
-from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.attempt.collector_samples import EngineSample
+from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.attempt.telemetry import CounterDelta, EngineSummary
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from faceoff.result import Maybe
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, judged, not_applicable, not_evaluated, passed
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
-from workload.outcome import RequestOutcome, Status
 
 FINISHED = ("stop", "length")  # request_success labels of a request that ran to its end
 SUCCESS_KEYS = tuple(f'request_success{{finished_reason="{r}"}}' for r in FINISHED)

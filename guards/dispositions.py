@@ -18,8 +18,8 @@ from pydantic import Field
 
 from faceoff.artifact import Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from faceoff.formats.reasons import Disposition, Reason, disposition_of
-from faceoff.formats.verdict import FamilyVerdict, Outcome, Presence, RuleResult
 from guards.artifacts import CellArtifacts
 from matrix.campaign_plan import CellRunKey, PairKey
 from matrix.cell import WorkloadKind

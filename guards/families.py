@@ -16,14 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from collectors.cadence import FamilyCoverage
-from collectors.telemetry import EngineSummary, TelemetrySummary
-from faceoff.formats.verdict import Evidence, EvidenceValue, Presence
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.telemetry import EngineSummary, FamilyCoverage, TelemetrySummary
+from faceoff.formats.attempt.verdict import Evidence, EvidenceValue, Presence
 from guards.artifacts import CellArtifacts, asks_for_decode
 from matrix.thresholds import Thresholds
 from workload import metrics
 from workload.metrics import Measured
-from workload.outcome import RequestOutcome
 
 MAX_LISTED = 10  # indices listed in evidence; the count says how many in all
 
@@ -83,7 +82,7 @@ def _usage(field_name: str) -> RequestCheck:
 
 def _metric(name: str) -> RequestCheck:
     """A request metric (``workload.metrics.REQUEST_METRICS``), as the line measured it."""
-    return lambda r: r.measures[name]
+    return lambda r: metrics.metric_of(r, name)
 
 
 NO_DECODE_BY_DESIGN = (

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from collectors.gpu.clock_events import SW_POWER_CAP, reason_names
-from faceoff.formats.collector_samples import GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.verdict import Evidence, RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import Evidence, RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import failed, not_applicable, not_evaluated, passed
 from matrix.cell import Cell

@@ -18,8 +18,9 @@ from pathlib import Path
 from collectors.aliases import AliasTable
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.verdict import FamilyVerdict, RuleResult, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix
-from faceoff.formats.verdict import FamilyVerdict, RuleResult, Verdict
 from guards.artifacts import CellArtifacts, load_cell
 from guards.dispositions import Disposed, decide, prerequisite
 from guards.metric_guard import check_registry, metric_guard
@@ -27,8 +28,6 @@ from guards.pair import pair_integrity
 from guards.validity import validity
 from matrix.cell import Cell
 from workload.journal import JournalContents
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 
 def _cell(frozen: FrozenMatrix, art: CellArtifacts) -> Cell:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.verdict import FamilyVerdict, Presence
+from faceoff.formats.attempt.verdict import FamilyVerdict, Presence
 from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES, Found
 from matrix.families import FamilySpec, FamilyStatus

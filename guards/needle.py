@@ -8,13 +8,13 @@ search is looking for where the misses begin, so the rule does not apply to it.
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
 from matrix.cell import Cell, WorkloadKind
 from matrix.thresholds import Thresholds
-from workload.outcome import RequestOutcome
 
 MAX_LISTED = 10
 SEARCH_MISSES = (

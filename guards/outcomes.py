@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.verdict import Evidence, EvidenceValue, Outcome, RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import Evidence, EvidenceValue, Outcome, RuleResult
 
 
 def _result(code: Reason, outcome: Outcome, detail: str, evidence: Evidence) -> RuleResult:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from workload.plan import PlannedRequest
-from workload.records import Phase
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import PlannedRequest
 
 COMPARED = ("max_tokens", "temperature", "top_p", "seed", "reasoning_effort", "ignore_eos")
 TEMPLATED = frozenset({"reasoning_effort"})  # sent to /tokenize: it may change the vector

@@ -11,8 +11,8 @@ trigger the stop policy. A closed-loop cell has no schedule to keep (not applica
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_applicable, not_evaluated
 from matrix.cell import Cell

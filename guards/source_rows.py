@@ -12,15 +12,14 @@ plan with a source gets the rule (``guards.validity``).
 
 from __future__ import annotations
 
+from faceoff.formats.attempt.request_plan import DatasetRow, PlannedRequest, RequestPlan, TraceRow
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.outcomes import judged, not_evaluated
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
-from workload.plan import RequestPlan
-from workload.request import PlannedRequest
-from workload.traffic.rows import DatasetRow, TraceRow, rebuilt_request, rows_by_request
+from workload.traffic.rows import rebuilt_request, rows_by_request
 
 CODE = Reason.ROWS_MISMATCH
 MAX_LISTED = 10

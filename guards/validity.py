@@ -15,9 +15,10 @@ from collections import Counter
 from collections.abc import Callable
 
 from collectors.cadence import journal_window
-from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import RuleResult
 from guards.artifacts import CellArtifacts
 from guards.counters import counter_reconciliation, engine_restarted, preemptions, warm_cache
 from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled
@@ -28,8 +29,7 @@ from guards.schedule_lag import schedule_lag
 from guards.source_rows import source_rows
 from matrix.cell import Cell
 from matrix.thresholds import Thresholds
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.records import EXIT_DEADLINE, Phase
+from workload.records import EXIT_DEADLINE
 
 Rule = Callable[[CellArtifacts, Cell, Thresholds], RuleResult]
 

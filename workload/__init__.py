@@ -10,7 +10,6 @@ __all__ = [
     "lag",
     "metrics",
     "needle_bounds",
-    "outcome",
     "plan",
     "records",
     "request",

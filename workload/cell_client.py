@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.request_plan import RequestPlan
 from matrix.model import ClientReceive
 from workload.client import RunContext
 from workload.journal import JournalWriter
 from workload.needle_search import SearchRunner
-from workload.outcome import RequestOutcome
-from workload.plan import RequestPlan
 from workload.records import EXIT_BAD_INPUT, EXIT_DEADLINE
 from workload.runner import CellRunner, RunReport
 from workload.rx_stamps import RECEIVE_MODES

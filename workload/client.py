@@ -22,9 +22,9 @@ from datetime import datetime
 import aiohttp
 
 from faceoff.canonical import sha256_hex
+from faceoff.formats.attempt.journal import ArrivalStamps, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import PlannedRequest
 from matrix.model import ClientReceive
-from workload.outcome import ArrivalStamps, RequestOutcome, Status
-from workload.plan import PlannedRequest
 from workload.rx_stamps import in_flight
 from workload.stream import SseFramer, StreamProtocolError, StreamState
 from workload.transport import ON_SENT, Arrivals, check_timed

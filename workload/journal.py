@@ -1,4 +1,5 @@
 """The request journal: one JSON line per terminal request, fsync'd in groups.
+The same concept at another layer: ``faceoff.formats.attempt.journal`` (a line's model).
 
 The writer runs in its own thread fed by a queue, so that building a line,
 serialising it and waiting for fsync never run on the client's event loop between
@@ -23,8 +24,8 @@ from pydantic import ValidationError
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, JsonlScan
+from faceoff.formats.attempt.journal import RequestOutcome
 from faceoff.recent import Recent, identity
-from workload.outcome import RequestOutcome
 
 Line = RequestOutcome | Callable[[], RequestOutcome]  # a line, or what makes it on the writer
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import OpenLoad
 from matrix.arrival import Sweep
 from matrix.slo import Slo, request_meets
 from workload.metrics import e2e, tpot, ttft
-from workload.outcome import RequestOutcome, Status
-from workload.schedule import OpenLoad
 
 
 @dataclass(frozen=True)

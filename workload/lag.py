@@ -11,19 +11,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.summary import Lag
 
 NS_PER_MS = 1_000_000
-
-
-class Lag(Spec):
-    n: int = Field(description="Sent scored requests.")
-    p50_ms: float | None = Field(description="Median send − due (type-7), ms.")
-    p99_ms: float | None = Field(description="99th percentile send − due (type-7), ms.")
-    max_ms: float | None = Field(description="Largest send − due, ms.")
 
 
 def lags_ms(scored: Sequence[RequestOutcome]) -> list[float]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
-from workload.records import Phase, Usage
+from faceoff.formats.attempt.journal import MEASURES_KEPT, Phase, RequestOutcome, Usage
 
 NS_PER_S = 1_000_000_000
 
@@ -214,17 +214,22 @@ def request_metrics(r: TimedRequest) -> dict[str, Measured]:
 
 
 def measures_of(r: TimedRequest) -> dict[str, Measured]:
-    """``request_metrics(r)``, as the journal line keeps them of itself
-    (``RequestOutcome.measures``) when it keeps them."""
-    kept: dict[str, Measured] | None = getattr(r, "measures", None)
-    return kept if kept is not None else request_metrics(r)
+    """``request_metrics(r)``, made once for a journal line, which keeps them of itself: its
+    summary, its guard's families and its cell's ratios each ask (a copy drops them:
+    ``RequestOutcome.model_copy``). Anything else is measured on each ask."""
+    if not isinstance(r, RequestOutcome):
+        return request_metrics(r)
+    kept: dict[str, Measured] | None = r.__dict__.get(MEASURES_KEPT)
+    if kept is None:
+        kept = r.__dict__[MEASURES_KEPT] = request_metrics(r)
+    return kept
 
 
 def metric_of(r: TimedRequest, name: str) -> Measured:
-    """``REQUEST_METRICS[name](r)``, read from the metrics a journal line keeps of itself
-    when it keeps them."""
-    kept: dict[str, Measured] | None = getattr(r, "measures", None)
-    return kept[name] if kept is not None else REQUEST_METRICS[name](r)
+    """``REQUEST_METRICS[name](r)``, read from the metrics a journal line keeps of itself."""
+    if isinstance(r, RequestOutcome):
+        return measures_of(r)[name]
+    return REQUEST_METRICS[name](r)
 
 
 def cell_window(requests: Iterable[TimedRequest]) -> tuple[int, int] | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from faceoff.formats.attempt.journal import RequestOutcome, Status
 from matrix.search import NeedleSearch
-from workload.outcome import RequestOutcome, Status
 
 
 @dataclass(frozen=True)

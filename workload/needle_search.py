@@ -23,12 +23,13 @@ import asyncio
 
 import aiohttp
 
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.cell import Cell, WorkloadKind
 from workload.client import Clock, RunContext, outcome_of
 from workload.journal import JournalWriter
 from workload.needle_bounds import Probe, next_target
-from workload.plan import PlanOptions, RequestPlan, build_plan
-from workload.records import Phase
+from workload.plan import build_plan
 from workload.runner import CellRunner, RunReport, Stop
 from workload.tokenizer import LaneTokenizer
 

@@ -5,142 +5,44 @@ the filler length that hits the token target on the lane's tokenizer. Build it o
 incumbent with :func:`build_plan`; give a candidate the *same text* with
 :func:`retokenize`, which records the candidate lane's own token vector, so the pair
 guard compares what each engine really prefilled.
-
-Format history of ``schema_version``:
-  1 — first release; later in 1, a request's ``seed`` may be null (``sampling.seed = false``:
-      the body carries no seed), so plans written before still read; later in 1, an
-      open-loop cell's plan has ``load`` and its scored requests ``step`` and ``arrival_s``
-      (left out of a closed-loop plan, whose bytes and hash are unchanged); later in 1
-      too, a request's ``reasoning_effort`` may differ from ``cell.sampling``'s where the
-      cell declares it a variant (matrix/variants.py), with the shape unchanged; later in
-      1, ``shared_prefix_tokens`` (None in plans written before it); later in 1, an
-      agentic cell's requests have system, user and assistant messages and roles turn_1 …
-      turn_8, and a needle_search cell's plan has no requests (its client plans each probe;
-      its ``shared_prefix_tokens`` is measured on two short probes); later in 1, a dataset or
-      trace cell's plan has ``source`` (its file and the row of each request), an open-loop
-      ``load`` may have ``burstiness`` or ``ramp``, and a cell with shared prefixes opens its
-      requests with a system message (each left out where unused: older plans keep their
-      bytes).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
-from typing import Literal, Protocol, Self
+from typing import Protocol
 
-from pydantic import Field
-
-from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
-from faceoff.recent import Recent, identity
+from faceoff.formats.attempt.journal import Phase, RequestRole, turn_of
+from faceoff.formats.attempt.request_plan import (
+    DatasetSource,
+    OpenLoad,
+    PlannedRequest,
+    PlanOptions,
+    RequestPlan,
+    TraceSource,
+)
 from matrix.cell import Cell, Sampling, WorkloadKind
-from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.agentic import opening, tool_turn
 from workload.fit import Fit, Rate, fit_filler
-from workload.outcome import RequestRole, turn_of
 from workload.prompts import Message, Prompt, PromptKey, compose, follow_up
-from workload.records import Phase
-from workload.request import (
-    Body,
-    ChatMessage,
-    PlannedRequest,
-    chat_template_kwargs,
-    planned_request,
-    sent_for,
-)
-from workload.schedule import OpenLoad, open_load, step_arrivals
+from workload.request import Body, chat_template_kwargs, planned_request, sent_for
+from workload.schedule import open_load, step_arrivals
 from workload.stream_layout import Slot, layout
 from workload.tokenizer import TokenCount, Tokenizer, fingerprint, shared_by_all
 from workload.traffic.dataset import DatasetPlanner
 from workload.traffic.prefix import SharedPrefixes, with_prefix
-from workload.traffic.rows import DatasetSource, TraceSource
 from workload.traffic.trace import TracePlanner
 
 __all__ = [  # the request models are read from here too
-    "Body", "ChatMessage", "PlanOptions", "PlannedRequest", "RequestPlan", "build_plan",
-    "chat_template_kwargs", "retokenize",
+    "Body", "build_plan", "chat_template_kwargs", "retokenize",
 ]  # fmt: skip
 
 PREFIX_PROBE_WORDS = 32  # a short document: only the prompts' common start matters
 RETOKENIZE_IN_FLIGHT = 4  # /tokenize calls a retokenize keeps open at once
-
-
-class PlanOptions(Spec):
-    short_input_tokens: int = Field(
-        default=512, ge=1, description="head_of_line: input target of the short requests."
-    )
-    hol_delay_ms: int = Field(
-        default=250, ge=0, description="head_of_line: short requests are due this much later."
-    )
-    scored_phase: Phase = Field(
-        default=Phase.SCORED, description="Phase of the non-warmup requests (diagnostic runs)."
-    )
-
-
-class RequestPlan(Artifact):
-    schema_version: Literal[1] = Field(default=1, description="Plan format version.")
-    cell: Cell = Field(description="The cell spec, as frozen in the matrix.")
-    seed: int = Field(description="Campaign seed.")
-    namespace: str = Field(description="Prompt namespace.")
-    model: str = Field(description="Served model name put in every request body.")
-    tokenizer_fingerprint: str = Field(description="sha256 of a fixed conversation's tokens.")
-    max_model_len: int | None = Field(description="max_model_len reported by /tokenize.")
-    options: PlanOptions = Field(description="Layout options used.")
-    requests: list[PlannedRequest] = Field(description="Warmups first, then the rest.")
-    load: OpenLoad | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),
-        description="Open loop: arrival, rate or sweep, in-flight bound and SLO; None: closed.",
-    )
-    shared_prefix_tokens: int | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),  # a plan written before it keeps its hash
-        description="Leading tokens every request's prompt shares on this lane (the chat "
-        "template's preamble, before the nonce): a cold cell may hit them in the prefix cache.",
-    )
-    source: DatasetSource | TraceSource | None = Field(
-        default=None,
-        discriminator="kind",
-        exclude_if=omitted_at(None),
-        description="A dataset or trace cell: its file and the row of every request "
-        "(workload/traffic/rows.py).",
-    )
-
-    def phase(self, phase: Phase) -> list[PlannedRequest]:
-        return [r for r in self.requests if r.phase is phase]
-
-    @classmethod
-    def read(cls, path: Path) -> Self:
-        """As every artifact is read; the last few plans read are kept (``faceoff.recent``),
-        by file and by content: a cell's two arms mostly plan the same bytes, which are then
-        parsed and hashed once (a plan is immutable, so both arms may hold one object)."""
-        key = identity(path)
-        if key is None:
-            return super().read(path)
-        found = _READ.get((cls, key), lambda: cls._by_content(path))
-        assert isinstance(found, cls)
-        return found
-
-    @classmethod
-    def _by_content(cls, path: Path) -> Self:
-        raw = cls.read_bytes(path)
-        found = _PARSED.get((cls, hashlib.sha256(raw).digest()), lambda: cls.parse(raw, path))
-        assert isinstance(found, cls)
-        return found
-
-    def sha256(self) -> str:
-        """The content hash, kept for the last few plans hashed (by object: the plan held)."""
-        return _HASHED.get(id(self), lambda: (self, super(RequestPlan, self).sha256()))[1]
-
-
-_READ: Recent[RequestPlan] = Recent(2)  # a cell's two arms: a plan is tens of MB at scale
-_PARSED: Recent[RequestPlan] = Recent(2)  # the same plans, by their bytes' sha256
-_HASHED: Recent[tuple[RequestPlan, str]] = Recent(2)  # the plan is held: its id is not reused
 
 
 async def build_plan(
@@ -259,7 +161,9 @@ async def retokenize(
     async def count(request: PlannedRequest) -> TokenCount:
         async with in_flight:
             messages = [m.model_dump() for m in request.messages]
-            return await tokenizer.tokenize(messages, request.template_kwargs())
+            return await tokenizer.tokenize(
+                messages, chat_template_kwargs(request.reasoning_effort)
+            )
 
     fingerprinted, counts = await asyncio.gather(
         fingerprint(tokenizer), asyncio.gather(*(count(r) for r in texts))
@@ -411,7 +315,7 @@ class _Planner:
 def _rehashed(request: PlannedRequest, tokens: TokenCount, model: str) -> PlannedRequest:
     """The same request counted by another lane's tokenizer for its model, validated anew."""
     return PlannedRequest.model_validate(
-        request.model_dump() | request.body().hashes(tokens, model)
+        request.model_dump() | Body.of(request).hashes(tokens, model)
     )
 
 

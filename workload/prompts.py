@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from faceoff.formats.attempt.journal import Phase, RequestRole
 from matrix.cell import Cell, WorkloadKind
-from workload.outcome import RequestRole
-from workload.records import Phase
 from workload.text import derive_hex, prose, records, split_at_depth
 
 TextKind = Literal["prose", "structured"]

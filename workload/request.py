@@ -1,98 +1,27 @@
 """One planned request: its chat messages, its sampling, and the hashes that bind it.
 
-``PlannedRequest`` is a line of ``requests.json`` (``workload.plan``); ``Body`` is what
-its wire hash covers; ``planned_request`` makes one from a prompt and its token count on
-the lane, for every planner (synthetic prompts, dataset rows, a replayed trace).
+``PlannedRequest`` is a line of ``requests.json`` (``faceoff.formats.attempt.request_plan``);
+``Body`` is what its wire hash covers; ``planned_request`` makes one from a prompt and its
+token count on the lane, for every planner (synthetic prompts, dataset rows, a replayed trace).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.canonical import canonical_bytes, sha256_hex
+from faceoff.formats.attempt.request_plan import ChatMessage, PlannedRequest
 from matrix.cell import Sampling
-from matrix.fields import omitted_at
-from workload.outcome import RequestRole
 from workload.prompts import Prompt, PromptKey
-from workload.records import Phase
 from workload.stream_layout import Slot
 from workload.text import derive_int
 from workload.tokenizer import TokenCount
 
 
-class ChatMessage(Spec):
-    role: Literal["system", "user", "assistant"] = Field(description="Chat role.")
-    content: str = Field(description="Message text, exactly as sent.")
-
-
 def chat_template_kwargs(reasoning_effort: str | None) -> dict[str, Any] | None:
     """``chat_template_kwargs`` of a request: sent in its body and to ``/tokenize`` alike."""
     return {"reasoning_effort": reasoning_effort} if reasoning_effort else None
-
-
-class PlannedRequest(Spec):
-    phase: Phase = Field(description="warmup | scored | diagnostic.")
-    index: int = Field(ge=0, description="Index within the phase; the pair key.")
-    stream: int = Field(ge=0, description="Closed-loop stream that sends it.")
-    order: int = Field(ge=0, description="Position within its stream.")
-    start_offset_ms: int = Field(ge=0, description="First of a stream: delay after the start.")
-    role: RequestRole = Field(description="Role in the workload's pattern.")
-    text_kind: Literal["prose", "structured"] = Field(description="Kind of document text.")
-    messages: list[ChatMessage] = Field(description="Chat messages; the nonce starts the first.")
-    max_tokens: int = Field(ge=1, description="max_tokens sent.")
-    temperature: float = Field(description="Sampling temperature sent.")
-    top_p: float = Field(description="top_p sent.")
-    seed: int | None = Field(description="Sampling seed sent; None: none (sampling.seed off).")
-    reasoning_effort: str | None = Field(description="chat_template_kwargs.reasoning_effort.")
-    ignore_eos: bool = Field(description="ignore_eos sent (only when true).")
-    nonce: str = Field(description="Cold-cache nonce at the very start of the prompt.")
-    canary: str = Field(description="Per-request canary string in the prompt.")
-    marker: str | None = Field(description="Needle marker, when the prompt holds one.")
-    contract_words: int | None = Field(description="Output contract: exactly N words.")
-    filler_words: int = Field(ge=0, description="Words of document text the search settled on.")
-    target_input_tokens: int = Field(description="Input token target.")
-    input_tokens: int = Field(description="Prompt tokens by the lane's /tokenize (template on).")
-    prompt_sha256: str = Field(description="sha256 of the prompt-token vector (compact JSON).")
-    wire_sha256: str = Field(description="sha256 of the serialized request body.")
-    wire_bytes: int = Field(description="Size of the serialized request body.")
-    expect_length_finish: bool = Field(
-        description="finish_reason 'length' is the intended end (ignore_eos or max_tokens=1)."
-    )
-    step: int | None = Field(
-        default=None,
-        ge=0,
-        exclude_if=omitted_at(None),
-        description="Open loop: the sweep step (0 for a single run) that sends it.",
-    )
-    arrival_s: float | None = Field(
-        default=None,
-        ge=0,
-        exclude_if=omitted_at(None),
-        description="Open loop: seconds after its step's start it is due, at 1 request/s "
-        "(divided by the step's rate when sent).",
-    )
-
-    def template_kwargs(self) -> dict[str, Any] | None:
-        return chat_template_kwargs(self.reasoning_effort)
-
-    def wire(self, model: str) -> bytes:
-        """The request body, byte for byte as sent (canonical JSON)."""
-        return self.body().wire(model)
-
-    def body(self) -> Body:
-        return Body(
-            messages=self.messages,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            seed=self.seed,
-            reasoning_effort=self.reasoning_effort,
-            ignore_eos=self.ignore_eos,
-        )
 
 
 @dataclass(frozen=True)
@@ -106,6 +35,19 @@ class Body:
     seed: int | None
     reasoning_effort: str | None
     ignore_eos: bool
+
+    @classmethod
+    def of(cls, request: PlannedRequest) -> Body:
+        """A planned request's body (its ``wire`` is the bytes sent)."""
+        return cls(
+            messages=request.messages,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            top_p=request.top_p,
+            seed=request.seed,
+            reasoning_effort=request.reasoning_effort,
+            ignore_eos=request.ignore_eos,
+        )
 
     def wire(self, model: str) -> bytes:
         """The request body, byte for byte as sent (canonical JSON)."""

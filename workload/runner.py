@@ -23,14 +23,13 @@ import aiohttp
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import OpenLoad, PlannedRequest, RequestPlan
 from workload.client import READ_BUFFER, Clock, Exchange, RunContext, outcome_of, timed_exchange
 from workload.journal import JournalWriter
 from workload.ladder import StepResult, next_rate, within_slo
-from workload.outcome import RequestOutcome, Status
-from workload.plan import PlannedRequest, RequestPlan
-from workload.records import Phase
+from workload.request import Body
 from workload.rx_stamps import set_receive
-from workload.schedule import OpenLoad
 from workload.transport import timed_session
 
 START_LEAD_NS = 20_000_000  # streams are created, then all start at one instant this far ahead
@@ -74,7 +73,7 @@ def verified_bodies(plan: RequestPlan) -> dict[tuple[Phase, int], bytes]:
     """Every request body, checked against the hash the plan recorded."""
     bodies = {}
     for request in plan.requests:
-        body = request.wire(plan.model)
+        body = Body.of(request).wire(plan.model)
         if sha256_hex(body) != request.wire_sha256:
             raise FaceoffError(
                 f"{request.phase.value} request {request.index}: body sha256 differs from the "

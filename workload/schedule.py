@@ -20,47 +20,11 @@ from __future__ import annotations
 import itertools
 import math
 
-from pydantic import Field, model_validator
-
-from faceoff.artifact import Spec
-from matrix.arrival import Arrival, Ramp, Sweep
+from faceoff.formats.attempt.request_plan import OpenLoad
+from matrix.arrival import Arrival, Ramp
 from matrix.cell import Cell
-from matrix.fields import omitted_at
 from matrix.slo import Slo
 from workload.text import rng_for
-
-
-class OpenLoad(Spec):
-    """The open-loop part of a request plan (absent for a closed-loop cell)."""
-
-    arrival: Arrival = Field(description="poisson or constant.")
-    rate: float | None = Field(description="Requests/s of a single open-loop run.")
-    sweep: Sweep | None = Field(description="The ladder of a sweep cell.")
-    requests_per_step: int = Field(ge=1, description="Scored requests of each step.")
-    max_in_flight: int = Field(ge=1, description="The cell's concurrency: requests in flight.")
-    slo: Slo | None = Field(description="The SLO each step is judged by (cell's or campaign's).")
-    burstiness: float | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),  # a plan written before it keeps its bytes
-        description="Gamma arrivals: the gaps' shape.",
-    )
-    ramp: Ramp | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),
-        description="A ramp: rate is its mean rate and arrival_s its times at that rate.",
-    )
-
-    @model_validator(mode="after")
-    def _judged(self) -> OpenLoad:
-        if (self.rate is None) == (self.sweep is None):
-            raise ValueError("an open load has a rate or a sweep, not both")
-        if self.sweep is not None and self.slo is None:
-            raise ValueError("a sweep's steps are judged by an SLO; give one")
-        return self
-
-    @property
-    def steps(self) -> int:
-        return self.sweep.step_count if self.sweep is not None else 1
 
 
 def open_load(cell: Cell, slo: Slo | None, *, trace_rate: float | None = None) -> OpenLoad | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from workload.records import Usage
+from faceoff.formats.attempt.journal import Usage
 
 DONE = b"[DONE]"
 

@@ -26,9 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestRole, turn_role
 from matrix.cell import Cell, WorkloadKind
-from workload.outcome import RequestRole, turn_role
-from workload.records import Phase
 
 
 @dataclass(frozen=True)

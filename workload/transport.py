@@ -41,7 +41,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 
 from faceoff.errors import FaceoffError
-from workload.outcome import ArrivalStamps
+from faceoff.formats.attempt.journal import ArrivalStamps
 from workload.rx_stamps import Source, stamp_receives
 
 StampLetter = Literal["k", "w", "r"]

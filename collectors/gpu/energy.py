@@ -20,47 +20,15 @@ do not span the window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from enum import StrEnum
 from itertools import pairwise
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuReading, GpuSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import CellEnergy, DeviceEnergy, EnergyMethod
 
 NS = 1e9
 MJ_PER_J = 1000.0
 Points = list[tuple[int, float]]  # (perf_counter_ns, value), time order
-
-
-class EnergyMethod(StrEnum):
-    COUNTER = "counter"  # NVML's total-energy counter, read at the window's edges
-    INTEGRATED_POWER = "integrated_power"  # trapezoid over the power samples
-
-
-class DeviceEnergy(Spec):
-    index: int = Field(description="NVML device index (one of the arm's GPU ids).")
-    joules: float | None = Field(description="Energy over the window; None when unknown.")
-    method: EnergyMethod | None = Field(description="counter or integrated_power; None: neither.")
-    readings: int = Field(description="Readings of the chosen source the result rests on.")
-    spans_window: bool = Field(
-        description="A reading at or before the start and one at or after the end (else the "
-        "missing edge is extrapolated flat)."
-    )
-    note: str | None = Field(description="Why integrated, or why unknown, or what was missed.")
-
-
-class CellEnergy(Spec):
-    window_s: float = Field(description="Length of the cell window (s).")
-    simulated: bool = Field(description="True: from a simulator's virtual GPU.")
-    devices: list[DeviceEnergy] = Field(description="One entry per GPU of the arm.")
-    joules: float | None = Field(description="Sum over the arm's GPUs; None if one is unknown.")
-    exact: bool = Field(description="Every GPU by its counter, over readings spanning the window.")
-
-    @property
-    def mean_power_w(self) -> float | None:
-        return None if self.joules is None or self.window_s <= 0 else self.joules / self.window_s
 
 
 def cell_energy(samples: Sequence[GpuSample], window: CellWindow) -> CellEnergy:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
-from faceoff.formats.collector_samples import ReadStatus
+from faceoff.formats.attempt.collector_samples import ReadStatus
 from faceoff.formats.gpu_posture import GpuDevicePosture, GpuPosture
 
 

@@ -17,8 +17,8 @@ from collectors.gpu.nvml import Attempts, Nvml, NvmlDevice, why
 from collectors.gpu.owner import ProcessOwner
 from collectors.sampler import Clocks, Tick, tick_fields
 from faceoff.files import JsonlAppender
-from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
-from faceoff.formats.stalls import GPU_FILE
+from faceoff.formats.attempt.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import GPU_FILE
 
 
 class GpuSampler:

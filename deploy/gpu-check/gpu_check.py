@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.gpu.energy import CellEnergy, cell_energy
+from collectors.gpu.energy import cell_energy
 from collectors.gpu.nvml import Nvml, PynvmlLibrary, why
 from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.posture import collect_gpu_posture
@@ -45,9 +45,10 @@ from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
 from faceoff.artifact import Artifact, Spec
-from faceoff.formats.collector_samples import GpuReading, GpuSample
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import CellEnergy
 from faceoff.formats.gpu_posture import GpuPosture, gpu_posture_changes
-from faceoff.formats.stalls import CellWindow
 
 EXIT_OK, EXIT_FAILED, EXIT_NO_GPU = 0, 1, 3
 GIB = 2**30

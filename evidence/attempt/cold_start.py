@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import RequestOutcome, Status
 from workload.metrics import ttft
-from workload.outcome import RequestOutcome, Status
 
 
 class ColdStart(Spec):

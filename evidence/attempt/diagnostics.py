@@ -16,14 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.attempt.collector_samples import EngineMetrics, EngineSample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.stalls import ENGINE_FILE
 from faceoff.formats.diagnostic import DIAGNOSTICS_DIR, Diagnostic, Seen
-from faceoff.formats.stalls import ENGINE_FILE
 from workload.journal import read_journal
 from workload.metrics import request_metrics
-from workload.outcome import RequestOutcome
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 LOG_TAIL_LINES = 40
 RUN = re.compile(r"^run-(\d+)$")

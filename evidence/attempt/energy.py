@@ -14,16 +14,12 @@ requests, and their tokens, that met the cell's SLO (``evidence.attempt.goodput`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
-from pydantic import Field
+from collectors.gpu.energy import cell_energy
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import CellEnergy, EnergyFigures, EnergyMethod, EnergySource
 
-from collectors.gpu.energy import CellEnergy, EnergyMethod, cell_energy
-from faceoff.artifact import Spec
-from faceoff.formats.collector_samples import GpuSample
-from faceoff.formats.stalls import CellWindow
-
-EnergySource = Literal["counter", "integrated_power", "mixed"]
 METHOD = (
     "energy = the sum over the arm's GPUs of NVML's total-energy counter at the end of the "
     "scored window minus at its start (each edge interpolated between the two samples around "
@@ -31,27 +27,6 @@ METHOD = (
     "said so; energy per output token = joules / completion tokens of the scored requests; "
     "goodput per joule = requests that met the cell's SLO / joules"
 )
-
-
-class EnergyFigures(Spec):
-    gpu: CellEnergy = Field(description="Joules per GPU and in all over the scored window.")
-    method: EnergySource | None = Field(
-        description="counter (every GPU by NVML's energy counter), integrated_power (every "
-        "GPU by its power samples), mixed; None when no GPU's energy is known."
-    )
-    output_tokens: int = Field(description="Completion tokens of scored requests with usage.")
-    energy_per_token_j: float | None = Field(description="Joules per output token.")
-    output_tokens_per_j: float | None = Field(description="Output tokens per joule.")
-    goodput_per_joule: float | None = Field(
-        description="Requests that met the cell's SLO per joule; None without an SLO."
-    )
-    goodput_tokens_per_j: float | None = Field(
-        description="Their completion tokens per joule; None without an SLO."
-    )
-
-    @property
-    def simulated(self) -> bool:
-        return self.gpu.simulated
 
 
 def energy_figures(

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import Phase, RequestOutcome
+from faceoff.formats.attempt.summary import Goodput
 from matrix.slo import Slo
 from workload.ladder import meets
 from workload.metrics import NS_PER_S, cell_window
-from workload.outcome import RequestOutcome
-from workload.records import Phase
 
 METHOD = (
     "goodput = scored requests that succeeded and met every SLO bound (TTFT, TPOT, E2E per "
@@ -28,21 +25,6 @@ METHOD = (
     "to last scored end); attainment = those requests / scored requests; within SLO when "
     "attainment ≥ the SLO's attainment target"
 )
-
-
-class Goodput(Spec):
-    slo: Slo = Field(description="The SLO the cell was judged against.")
-    scored: int = Field(description="Scored requests judged (every terminal status).")
-    good: int = Field(description="Of those, succeeded and met every bound.")
-    attainment: float | None = Field(description="good / scored; None with no scored request.")
-    within_slo: bool | None = Field(
-        description="attainment ≥ slo.attainment; None with no scored request."
-    )
-    requests_per_s: float | None = Field(description="Good requests per second of the window.")
-    output_tps: float | None = Field(
-        description="Completion tokens of good requests per second of the window."
-    )
-    window_s: float | None = Field(description="First scored send to last scored end.")
 
 
 def goodput(outcomes: Sequence[RequestOutcome], slo: Slo) -> Goodput:

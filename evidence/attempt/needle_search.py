@@ -10,34 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.summary import SearchProbe, SearchSummary
 from workload.needle_bounds import Probe, bounds, recalled
-from workload.outcome import RequestOutcome
-
-
-class SearchProbe(Spec):
-    index: int = Field(description="Probe number, from 0, in the order sent.")
-    target_input_tokens: int = Field(description="Input target the bisection asked for.")
-    input_tokens: int = Field(description="Prompt tokens the lane counted.")
-    status: str = Field(description="Terminal status of the probe's request.")
-    recalled: bool | None = Field(
-        description="The marker came back verbatim; False: garbled or refused; None: no answer."
-    )
-
-
-class SearchSummary(Spec):
-    probes: list[SearchProbe] = Field(description="Every probe, in the order sent.")
-    verified_tokens: int | None = Field(
-        description="Longest input (lane tokens) whose marker came back; None: none did."
-    )
-    failed_tokens: int | None = Field(
-        description="Shortest input that missed; None: every answered probe recalled."
-    )
-    resolution_tokens: int | None = Field(
-        description="failed − verified: how precisely the search bracketed the edge."
-    )
 
 
 def search_summary(lines: Sequence[RequestOutcome]) -> SearchSummary:

@@ -13,46 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import Field
-
 from evidence.stats.bootstrap import quantile
-from faceoff.artifact import Spec
-from matrix.arrival import Arrival
+from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import OpenLoad, RequestPlan
+from faceoff.formats.attempt.summary import LoadSummary, StepSummary, SweepResult
 from workload.ladder import StepResult, attainment, bracket, next_rate, within_slo
-from workload.lag import Lag, lag_of
+from workload.lag import lag_of
 from workload.metrics import ttft
-from workload.outcome import RequestOutcome, Status
-from workload.plan import RequestPlan
-from workload.schedule import OpenLoad
-
-
-class StepSummary(Spec):
-    step: int = Field(description="Step index, in the order run.")
-    rate_rps: float | None = Field(description="Arrival rate on the step's lines (req/s).")
-    planned: int = Field(description="Scored requests planned in the step.")
-    ok: int = Field(description="Scored requests of the step that ended ok.")
-    ttft_p50_s: float | None = Field(description="Visible TTFT p50 of its ok requests.")
-    ttft_p95_s: float | None = Field(description="Visible TTFT p95 of its ok requests.")
-    attainment: float | None = Field(description="Share of planned requests meeting the SLO.")
-    within_slo: bool | None = Field(description="attainment ≥ the SLO's; None without an SLO.")
-
-
-class SweepResult(Spec):
-    max_rate_within_slo: float | None = Field(
-        description="Highest passing rate below the lowest failing one; None: none passed."
-    )
-    breaks_at_rate: float | None = Field(
-        description="Lowest failing rate: the SLO breaks between the two; None: none failed."
-    )
-    ladder_followed: bool = Field(description="Every step ran the rate the sweep's rule gives.")
-
-
-class LoadSummary(Spec):
-    arrival: Arrival = Field(description="poisson or constant.")
-    max_in_flight: int = Field(description="Bound on requests in flight (the concurrency).")
-    schedule_lag: Lag = Field(description="send − due over the sent scored requests.")
-    steps: list[StepSummary] = Field(description="One per step (one for a single run).")
-    sweep: SweepResult | None = Field(description="A sweep's result; None for a single run.")
 
 
 def load_summary(plan: RequestPlan, scored: Sequence[RequestOutcome]) -> LoadSummary | None:

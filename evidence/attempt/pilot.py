@@ -19,12 +19,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotProbe, PilotRecord
 from guards.validity import ERROR_STATUSES
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 NOT_RUN = "not_run"
 ERROR_CHARS = 300  # of an error, in the record and the card; the journal keeps it whole

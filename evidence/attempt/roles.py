@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
 from matrix.cell import LengthRule
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.records import Phase
 
 
 def counted_statuses(length_rule: LengthRule) -> frozenset[Status]:

@@ -1,19 +1,11 @@
 """The request summary of one cell attempt (``summary.json``), a pure function of its journal.
+The same concept at another layer: ``faceoff.formats.attempt.summary`` (its model).
 
 Per-request metrics come from ``workload.metrics`` (the definitions written into every
 bundle); this module only counts and describes them, pooled and role by role, over the
 requests a statistic counts (``evidence.attempt.roles.counted``). ``faceoff audit``
 recomputes it from ``journal.jsonl`` and ``requests.json`` and compares field by field.
 What is counted: docs/evidence.md, "Statistics".
-
-Format history of ``RequestSummary.schema_version`` (in full: docs/evidence.md, "Format histories"):
-  1 — first release; later in 1, ``contract_violations`` (breaches only) and ``open_loop``.
-  2 — ``roles``, ``length_limited``, ``length_rule`` (version 1 reads with the rule ``exclude``).
-  3 — ``goodput`` (None without an SLO); later in 3, ``needle_search``; later in 3,
-      ``unnamed_finishes`` (scored requests ok without a finish_reason), absent while none.
-  4 — ``energy`` (the arm's GPU joules over the scored window, per output token and per
-      good request; absent without ``gpu.jsonl``) and ``tails`` (TTFT, E2E and inter-token
-      latency p50/p95/p99/max, each p99 with its n and whether it can be claimed).
 """
 
 from __future__ import annotations
@@ -23,23 +15,27 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Literal
-
-from pydantic import Field
 
 from collectors.telemetry import read_samples
-from evidence.attempt.energy import EnergyFigures, energy_figures
-from evidence.attempt.goodput import Goodput, GoodputCount
-from evidence.attempt.needle_search import SearchSummary, search_summary
-from evidence.attempt.open_loop import LoadSummary, load_summary
+from evidence.attempt.energy import energy_figures
+from evidence.attempt.goodput import GoodputCount
+from evidence.attempt.needle_search import search_summary
+from evidence.attempt.open_loop import load_summary
 from evidence.attempt.roles import counted_statuses
-from evidence.attempt.tails import ITL, TAIL_METRICS, TailStats, chunk_gaps, tail_of
+from evidence.attempt.tails import ITL, TAIL_METRICS, chunk_gaps, tail_of
 from evidence.stats.bootstrap import PERCENTILE_METHOD, describe
-from faceoff.artifact import Artifact, Spec
-from faceoff.formats.collector_samples import GpuSample
-from faceoff.formats.stalls import GPU_FILE
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, RequestRole, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.stalls import GPU_FILE
+from faceoff.formats.attempt.summary import (
+    EnergyFigures,
+    JournalHealth,
+    RequestSummary,
+    Stats,
+    TailStats,
+)
 from matrix.cell import LengthRule
-from matrix.fields import omitted_at
 from matrix.model import Matrix
 from matrix.slo import Slo
 from workload.journal import JournalContents, JournalScan
@@ -52,112 +48,6 @@ from workload.metrics import (
     cell_window,
     measures_of,
 )
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
-
-SUMMARY_FILE = "summary.json"
-
-
-class Stats(Spec):
-    """A distribution over requests, and why some requests have no value."""
-
-    n: int = Field(description="Requests with a value.")
-    mean: float | None = Field(description="Arithmetic mean; None when n = 0.")
-    min: float | None = Field(description="Smallest value.")
-    max: float | None = Field(description="Largest value.")
-    p50: float | None = Field(description="Median (type-7 interpolation).")
-    p95: float | None = Field(description="95th percentile (type-7 interpolation).")
-    undefined: dict[str, int] = Field(
-        default_factory=dict, description="Reason the metric is undefined -> requests."
-    )
-
-
-class JournalHealth(Spec):
-    torn_tail: bool = Field(description="The last line is unterminated (a kill mid-write).")
-    bad_lines: list[int] = Field(description="1-based lines that are not JSON.")
-    invalid: list[str] = Field(description="JSON lines that are not valid outcomes, and why.")
-
-
-class RequestSummary(Artifact):
-    schema_version: Literal[1, 2, 3, 4] = Field(
-        default=4, description="Request summary format version."
-    )
-    cell_id: str = Field(description="Cell of the plan.")
-    arm: str = Field(description="Arm the requests went to.")
-    attempt: int = Field(description="Attempt number of the cell run.")
-    plan_sha256: str = Field(description="sha256 of requests.json's content.")
-    quantile_method: str = Field(description="How p50 and p95 are computed.")
-    planned_scored: int = Field(description="Scored requests in the plan.")
-    journaled_scored: int = Field(description="Scored requests with a journal line.")
-    missing_scored: list[int] = Field(description="Planned scored indices with no journal line.")
-    foreign_lines: int = Field(
-        description="Lines whose plan hash, cell, arm or attempt is not this attempt's."
-    )
-    statuses: dict[str, int] = Field(description="Scored lines by terminal status.")
-    warmups: int = Field(description="Warmup lines (never scored).")
-    diagnostics: int = Field(description="Diagnostic lines (never scored).")
-    refusals: int = Field(description="Scored lines the server refused.")
-    contract_violations: int = Field(
-        description="Scored lines that overran their output contract (more words, or stopped "
-        "at max_tokens), as the contract guard counts them; an under-run is no breach."
-    )
-    markers_missed: int = Field(description="Scored needle lines without the marker verbatim.")
-    target_input_tokens: list[int] = Field(description="Distinct input targets of scored requests.")
-    input_tokens: Stats = Field(description="usage.prompt_tokens of counted scored requests.")
-    completion_tokens: Stats = Field(
-        description="usage.completion_tokens of counted scored requests."
-    )
-    metrics: dict[str, Stats] = Field(description="Request metric -> its distribution.")
-    roles: dict[str, dict[str, Stats]] = Field(
-        default_factory=dict,
-        description="Request role -> metric -> distribution; empty for a cell of one role.",
-    )
-    length_limited: int = Field(
-        default=0, description="Scored requests that stopped at max_tokens unasked."
-    )
-    length_rule: LengthRule = Field(
-        default="exclude", description="Whether the statistics count those requests."
-    )
-    unnamed_finishes: int = Field(
-        default=0,
-        exclude_if=omitted_at(0),
-        description="Scored requests that ended ok without a finish_reason (usage and [DONE] "
-        "only); counted as ok.",
-    )
-    aggregate_output_tps: float | None = Field(
-        description="Σ completion / (last end − first send)."
-    )
-    first_send_ns: int | None = Field(description="perf_counter_ns of the first scored send.")
-    last_end_ns: int | None = Field(
-        description="perf_counter_ns the last sent scored request ended."
-    )
-    journal: JournalHealth = Field(description="What could not be read from the journal.")
-    goodput: Goodput | None = Field(
-        default=None, description="Requests meeting the cell's SLO; None when it declares none."
-    )
-    open_loop: LoadSummary | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),
-        description="Open loop: schedule lag p50/p99, each step against the SLO, a sweep's "
-        "highest rate within SLO.",
-    )
-    needle_search: SearchSummary | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),
-        description="needle_search: its probes (no latency samples) and the lengths they bound.",
-    )
-    energy: EnergyFigures | None = Field(
-        default=None,
-        exclude_if=omitted_at(None),
-        description="The arm's GPU energy over the scored window, per output token and per "
-        "good request (gpu.jsonl); absent where the arm has no GPU ids.",
-    )
-    tails: dict[str, TailStats] = Field(
-        default_factory=dict,
-        description="ttft_s, e2e_s and itl_s (inter-token latency, from the chunk times) -> "
-        "p50/p95/p99/max, each p99 with its n and whether it can be claimed.",
-    )
 
 
 def stats_of(values: Sequence[float], undefined: dict[str, int] | None = None) -> Stats:

@@ -23,13 +23,12 @@ from functools import cache
 from itertools import pairwise
 
 import numpy as np
-from pydantic import Field
 
 from evidence.stats.block_length import independent
 from evidence.stats.bootstrap import DEFAULT_CONFIDENCE
 from evidence.stats.power import tail_floor
-from faceoff.artifact import Spec
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.journal import RequestOutcome
+from faceoff.formats.attempt.summary import TailStats
 
 ITL = "itl_s"
 TAIL_METRICS = ("ttft_s", "e2e_s")  # request metrics whose p99 the card shows beside ITL's
@@ -43,24 +42,6 @@ METHOD = (
     "values (the values in journal order over their Politis–White block length), else it "
     "is an estimate"
 )
-
-
-class TailStats(Spec):
-    """A distribution's tail, and whether its p99 can be claimed."""
-
-    n: int = Field(description="Values (requests; for ITL, chunk gaps).")
-    p50: float | None = Field(description="Median (type-7 interpolation); None when n = 0.")
-    p95: float | None = Field(description="95th percentile (type-7).")
-    p99: float | None = Field(description="99th percentile (type-7).")
-    max: float | None = Field(description="Largest value.")
-    confidence: float = Field(description="Confidence a p99 claim is made at.")
-    p99_floor: int = Field(
-        description="Fewest values whose second-largest bounds the p99 at that confidence."
-    )
-    p99_claimed: bool = Field(
-        description="Its independent blocks (n over the values' block length) reach the "
-        "floor: the p99 can be claimed."
-    )
 
 
 @cache

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from evidence.stats.window import WindowBlocks, WindowRequest, window_blocks
+from faceoff.formats.attempt.journal import Phase, RequestOutcome
 from matrix.cell import Cell
 from matrix.rule import GOODPUT_METRICS, Rule
 from matrix.slo import Slo
 from workload.ladder import meets
-from workload.outcome import RequestOutcome
-from workload.records import Phase
 
 WINDOW_METRICS = ("output_tps", *GOODPUT_METRICS)
 Amount = Callable[[RequestOutcome], float]

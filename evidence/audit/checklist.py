@@ -14,8 +14,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from collectors.telemetry import TELEMETRY_FILE
-from evidence.attempt.summary import SUMMARY_FILE
 from evidence.audit.reverify import (
     CARRIED,
     CHECKS,
@@ -44,10 +42,12 @@ from evidence.folder.layout import (
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.summary import SUMMARY_FILE
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, protected_problems
-from faceoff.formats.verdict import VERDICT_FILE
 from faceoff.trust import SignatureCheck, SignatureState
 
 PROTECTED = "protected operator files declared and unchanged"

@@ -20,10 +20,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from collectors.aliases import vllm_aliases
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, summarize_folder
+from collectors.telemetry import summarize_folder
 from evidence.attempt.diagnostics import recompute as recompute_diagnostic
 from evidence.attempt.diagnostics import run_folders
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.audit.carried import check_carried
 from evidence.audit.diff import differences
 from evidence.audit.passes import passes_problems
@@ -56,22 +56,25 @@ from faceoff.cycles import cycle_collection_paused
 from faceoff.digests import FileDigests
 from faceoff.errors import FaceoffError
 from faceoff.forked import forked_map, usable_cpus, workers
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.carried import CARRIED_FILE
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.lane import LANE_FILE, LaneRecord
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, bindable_files, verify_receipt
 from faceoff.formats.seal_statement import SealPredicate
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from faceoff.record_signature import RecordSignature, check_record
 from faceoff.seal_envelope import sealed_predicate
 from faceoff.trust import SignatureCheck, Trust
 from faceoff.trust import SignatureState as State
 from guards.judge import judge_cell
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 Mark = Literal["warning", "not checked"]
 

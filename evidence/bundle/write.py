@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary, cell_slo, summarize_attempt
+from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.comparison.coverage import bad_runs
 from evidence.comparison.fidelity.entries import scored_leftovers
@@ -42,13 +42,15 @@ from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
 from faceoff.files import write_text_atomic
 from faceoff.forked import forked_map, workers
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.ports import Clock
 from tickets.cluster import cluster
 from tickets.store import write_tickets
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

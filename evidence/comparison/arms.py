@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from evidence.attempt.cold_start import ColdStart, cold_start
 from evidence.comparison.model import ArmEntry, ArmIdentity, SimulatorFacts
 from evidence.comparison.read import LaneInputs
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
 from lanes.lane_context import LanePurpose
 from matrix.arm import Arm, Role
-from workload.records import JOURNAL_NAME, WARMUP_DIR
+from workload.records import WARMUP_DIR
 
 
 def arm_entry(arm: Arm, runs: Sequence[LaneInputs]) -> ArmEntry:

@@ -10,8 +10,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from collectors.speculation import SpecAcceptance, spec_acceptance
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
-from evidence.attempt.summary import SUMMARY_FILE
 from evidence.attempt.window_blocks import arm_window
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
@@ -46,15 +44,17 @@ from evidence.stats.bootstrap import (
 )
 from evidence.stats.power import tail_floor
 from evidence.stats.window import window_ratio
-from faceoff.formats.cell_record import CELL_FILE
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
-from faceoff.formats.verdict import VERDICT_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.summary import SUMMARY_FILE
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from guards.dispositions import PairStatus
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label
 from workload.metrics import higher_is_better, measures_of
-from workload.outcome import RequestOutcome
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 STATISTICS: dict[str, Statistic] = {"p50": statistics.median, "p95": p95, "p99": p99}
 # A p99 is compared only where each arm has the requests to claim one (evidence.stats.power).

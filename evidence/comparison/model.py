@@ -57,10 +57,6 @@ from pydantic import Field
 
 from collectors.speculation import SpecAcceptance
 from evidence.attempt.cold_start import ColdStart
-from evidence.attempt.energy import EnergyFigures
-from evidence.attempt.goodput import Goodput
-from evidence.attempt.summary import Stats
-from evidence.attempt.tails import TailStats
 from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
 from evidence.comparison.quality import QualityResult
@@ -69,6 +65,7 @@ from evidence.comparison.sequential_model import SequentialView
 from evidence.folder.bootfacts import BootFacts
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.summary import EnergyFigures, Goodput, Stats, TailStats
 from faceoff.formats.carried import Carryover
 from faceoff.formats.host_posture import PostureView
 from faceoff.formats.pilot import PilotRecord

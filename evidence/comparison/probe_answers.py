@@ -12,17 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
-from evidence.attempt.needle_search import SearchSummary
 from evidence.attempt.roles import by_stream
 from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse import hit_ratio
 from evidence.stats.bootstrap import Sample, describe, median_ratio, timed_sample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, RequestRole, turn_role
+from faceoff.formats.attempt.summary import SearchSummary
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
-from workload.outcome import RequestOutcome, RequestRole, turn_role
-from workload.records import JOURNAL_NAME
 
 TURN_2_LABELS = {
     "back_to_back": "turn-2 TTFT (prefix cached by turn 1)",

@@ -11,16 +11,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.comparison.quality import LoadedResult, read_quality
 from evidence.comparison.standing import Standing, read_standing
 from evidence.folder.bootfacts import BootFacts, boot_facts
 from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, DatasetSource, RequestPlan, TraceSource
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.attempt.verdict import RuleResult
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture
@@ -30,15 +33,11 @@ from faceoff.formats.passes import PassRecord, read_passes
 from faceoff.formats.pilot import PilotRecord
 from faceoff.formats.preflight import PreflightReport, read_reports
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, verify_receipt
-from faceoff.formats.verdict import RuleResult
 from guards.judge import judge_pair
 from matrix.campaign_plan import PairKey, plan
 from matrix.cell import LengthRule
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome, Status
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR, Phase
-from workload.traffic.rows import DatasetSource, TraceSource
+from workload.records import WARMUP_DIR
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse_model import ArmHits, PrefixReuse
+from faceoff.formats.attempt.request_plan import PLAN_NAME, TraceSource
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from matrix.cell import Cell
-from workload.records import PLAN_NAME
-from workload.traffic.rows import TraceSource
 
 SOURCED = frozenset({"dataset", "trace"})
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evidence.folder.layout import AttemptDir
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.reasons import Disposition
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.attempt.summary import Stats
 from evidence.comparison.model import ArmCell, CellEntry, Comparison, CriterionLine, CriterionStatus
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.attempt.summary import Stats
 
 FORMATS = ("csv", "json")
 

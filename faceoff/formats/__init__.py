@@ -2,9 +2,8 @@
 
 # What other packages may import (the import contract holds them to it).
 __all__ = [
+    "attempt",
     "carried",
-    "cell_record",
-    "collector_samples",
     "diagnostic",
     "fidelity_outcome",
     "fidelity_scores",
@@ -23,8 +22,6 @@ __all__ = [
     "reasons",
     "receipt",
     "seal_statement",
-    "stalls",
     "ticket",
     "ticket_index",
-    "verdict",
 ]

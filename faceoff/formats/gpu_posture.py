@@ -3,8 +3,8 @@ posture as recorded, the snapshot's model, and what changed between two. Pure.
 The same concept at another layer: ``flows.campaign.gpu_posture``.
 
 Here, apart from reading NVML (``collectors.gpu.posture``), so that the evidence that reads
-and compares the snapshots loads neither NVML nor pynvml, as ``faceoff.formats.stalls`` keeps
-the sample files' names apart from the samplers.
+and compares the snapshots loads neither NVML nor pynvml, as ``faceoff.formats.attempt.stalls``
+keeps the sample files' names apart from the samplers.
 
 Format history of ``GpuPosture.schema_version``:
   1 — first release.
@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from faceoff.artifact import Artifact, Spec
-from faceoff.formats.collector_samples import ReadStatus
+from faceoff.formats.attempt.collector_samples import ReadStatus
 
 GPU_START_FILE, GPU_END_FILE = "gpu-start.json", "gpu-end.json"  # beside the host posture's
 LANE_GPU_FILE = "gpu-posture.json"  # in a lane run's folder, read when the lane is ready

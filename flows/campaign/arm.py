@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.lane import IDENTITY_FILE, LANE_FILE, LaneExit
 from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.client import ClientExit, run_client
@@ -42,8 +44,7 @@ from matrix.arm import Arm
 from matrix.cell import Cell
 from matrix.model import CampaignSpec
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome
-from workload.records import JOURNAL_NAME, PLAN_NAME, WARMUP_DIR
+from workload.records import WARMUP_DIR
 
 PORT_PROBE_S = 2.0  # a port check: anything listening answers at once
 # A liveness check of a lane that served a moment ago: an idle engine answers at once,

@@ -3,7 +3,7 @@
 The attempt gets its ledger row (committed) and its folder
 ``cells/<cell>/<arm>/attempt-<n>/`` before anything runs, so a kill at any
 point leaves an attempt that the next run marks interrupted, never a hole. The
-flow writes ``cell.json`` (``faceoff.formats.cell_record.CellRecord``); the guard judges the
+flow writes ``cell.json`` (``faceoff.formats.attempt.cell_record.CellRecord``); the guard judges the
 folder; the verdict goes into ``verdict.json`` and the ledger. A cell whose lane
 never became usable still gets an attempt, judged blocked from its record.
 """
@@ -22,9 +22,11 @@ from collectors.host import MemoryTarget as CollectorTarget
 from collectors.settings import CollectorSettings
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import Verdict
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.verdict import Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun, lane_death
 from flows.campaign.client import ClientExit, run_client
@@ -37,8 +39,6 @@ from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.cell import Cell
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

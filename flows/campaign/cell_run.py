@@ -13,9 +13,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.reasons import Disposition
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from flows.campaign import spans
 from flows.campaign.arm import ArmRun
 from flows.campaign.attempt import Attempt, Observed, begin, cell_record, finish, run_attempt
@@ -30,8 +32,6 @@ from ledger.db import session_scope
 from ledger.tables import CellRunRow
 from matrix.campaign_plan import CellRunKey
 from matrix.cell import Cell
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 @dataclass(frozen=True)

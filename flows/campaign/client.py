@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from matrix.model import ClientReceive
 from workload.cell_client import client_command, read_summary
-from workload.records import CLIENT_LOG, EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
+from workload.records import CLIENT_LOG, EXIT_DEADLINE
 
 # After the client's own deadline, how long it gets to journal before it is stopped.
 OVERRUN_GRACE_S = 30.0

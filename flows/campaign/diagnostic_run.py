@@ -21,6 +21,7 @@ from collectors.sampler import Clocks, Tick
 from evidence.attempt.diagnostics import LOG_TAIL_LINES, next_run_dir, summarize
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, LOG_TAIL_FILE, Diagnostic, Seen
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.arm import ArmRun
@@ -29,8 +30,6 @@ from flows.campaign.context import CampaignContext
 from flows.campaign.planning import plan_diagnostic
 from lanes.bootlog import tail
 from matrix.cell import Cell
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 SCRAPE_TIMEOUT_S = 30.0  # a loaded host answers /metrics slowly; one scrape each side
 SCRAPE_PERIOD_NS = 1_000_000_000  # nominal: the two scrapes keep no schedule

@@ -11,11 +11,11 @@ from pathlib import Path
 
 from sqlmodel import Session
 
+from faceoff.formats.attempt.journal import RequestOutcome
 from ledger.cells import add_requests
 from ledger.tables import CellRunRow, RequestRow
 from workload.journal import read_journal
 from workload.metrics import e2e, ttft
-from workload.outcome import RequestOutcome
 
 
 def index_journal(session: Session, run: CellRunRow, journal: Path) -> int:

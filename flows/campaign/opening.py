@@ -23,6 +23,7 @@ from evidence.folder.layout import FROZEN_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
 from faceoff.artifact import first_error
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.carried import CarriedRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
 from faceoff.formats.gpu_posture import GPU_START_FILE
@@ -52,7 +53,6 @@ from matrix.campaign_plan import plan
 from matrix.cell import Cell
 from matrix.model import Matrix, changed_sources
 from matrix.toml.reader import load_matrix
-from workload.records import JOURNAL_NAME
 
 OPEN = "open"  # stopped before it closed; `faceoff run` resumes it
 

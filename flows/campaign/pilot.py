@@ -20,6 +20,7 @@ from typing import Literal
 
 from evidence.attempt.pilot import read_probe as read_probe_folder
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.pilot import PILOT_DIR, PilotBlock, PilotLane, PilotMode, PilotProbe
 from faceoff.formats.reasons import Disposition, Reason
 from flows.campaign.arm import ArmRun, lane_death
@@ -30,7 +31,6 @@ from guards.dispositions import Disposed
 from matrix.arm import Arm
 from matrix.cell import Cell
 from matrix.contracts import Contract, contracts
-from workload.records import PLAN_NAME
 
 Work = list[tuple[Arm, list[Cell]]]
 BlockReason = Literal["pilot_failed", "stop_policy"]

@@ -15,12 +15,13 @@ from pathlib import Path
 import aiohttp
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.arm import Arm
 from matrix.arrival import Arrival
 from matrix.cell import Cell, WorkloadKind, sampling_for
 from matrix.slo import Slo
-from workload.plan import PlanOptions, RequestPlan, build_plan, retokenize
-from workload.records import Phase
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 TOKENIZE_TIMEOUT_S = 60.0

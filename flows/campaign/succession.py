@@ -23,6 +23,8 @@ from evidence.folder.sums import read_sums
 from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.carried import (
     CARRIED_DIR,
     CARRIED_FILE,
@@ -32,7 +34,6 @@ from faceoff.formats.carried import (
     FreshCell,
     source_frozen_name,
 )
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from flows.campaign.context import CampaignContext
 from flows.campaign.journal_index import index_journal
@@ -42,7 +43,6 @@ from ledger.db import session_scope, utc
 from ledger.tables import CampaignRow, CellRunRow
 from matrix.cell import Cell
 from matrix.cell_content import cell_key, changes_sentence, content_changes
-from workload.records import JOURNAL_NAME
 
 ACCEPTED = "accepted"
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Disposed
 from guards.judge import judge_cell, not_run
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 MAX_LISTED = 10
 

@@ -25,6 +25,7 @@ from prefect.states import Completed, Failed
 
 from evidence.views.terminal.diagnostic_table import paired_lines
 from faceoff.exits import Exit
+from faceoff.formats.attempt.request_plan import RequestPlan
 from faceoff.formats.diagnostic import Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.closing import CampaignResult
@@ -48,7 +49,6 @@ from flows.prefect.tasks import (
 )
 from matrix.arm import Arm
 from matrix.cell import Cell
-from workload.plan import RequestPlan
 
 FLOW_NAME = "faceoff-diagnose"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from faceoff.formats.collector_samples import (
+from faceoff.formats.attempt.collector_samples import (
     EngineMetrics,
     EngineSample,
     EngineStatus,
@@ -135,6 +135,6 @@ def host(
 
 
 def window_ms(start_ms: int, end_ms: int):  # type: ignore[no-untyped-def]
-    from faceoff.formats.stalls import CellWindow
+    from faceoff.formats.attempt.stalls import CellWindow
 
     return CellWindow(start_ns=ANCHOR + start_ms * MS, end_ns=ANCHOR + end_ms * MS)

@@ -12,8 +12,8 @@ from collectors.cadence import (
     longest_false_run,
     nearest_rank,
 )
-from faceoff.formats.collector_samples import EngineSample, EngineStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.attempt.stalls import CellWindow
 from tests.collectors.builders import MS, engine, window_ms
 
 PERIOD, SLACK = 500 * MS, 100 * MS

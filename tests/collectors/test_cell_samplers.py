@@ -22,10 +22,11 @@ from collectors.aliases import vllm_aliases
 from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary, read_samples, summarize_folder
+from collectors.telemetry import read_samples, summarize_folder
 from faceoff.errors import FaceoffError
-from faceoff.formats.collector_samples import EngineSample, EngineStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from simulator.launch import SimServer, running
 from tests.collectors.gpu.test_sampler import FakeDevice, FakeNvml
 from tests.collectors.metrics_server import MetricsServer

@@ -15,7 +15,7 @@ from collectors.cgroup import MemoryCgroup
 from collectors.host import DockerStatsReader, HostSampler, MemoryTarget, lane_reader
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import HostSample, LaneMemorySource, ReadStatus
+from faceoff.formats.attempt.collector_samples import HostSample, LaneMemorySource, ReadStatus
 
 pytestmark = pytest.mark.docker
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.deltas import engine_deltas
-from faceoff.formats.collector_samples import EngineStatus
+from faceoff.formats.attempt.collector_samples import EngineStatus
 from tests.collectors.builders import engine, window_ms
 
 # The cell runs from 300 ms to 1_800 ms; ticks every 500 ms; the drain follows at 1_800.

@@ -10,8 +10,8 @@ from collectors.aliases import vllm_aliases
 from collectors.engine import EngineSampler, HttpMetricsSource
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import EngineSample, EngineStatus
-from faceoff.formats.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
+from faceoff.formats.attempt.collector_samples import EngineSample, EngineStatus
+from faceoff.formats.attempt.stalls import ENGINE_FILE, SCRAPE_FIRST, SCRAPE_LAST
 from tests.collectors.metrics_server import MetricsServer
 from tests.lanes.helpers import wait_for
 

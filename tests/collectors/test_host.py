@@ -25,7 +25,7 @@ from collectors.host import HostSampler, MemoryTarget, ProcessTreeReader, lane_r
 from collectors.sampler import Clocks, Tick
 from collectors.telemetry import read_samples
 from faceoff.errors import FaceoffError
-from faceoff.formats.collector_samples import HostSample, LaneMemorySource, ReadStatus
+from faceoff.formats.attempt.collector_samples import HostSample, LaneMemorySource, ReadStatus
 
 MIB = 2**20
 

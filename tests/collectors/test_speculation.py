@@ -8,9 +8,10 @@ import re
 import pytest
 
 from collectors.aliases import vllm_aliases
-from collectors.deltas import CounterDelta, engine_deltas
+from collectors.deltas import engine_deltas
 from collectors.prometheus import parse_metrics
 from collectors.speculation import spec_acceptance
+from faceoff.formats.attempt.telemetry import CounterDelta
 from tests.collectors.builders import engine, window_ms
 from tests.collectors.conftest import DATA
 

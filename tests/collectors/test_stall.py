@@ -22,7 +22,7 @@ from collectors.stall_log import (
 )
 from collectors.stall_monitor import StallMonitor
 from faceoff.errors import FaceoffError
-from faceoff.formats.stalls import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
+from faceoff.formats.attempt.stalls import CellWindow, ClientWait, MonitorStart, MonitorStop, Stall
 
 MS = 1_000_000
 SECOND = 1_000 * MS

@@ -7,7 +7,7 @@ from collectors.cadence import CellWindow
 from collectors.prometheus import parse_metrics
 from collectors.settings import CollectorSettings
 from collectors.telemetry import engine_summary
-from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.attempt.collector_samples import EngineSample
 from tests.collectors.builders import MS, tick
 
 SETTINGS = CollectorSettings(engine_period_s=0.5, memory_period_s=2.0)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faceoff.formats.attempt.verdict import Presence, Verdict
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import Presence, Verdict
 
 # How the family check says a family went missing through the host, not the lane.
 HOST_MADE = ("all output arrived in one chunk", "of the cell's ticks")

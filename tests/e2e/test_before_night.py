@@ -20,9 +20,10 @@ from evidence.audit.reverify import audit_bundle
 from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.verdict import Verdict
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver, read_reports
-from faceoff.formats.verdict import Verdict
 from flows.prefect.flow import campaign as campaign_flow
 from flows.prefect.flow_runner import result_of
 from ledger.campaigns import cell_runs, require_campaign
@@ -32,7 +33,6 @@ from tests.e2e.host_load import not_accepted_but_for_the_host
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.foundation.cli import faceoff
 from workload.journal import read_journal
-from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

@@ -22,19 +22,19 @@ from pathlib import Path
 import pytest
 
 from collectors.telemetry import read_samples
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.audit.reverify import audit_bundle
 from evidence.comparison.model import Comparison
 from evidence.views.card.speculation import words as acceptance_words
 from faceoff import format as fmt
-from faceoff.formats.collector_samples import EngineSample, GpuSample
-from faceoff.formats.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
+from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from flows.prefect.flow_runner import run_campaign
 from simulator.profile import PROFILE_DIR
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, Phase
 
 pytestmark = pytest.mark.prefect
 GPU_IDS = [0, 1]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from faceoff.formats.verdict import Presence, Verdict
+from faceoff.formats.attempt.verdict import Presence, Verdict
 from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix

@@ -16,11 +16,11 @@ import pytest
 from collectors.gpu.energy import cell_energy
 from collectors.telemetry import read_samples
 from evidence.audit.reverify import audit_bundle
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
-from faceoff.formats.collector_samples import GpuSample
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.stalls import GPU_FILE
+from faceoff.formats.attempt.verdict import Presence, Verdict
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.stalls import GPU_FILE
-from faceoff.formats.verdict import Presence, Verdict
 from flows.prefect.flow_runner import run_campaign
 from tests.e2e.host_load import by_the_host
 from tests.e2e.matrices import arm, write_matrix

@@ -22,14 +22,14 @@ from evidence.audit.checklist import checklist
 from evidence.audit.reverify import DIAGNOSTICS, audit_bundle
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import read_sums
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import RequestPlan
 from faceoff.formats.diagnostic import Diagnostic
 from faceoff.formats.receipt import verify_receipt
 from tests.e2e.conftest import REPO, faceoff, faceoff_run
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tickets.store import open_tickets
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.reasons import Reason
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import unjournaled
 from flows.cli.run import disk_full
 from tests.e2e.test_ephemeral_server import faceoff, run_env

@@ -14,8 +14,8 @@ import pytest
 
 from evidence.audit.reverify import audit_bundle
 from faceoff.exits import Exit
+from faceoff.formats.attempt.verdict import Presence, Verdict
 from faceoff.formats.lane import LaneRecord
-from faceoff.formats.verdict import Presence, Verdict
 from flows.prefect.flow_runner import exit_status, run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope

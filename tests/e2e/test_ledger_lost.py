@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from faceoff.formats.verdict import VERDICT_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from flows.campaign.unjournaled import unjournaled
 from flows.cli.run import ledger_lost
 from tests.e2e.test_ephemeral_server import faceoff, run_env

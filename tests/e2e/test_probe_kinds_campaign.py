@@ -17,11 +17,11 @@ import pytest
 
 from evidence.audit.reverify import audit_bundle
 from faceoff import format as fmt
+from faceoff.formats.attempt.journal import Phase
 from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.e2e.test_probes_campaign import scored, ttft
 from workload.journal import read_journal
-from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

@@ -20,12 +20,11 @@ import pytest
 
 from evidence.audit.reverify import audit_bundle
 from faceoff import format as fmt
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from flows.prefect.flow_runner import run_campaign
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome, Status
-from workload.records import Phase
 
 pytestmark = pytest.mark.prefect
 

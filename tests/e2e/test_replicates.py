@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from evidence.comparison.model import Comparison
+from faceoff.formats.attempt.request_plan import RequestPlan
 from flows.prefect.flow_runner import run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope
 from tests.e2e.host_load import not_accepted_but_for_the_host
 from tests.e2e.matrices import arm, write_matrix
 from tests.e2e.matrices import campaign as matrix
-from workload.plan import RequestPlan
 
 pytestmark = pytest.mark.prefect
 

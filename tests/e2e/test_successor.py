@@ -16,8 +16,8 @@ import pytest
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.exits import Exit
+from faceoff.formats.attempt.cell_record import CellRecord
 from faceoff.formats.carried import CarriedRecord
-from faceoff.formats.cell_record import CellRecord
 from flows.cli.review import record_review
 from flows.prefect.flow import campaign
 from ledger.campaigns import require_campaign

@@ -20,12 +20,11 @@ from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.canonical import file_sha256
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.request_plan import DatasetSource, RequestPlan, TraceSource
 from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml
-from workload.plan import RequestPlan
-from workload.traffic.rows import DatasetSource, TraceSource
 
 pytestmark = pytest.mark.prefect
 

@@ -27,11 +27,13 @@ from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from evidence.folder.layout import CELLS_DIR, FROZEN_FILE, attempt_name
-from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze, read_frozen
 from faceoff.formats.lane import IDENTITY_FILE, LANES_DIR
 from faceoff.formats.receipt import RECEIPT_FILE
-from faceoff.formats.verdict import VERDICT_FILE, Verdict
 from guards.dispositions import Ran, stop_policy_block
 from guards.judge import judge_cell, not_run
 from lanes.bringup import BringUp, bring_up, read_baseline
@@ -46,8 +48,7 @@ from matrix.cell import Cell
 from matrix.model import Matrix
 from tests.lanes.helpers import kill_recorded_processes
 from workload.journal import read_journal
-from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,15 +8,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evidence.attempt.summary import SUMMARY_FILE, cell_slo, summarize_attempt
+from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.bundle.write import comparison_of, write_views
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.summary import SUMMARY_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE
 from faceoff.formats.frozen_matrix import read_frozen
-from faceoff.formats.verdict import VERDICT_FILE
 from guards.judge import judge_cell
-from workload.records import JOURNAL_NAME
 
 SHAVE_NS = 20_000_000  # 20 ms off a TTFT: small enough to look like noise
 

@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from flows.campaign.planning import PlanTarget, plan_cell
 from matrix.arm import Arm
 from matrix.cell import Cell
 from simulator.launch import SimServer, running
-from workload.plan import RequestPlan
-from workload.records import PLAN_NAME
 
 
 @pytest.fixture

@@ -65,11 +65,14 @@ def test_the_architecture_page_and_the_readme_link_to_it() -> None:
 def test_the_architecture_page_lists_the_formats_as_they_are() -> None:
     page = ARCHITECTURE_PATH.read_text(encoding="utf-8")
     assert page == with_formats_listing(page), "run `python -m faceoff.module_reference`"
-    formats = {p.stem for p in (REPO / "faceoff" / "formats").glob("*.py")} - {"__init__"}
-    assert {f"formats.{m}" for m in formats} == set(re.findall(r"\[`(formats\.\w+)`\]", page))
+    root = REPO / "faceoff"
+    files = (p.relative_to(root).with_suffix("") for p in (root / "formats").rglob("*.py"))
+    formats = {".".join(p.parts).removesuffix(".__init__") for p in files} - {"formats"}
+    assert formats == set(re.findall(r"\[`(formats\.[\w.]+)`\]", page))
 
 
 def test_the_listing_names_each_model_with_the_version_it_writes() -> None:
     listing = formats_listing()
     assert "`GpuSample` (2), `HostSample` (1)" in listing
-    assert "| [`formats.verdict`](../faceoff/formats/verdict.py) | ``verdict.json``: " in listing
+    verdict = "[`formats.attempt.verdict`](../faceoff/formats/attempt/verdict.py)"
+    assert f"| {verdict} | ``verdict.json``: " in listing

@@ -19,8 +19,8 @@ from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import GpuSample
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuSample
+from faceoff.formats.attempt.stalls import CellWindow
 from simulator.launch import SimServer, running
 from tests.gpu.check import gpu_check, no_gpu, run_entry
 

@@ -5,7 +5,7 @@ What the campaign flow will do for a cell, reduced to the parts the guards read:
 ``python -m workload.cell_client`` in its own process, ``engine.jsonl`` /
 ``host.jsonl`` / ``telemetry.json`` (and ``gpu.jsonl`` from the simulator's virtual GPUs
 when the run names GPU ids) from ``collectors.cell_samplers.CellCollectors``, and
-``cell.json`` (``faceoff.formats.cell_record.CellRecord``). Used by the capture script of
+``cell.json`` (``faceoff.formats.attempt.cell_record.CellRecord``). Used by the capture script of
 ``tests/data/guards`` and by the guards' end-to-end test.
 """
 
@@ -25,15 +25,17 @@ from collectors.cell_samplers import CellCollectors
 from collectors.gpu.virtual import nvml_for_arm
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from faceoff.formats.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord, IdentityRef, LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.stalls import CellWindow
 from faceoff.formats.frozen_matrix import FrozenMatrix
-from faceoff.formats.stalls import CellWindow
 from matrix.cell import Cell
 from simulator.launch import SimServer
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import EXIT_DEADLINE, JOURNAL_NAME, PLAN_NAME
+from workload.plan import build_plan, retokenize
+from workload.records import EXIT_DEADLINE
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

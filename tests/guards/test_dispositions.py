@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import IdentityRef
+from faceoff.formats.attempt.cell_record import IdentityRef
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import MEANINGS, Disposition, Reason, disposition_of
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block

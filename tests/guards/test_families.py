@@ -10,9 +10,9 @@ import pytest
 from collectors.aliases import vllm_aliases
 from collectors.telemetry import load_cell_samples, summarize
 from faceoff.errors import FaceoffError
-from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.attempt.collector_samples import EngineSample
+from faceoff.formats.attempt.verdict import FamilyVerdict, Presence
 from faceoff.formats.frozen_matrix import FrozenMatrix
-from faceoff.formats.verdict import FamilyVerdict, Presence
 from guards.artifacts import CellArtifacts
 from guards.families import PRESENCE_RULES
 from guards.metric_guard import metric_guard

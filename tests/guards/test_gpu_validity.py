@@ -23,11 +23,11 @@ from collectors.gpu.clock_events import HW_SLOWDOWN, HW_THERMAL_SLOWDOWN, SW_POW
 from collectors.gpu.energy import cell_energy
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.collector_samples import GpuProcess, GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import GPU_FILE
+from faceoff.formats.attempt.verdict import Outcome, Presence, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.stalls import GPU_FILE
-from faceoff.formats.verdict import Outcome, Presence, Verdict
 from guards.artifacts import CellArtifacts
 from guards.dispositions import decide
 from guards.gpu_validity import gpu_contended, gpu_errors, gpu_throttled
@@ -338,7 +338,7 @@ def test_a_planted_xid_blocks_the_cell_gpu_errors_on_the_virtual_gpu(
 
 
 def verdict_window(folder: Path):  # type: ignore[no-untyped-def]
-    from faceoff.formats.cell_record import CELL_FILE, CellRecord
+    from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
 
     window = CellRecord.read(folder / CELL_FILE).window
     assert window is not None

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from collectors.settings import CollectorSettings
 from collectors.stall_log import StallLog, read_stalls
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.stalls import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
+from faceoff.formats.attempt.verdict import Outcome, RuleResult
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.stalls import STALLS_FILE, ClientWait, MonitorStart, MonitorStop, Stall
-from faceoff.formats.verdict import Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
 from guards.host_stall import host_stall
 from guards.judge import judge
@@ -22,7 +23,6 @@ from matrix.thresholds import Thresholds
 from simulator.launch import running
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import load, num, with_thresholds
-from workload.records import JOURNAL_NAME
 
 MS = 1_000_000
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)

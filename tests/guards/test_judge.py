@@ -9,10 +9,10 @@ import pytest
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
-from faceoff.formats.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.cell_record import CELL_FILE, CellRecord
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.dispositions import Disposed
 from guards.judge import judge_cell, judge_pair, not_run
 from tests.guards.helpers import CELLS

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Presence, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import VERDICT_FILE, Presence, Verdict
 from guards.dispositions import ClosureStatus, Ran, close_campaign, pair_view, stop_policy_block
 from guards.judge import judge_cell, judge_pair, not_run
 from matrix.campaign_plan import CellRunKey, plan

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.verdict import Outcome
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import Outcome
 from guards.artifacts import load_cell
 from guards.judge import judge, judge_cell, judge_pair
 from matrix.toml.reader import load_matrix
@@ -21,7 +22,6 @@ from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell
 from tests.guards.helpers import with_record
-from workload.records import JOURNAL_NAME
 
 MATRIX = """
 schema_version = 1

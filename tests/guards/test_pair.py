@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
+from faceoff.formats.attempt.verdict import Outcome
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.reasons import Disposition
-from faceoff.formats.verdict import Outcome
 from flows.campaign.planning import PlanTarget, plan_cell
 from guards.judge import judge_cell, judge_pair
 from guards.pair import pair_integrity
@@ -22,7 +23,6 @@ from simulator.launch import running
 from tests.conftest import free_port
 from tests.guards.cellrun import CellRun, run_cell
 from workload.journal import read_journal
-from workload.records import JOURNAL_NAME, Phase
 
 MATRIX = """
 schema_version = 1

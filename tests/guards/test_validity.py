@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from evidence.attempt.summary import SUMMARY_FILE, summarize_attempt
-from faceoff.formats.cell_record import LaneAtEnd
+from evidence.attempt.summary import summarize_attempt
+from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import SUMMARY_FILE
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, RuleResult
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Reason
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, RuleResult
 from guards.artifacts import CellArtifacts, load_cell
 from guards.judge import judge_cell
 from guards.validity import RULES, validity
@@ -30,7 +32,6 @@ from matrix.cell import Cell, WorkloadKind
 from matrix.thresholds import Thresholds
 from tests.data.guards.capture import one_token_more, refused, torn_last_line
 from tests.guards.helpers import CELLS, load, num, with_record
-from workload.records import JOURNAL_NAME
 
 Derive = Callable[[Callable[[list[str]], str]], Path]
 

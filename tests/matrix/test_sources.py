@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase
 from matrix.sources import dataset_rows, pinned_bytes, trace_records
-from workload.records import Phase
 from workload.traffic.samples import write_samples
 from workload.traffic.trace_text import block_ids, offline_reuse
 

@@ -9,7 +9,7 @@ import pytest
 
 from collectors.settings import CollectorSettings
 from collectors.speculation import spec_acceptance
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from matrix.toml.reader import load_matrix
 from simulator.costmodel import tokens_per_step

@@ -21,12 +21,13 @@ from typing import Any
 import pytest
 
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.verdict import Verdict
 from faceoff.formats.frozen_matrix import freeze
 from faceoff.formats.passes import PASSES_FILE, PassRecord
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver
 from faceoff.formats.receipt import verify_receipt
-from faceoff.formats.verdict import Verdict
 from faceoff.keys import SIGNING_KEY_FILE_ENV, init_key_pair
 from flows.campaign.preflight.host_checks import real_host, run_preflight
 from flows.prefect.flow import campaign as campaign_flow
@@ -38,7 +39,6 @@ from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.foundation.cli import faceoff
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm
 from workload.journal import read_journal
-from workload.records import Phase
 
 pytestmark = pytest.mark.vllm
 

@@ -18,8 +18,9 @@ from typing import Any
 import pytest
 
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.request_plan import RequestPlan
+from faceoff.formats.attempt.verdict import Outcome, Verdict
 from faceoff.formats.frozen_matrix import freeze
-from faceoff.formats.verdict import Outcome, Verdict
 from flows.campaign.planning import PlanTarget, plan_cell
 from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
@@ -27,7 +28,7 @@ from guards.pair import pair_integrity
 from matrix.toml.reader import load_matrix
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, SERVED, cell, serving, vllm_arm
-from workload.plan import RequestPlan
+from workload.request import Body
 
 pytestmark = [pytest.mark.vllm]
 
@@ -78,7 +79,7 @@ def test_an_effort_ab_on_two_real_engines_of_one_recipe_runs_as_a_matched_pair(
     plans = {arm: RequestPlan.read(folder / "requests.json") for arm, folder in folders.items()}
     for arm, effort in EFFORTS.items():
         for request in plans[arm].requests:  # each engine was sent its own arm's effort
-            body = json.loads(request.wire(SERVED))
+            body = json.loads(Body.of(request).wire(SERVED))
             assert body["chat_template_kwargs"] == {"reasoning_effort": effort}
     inc, cand = plans["inc"].requests, plans["cand"].requests
     assert [r.messages for r in inc] == [r.messages for r in cand]

@@ -22,7 +22,7 @@ from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
 from collectors.speculation import SpecAcceptance, spec_acceptance
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.stalls import CellWindow
 from tests.vllm.engine import SERVED, Serving, serving
 
 pytestmark = pytest.mark.vllm

@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from collectors.telemetry import TELEMETRY_FILE, TelemetrySummary
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.request_plan import RequestPlan, TraceSource
+from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from flows.prefect.flow_runner import run_campaign
 from guards.judge import judge_pair
 from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, vllm_arm
-from workload.plan import RequestPlan
-from workload.traffic.rows import TraceSource
 from workload.traffic.samples import TraceShape, jsonl, mooncake_trace
 
 pytestmark = [pytest.mark.vllm, pytest.mark.prefect]

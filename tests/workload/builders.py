@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from faceoff.canonical import sha256_hex
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
+from faceoff.formats.attempt.request_plan import ChatMessage, PlannedRequest
 from workload.client import Exchange, RunContext, outcome_of, terminal_status
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.plan import ChatMessage, PlannedRequest
-from workload.records import Phase
+from workload.request import Body
 from workload.stream import SseFramer
 
 MS = 1_000_000
@@ -56,7 +56,7 @@ def planned(**overrides: Any) -> PlannedRequest:
     }
     fields.update(overrides)
     request = PlannedRequest(**fields)
-    wire = request.wire("tiny")
+    wire = Body.of(request).wire("tiny")
     return request.model_copy(update={"wire_sha256": sha256_hex(wire), "wire_bytes": len(wire)})
 
 

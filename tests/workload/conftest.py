@@ -13,9 +13,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.cell import Cell, WorkloadKind
 from simulator.launch import SimServer, running
-from workload.plan import PlanOptions, RequestPlan, build_plan
+from workload.plan import build_plan
 from workload.rx_stamps import SO_TIMESTAMPNS, STAMP_SPACE, waited_ns
 from workload.tokenizer import LaneTokenizer
 

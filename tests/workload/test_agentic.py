@@ -6,13 +6,12 @@ from __future__ import annotations
 import itertools
 import json
 
+from faceoff.formats.attempt.journal import Phase, RequestRole
+from faceoff.formats.attempt.request_plan import PlannedRequest
 from matrix.cell import Cell, WorkloadKind
 from tests.workload.test_plan import InProcessTokenizer, plan_for
 from workload.agentic import TOOL_NAME
 from workload.fit import precision
-from workload.outcome import RequestRole
-from workload.plan import PlannedRequest
-from workload.records import Phase
 
 TURNS, TOOL_TOKENS, OPENING = 3, 300, 900
 

@@ -15,12 +15,12 @@ from typing import IO
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from faceoff.formats.attempt.journal import Status
+from faceoff.formats.attempt.request_plan import RequestPlan
 from simulator.groundtruth import read_ground_truth
 from tests.workload.conftest import StartSim, cell, http_plan
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.outcome import Status
-from workload.plan import RequestPlan
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,6 +12,8 @@ import aiohttp
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status
+from faceoff.formats.attempt.request_plan import RequestPlan
 from matrix.cell import WorkloadKind
 from matrix.model import ClientReceive
 from simulator.groundtruth import read_ground_truth
@@ -19,9 +21,6 @@ from tests.workload.conftest import StartSim, cell, http_plan, token_chunks
 from tests.workload.oneshot_server import PROMPT_TOKENS, one_write_server, vllm_events
 from workload.client import RunContext
 from workload.journal import JournalWriter, read_journal
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.plan import RequestPlan
-from workload.records import Phase
 from workload.runner import CellRunner, RunReport
 from workload.tokenizer import LaneTokenizer
 

@@ -12,13 +12,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from faceoff.formats.attempt.journal import Status
 from matrix.cell import Cell
 from simulator.launch import running
 from tests.workload.conftest import http_plan
 from workload.cell_client import client_command
 from workload.fit import precision
 from workload.journal import read_journal
-from workload.outcome import Status
 
 REPO = Path(__file__).resolve().parents[2]
 TARGET = 300_000

@@ -10,9 +10,9 @@ import pytest
 
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender
+from faceoff.formats.attempt.journal import RequestOutcome, Status
 from tests.workload.builders import failed
 from workload.journal import JournalWriter, read_journal
-from workload.outcome import RequestOutcome, Status
 
 
 def outcomes(n: int) -> list[RequestOutcome]:

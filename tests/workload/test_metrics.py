@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from tests.workload.builders import (
     DONE,
     MS,
@@ -17,8 +18,6 @@ from tests.workload.builders import (
     usage_chunk,
 )
 from workload import metrics
-from workload.outcome import RequestOutcome, Status
-from workload.records import Phase
 from workload.stream import StreamProtocolError, StreamState
 
 ROLE = chunk("", delta={"role": "assistant"})
@@ -226,7 +225,7 @@ def test_never_sent_request_has_no_metrics() -> None:
 def test_a_line_keeps_its_metrics_and_a_copy_measures_its_own() -> None:
     r = replay([(10, chunk("a")), (30, chunk("b", finish_reason="stop")), (31, DONE)])
     assert metrics.metric_of(r, "ttft_s") == metrics.ttft(r)
-    assert r.measures is r.measures  # made once
+    assert metrics.measures_of(r) is metrics.measures_of(r)  # made once
     later = r.model_copy(update={"first_content_ns": r.first_content_ns + 5_000_000})
     assert metrics.metric_of(later, "ttft_s").value == pytest.approx(metrics.ttft(r).value + 0.005)
     timing = metrics.Timing.of(r)  # a line's bare timings are measured on each ask

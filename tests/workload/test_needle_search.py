@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from faceoff.formats.attempt.journal import Phase, Status
 from matrix.cell import Cell
 from matrix.search import NeedleSearch
 from tests.workload.conftest import StartSim, http_plan
 from tests.workload.test_cell_client import client
 from workload.journal import read_journal
 from workload.needle_bounds import Probe, bounds, next_length, next_target
-from workload.outcome import Status
-from workload.records import Phase
 
 MISS_ABOVE = 1500  # prompt tokens; the simulator garbles the marker of longer prompts
 SEARCH = NeedleSearch(low=300, high=4000, step=100, budget=10)

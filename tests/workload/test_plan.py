@@ -12,19 +12,14 @@ import pytest
 
 from faceoff.canonical import sha256_hex
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestRole
+from faceoff.formats.attempt.request_plan import PlanOptions, RequestPlan
 from matrix.cell import Cell, Sampling, WorkloadKind
 from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat
 from workload.fit import precision
-from workload.outcome import RequestRole
-from workload.plan import (
-    RETOKENIZE_IN_FLIGHT,
-    PlanOptions,
-    RequestPlan,
-    build_plan,
-    retokenize,
-)
-from workload.records import Phase
+from workload.plan import RETOKENIZE_IN_FLIGHT, build_plan, retokenize
+from workload.request import Body, chat_template_kwargs
 from workload.tokenizer import TokenCount, vector_sha256
 
 
@@ -85,7 +80,7 @@ async def test_hashes_are_of_the_token_vector_and_of_the_exact_body() -> None:
     messages = [m.model_dump() for m in request.messages]
     tokens = tokenizer.impl.encode(render_chat(messages))
     assert request.prompt_sha256 == sha256_hex(json.dumps(tokens, separators=(",", ":")))
-    body = request.wire(plan.model)
+    body = Body.of(request).wire(plan.model)
     assert request.wire_sha256 == sha256_hex(body) and request.wire_bytes == len(body)
     wire = json.loads(body)
     assert wire["stream"] is True and wire["stream_options"] == {"include_usage": True}
@@ -97,7 +92,7 @@ async def test_sampling_options_reach_the_wire_and_the_tokenizer() -> None:
     sampling = Sampling(reasoning_effort="high", ignore_eos=True, max_tokens=300)
     tokenizer = InProcessTokenizer()
     plan = await plan_for(cell(sampling=sampling), tokenizer)
-    wire = json.loads(plan.requests[1].wire(plan.model))
+    wire = json.loads(Body.of(plan.requests[1]).wire(plan.model))
     assert wire["chat_template_kwargs"] == {"reasoning_effort": "high"}
     assert wire["ignore_eos"] is True and wire["max_tokens"] == 300
     assert plan.requests[1].expect_length_finish
@@ -112,8 +107,10 @@ async def test_the_per_request_seed_is_sent_unless_the_matrix_turns_it_off() -> 
     unseeded = await plan_for(cell(sampling=Sampling(seed=False)))
     for with_seed, without in zip(seeded.requests, unseeded.requests, strict=True):
         assert with_seed.seed is not None
-        assert json.loads(with_seed.wire(seeded.model))["seed"] == with_seed.seed
-        assert without.seed is None and "seed" not in json.loads(without.wire(unseeded.model))
+        assert json.loads(Body.of(with_seed).wire(seeded.model))["seed"] == with_seed.seed
+        assert without.seed is None and "seed" not in json.loads(
+            Body.of(without).wire(unseeded.model)
+        )
         assert without.prompt_sha256 == with_seed.prompt_sha256  # only the body differs
     # the default is left out of the dump, so matrices frozen before the knob keep their id
     assert Sampling().model_dump() == Sampling.model_validate({"seed": True}).model_dump()
@@ -210,7 +207,7 @@ async def test_retokenize_overlaps_a_few_round_trips_and_keeps_the_order() -> No
     one_by_one = InProcessTokenizer()
     for request, counted in zip(plan.requests, again.requests, strict=True):
         messages = [m.model_dump() for m in request.messages]
-        tokens = await one_by_one.tokenize(messages, request.template_kwargs())
+        tokens = await one_by_one.tokenize(messages, chat_template_kwargs(request.reasoning_effort))
         assert (counted.index, counted.prompt_sha256) == (request.index, tokens.vector_sha256)
 
 

@@ -10,11 +10,10 @@ import pytest
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase, RequestRole
 from matrix.cell import Cell, WorkloadKind
 from workload.agentic import opening
-from workload.outcome import RequestRole
 from workload.prompts import PromptKey, compose, follow_up
-from workload.records import Phase
 from workload.stream_layout import layout
 from workload.text import prose, records, split_at_depth
 from workload.traffic.sourced import SOURCED

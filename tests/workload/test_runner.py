@@ -9,6 +9,8 @@ from pathlib import Path
 import aiohttp
 
 from evidence.attempt.summary import summarize_journal
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import RequestPlan
 from flows.campaign.planning import PlanTarget, plan_warmups
 from matrix.arm import Arm
 from matrix.cell import Cell
@@ -18,9 +20,7 @@ from simulator.profile import load_profile
 from tests.workload.conftest import MODEL, StartSim, cell, http_plan
 from tests.workload.test_cell_client import client
 from workload.journal import read_journal
-from workload.outcome import RequestOutcome, Status
-from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import Phase
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
 
 RATE = 20.0

@@ -18,8 +18,9 @@ import statistics
 
 import pytest
 
+from faceoff.formats.attempt.request_plan import OpenLoad
 from matrix.arrival import Arrival, Ramp
-from workload.schedule import OpenLoad, ramp_time, step_arrivals, trace_arrivals, unit_arrivals
+from workload.schedule import ramp_time, step_arrivals, trace_arrivals, unit_arrivals
 
 GAPS = 20_000
 SEEDS = (1, 2, 3)

@@ -29,12 +29,12 @@ from evidence.comparison.read import AttemptInputs
 from evidence.comparison.standing import read_standing
 from evidence.folder.layout import AttemptDir
 from evidence.views.card.probe_cells import unnamed_finishes
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, PlanOptions, RequestPlan
 from matrix.cell import Cell
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.outcome import Status
-from workload.plan import PlanOptions, RequestPlan, build_plan
-from workload.records import JOURNAL_NAME, PLAN_NAME
+from workload.plan import build_plan
 from workload.tokenizer import LaneTokenizer
 
 REPO = Path(__file__).resolve().parents[2]

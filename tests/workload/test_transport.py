@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Status, Usage
 from tests.workload.builders import DONE, MS, chunk, planned
 from tests.workload.conftest import MODEL, StartSim
 from tests.workload.oneshot_server import (
@@ -22,8 +23,7 @@ from tests.workload.oneshot_server import (
     vllm_events,
 )
 from workload.client import Exchange, stream_chat
-from workload.outcome import Status
-from workload.records import Usage
+from workload.request import Body
 from workload.runner import open_session
 from workload.rx_stamps import stamp_receives
 from workload.stream import SseFramer
@@ -48,7 +48,7 @@ def test_framer_handles_crlf_and_ignores_comments() -> None:
 
 def body(max_tokens: int = 30) -> bytes:
     request = planned(max_tokens=max_tokens, ignore_eos=True, expect_length_finish=True)
-    return request.wire(MODEL)
+    return Body.of(request).wire(MODEL)
 
 
 async def test_events_are_dated_by_the_socket_read_not_the_coroutine(start_sim: StartSim) -> None:

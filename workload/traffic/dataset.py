@@ -15,16 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import DatasetRow, DatasetSource, PlannedRequest, Turn
 from matrix.cell import Cell, Sampling
 from matrix.sources import ParsedRow, dataset_rows, pinned_bytes
 from matrix.traffic import Dataset
 from workload.prompts import Prompt, canary_of, nonce_of
-from workload.records import Phase
-from workload.request import PlannedRequest
 from workload.stream_layout import Slot
 from workload.text import rng_for
 from workload.tokenizer import TokenCount, Tokenizer
-from workload.traffic.rows import DatasetRow, DatasetSource, Turn, dataset_messages, rebuilt_dataset
+from workload.traffic.rows import dataset_messages, rebuilt_dataset
 from workload.traffic.sourced import SourcedPlanner
 
 EMPTY = ({"role": "user", "content": ""},)  # what an answer's turn costs without its text

@@ -14,10 +14,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from faceoff.formats.attempt.journal import Phase
 from matrix.traffic import Prefix
 from workload.fit import Rate, fit_filler
 from workload.prompts import Message, Prompt, PromptKey
-from workload.records import Phase
 from workload.text import derive_hex, derive_int, word_stream
 from workload.tokenizer import Tokenizer
 

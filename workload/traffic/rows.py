@@ -1,4 +1,5 @@
-"""The rows of a dataset or trace file a plan used, kept in its ``requests.json``.
+"""The rows of a dataset or trace file a plan used, kept in its ``requests.json``
+(``faceoff.formats.attempt.request_plan``), and the requests they rebuild.
 
 A plan built from a file (``workload.traffic.sourced``) records the file (path, sha256, format)
 and, for every planned request, the row it came from: a dataset row's prompt messages,
@@ -12,79 +13,17 @@ say; both arms' plans must hold the same rows (``guards.pair``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import (
+    DatasetRow,
+    DatasetSource,
+    PlannedRequest,
+    TraceRow,
+    TraceSource,
+)
 from workload.prompts import PromptKey
-from workload.records import Phase
-from workload.request import PlannedRequest
 from workload.traffic.trace_text import TraceKey, block_ids, trace_content
-
-
-class Turn(Spec):
-    role: Literal["system", "user", "assistant"] = Field(description="Chat role in the file.")
-    content: str = Field(description="The turn's text as the file has it.")
-
-
-class DatasetRow(Spec):
-    phase: Phase = Field(description="Phase of the request it became.")
-    index: int = Field(ge=0, description="Index of the request it became.")
-    position: int = Field(ge=0, description="The row's index in the file (line or element).")
-    messages: list[Turn] = Field(description="The row's prompt, before any nonce.")
-    prompt_tokens: int = Field(description="Prompt tokens on the planning lane (the target).")
-    output_tokens: int | None = Field(
-        description="The row's output length (given, or its answer's tokens on the lane); "
-        "None: the cell's sampling."
-    )
-
-
-class TraceRow(Spec):
-    phase: Phase = Field(description="Phase of the request it became.")
-    index: int = Field(ge=0, description="Index of the request it became.")
-    position: int = Field(ge=0, description="The record's index in the file.")
-    at_ms: float = Field(description="Recorded time, ms after the file's first record.")
-    input_length: int = Field(ge=1, description="Recorded prompt tokens: the input target.")
-    output_length: int = Field(ge=1, description="Recorded output tokens.")
-    hash_ids: list[int] | None = Field(description="Mooncake block ids; None: none shared.")
-
-
-class Reuse(Spec):
-    hit_tokens: int = Field(description="Prompt tokens an earlier scored record computed.")
-    input_tokens: int = Field(description="Prompt tokens of the scored records.")
-    ratio: float | None = Field(description="hit_tokens / input_tokens.")
-
-
-class DatasetSource(Spec):
-    kind: Literal["dataset"] = Field(default="dataset", description="A dataset's rows.")
-    file: str = Field(description="The dataset file, as the frozen matrix names it.")
-    sha256: str = Field(description="sha256 of the file's bytes.")
-    format: str = Field(description="sharegpt | openai | prompts.")
-    nonce: bool = Field(description="Whether a nonce opens each prompt.")
-    skipped: int = Field(
-        ge=0, description="Rows drawn but left out: longer than input_tokens, or no output length."
-    )
-    rows: list[DatasetRow] = Field(description="The row of each planned request.")
-
-
-class TraceSource(Spec):
-    kind: Literal["trace"] = Field(default="trace", description="A trace's records.")
-    file: str = Field(description="The trace file, as the frozen matrix names it.")
-    sha256: str = Field(description="sha256 of the file's bytes.")
-    format: str = Field(description="mooncake | azure.")
-    time_scale: float = Field(description="Replay speed: recorded time / time_scale.")
-    block_tokens: int = Field(description="Tokens of each hash_ids block.")
-    block_words: dict[str, int] = Field(
-        description="Words of each block's text, by '<phase>/<block id>': fitted on the "
-        "planning lane to block_tokens."
-    )
-    reuse: Reuse = Field(
-        description="Prefix reuse computed offline from the scored records' hash_ids: what "
-        "an engine with an unbounded prefix cache of 1-token blocks would hit."
-    )
-    rows: list[TraceRow] = Field(description="The record of each planned request.")
-
 
 Source = DatasetSource | TraceSource
 

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.request_plan import OpenLoad, PlannedRequest
 from matrix.cell import Cell, Sampling, WorkloadKind
 from matrix.traffic import SourceFile
 from workload.prompts import Message, Prompt, PromptKey
-from workload.request import PlannedRequest, chat_template_kwargs, planned_request, sent_for
-from workload.schedule import OpenLoad, step_arrivals
+from workload.request import chat_template_kwargs, planned_request, sent_for
+from workload.schedule import step_arrivals
 from workload.stream_layout import Slot
 from workload.tokenizer import TokenCount, Tokenizer, shared_by_all
 

@@ -14,17 +14,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import (
+    OpenLoad,
+    PlannedRequest,
+    Reuse,
+    TraceRow,
+    TraceSource,
+)
 from matrix.cell import Cell, Sampling
 from matrix.sources import ParsedRecord, pinned_bytes, trace_records
 from matrix.traffic import Trace
 from workload.fit import Fit, Rate, fit_filler
 from workload.prompts import Prompt, canary_of
-from workload.records import Phase
-from workload.request import PlannedRequest
-from workload.schedule import OpenLoad, trace_arrivals
+from workload.schedule import trace_arrivals
 from workload.stream_layout import Slot
 from workload.tokenizer import Tokenizer
-from workload.traffic.rows import Reuse, TraceRow, TraceSource
 from workload.traffic.sourced import SourcedPlanner
 from workload.traffic.trace_text import (
     TraceKey,

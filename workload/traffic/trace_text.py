@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from workload.records import Phase
+from faceoff.formats.attempt.journal import Phase
 from workload.text import derive_hex, word_stream
 
 

@@ -25,6 +25,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Phase as RequestPhase
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from faceoff.formats.reasons import Disposition, disposition_label
 from flows.cli.views.durations import clock
@@ -36,7 +37,6 @@ from ledger.db import session_scope, utc
 from ledger.restoration import find_restoration
 from ledger.tables import CellRunRow
 from matrix.campaign_plan import CellRunKey, plan
-from workload.records import Phase as RequestPhase
 
 REFRESH_S = 0.5
 RECENT = 4

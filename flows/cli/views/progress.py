@@ -18,10 +18,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, RequestOutcome
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from workload.metrics import ttft
-from workload.outcome import RequestOutcome
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 SOURCES = ("engine", "gpu", "host")
 

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from collectors.gpu.energy import EnergyMethod, cell_energy, integral, value_at
-from faceoff.formats.collector_samples import GpuReading, GpuSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from collectors.gpu.energy import cell_energy, integral, value_at
+from faceoff.formats.attempt.collector_samples import GpuReading, GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import EnergyMethod
 
 S = 1_000_000_000
 WALL = datetime(2025, 6, 1, tzinfo=UTC)

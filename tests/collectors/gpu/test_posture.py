@@ -11,7 +11,7 @@ import pytest
 
 from collectors.gpu.nvml import PynvmlLibrary
 from collectors.gpu.posture import collect_gpu_posture
-from faceoff.formats.collector_samples import ReadStatus
+from faceoff.formats.attempt.collector_samples import ReadStatus
 from faceoff.formats.gpu_posture import (
     GpuPosture,
     gpu_posture_changes,

@@ -33,8 +33,8 @@ from collectors.memory_summary import gpu_summary
 from collectors.sampler import Clocks, Tick
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import GpuSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
 
 GIB = 2**30
 PERIOD = 2_000_000_000

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from collectors.gpu.clock_events import reason_names
-from collectors.gpu.energy import EnergyMethod, cell_energy
+from collectors.gpu.energy import cell_energy
 from collectors.gpu.owner import LaneProcessOwner
 from collectors.gpu.posture import collect_gpu_posture
 from collectors.gpu.sampler import GpuSampler
@@ -24,8 +24,9 @@ from collectors.host import MemoryTarget
 from collectors.sampler import Clocks, SamplerLoop
 from collectors.settings import CollectorSettings
 from collectors.telemetry import read_samples
-from faceoff.formats.collector_samples import GpuSample, ReadStatus
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.collector_samples import GpuSample, ReadStatus
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import EnergyMethod
 from simulator.gpu import FOREIGN_PID, XID_DOUBLE_BIT_ECC
 from simulator.launch import SimServer, running
 from tests.collectors.gpu.test_sampler import run_ticks

@@ -38,13 +38,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from collectors.settings import CollectorSettings
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from guards.artifacts import NATIVE_FILES
 from matrix.toml.reader import load_matrix
 from simulator.launch import SimServer, running, start, stop, wait_ready
 from tests.guards.cellrun import CellRun, plan_on, retokenize_on, run_cell
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 HERE = Path(__file__).resolve().parent
 SETTINGS = CollectorSettings(engine_period_s=0.25, memory_period_s=0.5, drain_timeout_s=3.0)

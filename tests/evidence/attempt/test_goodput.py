@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evidence.attempt.goodput import goodput
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
 from matrix.slo import Slo
 from tests.workload.builders import DONE, chunk, failed, planned, replay, usage_chunk
-from workload.outcome import RequestOutcome, Status
-from workload.records import Phase
 
 
 def answered(send_ms: int, first_ms: int, last_ms: int, tokens: int = 3) -> RequestOutcome:

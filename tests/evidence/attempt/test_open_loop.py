@@ -16,15 +16,17 @@ from typing import Any
 
 import pytest
 
-from evidence.attempt.summary import SUMMARY_FILE, RequestSummary
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.comparison.cells import pair_ratios
 from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_attempt
 from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
+from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
+from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.host_facts import HostFacts, SourceFacts
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from guards.pair import pair_integrity
 from matrix.arrival import Sweep
 from matrix.model import Matrix
@@ -34,8 +36,6 @@ from tests.conftest import free_port
 from tests.evidence.campaign import now, run_campaign
 from tests.shared_once import shared_once
 from workload.journal import read_journal
-from workload.plan import RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 INPUT, OUTPUT = 256, 64
 LADDER = [5.0, 10.0, 15.0, 30.0, 45.0]

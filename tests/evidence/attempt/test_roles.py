@@ -6,8 +6,8 @@ from __future__ import annotations
 from evidence.attempt.roles import by_role, counted, length_limited
 from evidence.attempt.summary import metric_stats
 from evidence.comparison.probe_answers import behind_long, decode_stalls
+from faceoff.formats.attempt.journal import RequestOutcome, RequestRole, Status
 from tests.workload.builders import DONE, chunk, planned, replay, usage_chunk
-from workload.outcome import RequestOutcome, RequestRole, Status
 
 
 def answered(

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from evidence.attempt.tails import chunk_gaps, p99_floor, tail_of
-from workload.outcome import RequestOutcome
+from faceoff.formats.attempt.journal import RequestOutcome
 
 
 def test_a_p99_is_claimed_only_from_the_floor_of_values_at_95_percent() -> None:

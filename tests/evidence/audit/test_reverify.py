@@ -15,8 +15,8 @@ from evidence.bundle.write import BundleIndex
 from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.exits import Exit
-from faceoff.formats.cell_record import CellRecord
-from faceoff.formats.collector_samples import EngineSample
+from faceoff.formats.attempt.cell_record import CellRecord
+from faceoff.formats.attempt.collector_samples import EngineSample
 from faceoff.formats.receipt import Receipt
 from tests.foundation.cli import faceoff
 from tests.foundation.output_schemas import shaped

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from evidence.attempt.goodput import goodput
-from evidence.attempt.summary import RequestSummary, summarize_attempt, summarize_journal
+from evidence.attempt.summary import summarize_attempt, summarize_journal
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.schema_export import SCHEMA_PATH, schema_text
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
@@ -21,13 +21,14 @@ from evidence.comparison.model import Comparison
 from evidence.folder.layout import CampaignFolder
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.attempt.journal import Status
+from faceoff.formats.attempt.request_plan import RequestPlan
+from faceoff.formats.attempt.summary import RequestSummary
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN
 from workload.journal import read_journal
 from workload.metrics import ttft
-from workload.outcome import Status
-from workload.plan import RequestPlan
 
 EXPECTED = [
     "MANIFEST.json",

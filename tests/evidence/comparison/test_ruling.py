@@ -7,9 +7,6 @@ from typing import Any
 
 import pytest
 
-from collectors.gpu.energy import CellEnergy
-from evidence.attempt.energy import EnergyFigures
-from evidence.attempt.goodput import Goodput
 from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
 from evidence.comparison.energy import figure_ratios
 from evidence.comparison.figures import CELL_FIGURE_LABELS, GOODPUT_FIELDS, GOODPUT_LABELS
@@ -25,6 +22,7 @@ from evidence.comparison.replicates import replicated_ratios
 from evidence.comparison.ruling import Replicates, candidate_ruling, rule_ruling
 from evidence.reviews.decision import Decision
 from evidence.reviews.recording import rule_contradiction
+from faceoff.formats.attempt.summary import CellEnergy, EnergyFigures, Goodput
 from matrix.cell import Cell, Sampling
 from matrix.rule import (
     CELL_FIGURE_METRICS,

@@ -21,7 +21,8 @@ from typing import Any
 import psutil
 import pytest
 
-from faceoff.formats.cell_record import LaneAtEnd
+from faceoff.formats.attempt.cell_record import LaneAtEnd
+from faceoff.formats.attempt.journal import RequestOutcome, Status
 from faceoff.formats.lane import LANE_FILE, LaneRecord
 from flows.campaign.arm import CUT, ArmRun, lane_death, warmup_failure
 from flows.campaign.client import ClientExit
@@ -33,7 +34,6 @@ from lanes.http import UrllibHttp
 from lanes.lane import Lane
 from lanes.readiness import Waiting
 from tests.lanes import helpers
-from workload.outcome import RequestOutcome, Status
 
 OOM_HOG = "x = bytearray(512 << 20)"  # written at once: resident, far past a 64 MiB limit
 

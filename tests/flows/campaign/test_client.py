@@ -9,14 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.campaign.planning import PlanTarget, plan_cell
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
 from workload.cell_client import read_summary
 from workload.journal import read_journal
-from workload.outcome import Status
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 REPO = Path(__file__).resolve().parents[3]
 

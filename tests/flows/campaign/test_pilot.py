@@ -8,12 +8,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from evidence.attempt.pilot import probe_failure
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, RequestRole, Status, Usage
 from faceoff.formats.pilot import PilotLane, PilotMode, PilotProbe
 from flows.campaign.pilot import decide, mode_of
 from matrix.contracts import contracts
 from matrix.model import Matrix
-from workload.outcome import RequestOutcome, RequestRole, Status
-from workload.records import Phase, Usage
 
 SIM = {"lane": "simulator", "served_model": "m", "simulator": {"profile": "tiny"}}
 NATURAL = {"kind": "natural", "concurrency": 1, "requests": 2, "sampling": {"max_tokens": 64}}

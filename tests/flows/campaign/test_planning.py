@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from faceoff.formats.attempt.journal import Phase, RequestRole
 from flows.campaign.planning import PlanTarget, plan_cell, plan_warmups
 from simulator.launch import SimServer
 from tests.flows.conftest import cell, sim_arm, write_plan
-from workload.outcome import RequestRole
-from workload.records import Phase
 from workload.tokenizer import shared_prefix
 
 

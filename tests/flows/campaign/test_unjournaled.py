@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from faceoff.formats.cell_record import CELL_FILE
+from faceoff.formats.attempt.cell_record import CELL_FILE
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.reasons import Disposition, Reason
-from faceoff.formats.verdict import VERDICT_FILE, Outcome, Verdict
 from flows.campaign.unjournaled import name_unjournaled, unjournaled
 from guards.judge import judge_cell
-from workload.records import JOURNAL_NAME
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "guards"
 

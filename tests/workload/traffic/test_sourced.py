@@ -15,19 +15,19 @@ from typing import Any
 import pytest
 
 from faceoff.canonical import file_sha256
-from faceoff.formats.verdict import Outcome
+from faceoff.formats.attempt.journal import Phase
+from faceoff.formats.attempt.request_plan import DatasetSource, RequestPlan, TraceSource
+from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from guards.source_rows import rebuild_differences
 from matrix.cell import Cell
 from simulator.tokenizer import Tokenizer as SimTokenizer
 from simulator.tokenizer import render_chat
 from workload.fit import precision
-from workload.plan import RequestPlan, build_plan, retokenize
+from workload.plan import build_plan, retokenize
 from workload.prompts import PromptKey
-from workload.records import Phase
 from workload.tokenizer import TokenCount, shared_prefix, vector_sha256
 from workload.traffic.prefix import group_of
-from workload.traffic.rows import DatasetSource, TraceSource
 
 DATA = Path(__file__).resolve().parents[3] / "matrix/examples/data"
 EMPTY = [{"role": "user", "content": ""}]

@@ -27,20 +27,20 @@ from prometheus_client.parser import text_string_to_metric_families
 from collectors.stall_log import read_stalls, summarize_stalls
 from collectors.stall_monitor import StallMonitor
 from faceoff.canonical import file_sha256
-from faceoff.formats.stalls import CellWindow
-from faceoff.formats.verdict import Outcome
+from faceoff.formats.attempt.journal import Phase, RequestOutcome, Status
+from faceoff.formats.attempt.request_plan import RequestPlan, TraceSource
+from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.attempt.summary import Lag
+from faceoff.formats.attempt.verdict import Outcome
 from guards.pair import pair_integrity
 from matrix.cell import Cell
 from matrix.thresholds import MAX_CLIENT_CPU_WAIT, MAX_SCHEDULE_LAG_MS, STALL_THRESHOLD_MS
 from simulator.launch import running
 from workload.cell_client import client_command
 from workload.journal import read_journal
-from workload.lag import Lag, lag_of
-from workload.outcome import RequestOutcome, Status
-from workload.plan import RequestPlan, build_plan, retokenize
-from workload.records import Phase
+from workload.lag import lag_of
+from workload.plan import build_plan, retokenize
 from workload.tokenizer import LaneTokenizer
-from workload.traffic.rows import TraceSource
 
 TRACE = Path(__file__).resolve().parents[3] / "matrix/examples/data/mooncake-1000.jsonl"
 MODEL = "sim-bench"

@@ -10,6 +10,8 @@ from rich.console import Console
 
 from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
+from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.frozen_matrix import FrozenMatrix, freeze
 from flows.campaign.client import CLIENT_LOG, ClientArgs, ClientProcess
 from flows.cli.views.live import Watch, render
@@ -27,7 +29,6 @@ from simulator.launch import SimServer
 from tests.e2e.matrices import arm, campaign, write_matrix
 from tests.flows.conftest import cell, write_plan
 from tests.lanes import helpers
-from workload.records import JOURNAL_NAME, PLAN_NAME
 
 
 def now() -> datetime:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase, Status
+from faceoff.formats.attempt.request_plan import PLAN_NAME, PlanOptions, RequestPlan
 from flows.cli.views.progress import AttemptProgress
 from matrix.cell import Cell
 from tests.workload.builders import failed
 from workload.journal import JournalWriter
-from workload.outcome import Status
-from workload.plan import PlanOptions, RequestPlan
-from workload.records import JOURNAL_NAME, PLAN_NAME, Phase
 
 
 def test_a_search_counts_its_probes_against_its_budget(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from pydantic import AwareDatetime, Field
 
 from collectors.settings import CollectorSettings
 from faceoff.artifact import Artifact, Spec
-from faceoff.formats.stalls import CellWindow
+from faceoff.formats.attempt.stalls import CellWindow
 
 CELL_FILE = "cell.json"
 

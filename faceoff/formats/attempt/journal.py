@@ -1,4 +1,5 @@
-"""One journal line: the terminal outcome of one request, as guards and evidence read it.
+"""``journal.jsonl``: one line per terminal request, the outcome guards and evidence read.
+The same concept at another layer: ``workload.journal`` (the writer and the reader).
 
 Format history of ``schema_version``:
   1 — first release; later in 1, ``first_event_ns``, ``usage_ns`` and ``done_ns`` were
@@ -32,18 +33,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
-from functools import cached_property
 from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from faceoff.artifact import Artifact
+from faceoff.artifact import Artifact, Spec
 from matrix.fields import omitted_at
 from matrix.model import ClientReceive
-from workload.metrics import Measured, request_metrics
-from workload.records import Phase, Usage
 
 ArrivalStamps = Literal["kernel", "read"]  # the kernel's receive stamp, or the read's clock
+
+
+JOURNAL_NAME = "journal.jsonl"
+# Where a line keeps the request metrics made of it (``workload.metrics.measures_of``).
+MEASURES_KEPT = "measures"
+
+
+class Phase(StrEnum):
+    WARMUP = "warmup"  # journaled, never scored
+    SCORED = "scored"
+    DIAGNOSTIC = "diagnostic"  # journaled, never scored
+    PROBE = "probe"  # a needle search's probe: judged by what it recalled, never a sample
+    PILOT = "pilot"  # one request of a cell contract before the scored cells; never scored
+
+
+class Usage(Spec):
+    prompt_tokens: int = Field(ge=0, description="usage.prompt_tokens from the API.")
+    completion_tokens: int = Field(ge=0, description="usage.completion_tokens from the API.")
+    reasoning_tokens: int | None = Field(
+        default=None,
+        ge=0,
+        description="usage.completion_tokens_details.reasoning_tokens when the server reports it.",
+    )
 
 
 class Status(StrEnum):
@@ -209,17 +230,11 @@ class RequestOutcome(Artifact):
     def scored(self) -> bool:
         return self.phase is Phase.SCORED
 
-    @cached_property
-    def measures(self) -> dict[str, Measured]:
-        """Every request metric of this line (``workload.metrics.metric_of`` reads them), made
-        once: its summary, its guard's families and its cell's ratios each ask."""
-        return request_metrics(self)
-
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy, which measures itself from its own fields when asked (pydantic would
-        copy the metrics this line kept)."""
+        """A copy, which is measured afresh from its own fields when asked (pydantic would copy
+        the metrics this line kept: ``workload.metrics.measures_of``)."""
         copied = super().model_copy(update=update, deep=deep)
-        copied.__dict__.pop("measures", None)
+        copied.__dict__.pop(MEASURES_KEPT, None)
         return copied
 
     def of_attempt(self, cell_id: str, arm: str, attempt: int, plan_sha256: str | None) -> bool:
