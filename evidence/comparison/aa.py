@@ -13,10 +13,10 @@ apart: the guard refused them, which is what it is for on a loaded host.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from evidence.comparison.model import AACalibration, CellEntry, Ratio
+from evidence.stats.fidelity import upper_tail
 
 TARGET_RATE = 0.05  # the share of 95 % intervals a calibrated instrument sees exclude 1
 SIGNIFICANCE = 0.05  # the test's: a calibrated instrument fails one A/A campaign in 20
@@ -26,14 +26,6 @@ METHOD = (
     "exclusions seen, or more, have binomial probability below 5 % for n calibrated intervals "
     "each excluding 1 with probability 5 % (descriptive intervals are not counted)"
 )
-
-
-def binomial_tail(excluding: int, intervals: int, rate: float = TARGET_RATE) -> float:
-    """P(X ≥ excluding) for X ~ Binomial(intervals, rate)."""
-    return sum(
-        math.comb(intervals, k) * rate**k * (1 - rate) ** (intervals - k)
-        for k in range(excluding, intervals + 1)
-    )
 
 
 def excludes_one(r: Ratio) -> bool:
@@ -47,7 +39,7 @@ def aa_calibration(cells: Sequence[CellEntry]) -> AACalibration:
     stalled = sum(1 for c in cells for a in c.arms if a.reason_code == "host_stall")
     compared = sum(1 for c in cells if _counted(c))
     rate = len(wrong) / len(ratios) if ratios else None
-    p_value = binomial_tail(len(wrong), len(ratios)) if ratios else None
+    p_value = upper_tail(len(wrong), len(ratios), TARGET_RATE) if ratios else None
     passed = None if p_value is None else p_value >= SIGNIFICANCE
     found = AACalibration(
         intervals=len(ratios),
