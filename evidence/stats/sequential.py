@@ -34,6 +34,7 @@ from typing import Literal
 
 from evidence.stats import student_t
 from evidence.stats.futility import Futility
+from evidence.stats.heterogeneity import between_variance
 from evidence.stats.spending import Design
 
 LookStatus = Literal["met", "not_met", "inconclusive"]
@@ -123,12 +124,8 @@ def standing(low: float, high: float, bound: float, higher_is_better: bool) -> L
 
 
 def _between(passes: Sequence[PassEstimate]) -> float:
-    """DerSimonian–Laird τ²: max(0, (Q − (k − 1)) / (Σw − Σw²/Σw)), w = 1/s²."""
-    if len(passes) < 2 or any(p.se <= 0 for p in passes):
+    """DerSimonian–Laird τ² of the passes (``heterogeneity.between_variance``); 0 when a
+    pass has no standard error."""
+    if any(p.se <= 0 for p in passes):
         return 0.0
-    weights = [1 / p.se**2 for p in passes]
-    total = sum(weights)
-    pooled = sum(w * p.log_ratio for w, p in zip(weights, passes, strict=True)) / total
-    q = sum(w * (p.log_ratio - pooled) ** 2 for w, p in zip(weights, passes, strict=True))
-    scale = total - sum(w**2 for w in weights) / total
-    return max(0.0, (q - (len(passes) - 1)) / scale)
+    return between_variance([(p.log_ratio, p.se) for p in passes])
