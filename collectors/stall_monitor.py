@@ -18,8 +18,12 @@ from pathlib import Path
 from collectors.stall import TICK_NS
 from faceoff.errors import FaceoffError
 
-START_TIMEOUT_S = 60.0  # a Python start and its imports, on a loaded host
-STOP_TIMEOUT_S = 30.0
+# Both waits end as soon as the monitor answers or exits; their length only matters on a
+# host that does not run it. A real night's monitor, pinned to a core the host stalled for
+# tens of seconds, missed a 60 s start and a 30 s stop: the cell then lost its telemetry,
+# or its stall record lost its last line, to a deadline sized for a quiet host.
+START_TIMEOUT_S = 600.0
+STOP_TIMEOUT_S = 120.0
 
 
 class StallMonitor:
@@ -70,9 +74,15 @@ class StallMonitor:
         threading.Thread(target=_first_line, args=(process, first, answered), daemon=True).start()
         if answered.wait(timeout_s) and first == ["watching"] and process.poll() is None:
             return
-        error = self._end()
+        ended = process.poll()
+        error = self._end() or "no output"
+        what = (
+            f"exited with status {ended} before it started: {error}"
+            if ended is not None
+            else f"did not start within {timeout_s} s (the host did not run it): {error}"
+        )
         raise FaceoffError(
-            f"the host-stall monitor did not start within {timeout_s} s: {error or 'no output'}",
+            f"the host-stall monitor {what}",
             where=str(self.path.parent),
             fix="check that this Python can run `python -m collectors.stall`",
         )

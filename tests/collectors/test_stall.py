@@ -71,11 +71,25 @@ def test_a_stopped_monitor_records_the_stall_with_its_start_and_length(tmp_path:
     assert log.stop.ticks > 0
 
 
-def test_a_monitor_that_cannot_start_is_an_error_naming_the_folder(tmp_path: Path) -> None:
+def test_a_monitor_that_cannot_start_is_an_error_naming_the_folder_and_its_exit(
+    tmp_path: Path,
+) -> None:
     monitor = StallMonitor(tmp_path / "stalls.jsonl", threshold_ns=20 * MS, python="/bin/false")
-    with pytest.raises(FaceoffError, match="host-stall monitor did not start") as err:
-        monitor.start(timeout_s=30)
+    with pytest.raises(FaceoffError, match="exited with status 1 before it started") as err:
+        monitor.start()  # its exit ends the wait, not the deadline
     assert err.value.where == str(tmp_path)
+
+
+def test_a_monitor_the_host_does_not_run_is_waited_for_then_named_so(tmp_path: Path) -> None:
+    silent = tmp_path / "silent"
+    silent.write_text("#!/bin/sh\nexec sleep 600\n")
+    silent.chmod(0o755)
+    monitor = StallMonitor(tmp_path / "stalls.jsonl", threshold_ns=20 * MS, python=str(silent))
+    with pytest.raises(FaceoffError, match=r"did not start within 0.5 s \(the host did not run"):
+        monitor.start(timeout_s=0.5)
+    assert monitor.pid is not None
+    with pytest.raises(ProcessLookupError):  # stopped and reaped, not left behind
+        os.kill(monitor.pid, 0)
 
 
 class FakeClock:
