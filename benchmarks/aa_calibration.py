@@ -34,10 +34,10 @@ from pathlib import Path
 from evidence.bundle.write import comparison_of
 from evidence.comparison.aa import TARGET_RATE
 from evidence.comparison.cells import RATIO_METRICS, metric_sample
-from evidence.comparison.model import Comparison, Ratio
 from evidence.comparison.read import load_campaign, scored_ok
 from evidence.folder.layout import CampaignFolder
 from evidence.stats.bootstrap import RatioInterval, Sample, median_ratio
+from faceoff.formats.bundle.comparison import Comparison, Ratio
 from flows.campaign.restore import restore_tools
 from flows.prefect import server as ephemeral
 from lanes.leftovers import teardown as stop_campaign_lanes

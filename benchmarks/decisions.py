@@ -65,7 +65,6 @@ import numpy as np
 from benchmarks.decisions_fidelity import fidelity_rows
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import interval_ratio
-from evidence.comparison.model import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from evidence.comparison.power_table import planned_variance
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
@@ -73,6 +72,7 @@ from evidence.stats.bootstrap import calibrated_requests, median_ratio, timed_sa
 from evidence.stats.known_variance import KnownVariance, learned, per_request
 from evidence.stats.power import requests_needed
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from matrix.cell import Sampling
 from matrix.rule import Rule
 

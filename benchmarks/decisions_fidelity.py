@@ -46,12 +46,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from evidence.comparison.fidelity.criteria import fidelity_lines
-from evidence.comparison.fidelity.entries import (
-    Bounds,
-    FidelityEntry,
-    FidelityFiguresEntry,
-    Greedy,
-)
 from evidence.stats.fidelity import (
     P99_CONFIDENCE,
     FigureInterval,
@@ -61,6 +55,12 @@ from evidence.stats.fidelity import (
     lognormal_mean,
     sums_of,
     woodruff_quantile,
+)
+from faceoff.formats.bundle.fidelity_entries import (
+    Bounds,
+    FidelityEntry,
+    FidelityFiguresEntry,
+    Greedy,
 )
 from matrix.fidelity import FidelityCriterion
 

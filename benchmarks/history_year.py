@@ -36,11 +36,11 @@ from collectors.inventory import PynvmlInventory, collect_host, collect_source
 from evidence.audit.reverify import HASHES
 from evidence.bundle.write import write_bundle
 from evidence.comparison.cells import ratio_verdict
-from evidence.comparison.manifest import Manifest
-from evidence.comparison.model import ArmCell, CellEntry, Comparison, Ratio
-from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE, CampaignFolder
+from evidence.folder.layout import CampaignFolder
 from evidence.folder.sums import write_sums
 from faceoff.credentials import NOBODY
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, ArmCell, CellEntry, Comparison, Ratio
+from faceoff.formats.bundle.manifest import MANIFEST_FILE, Manifest
 from faceoff.formats.history_cache import (
     CACHE_FILE,
     AuditOutcome,

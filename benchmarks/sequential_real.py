@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evidence.comparison.model import Comparison
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.passes import PassRecord
 from flows.campaign.restore import restore_tools
 from flows.prefect import server as ephemeral

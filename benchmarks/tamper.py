@@ -43,8 +43,9 @@ import psutil
 
 from benchmarks.tamper_edits import EDITS, Edit
 from benchmarks.tamper_hostile import hostile_rows, hostile_table, hostile_totals
-from evidence.folder.layout import ENVELOPE_FILE, REVIEWS_FILE
+from evidence.folder.layout import ENVELOPE_FILE
 from faceoff.exits import Exit
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.keys import PRIVATE_KEY_NAME, PUBLIC_KEY_NAME, SIGNING_KEY_FILE_ENV
 from flows.prefect import server as ephemeral
 from tests.conftest import free_port

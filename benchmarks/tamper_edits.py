@@ -21,9 +21,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from evidence.folder.layout import ENVELOPE_FILE, SEAL_FILE, SEAL_LAYOUT, SUMS_FILE, CampaignFolder
 from evidence.folder.sums import write_sums
-from evidence.reviews.decision import Decision
-from evidence.reviews.log import GENESIS, read_reviews
 from faceoff.canonical import file_sha256
+from faceoff.formats.bundle.reviews import GENESIS, Decision, read_reviews
 from faceoff.formats.receipt import Receipt
 from faceoff.keys import PublicKey, SigningKey
 from faceoff.seal_envelope import seal_bundle

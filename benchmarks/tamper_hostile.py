@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from evidence.folder.layout import MANIFEST_FILE, REVIEWS_FILE, RUN_LOCK, SEAL_FILE, SUMS_FILE
+from evidence.folder.layout import RUN_LOCK, SEAL_FILE, SUMS_FILE
 from faceoff.exits import Exit
+from faceoff.formats.bundle.manifest import MANIFEST_FILE
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.formats.receipt import RECEIPT_FILE
 
 RUNS = 3

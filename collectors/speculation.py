@@ -20,30 +20,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.formats.attempt.telemetry import CounterDelta
+from faceoff.formats.bundle.lane_facts import SpecAcceptance
 
 DRAFTS = "spec_decode_num_drafts"
 DRAFT_TOKENS = "spec_decode_num_draft_tokens"
 ACCEPTED = "spec_decode_num_accepted_tokens"
 PER_POSITION = re.compile(r'^spec_decode_num_accepted_tokens_per_pos\{position="(\d+)"\}$')
-
-
-class SpecAcceptance(Spec):
-    drafts: float = Field(description="Drafts over the cell (steps × requests with drafts).")
-    draft_tokens: float = Field(description="Draft tokens proposed over the cell.")
-    accepted_tokens: float = Field(description="Of those, accepted by the target model.")
-    acceptance_rate: float | None = Field(description="accepted / draft tokens.")
-    mean_acceptance_length: float | None = Field(
-        description="1 + accepted / drafts: tokens per verified step, bonus token included."
-    )
-    per_position: list[float] = Field(
-        description="Accepted at draft position i / drafts, from position 0."
-    )
-    exact: bool = Field(description="Every counter's delta is exact.")
-    why_inexact: str | None = Field(description="Why not, when not.")
 
 
 def spec_acceptance(counters: Mapping[str, CounterDelta]) -> SpecAcceptance | None:

@@ -1,8 +1,5 @@
-"""Bringing a lane up: start, readiness, identity, and ``identity.json``.
-
-Format history of ``IdentityRecord.schema_version``:
-  1 — first release.
-"""
+"""Bringing a lane up: start, readiness, identity, and ``identity.json`` (its format and
+history: ``faceoff.formats.lane``)."""
 
 from __future__ import annotations
 

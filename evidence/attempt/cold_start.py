@@ -12,19 +12,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
 from faceoff.formats.attempt.journal import RequestOutcome, Status
+from faceoff.formats.bundle.lane_facts import ColdStart
 from workload.metrics import ttft
-
-
-class ColdStart(Spec):
-    lane_run: str = Field(description="lanes/<arm>/<run> whose warmups are read.")
-    first_ttft_s: float = Field(description="TTFT of the first warmup after the start.")
-    warm_ttft_p50_s: float | None = Field(description="Median TTFT of the later warmups.")
-    warm_n: int = Field(description="Later warmups with a TTFT.")
-    source: str = Field(description="The warmup journal, relative to the bundle.")
 
 
 def cold_start(lane_run: str, warmups: Sequence[RequestOutcome], source: str) -> ColdStart | None:

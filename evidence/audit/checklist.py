@@ -31,20 +31,15 @@ from evidence.audit.reverify import (
     VERDICTS,
     AuditReport,
 )
-from evidence.folder.layout import (
-    COMPARISON_FILE,
-    FROZEN_FILE,
-    REPORT_FILE,
-    RESULT_FILE,
-    REVIEWS_FILE,
-    SUMS_FILE,
-)
+from evidence.folder.layout import FROZEN_FILE, REPORT_FILE, RESULT_FILE, SUMS_FILE
 from faceoff.artifact import Artifact, Spec
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE
 from faceoff.formats.attempt.verdict import VERDICT_FILE
+from faceoff.formats.bundle.comparison import COMPARISON_FILE
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.receipt import RECEIPT_FILE, Receipt, protected_problems

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evidence.audit.reverify import REVIEWS, SIGNATURES, Finding
-from evidence.folder.layout import ENVELOPE_FILE, REVIEWS_FILE
+from evidence.folder.layout import ENVELOPE_FILE
 from faceoff.bounded import read_lines
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.seal_envelope import seal_ref
 
 

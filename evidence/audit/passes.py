@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.comparison.fidelity.entries import FidelityEntry
-from evidence.comparison.model import CellEntry
 from evidence.comparison.sequential import Need, needing_pass
+from faceoff.formats.bundle.comparison import CellEntry
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
 from faceoff.formats.passes import PASSES_FILE, PassRecord
 from matrix.model import Matrix
 

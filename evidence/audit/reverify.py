@@ -30,23 +30,17 @@ from evidence.audit.passes import passes_problems
 from evidence.bundle.write import comparison_of
 from evidence.comparison.build import CellEntries, cells_with_attempts
 from evidence.comparison.fidelity.entries import partial_scoring
-from evidence.comparison.manifest import Manifest, manifest
-from evidence.comparison.model import CellEntry, Comparison, TicketRef
 from evidence.comparison.read import CampaignInputs, load_campaign
 from evidence.folder.layout import (
-    COMPARISON_FILE,
     ENVELOPE_FILE,
-    MANIFEST_FILE,
     REPORT_FILE,
     RESULT_FILE,
-    REVIEWS_FILE,
     SUMS_FILE,
     AttemptDir,
     CampaignFolder,
 )
 from evidence.folder.seal import seal_check
 from evidence.folder.sums import verify_sums
-from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
 from evidence.views.html.report_figures import Figures, undrawn
 from faceoff.bounded import RECORD_CAP, TEXT_CAP, read_bytes, read_text
@@ -62,6 +56,9 @@ from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Verdict
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, CellEntry, Comparison, TicketRef
+from faceoff.formats.bundle.manifest import MANIFEST_FILE, Manifest, manifest
+from faceoff.formats.bundle.reviews import REVIEWS_FILE, read_reviews
 from faceoff.formats.carried import CARRIED_FILE
 from faceoff.formats.diagnostic import DIAGNOSTIC_FILE, Diagnostic
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen

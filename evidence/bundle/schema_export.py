@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evidence.comparison.model import Comparison
 from faceoff.files import write_text_atomic
+from faceoff.formats.bundle.comparison import Comparison
 from matrix.toml.reference import REFERENCE_PATH, field_reference
 from matrix.toml.schema import SCHEMA_FILE, matrix_schema
 

@@ -22,21 +22,10 @@ from evidence.attempt.summary import cell_slo, summarize_attempt
 from evidence.comparison.build import CellEntries, build_comparison, cells_with_attempts
 from evidence.comparison.coverage import bad_runs
 from evidence.comparison.fidelity.entries import scored_leftovers
-from evidence.comparison.manifest import manifest
-from evidence.comparison.model import CellEntry, Comparison
 from evidence.comparison.quality import import_quality
 from evidence.comparison.read import CampaignInputs, load_campaign
-from evidence.folder.layout import (
-    COMPARISON_FILE,
-    MANIFEST_FILE,
-    REPORT_FILE,
-    RESULT_FILE,
-    SUMS_FILE,
-    AttemptDir,
-    CampaignFolder,
-)
+from evidence.folder.layout import REPORT_FILE, RESULT_FILE, SUMS_FILE, AttemptDir, CampaignFolder
 from evidence.folder.seal import lift_seal, require_verified, seal
-from evidence.reviews.log import read_reviews
 from evidence.views.card.render import render_card
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.cycles import cycle_collection_paused
@@ -45,6 +34,9 @@ from faceoff.forked import forked_map, workers
 from faceoff.formats.attempt.journal import JOURNAL_NAME
 from faceoff.formats.attempt.request_plan import PLAN_NAME
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, CellEntry, Comparison
+from faceoff.formats.bundle.manifest import MANIFEST_FILE, manifest
+from faceoff.formats.bundle.reviews import read_reviews
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.ports import Clock

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.comparison.model import AACalibration, CellEntry, Ratio
 from evidence.stats.fidelity import upper_tail
+from faceoff.formats.bundle.comparison import AACalibration, CellEntry, Ratio
 
 TARGET_RATE = 0.05  # the share of 95 % intervals a calibrated instrument sees exclude 1
 SIGNIFICANCE = 0.05  # the test's: a calibrated instrument fails one A/A campaign in 20

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evidence.comparison.model import ArmCell, ArmTotals, CellEntry
+from faceoff.formats.bundle.comparison import ArmCell, ArmTotals, CellEntry
 from faceoff.formats.reasons import Disposition
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.attempt.cold_start import ColdStart, cold_start
-from evidence.comparison.model import ArmEntry, ArmIdentity, SimulatorFacts
+from evidence.attempt.cold_start import cold_start
 from evidence.comparison.read import LaneInputs
 from faceoff.formats.attempt.journal import JOURNAL_NAME
+from faceoff.formats.bundle.comparison import ArmEntry, ArmIdentity, SimulatorFacts
+from faceoff.formats.bundle.lane_facts import ColdStart
 from faceoff.formats.lane import BOOT_LOG_FILE, IDENTITY_FILE, LANE_FILE
 from lanes.lane_context import LanePurpose
 from matrix.arm import Arm, Role

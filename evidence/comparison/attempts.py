@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from evidence.comparison.model import AttemptEntry, CellEntry, ReviewRef
 from evidence.comparison.read import PastAttempt
+from faceoff.formats.bundle.comparison import AttemptEntry, CellEntry, ReviewRef
 
 
 def attempt_history(past: Sequence[PastAttempt]) -> list[AttemptEntry]:

@@ -17,12 +17,7 @@ from evidence.comparison.attempts import with_standing
 from evidence.comparison.caveats import caveats
 from evidence.comparison.cells import cell_entry
 from evidence.comparison.coverage import coverage, failures, restoration, ticket_refs
-from evidence.comparison.fidelity.entries import (
-    FIDELITY_METHOD,
-    FidelityEntry,
-    fidelity_entries,
-)
-from evidence.comparison.model import CellEntry, Comparison, ReplicatedRatio, ReviewRef, Ruling
+from evidence.comparison.fidelity.entries import FIDELITY_METHOD, fidelity_entries
 from evidence.comparison.quality import quality_results
 from evidence.comparison.read import CampaignInputs
 from evidence.comparison.replicates import METHOD as REPLICATE_METHOD
@@ -32,6 +27,14 @@ from evidence.comparison.sequential import sequential_replicates, sequential_vie
 from evidence.comparison.speculation import spec_pairs
 from evidence.folder.layout import AttemptDir
 from evidence.stats.bootstrap import PERCENTILE_METHOD, RATIO_METHOD
+from faceoff.formats.bundle.comparison import (
+    CellEntry,
+    Comparison,
+    ReplicatedRatio,
+    ReviewRef,
+    Ruling,
+)
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
 from faceoff.formats.host_posture import LaneGpuPosture, lane_postures, with_lanes
 from faceoff.formats.passes import unplanned
 from faceoff.formats.reasons import Disposition

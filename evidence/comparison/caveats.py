@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from evidence.comparison.model import (
+from faceoff.format import join_words
+from faceoff.formats.bundle.comparison import (
     ArmCell,
     ArmEntry,
     Caveat,
@@ -16,7 +17,6 @@ from evidence.comparison.model import (
     Coverage,
     RestorationEntry,
 )
-from faceoff.format import join_words
 from faceoff.formats.reasons import Disposition
 
 RECIPE_FIELDS = {

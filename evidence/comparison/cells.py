@@ -9,23 +9,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from collectors.speculation import SpecAcceptance, spec_acceptance
+from collectors.speculation import spec_acceptance
 from evidence.attempt.window_blocks import arm_window
 from evidence.comparison import probe_answers
 from evidence.comparison.attempts import attempt_history
 from evidence.comparison.energy import figure_ratios
-from evidence.comparison.model import (
-    ArmCell,
-    CellEntry,
-    EngineFacts,
-    MemoryFacts,
-    PairEntry,
-    PairVerdict,
-    Ratio,
-    RatioStatistic,
-    RatioVerdict,
-    StallFacts,
-)
 from evidence.comparison.read import AttemptInputs, PastAttempt
 from evidence.comparison.reuse import prefix_reuse
 from evidence.comparison.standing import NOT_RUN
@@ -51,6 +39,19 @@ from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
 from faceoff.formats.attempt.summary import SUMMARY_FILE
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE
+from faceoff.formats.bundle.comparison import (
+    ArmCell,
+    CellEntry,
+    EngineFacts,
+    MemoryFacts,
+    PairEntry,
+    PairVerdict,
+    Ratio,
+    RatioStatistic,
+    RatioVerdict,
+    StallFacts,
+)
+from faceoff.formats.bundle.lane_facts import SpecAcceptance
 from guards.dispositions import PairStatus
 from matrix.arm import Arm
 from matrix.cell import Cell, rate_label

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from evidence.comparison.model import (
+from evidence.comparison.read import ReceiptInputs
+from faceoff.formats.bundle.comparison import (
     ArmCell,
     ArmCoverage,
     CampaignStatus,
@@ -15,7 +16,6 @@ from evidence.comparison.model import (
     RestorationEntry,
     TicketRef,
 )
-from evidence.comparison.read import ReceiptInputs
 from faceoff.formats.reasons import Disposition
 from guards.dispositions import ClosureStatus as GuardStatus
 from guards.dispositions import close_campaign

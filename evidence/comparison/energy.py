@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.comparison.model import ArmCell, FigureRatio
+from faceoff.formats.bundle.comparison import ArmCell, FigureRatio
 from matrix.rule import ENERGY_METRICS
 from workload.metrics import higher_is_better
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evidence.comparison.energy import energy_value
-from evidence.comparison.model import ArmCell, CellEntry, CriterionStatus, Ratio
 from evidence.stats.bootstrap import CALIBRATED_BLOCKS, calibrated, calibrated_requests
 from evidence.stats.heterogeneity import between_variance
 from evidence.stats.multiplicity import (
@@ -27,6 +26,7 @@ from evidence.stats.multiplicity import (
     worse_p,
 )
 from evidence.stats.sequential import standing
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, CriterionStatus, Ratio
 from matrix.rule import ENERGY_METRICS, Criterion
 from workload.metrics import higher_is_better
 

@@ -34,12 +34,12 @@ from typing import Any
 from pydantic import Field
 
 from evidence.comparison.figures import CELL_FIGURE_LABELS, P99, bound_of
-from evidence.comparison.model import RATIO_LABELS
 from evidence.stats import power, student_t
 from evidence.stats.bootstrap import calibrated, calibrated_requests
 from evidence.stats.known_variance import KnownVariance, default_variance
 from evidence.stats.spending import obf_design
 from faceoff.artifact import Spec
+from faceoff.formats.bundle.comparison import RATIO_LABELS
 from matrix.cell import Cell
 from matrix.model import Matrix
 from matrix.rule import Criterion, Rule

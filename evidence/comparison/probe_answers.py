@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from evidence.attempt.roles import by_stream
-from evidence.comparison.probe_model import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from evidence.comparison.read import AttemptInputs
 from evidence.comparison.reuse import hit_ratio
 from evidence.stats.bootstrap import Sample, describe, median_ratio, timed_sample
 from faceoff.formats.attempt.journal import JOURNAL_NAME, RequestOutcome, RequestRole, turn_role
 from faceoff.formats.attempt.summary import SearchSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.bundle.probe_figures import ProbeAnswer, RoleFigure, StreamLatency, Unit
 from matrix.cell import Cell, WorkloadKind
 from workload.metrics import NS_PER_S, metric_of
 

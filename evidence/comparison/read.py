@@ -15,7 +15,7 @@ from evidence.attempt.pilot import read_pilot
 from evidence.attempt.roles import counted
 from evidence.comparison.quality import LoadedResult, read_quality
 from evidence.comparison.standing import Standing, read_standing
-from evidence.folder.bootfacts import BootFacts, boot_facts
+from evidence.folder.bootfacts import boot_facts
 from evidence.folder.layout import AttemptDir, CampaignFolder
 from faceoff.bounded import RECORD_CAP, read_text
 from faceoff.errors import FaceoffError
@@ -24,6 +24,7 @@ from faceoff.formats.attempt.request_plan import PLAN_NAME, DatasetSource, Reque
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
 from faceoff.formats.attempt.verdict import RuleResult
+from faceoff.formats.bundle.lane_facts import BootFacts
 from faceoff.formats.carried import CarriedRecord, read_carried
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
 from faceoff.formats.gpu_posture import LANE_GPU_FILE, GpuPosture, read_gpu_posture

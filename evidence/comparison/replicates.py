@@ -13,8 +13,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from evidence.comparison.model import CellEntry, FigureRatio, Ratio, ReplicatedRatio
 from evidence.stats import student_t
+from faceoff.formats.bundle.comparison import CellEntry, FigureRatio, Ratio, ReplicatedRatio
 from matrix.cell import Cell
 
 CONFIDENCE = 0.95

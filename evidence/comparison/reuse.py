@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evidence.comparison.read import AttemptInputs
-from evidence.comparison.reuse_model import ArmHits, PrefixReuse
 from faceoff.formats.attempt.request_plan import PLAN_NAME, TraceSource
 from faceoff.formats.attempt.telemetry import TELEMETRY_FILE, TelemetrySummary
+from faceoff.formats.bundle.prefix_reuse import ArmHits, PrefixReuse
 from matrix.cell import Cell
 
 SOURCED = frozenset({"dataset", "trace"})

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evidence.comparison.fidelity.criteria import fidelity_lines
-from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     REPLICATED,
@@ -28,7 +27,9 @@ from evidence.comparison.figures import (
     interval_reason,
     standings,
 )
-from evidence.comparison.model import (
+from evidence.stats.multiplicity import ONE_SIDED, per_candidate
+from faceoff.format import join_words, level
+from faceoff.formats.bundle.comparison import (
     RATIO_LABELS,
     CandidateRuling,
     CellEntry,
@@ -39,8 +40,7 @@ from evidence.comparison.model import (
     RuleOutcome,
     Ruling,
 )
-from evidence.stats.multiplicity import ONE_SIDED, per_candidate
-from faceoff.format import join_words, level
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
 from matrix.rule import Criterion, NotAccepted, Rule
 from workload.metrics import higher_is_better
 

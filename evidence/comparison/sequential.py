@@ -32,7 +32,6 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from evidence.comparison.fidelity.entries import FidelityEntry
 from evidence.comparison.figures import (
     CELL_FIGURE_LABELS,
     POINT,
@@ -44,21 +43,22 @@ from evidence.comparison.figures import (
     of_ratio,
     ratio_of,
 )
-from evidence.comparison.model import RATIO_LABELS, CandidateRuling, CellEntry, Ratio
 from evidence.comparison.ruling import OUTCOME_WORDS, Replicates, candidate_ruling
-from evidence.comparison.sequential_model import (
-    BudgetView,
-    LookEntry,
-    SequentialCell,
-    SequentialCriterion,
-    SequentialView,
-)
 from evidence.stats import student_t
 from evidence.stats.futility import SPENDING as FUTILITY
 from evidence.stats.futility import Futility, futility_design
 from evidence.stats.sequential import MAX_LOG_HALF, PassEstimate, futile, look_at, standing
 from evidence.stats.spending import SPENDING, Design, obf_design
 from faceoff.format import join_words
+from faceoff.formats.bundle.comparison import RATIO_LABELS, CandidateRuling, CellEntry, Ratio
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
+from faceoff.formats.bundle.sequential_looks import (
+    BudgetView,
+    LookEntry,
+    SequentialCell,
+    SequentialCriterion,
+    SequentialView,
+)
 from faceoff.formats.passes import PassRecord
 from matrix.cell import Cell
 from matrix.model import Matrix

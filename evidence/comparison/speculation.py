@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from evidence.comparison.model import ArmCell, CellEntry, SpecPair
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, SpecPair
 from faceoff.formats.reasons import Disposition
 from matrix.cell import WorkloadKind
 

@@ -12,21 +12,11 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field
-
-from faceoff.artifact import Spec
+from faceoff.formats.bundle.lane_facts import BootFacts
 
 MODEL_LOAD = re.compile(r"Model loading took (?P<gib>[0-9.]+) GiB")
 KV_MEMORY = re.compile(r"Available KV cache memory: (?P<gib>[0-9.]+) GiB")
 KV_TOKENS = re.compile(r"\b[A-Z]+(?: \+ host)? KV cache size: (?P<tokens>[0-9,]+) tokens")
-
-
-class BootFacts(Spec):
-    model_load_gib: float | None = Field(description="'Model loading took N GiB', last seen.")
-    kv_cache_gib: float | None = Field(description="'Available KV cache memory: N GiB', last seen.")
-    kv_cache_tokens: int | None = Field(
-        description="'<device> KV cache size: N tokens' (GPU, CPU, …), last seen."
-    )
 
 
 def boot_facts(boot_log: str) -> BootFacts:

@@ -19,8 +19,6 @@ from faceoff.seal_envelope import SealLayout
 from lanes.lane_context import arm_lanes_dir
 
 FROZEN_FILE = "matrix.frozen.json"
-MANIFEST_FILE = "MANIFEST.json"
-COMPARISON_FILE = "comparison.json"
 RESULT_FILE = "RESULT.md"
 REPORT_FILE = "report.html"
 SUMS_FILE = "SHA256SUMS"
@@ -29,7 +27,6 @@ SEAL_FILE = "SHA256SUMS.hmac"  # the shared-secret seal of bundles sealed before
 LIFTED_SEAL = ".SEAL.lifted"  # the lifted seal's sha256 and number, while a run reopens it
 RUN_LOCK = ".run.lock"  # one run of a campaign at a time: in the folder, not in the bundle
 SEAL_LAYOUT = SealLayout(envelope=ENVELOPE_FILE, hmac=SEAL_FILE, sums=SUMS_FILE, apart=(RUN_LOCK,))
-REVIEWS_FILE = "reviews.jsonl"
 CELLS_DIR = "cells"
 ATTEMPT = re.compile(r"^attempt-(\d+)$")
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from evidence.folder.layout import (
     ENVELOPE_FILE,
     LIFTED_SEAL,
-    MANIFEST_FILE,
-    REVIEWS_FILE,
     SEAL_FILE,
     SEAL_LAYOUT,
     SUMS_FILE,
@@ -33,6 +31,8 @@ from faceoff.canonical import file_sha256
 from faceoff.credentials import Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.bundle.manifest import MANIFEST_FILE
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.formats.receipt import RECEIPT_FILE
 from faceoff.ports import Clock
 from faceoff.seal_envelope import (

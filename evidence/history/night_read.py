@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evidence.comparison.cells import RATIO_METRICS
-from evidence.comparison.manifest import Manifest
-from evidence.folder.layout import COMPARISON_FILE, MANIFEST_FILE
 from faceoff.bounded import read_json
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import COMPARISON_FILE
+from faceoff.formats.bundle.manifest import MANIFEST_FILE, Manifest
 from faceoff.formats.night import Interval, Night, NightMetric, Role
 
 if TYPE_CHECKING:
-    from evidence.comparison.model import Comparison
+    from faceoff.formats.bundle.comparison import Comparison
 
 
 class _Part(BaseModel):

@@ -18,14 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from evidence.comparison.model import Comparison, Ruling
-from evidence.folder.layout import COMPARISON_FILE, CampaignFolder
+from evidence.folder.layout import CampaignFolder
 from evidence.folder.seal import require_verified
-from evidence.reviews.decision import Decision
-from evidence.reviews.log import GENESIS, ReviewRecord, append_review
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, Comparison, Ruling
+from faceoff.formats.bundle.reviews import GENESIS, Decision, ReviewRecord, append_review
 from faceoff.ports import Clock
 
 

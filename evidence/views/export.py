@@ -18,9 +18,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.comparison.model import ArmCell, CellEntry, Comparison, CriterionLine, CriterionStatus
 from faceoff.artifact import Artifact, Spec
 from faceoff.formats.attempt.summary import Stats
+from faceoff.formats.bundle.comparison import (
+    ArmCell,
+    CellEntry,
+    Comparison,
+    CriterionLine,
+    CriterionStatus,
+)
 
 FORMATS = ("csv", "json")
 

@@ -3,6 +3,7 @@
 # What other packages may import (the import contract holds them to it).
 __all__ = [
     "attempt",
+    "bundle",
     "carried",
     "diagnostic",
     "fidelity_outcome",

@@ -26,10 +26,10 @@ from datetime import datetime
 
 from evidence.comparison.build import CellEntries
 from evidence.comparison.fidelity.entries import fidelity_entries
-from evidence.comparison.model import CellEntry
 from evidence.comparison.read import load_campaign
 from evidence.comparison.sequential import needing_pass
 from evidence.folder.layout import CampaignFolder
+from faceoff.formats.bundle.comparison import CellEntry
 from faceoff.formats.passes import (
     PASSES_FILE,
     ArmWalk,

@@ -16,11 +16,11 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from evidence.reviews.decision import Decision
 from faceoff import __version__
 from faceoff.cycles import cycle_collection_paused
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit, help_text
+from faceoff.formats.bundle.reviews import Decision
 
 # Plain help (no rich markup): a flag shows no "<bool>" it would not take, a command's summary
 # is its first sentence on one line, and brackets in help ("[rule]") are text.

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import typer
 
-from evidence.comparison.model import Comparison
-from evidence.folder.layout import COMPARISON_FILE
 from evidence.views.export import as_csv, export_rows
 from faceoff.errors import FaceoffError
 from faceoff.files import write_text_atomic
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, Comparison
 from flows.cli.audit import bundle_folder
 from flows.cli.output_file import fresh_file
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from rich.table import Table
 
 from evidence.comparison.figures import CELL_FIGURE_LABELS
-from evidence.comparison.model import RATIO_LABELS
 from evidence.comparison.power_table import PowerTable, wanted_variances
 from evidence.history.variance import EarlierNight, read_earlier
 from evidence.stats.known_variance import KnownVariance
+from faceoff.formats.bundle.comparison import RATIO_LABELS
 from faceoff.formats.frozen_matrix import FrozenMatrix
 from flows.campaign.preflight.power import planned_table
 from flows.cli.ledger_open import existing_ledger

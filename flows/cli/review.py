@@ -20,12 +20,11 @@ from sqlalchemy import Engine
 
 from evidence.bundle.write import refresh_views
 from evidence.folder.layout import REPORT_FILE, RESULT_FILE, CampaignFolder
-from evidence.reviews.decision import Decision
-from evidence.reviews.log import ReviewRecord
 from evidence.reviews.recording import ReviewRequest, append_decision
 from evidence.views.terminal.console import card
 from faceoff.credentials import NOBODY, Credentials, credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.reviews import Decision, ReviewRecord
 from faceoff.ports import Clock
 from flows.campaign.seal_record import keep_current_seal
 from flows.cli.ledger_open import existing_ledger, required_ledger

@@ -19,8 +19,8 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.settings import PREFECT_API_URL
 from sqlalchemy import Engine
 
-from evidence.comparison.model import Comparison
-from evidence.folder.layout import COMPARISON_FILE, RESULT_FILE
+from evidence.folder.layout import RESULT_FILE
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, Comparison
 from faceoff.formats.reasons import disposition_label
 from flows.campaign.closing import CampaignResult
 from flows.campaign.context import CampaignContext

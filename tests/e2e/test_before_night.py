@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from evidence.audit.reverify import audit_bundle
-from evidence.comparison.manifest import Manifest
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
 from faceoff.formats.attempt.journal import Phase
 from faceoff.formats.attempt.verdict import Verdict
+from faceoff.formats.bundle.manifest import Manifest
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import Waiver, read_reports
 from flows.prefect.flow import campaign as campaign_flow

@@ -23,13 +23,13 @@ import pytest
 
 from collectors.telemetry import read_samples
 from evidence.audit.reverify import audit_bundle
-from evidence.comparison.model import Comparison
 from evidence.views.card.speculation import words as acceptance_words
 from faceoff import format as fmt
 from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
 from faceoff.formats.attempt.stalls import ENGINE_FILE, GPU_FILE
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
+from faceoff.formats.bundle.comparison import Comparison
 from flows.prefect.flow_runner import run_campaign
 from simulator.profile import PROFILE_DIR
 from tests.e2e.matrices import arm, write_matrix

@@ -17,8 +17,8 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from evidence.audit.reverify import audit_bundle
-from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
+from faceoff.formats.bundle.reviews import Decision
 from faceoff.formats.fidelity_scores import FidelityScores
 from faceoff.formats.receipt import verify_receipt
 from flows.cli.review import record_review

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evidence.audit.reverify import audit_bundle
-from evidence.comparison.model import Comparison
+from faceoff.formats.bundle.comparison import Comparison
 from flows.prefect.flow_runner import run_campaign
 from tests.conftest import free_port
 from tests.e2e.matrices import loaded_host_toml

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evidence.comparison.model import Comparison
 from faceoff.formats.attempt.request_plan import RequestPlan
+from faceoff.formats.bundle.comparison import Comparison
 from flows.prefect.flow_runner import run_campaign
 from ledger.campaigns import cell_runs, require_campaign
 from ledger.db import open_ledger, resolve_url, session_scope

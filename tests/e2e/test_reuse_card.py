@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evidence.audit.reverify import audit_bundle
-from evidence.comparison.model import Comparison
+from faceoff.formats.bundle.comparison import Comparison
 from flows.prefect.flow_runner import run_campaign
 from tests.e2e.matrices import LOADED_HOST, NOT_APPLICABLE, arm, write_matrix
 from workload.traffic.samples import TraceShape, jsonl, mooncake_trace

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.exits import Exit
 from faceoff.formats.attempt.cell_record import CellRecord
+from faceoff.formats.bundle.reviews import Decision
 from faceoff.formats.carried import CarriedRecord
 from flows.cli.review import record_review
 from flows.prefect.flow import campaign

@@ -15,10 +15,10 @@ from rich.console import Console
 from evidence.audit.passes import passes_problems
 from evidence.audit.reverify import audit_bundle
 from evidence.comparison.build import CellEntries
-from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_campaign
 from evidence.folder.layout import CampaignFolder
 from evidence.views.export import export_rows
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.passes import PassRecord, SkippedCells
 from faceoff.formats.preflight import Waiver
 from faceoff.formats.receipt import verify_receipt

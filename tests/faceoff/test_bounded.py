@@ -28,11 +28,13 @@ from benchmarks.tamper_hostile import (
     unnest,
 )
 from evidence.audit.reverify import audit_bundle
-from evidence.folder.layout import FROZEN_FILE, MANIFEST_FILE, REVIEWS_FILE, SUMS_FILE
+from evidence.folder.layout import FROZEN_FILE, SUMS_FILE
 from evidence.history.across_nights import NightRow, build_history
 from faceoff.bounded import JSON_DEPTH, SUMS_CAP, Unreadable, depth_over, loads, read_bytes
 from faceoff.credentials import NOBODY
 from faceoff.exits import Exit
+from faceoff.formats.bundle.manifest import MANIFEST_FILE
+from faceoff.formats.bundle.reviews import REVIEWS_FILE
 from faceoff.formats.history_cache import CACHE_FILE, SECRET_FILE
 from faceoff.formats.receipt import RECEIPT_FILE
 from flows.cli.history import real_auditor, sources

@@ -24,12 +24,12 @@ from evidence.bundle.write import reopen_bundle, write_bundle
 from evidence.folder.layout import ENVELOPE_FILE, SEAL_FILE, CampaignFolder
 from evidence.folder.seal import lift_seal
 from evidence.folder.sums import write_sums
-from evidence.reviews.decision import Decision
 from evidence.reviews.recording import ReviewRequest
 from faceoff.canonical import file_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.exits import Exit
+from faceoff.formats.bundle.reviews import Decision
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.formats.receipt import Receipt
 from faceoff.keys import PublicKey, SigningKey

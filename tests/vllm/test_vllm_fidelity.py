@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from evidence.comparison.fidelity.entries import FidelityEntry, cell_entry
+from evidence.comparison.fidelity.entries import cell_entry
 from evidence.stats.fidelity import greedy_agreement
 from faceoff.canonical import sha256_hex
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
 from faceoff.formats.fidelity_outcome import FLOOR_DIR, GREEDY_FILE, GreedyAnswers
 from faceoff.formats.fidelity_scores import ScoredPositions, arrays_bytes
 from flows.campaign.fidelity_run import Basis, ScoredArm, adapter, write_scores

@@ -21,8 +21,9 @@ import pytest
 from collectors.cell_samplers import CellCollectors
 from collectors.host import MemoryTarget
 from collectors.settings import CollectorSettings
-from collectors.speculation import SpecAcceptance, spec_acceptance
+from collectors.speculation import spec_acceptance
 from faceoff.formats.attempt.stalls import CellWindow
+from faceoff.formats.bundle.lane_facts import SpecAcceptance
 from tests.vllm.engine import SERVED, Serving, serving
 
 pytestmark = pytest.mark.vllm

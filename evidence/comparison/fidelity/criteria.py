@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from evidence.comparison.fidelity.entries import Bounds as BoundsEntry
-from evidence.comparison.fidelity.entries import FidelityEntry
-from evidence.comparison.model import CriterionCell, CriterionLine, CriterionStatus
+from faceoff.formats.bundle.comparison import CriterionCell, CriterionLine, CriterionStatus
+from faceoff.formats.bundle.fidelity_entries import Bounds as BoundsEntry
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
 from matrix.fidelity import CALIBRATED_WINDOWS, FidelityCriterion
 
 WORST_FIRST: tuple[CriterionStatus, ...] = ("not_met", "missing", "inconclusive", "met")

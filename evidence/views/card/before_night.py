@@ -7,8 +7,8 @@ Renders ``comparison.json``'s ``preflight`` and ``pilot``; computes nothing.
 
 from __future__ import annotations
 
-from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.pilot import PILOT_DIR, PILOT_FILE, PilotRecord
 from faceoff.formats.preflight import PREFLIGHT_DIR, PreflightReport
 

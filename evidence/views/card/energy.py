@@ -8,10 +8,10 @@ Energy read from a simulator's virtual GPUs is labelled simulated wherever it ap
 
 from __future__ import annotations
 
-from evidence.comparison.model import FIGURE_LABELS, ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
 from faceoff.formats.attempt.summary import EnergyFigures
+from faceoff.formats.bundle.comparison import FIGURE_LABELS, ArmCell, CellEntry, Comparison
 from faceoff.formats.reasons import Disposition
 
 METHOD_WORDS = {

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evidence.comparison.model import ArmCell, CellEntry
 from evidence.views.card import energy as card_energy
 from evidence.views.card import speculation as card_speculation
 from evidence.views.card.markdown import Sources
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry
 
 Render = Callable[[ArmCell], str]
 Value = Callable[[CellEntry, str, Render], str]  # an arm's cell as the headline shows it

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from evidence.comparison.fidelity.entries import Bounds, FidelityEntry
-from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources
+from faceoff.formats.bundle.comparison import Comparison
+from faceoff.formats.bundle.fidelity_entries import Bounds, FidelityEntry
 
 NONE = "No fidelity cell ran (`[[fidelity]]` in the matrix)."
 HEADER = (

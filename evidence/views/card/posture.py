@@ -7,8 +7,8 @@ Renders ``comparison.json``'s ``posture``; computes nothing.
 
 from __future__ import annotations
 
-from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources, table
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.gpu_posture import COMPARED as GPU_COMPARED
 from faceoff.formats.gpu_posture import (
     GPU_END_FILE,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evidence.comparison.model import ArmCell, CellEntry, Comparison
-from evidence.comparison.probe_model import ProbeAnswer, Unit
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, Comparison
+from faceoff.formats.bundle.probe_figures import ProbeAnswer, Unit
 
 NO_ANSWERS = "No probe cell has a comparable pair, so no probe question is answered."
 

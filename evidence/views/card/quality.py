@@ -8,9 +8,9 @@ with the metric named, whatever its speed.
 
 from __future__ import annotations
 
-from evidence.comparison.model import Comparison
-from evidence.comparison.quality import QualityCheck, QualityResult
 from evidence.views.card.markdown import Sources
+from faceoff.formats.bundle.comparison import Comparison
+from faceoff.formats.bundle.quality_results import QualityCheck, QualityResult
 
 NONE = "No quality evidence was imported (`[[quality]]` in the matrix)."
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from evidence.comparison.model import ArmEntry, Comparison
 from evidence.views.card.markdown import table
+from faceoff.formats.bundle.comparison import ArmEntry, Comparison
 
 ABSENT = "—"
 

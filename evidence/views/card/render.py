@@ -12,16 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evidence.comparison.model import (
-    RATIO_LABELS,
-    CellEntry,
-    Comparison,
-    PairEntry,
-    Ratio,
-    ReviewRef,
-    Ruling,
-    metric_label,
-)
 from evidence.views.card import energy as card_energy
 from evidence.views.card import fidelity as card_fidelity
 from evidence.views.card import posture as card_posture
@@ -36,6 +26,16 @@ from evidence.views.card.carried import carried_lead, carried_section
 from evidence.views.card.markdown import Sources, link, links, table
 from evidence.views.card.recipe_diff import recipe_diffs
 from faceoff.format import join_words
+from faceoff.formats.bundle.comparison import (
+    RATIO_LABELS,
+    CellEntry,
+    Comparison,
+    PairEntry,
+    Ratio,
+    ReviewRef,
+    Ruling,
+    metric_label,
+)
 
 DECISIONS = {
     "promote": "promote the candidate",

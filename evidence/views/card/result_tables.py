@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from evidence.comparison.cells import SOURCE_FILES
-from evidence.comparison.model import RATIO_LABELS, ArmCell, ArmEntry, CellEntry, Comparison
 from evidence.folder.layout import CELLS_DIR
 from evidence.views.card.extra_rows import ENERGY_ROWS, SPECULATION_ROW, extra_rows
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
+from faceoff.formats.bundle.comparison import RATIO_LABELS, ArmCell, ArmEntry, CellEntry, Comparison
 from faceoff.formats.lane import BOOT_LOG_FILE
 from faceoff.formats.reasons import Disposition
 

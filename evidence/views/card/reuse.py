@@ -6,10 +6,10 @@ The same concept at another layer: ``evidence.comparison.reuse``.
 
 from __future__ import annotations
 
-from evidence.comparison.model import Comparison
-from evidence.comparison.reuse_model import ArmHits, PrefixReuse
 from evidence.views.card.markdown import Sources
 from faceoff.format import join_words
+from faceoff.formats.bundle.comparison import Comparison
+from faceoff.formats.bundle.prefix_reuse import ArmHits, PrefixReuse
 
 NOTE = (
     "A trace's reuse is computed offline from its records' hash_ids: the prompt tokens an "

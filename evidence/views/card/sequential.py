@@ -7,14 +7,14 @@ The same concept at another layer: ``evidence.comparison.sequential``,
 from __future__ import annotations
 
 from evidence.comparison.sequential import label
-from evidence.comparison.sequential_model import (
+from faceoff.format import level
+from faceoff.formats.bundle.sequential_looks import (
     BudgetView,
     LookEntry,
     SequentialCell,
     SequentialCriterion,
     SequentialView,
 )
-from faceoff.format import level
 
 
 def section(view: SequentialView) -> str:

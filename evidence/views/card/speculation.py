@@ -6,10 +6,10 @@ The same concept at another layer: ``collectors.speculation``,
 
 from __future__ import annotations
 
-from collectors.speculation import SpecAcceptance
-from evidence.comparison.model import ArmCell, Comparison, SpecPair
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
+from faceoff.formats.bundle.comparison import ArmCell, Comparison, SpecPair
+from faceoff.formats.bundle.lane_facts import SpecAcceptance
 from faceoff.formats.reasons import Disposition
 
 NOTE = (

@@ -6,10 +6,10 @@ The same concept at another layer: ``evidence.attempt.tails``.
 from __future__ import annotations
 
 from evidence.attempt.tails import ITL
-from evidence.comparison.model import ArmCell, CellEntry, Comparison
 from evidence.views.card.markdown import Sources, table
 from faceoff import format as fmt
 from faceoff.formats.attempt.summary import TailStats
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, Comparison
 from faceoff.formats.reasons import Disposition
 
 HEADER = ["cell", "arm", "ITL p50 / p95 / p99 / max", "TTFT p99", "E2E p99", "ITL p99",

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import jinja2
 
-from evidence.comparison.model import RATIO_LABELS
-from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE
+from evidence.folder.layout import REPORT_FILE
 from evidence.history.across_nights import HistoryReport, NightRow, Series
 from evidence.views.html.report import TEMPLATES, Badge
 from evidence.views.html.trend_plots import trend_plot
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, RATIO_LABELS
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 

@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evidence.comparison.model import Comparison, Ratio, RatioVerdict
 from faceoff.formats.attempt.collector_samples import EngineSample, GpuSample, HostSample
 from faceoff.formats.attempt.summary import LoadSummary
+from faceoff.formats.bundle.comparison import Comparison, Ratio, RatioVerdict
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -23,13 +23,13 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from collectors.telemetry import load_cell_samples
-from evidence.comparison.model import RATIO_LABELS, Comparison
 from evidence.comparison.read import AttemptInputs
 from evidence.views.card.render import card_parts, decision_words, standing_review
 from evidence.views.html import plots
 from evidence.views.html.report_figures import Figures
 from faceoff.format import ratio as ratio_text
 from faceoff.formats.attempt.summary import LoadSummary
+from faceoff.formats.bundle.comparison import RATIO_LABELS, Comparison
 
 TEMPLATES = Path(__file__).with_name("templates")
 COVERAGE = {"complete": "complete", "closed_partial": "closed partial"}

@@ -28,9 +28,9 @@ from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from evidence.comparison.model import CellEntry, Comparison
-from evidence.folder.layout import COMPARISON_FILE, REPORT_FILE, RESULT_FILE
+from evidence.folder.layout import REPORT_FILE, RESULT_FILE
 from evidence.views.card.render import decision_words, standing_review
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, CellEntry, Comparison
 from faceoff.formats.reasons import MEANINGS, Disposition, Reason
 from flows.campaign.closing import CampaignResult
 from flows.cli.views.headline import headline_cell, headline_table

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from evidence.comparison.model import Comparison
 from evidence.views.export import ExportRow, export_rows
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.reasons import Disposition
 
 LATENCIES = (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("e2e_s", "E2E"))

@@ -19,13 +19,13 @@ import pytest
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
 from evidence.comparison.cells import pair_ratios
-from evidence.comparison.model import Comparison
 from evidence.comparison.read import load_attempt
-from evidence.folder.layout import CELLS_DIR, COMPARISON_FILE, AttemptDir, attempt_name
+from evidence.folder.layout import CELLS_DIR, AttemptDir, attempt_name
 from faceoff.formats.attempt.journal import JOURNAL_NAME, Phase
 from faceoff.formats.attempt.request_plan import PLAN_NAME, RequestPlan
 from faceoff.formats.attempt.summary import SUMMARY_FILE, RequestSummary
 from faceoff.formats.attempt.verdict import VERDICT_FILE, Outcome, Verdict
+from faceoff.formats.bundle.comparison import COMPARISON_FILE, Comparison
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from guards.pair import pair_integrity
 from matrix.arrival import Sweep

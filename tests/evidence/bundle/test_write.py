@@ -16,14 +16,14 @@ from evidence.attempt.summary import summarize_attempt, summarize_journal
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.schema_export import SCHEMA_PATH, schema_text
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
-from evidence.comparison.manifest import Manifest
-from evidence.comparison.model import Comparison
 from evidence.folder.layout import CampaignFolder
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.journal import Status
 from faceoff.formats.attempt.request_plan import RequestPlan
 from faceoff.formats.attempt.summary import RequestSummary
+from faceoff.formats.bundle.comparison import Comparison
+from faceoff.formats.bundle.manifest import Manifest
 from faceoff.formats.ticket_index import INDEX_FILE, TICKETS_DIR, TicketIndex
 from matrix.slo import Slo
 from tests.evidence.matrices import GENEROUS_SLO, PLANTED_TOKEN

@@ -9,8 +9,8 @@ import pytest
 
 from evidence.comparison.aa import aa_calibration
 from evidence.comparison.cells import ratio_verdict
-from evidence.comparison.model import ArmCell, CellEntry, Ratio
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import ArmCell, CellEntry, Ratio
 from matrix.toml.reader import load_matrix
 
 AA_MATRIX = Path(__file__).resolve().parents[3] / "matrix" / "examples" / "sim-aa.toml"

@@ -20,10 +20,9 @@ from sqlalchemy import Engine
 
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, write_bundle
-from evidence.reviews.decision import Decision
-from evidence.reviews.log import read_reviews
 from evidence.reviews.recording import ReviewRequest
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.reviews import Decision, read_reviews
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from flows.cli.review import record_review
 from matrix.model import Matrix

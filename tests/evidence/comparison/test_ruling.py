@@ -10,7 +10,11 @@ import pytest
 from evidence.comparison.cells import RATIO_METRICS, ratio_verdict
 from evidence.comparison.energy import figure_ratios
 from evidence.comparison.figures import CELL_FIGURE_LABELS, GOODPUT_FIELDS, GOODPUT_LABELS
-from evidence.comparison.model import (
+from evidence.comparison.replicates import replicated_ratios
+from evidence.comparison.ruling import Replicates, candidate_ruling, rule_ruling
+from evidence.reviews.recording import rule_contradiction
+from faceoff.formats.attempt.summary import CellEnergy, EnergyFigures, Goodput
+from faceoff.formats.bundle.comparison import (
     FIGURE_LABELS,
     ArmCell,
     CellEntry,
@@ -18,11 +22,7 @@ from evidence.comparison.model import (
     Ratio,
     ReplicatedRatio,
 )
-from evidence.comparison.replicates import replicated_ratios
-from evidence.comparison.ruling import Replicates, candidate_ruling, rule_ruling
-from evidence.reviews.decision import Decision
-from evidence.reviews.recording import rule_contradiction
-from faceoff.formats.attempt.summary import CellEnergy, EnergyFigures, Goodput
+from faceoff.formats.bundle.reviews import Decision
 from matrix.cell import Cell, Sampling
 from matrix.rule import (
     CELL_FIGURE_METRICS,

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evidence.comparison.model import CellEntry
 from evidence.comparison.ruling import Replicates, candidate_ruling
 from evidence.comparison.sequential import SequentialGroup, deciding_figures, judged, needing_pass
+from faceoff.formats.bundle.comparison import CellEntry
 from matrix.fidelity import FidelityCriterion
 from matrix.model import Matrix
 from matrix.toml.reader import load_matrix

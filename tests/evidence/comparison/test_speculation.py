@@ -3,11 +3,11 @@ and load beside the n-th decode_prose cell of the same, both accepted. Pure."""
 
 from __future__ import annotations
 
-from collectors.speculation import SpecAcceptance
 from evidence.attempt.summary import stats_of
-from evidence.comparison.model import CellEntry
 from evidence.comparison.speculation import spec_pairs
 from evidence.views.card.speculation import words
+from faceoff.formats.bundle.comparison import CellEntry
+from faceoff.formats.bundle.lane_facts import SpecAcceptance
 from tests.evidence.comparison.test_ruling import cell
 
 

@@ -25,11 +25,11 @@ from benchmarks.history_year import (
 )
 from evidence.audit.reverify import HASHES
 from evidence.bundle.write import BundleIndex
-from evidence.folder.layout import COMPARISON_FILE
 from evidence.history.across_nights import HistoryReport, build_history
 from evidence.history.night_read import NightSource, night_of, read_source
 from faceoff.credentials import NOBODY
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import COMPARISON_FILE
 from faceoff.formats.history_cache import AuditOutcome
 from faceoff.formats.ticket import DRIFT_DIR
 from flows.cli.history import real_auditor, sources

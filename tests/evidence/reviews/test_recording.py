@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from evidence.comparison.model import (
+from evidence.reviews.recording import ReviewRequest, check_request, judged_accepted
+from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import (
     ArmCell,
     CandidateRuling,
     CellEntry,
@@ -16,9 +18,7 @@ from evidence.comparison.model import (
     ReplicatedRatio,
     Ruling,
 )
-from evidence.reviews.decision import Decision
-from evidence.reviews.recording import ReviewRequest, check_request, judged_accepted
-from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.reviews import Decision
 
 
 def cell(cell_id: str, candidate: str = "accepted") -> CellEntry:

@@ -16,13 +16,12 @@ from sqlmodel import select
 from evidence.audit.reverify import audit_bundle
 from evidence.bundle.write import BundleIndex, reopen_bundle, write_bundle
 from evidence.comparison.attempts import with_standing
-from evidence.comparison.model import Comparison, ReviewRef
-from evidence.reviews.decision import Decision
-from evidence.reviews.log import GENESIS, read_reviews
 from evidence.reviews.recording import ReviewRequest
 from evidence.views.card.render import decision_words
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import Comparison, ReviewRef
+from faceoff.formats.bundle.reviews import GENESIS, Decision, read_reviews
 from faceoff.formats.frozen_matrix import read_frozen
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from flows.cli.review import record_review

@@ -7,8 +7,13 @@ import math
 import pytest
 
 from evidence.comparison.fidelity.criteria import fidelity_lines
-from evidence.comparison.fidelity.entries import Bounds, FidelityEntry, FidelityFiguresEntry, Greedy
 from evidence.comparison.ruling import candidate_ruling
+from faceoff.formats.bundle.fidelity_entries import (
+    Bounds,
+    FidelityEntry,
+    FidelityFiguresEntry,
+    Greedy,
+)
 from matrix.fidelity import CALIBRATED_WINDOWS, FidelityCriterion
 from matrix.rule import Criterion, Rule
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from collectors.gpu.posture import collect_gpu_posture
-from evidence.comparison.model import Comparison
 from evidence.views.card.markdown import Sources
 from evidence.views.card.posture import gpu_posture
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.gpu_posture import GPU_END_FILE, GPU_START_FILE
 from faceoff.formats.host_posture import lane_postures, read_posture, with_lanes
 from flows.campaign.gpu_posture import hardware_gpu_ids, record_campaign_gpus

@@ -7,9 +7,9 @@ import re
 from evidence.bundle.write import BundleIndex
 from evidence.comparison.caveats import caveats
 from evidence.comparison.cells import ratio_verdict
-from evidence.comparison.model import RATIO_LABELS, Comparison
 from evidence.views.card.render import render_card
 from faceoff import format as fmt
+from faceoff.formats.bundle.comparison import RATIO_LABELS, Comparison
 from workload.metrics import DEFINITIONS, higher_is_better
 
 

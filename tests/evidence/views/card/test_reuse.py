@@ -4,9 +4,9 @@ missing, a dataset without a planned figure."""
 
 from __future__ import annotations
 
-from evidence.comparison.reuse_model import ArmHits, PrefixReuse
 from evidence.views.card.markdown import Sources
 from evidence.views.card.reuse import line
+from faceoff.formats.bundle.prefix_reuse import ArmHits, PrefixReuse
 
 
 def reuse(source: str, expected: float | None, *arms: ArmHits) -> PrefixReuse:

@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 
 from evidence.bundle.write import BundleIndex
-from evidence.comparison.model import Comparison
 from evidence.views.export import export_rows
+from faceoff.formats.bundle.comparison import Comparison
 from faceoff.formats.reasons import MEANINGS, Reason
 from flows.campaign.closing import CampaignResult
 from flows.cli.views.ending import MAX_LINES, cells_table, end_summary, fit_widths, verdict

@@ -1,4 +1,4 @@
-"""comparison.json read back across format versions (evidence.comparison.model.upgraded)."""
+"""comparison.json read back across format versions (faceoff.formats.bundle.comparison.upgraded)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evidence.bundle.schema_export import SCHEMA_PATH
-from evidence.comparison.model import COMPARISON_VERSION, Comparison, upgraded
 from faceoff.errors import FaceoffError
+from faceoff.formats.bundle.comparison import COMPARISON_VERSION, Comparison, upgraded
 
 
 def test_an_eleven_moves_to_the_current_version_keeping_every_field() -> None:

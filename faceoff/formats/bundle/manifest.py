@@ -17,12 +17,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from evidence.comparison.model import ArmEntry
 from faceoff import __version__
 from faceoff.artifact import Artifact, Spec
+from faceoff.formats.bundle.comparison import ArmEntry
 from faceoff.formats.host_facts import HostFacts, SourceFacts
 from faceoff.formats.host_posture import PostureView
 from faceoff.formats.preflight import CheckResult
+
+MANIFEST_FILE = "MANIFEST.json"
 
 
 class ManifestArm(Spec):

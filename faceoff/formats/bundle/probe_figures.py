@@ -3,7 +3,7 @@
 A probe cell exists to answer one question of the field reports (how long does a
 short request wait behind a long prefill, what does a returning turn cost, is the
 needle recalled); ``evidence.comparison.probe_answers`` computes the answer from the native
-files, and the card prints it in one line. Kept apart from ``evidence.comparison.model``
+files, and the card prints it in one line. Kept apart from ``faceoff.formats.bundle.comparison``
 so that the answer's shape has one home.
 """
 

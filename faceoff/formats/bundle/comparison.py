@@ -55,17 +55,15 @@ from typing import Any, Literal, Self
 
 from pydantic import Field
 
-from collectors.speculation import SpecAcceptance
-from evidence.attempt.cold_start import ColdStart
-from evidence.comparison.fidelity.entries import FidelityEntry
-from evidence.comparison.probe_model import ProbeAnswer, StreamLatency
-from evidence.comparison.quality import QualityResult
-from evidence.comparison.reuse_model import PrefixReuse
-from evidence.comparison.sequential_model import SequentialView
-from evidence.folder.bootfacts import BootFacts
 from faceoff.artifact import Artifact, Spec
 from faceoff.errors import FaceoffError
 from faceoff.formats.attempt.summary import EnergyFigures, Goodput, Stats, TailStats
+from faceoff.formats.bundle.fidelity_entries import FidelityEntry
+from faceoff.formats.bundle.lane_facts import BootFacts, ColdStart, SpecAcceptance
+from faceoff.formats.bundle.prefix_reuse import PrefixReuse
+from faceoff.formats.bundle.probe_figures import ProbeAnswer, StreamLatency
+from faceoff.formats.bundle.quality_results import QualityResult
+from faceoff.formats.bundle.sequential_looks import SequentialView
 from faceoff.formats.carried import Carryover
 from faceoff.formats.host_posture import PostureView
 from faceoff.formats.pilot import PilotRecord
@@ -76,6 +74,7 @@ from matrix.cell import Sampling
 from matrix.fields import omitted_at
 from matrix.rule import Rule
 
+COMPARISON_FILE = "comparison.json"
 COMPARISON_VERSION = 12  # ``upgraded`` moves older files forward
 CampaignStatus = Literal["complete", "closed_partial"]
 RatioVerdict = Literal["better", "worse", "no difference", "descriptive"]

@@ -1,4 +1,4 @@
-"""Recorded human decisions: ``reviews.jsonl``, append-only, each record hashed and chained.
+"""``reviews.jsonl``: recorded human decisions, append-only, each record hashed and chained.
 
 Each record carries the sha256 of its own content (every field but ``record_sha256`` and
 ``signature``) and the hash of the record before it, so an edited, removed or reordered
@@ -16,24 +16,30 @@ Format history of ``ReviewRecord.schema_version``:
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evidence.comparison.model import CampaignStatus, ReviewRef
-from evidence.folder.layout import REVIEWS_FILE
-from evidence.reviews.decision import Decision
 from faceoff.artifact import Artifact, first_error
 from faceoff.canonical import content_sha256
 from faceoff.credentials import NOBODY, Credentials
 from faceoff.errors import FaceoffError
 from faceoff.files import JsonlAppender, read_jsonl
+from faceoff.formats.bundle.comparison import CampaignStatus, ReviewRef
 from faceoff.record_signature import RecordSignature
 from faceoff.signing import SIGNING_KEY_ENV
 from matrix.fields import omitted_at
 
+REVIEWS_FILE = "reviews.jsonl"
 GENESIS = "0" * 64
+
+
+class Decision(StrEnum):  # what a reviewer decides: ``faceoff review --decision``
+    PROMOTE = "promote"
+    NO_PROMOTION = "no_promotion"
+    RERUN_CELLS = "rerun_cells"
 
 
 class ReviewRecord(Artifact):
