@@ -132,7 +132,7 @@ class WakeSelector:
 
     def set_spin(self, spin: bool) -> None:
         """Spin (poll, and look between callbacks) while requests are in flight, or sleep."""
-        if spin and self._arrivals is None:
+        if spin and self._arrivals is None and sys.platform == "linux":  # no stamps elsewhere
             self._arrivals = select.epoll()
             for fd in self.stamped:
                 self._arrivals.register(fd, select.EPOLLIN | select.EPOLLET)
@@ -152,7 +152,7 @@ class WakeSelector:
         self.stamped.discard(fd)
         self.woke.pop(fd, None)
         if self._arrivals is not None:
-            with contextlib.suppress(OSError):  # never registered, or already closed
+            with contextlib.suppress(OSError):  # closed already, by another way than ours
                 self._arrivals.unregister(fd)
 
     def close(self) -> None:
