@@ -40,12 +40,26 @@ longer than the gap between two chunks): the kernel has merged both by then. The
 (:func:`in_flight`): ``select`` polls with a zero timeout until a socket is ready or the
 loop's own timeout passes, so each segment is read, and its wake-up dated, as it lands.
 It costs a whole core while requests are in flight; with none, the loop sleeps as usual.
+
+A loop wakes once per pass over its ready callbacks; at C32 a pass parses up to 31 other
+streams' chunks, so a segment that lands early in the pass would wait, uncounted, for the
+next wake-up, and the next segment would be merged into it first. So a spinning loop also
+looks between callbacks (:meth:`WakeSelector.refresh`, called as the loop takes each ready
+callback from its queue: :class:`RefreshingReady`): an edge-triggered ``epoll`` of the
+stamped sockets says which a segment reached since the last look (about a microsecond
+when none did, however many sockets hold unread bytes), and each of those that holds no
+wake-up yet gets one, counted and dated as at ``select``. A socket's wake-up stands until
+its next read, the earliest first, so a segment is dated within one callback's work of
+its arrival, not one pass.
 """
 
 from __future__ import annotations
 
 import array
+import collections
+import contextlib
 import fcntl
+import select
 import selectors
 import socket
 import struct
@@ -83,9 +97,10 @@ class WakeSelector:
     def __init__(self, selector: selectors.BaseSelector, clock: Clock) -> None:
         self._selector, self.clock = selector, clock
         self.stamped: set[int] = set()  # file descriptors of StampedSockets
-        self.woke: dict[int, Woke] = {}  # this wake-up's, by file descriptor
+        self.woke: dict[int, Woke] = {}  # by file descriptor, until that socket's next read
         self.spin = False  # poll instead of sleeping while a request is in flight
         self.in_flight = 0  # requests between send and end (:func:`in_flight`)
+        self._arrivals: select.epoll | None = None  # spinning: stamped sockets, edge-triggered
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if self.spin and self.in_flight and timeout != 0:
@@ -93,17 +108,73 @@ class WakeSelector:
         else:
             ready = self._selector.select(timeout)
         stamped, reading = self.stamped, selectors.EVENT_READ
-        fds = [key.fd for key, events in ready if events & reading and key.fd in stamped]
-        if not fds:  # no clock reading for a wake-up that reads no stamped socket
-            self.woke = {}
-            return ready
-        counts = [queued_bytes(fd) for fd in fds]
-        at_ns = self.clock()
-        self.woke = {fd: Woke(n, at_ns) for fd, n in zip(fds, counts, strict=True)}
+        self._note([key.fd for key, events in ready if events & reading and key.fd in stamped])
         return ready
 
-    def __getattr__(self, name: str) -> Any:  # register, unregister, modify, close, …
+    def refresh(self) -> None:
+        """While spinning: a wake-up for each stamped socket a segment reached since the last
+        look (``select`` or this), where it holds none yet."""
+        if self._arrivals is not None and (events := self._arrivals.poll(0)):
+            self._note([fd for fd, _ in events])
+
+    def _note(self, fds: list[int]) -> None:
+        """A wake-up for each of ``fds`` that holds bytes and no wake-up yet: an earlier one
+        counted fewer bytes, and bounds them earlier."""
+        woke = self.woke
+        fresh = [fd for fd in fds if fd not in woke]
+        if not fresh:  # no clock reading for a wake-up that dates nothing
+            return
+        counts = [queued_bytes(fd) for fd in fresh]
+        at_ns = self.clock()
+        for fd, queued in zip(fresh, counts, strict=True):
+            if queued:  # none: an end of stream, or bytes a read already took
+                woke[fd] = Woke(queued, at_ns)
+
+    def set_spin(self, spin: bool) -> None:
+        """Spin (poll, and look between callbacks) while requests are in flight, or sleep."""
+        if spin and self._arrivals is None and sys.platform == "linux":  # no stamps elsewhere
+            self._arrivals = select.epoll()
+            for fd in self.stamped:
+                self._arrivals.register(fd, select.EPOLLIN | select.EPOLLET)
+        elif not spin and self._arrivals is not None:
+            self._arrivals.close()
+            self._arrivals = None
+        self.spin = spin
+
+    def stamp(self, fd: int) -> None:
+        """Watch socket ``fd``'s wake-ups (a StampedSocket's)."""
+        self.stamped.add(fd)
+        if self._arrivals is not None:
+            self._arrivals.register(fd, select.EPOLLIN | select.EPOLLET)
+
+    def unstamp(self, fd: int) -> None:
+        """Forget socket ``fd`` before it closes: its number may come back for another."""
+        self.stamped.discard(fd)
+        self.woke.pop(fd, None)
+        if self._arrivals is not None:
+            with contextlib.suppress(OSError):  # closed already, by another way than ours
+                self._arrivals.unregister(fd)
+
+    def close(self) -> None:
+        self.set_spin(False)
+        self._selector.close()
+
+    def __getattr__(self, name: str) -> Any:  # register, unregister, modify, get_map, …
         return getattr(self._selector, name)
+
+
+class RefreshingReady(collections.deque[Any]):
+    """A loop's queue of ready callbacks that refreshes its wake-ups before handing out each
+    one: asyncio's selector loop takes them one at a time (``popleft``) from this deque
+    (``BaseEventLoop._ready``), so the loop looks between any two of its callbacks."""
+
+    def __init__(self, ready: collections.deque[Any], wakes: WakeSelector) -> None:
+        super().__init__(ready)
+        self.wakes = wakes
+
+    def popleft(self) -> Any:
+        self.wakes.refresh()
+        return super().popleft()
 
 
 def spin_select(
@@ -138,7 +209,8 @@ def set_receive(loop: Any, clock: Clock, receive: ClientReceive) -> None:
     """Have ``loop`` sleep (the default) or spin while requests are in flight; its stamped
     sockets' reads then date on ``clock``."""
     wakes = watch_wakes(loop, clock)
-    if wakes is None or wakes.clock is not clock:
+    ready = getattr(loop, "_ready", None)  # asyncio's queue of ready callbacks
+    if wakes is None or wakes.clock is not clock or not isinstance(ready, collections.deque):
         if receive == "sleep":
             return
         raise FaceoffError(
@@ -146,7 +218,9 @@ def set_receive(loop: Any, clock: Clock, receive: ClientReceive) -> None:
             where="workload.rx_stamps",
             fix="run the client with asyncio's default loop, or set client_receive = 'sleep'",
         )
-    wakes.spin = receive == "spin"
+    wakes.set_spin(receive == "spin")
+    if receive == "spin" and not isinstance(ready, RefreshingReady):
+        loop._ready = RefreshingReady(ready, wakes)  # a sleeping loop's refresh does nothing
 
 
 def queued_bytes(fd: int) -> int:
@@ -187,7 +261,7 @@ class StampedSocket:
 
     def close(self) -> None:
         if self._wakes is not None:
-            self._wakes.stamped.discard(self._fd)
+            self._wakes.unstamp(self._fd)
         self._sock.close()
 
     def __getattr__(self, name: str) -> Any:  # every other use of the socket: the real one
@@ -240,7 +314,7 @@ def stamp_receives(transport: Any, clock: Clock, on_read: OnRead) -> bool:
         return False
     wakes = watch_wakes(getattr(transport, "_loop", None), clock)
     if wakes is not None and wakes.clock is clock:  # a loop's wake-ups are on one clock
-        wakes.stamped.add(sock.fileno())
+        wakes.stamp(sock.fileno())
     else:
         wakes = None
     transport._sock = StampedSocket(sock, clock, on_read, wakes)

@@ -16,9 +16,11 @@ from workload.rx_stamps import (
     PAIR_SLACK_NS,
     SO_TIMESTAMPNS,
     STAMP,
+    RefreshingReady,
     Source,
     StampedSocket,
     WakeSelector,
+    Woke,
     in_flight,
     kernel_arrival,
     queued_bytes,
@@ -121,9 +123,10 @@ def test_two_chunks_in_one_read_window_are_each_dated_before_the_next_write(spin
     dates: list[tuple[int | None, Source]] = []
     with loopback_pair() as (server, client), selectors.DefaultSelector() as inner:
         wakes = WakeSelector(inner, clock)
-        wakes.spin, wakes.in_flight = spin, int(spin)
+        wakes.set_spin(spin)
+        wakes.in_flight = int(spin)
         wakes.register(client, selectors.EVENT_READ)
-        wakes.stamped.add(client.fileno())
+        wakes.stamp(client.fileno())
         stamped = StampedSocket(client, clock, lambda at, source: dates.append((at, source)), wakes)
         written_one = clock()  # just before each write, as the simulator stamps
         server.sendall(one)
@@ -183,7 +186,7 @@ def test_a_spinning_loop_polls_only_while_a_request_is_in_flight() -> None:
         wakes = loop._selector
         assert isinstance(wakes, WakeSelector)
         wakes.register(client, selectors.EVENT_READ)
-        wakes.stamped.add(client.fileno())
+        wakes.stamp(client.fileno())
         stamped = StampedSocket(client, clock, lambda at, source: dates.append((at, source)), wakes)
         assert wakes.select(0.001) == [] and inner.timeouts[-1] == 0.001  # idle: it sleeps
         inner.timeouts.clear()
@@ -196,3 +199,63 @@ def test_a_spinning_loop_polls_only_while_a_request_is_in_flight() -> None:
         wakes.unregister(client)
     [(at, _)] = dates
     assert at is not None and written <= at
+
+
+@pytest.mark.usefixtures("kernel_stamping")
+def test_a_wake_up_noted_between_reads_bounds_the_later_read() -> None:
+    """A spinning loop looks between its callbacks: the first chunk, noted there before the
+    second arrived, is read alone and dated at or before the second's write, however late
+    the next ``select``; a second look, and that ``select``, keep the earlier wake-up."""
+    one, two = b"data: one\n\n", b"data: two\n\n"
+    clock = time.perf_counter_ns
+    dates: list[tuple[int | None, Source]] = []
+    with loopback_pair() as (server, client), selectors.DefaultSelector() as inner:
+        wakes = WakeSelector(inner, clock)
+        wakes.set_spin(True)
+        wakes.register(client, selectors.EVENT_READ)
+        wakes.stamp(client.fileno())
+        stamped = StampedSocket(client, clock, lambda at, source: dates.append((at, source)), wakes)
+        written_one = clock()
+        server.sendall(one)
+        wait_queued(client.fileno(), len(one))
+        wakes.refresh()  # between two callbacks: no select since the chunk landed
+        noted = wakes.woke[client.fileno()]
+        written_two = clock()
+        server.sendall(two)
+        wait_queued(client.fileno(), len(one + two))
+        wakes.refresh()
+        assert wakes.select(30), "the chunks never woke the loop"
+        assert wakes.woke[client.fileno()] == noted == (len(one), noted.at_ns)
+        assert stamped.recv(1 << 16) == one
+        assert wakes.select(30), "the second chunk was not left for the next read"
+        assert stamped.recv(1 << 16) == two
+    (first, _), (second, _) = dates
+    assert first is not None and second is not None
+    assert written_one <= first <= noted.at_ns <= written_two <= second
+
+
+@pytest.mark.usefixtures("kernel_stamping")
+def test_a_spinning_loop_looks_before_each_callback() -> None:
+    """The spin mode's loop refreshes its wake-ups as it takes each ready callback: a chunk
+    that landed since the last ``select`` has its wake-up when the next callback runs, and
+    a closed socket's is forgotten."""
+    clock = time.perf_counter_ns
+    loop = asyncio.SelectorEventLoop()
+    with loopback_pair() as (server, client), contextlib.closing(loop):
+        set_receive(loop, clock, "spin")
+        wakes = loop._selector
+        assert isinstance(wakes, WakeSelector) and isinstance(loop._ready, RefreshingReady)
+        fd = client.fileno()
+        stamped = StampedSocket(client, clock, lambda *_: None, wakes)
+        wakes.stamp(fd)
+        server.sendall(b"data: one\n\n")
+        wait_queued(fd, 1)
+        assert fd not in wakes.woke
+
+        async def seen() -> Woke | None:
+            return wakes.woke.get(fd)
+
+        noted = loop.run_until_complete(seen())
+        assert noted is not None and noted.queued == len(b"data: one\n\n")
+        stamped.close()
+        assert fd not in wakes.woke and fd not in wakes.stamped
