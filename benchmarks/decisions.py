@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~4 min
     .venv/bin/python -m benchmarks decisions --campaigns 2000 --jobs 2   # 2,000 a row
+    .venv/bin/python -m benchmarks decisions --campaigns 2000 --rows "fp throughput" "fp goodput"
 
 Each campaign builds comparison cells the way the comparison does — each arm's requests
 drawn from a noise model, each ratio by faceoff's own intervals
@@ -389,10 +390,10 @@ def _resample_with(resamples: int) -> None:
     RESAMPLES[0] = resamples
 
 
-def measured(c: int, resamples: int, jobs: int) -> dict[str, str]:
-    """Every row's figures, in ``jobs`` processes."""
+def measured(c: int, resamples: int, jobs: int, chosen: Sequence[str] = ()) -> dict[str, str]:
+    """Every row's figures (those whose name holds one of ``chosen``), in ``jobs`` processes."""
     _resample_with(resamples)
-    named = tasks(c)
+    named = {k: t for k, t in tasks(c).items() if not chosen or any(w in k for w in chosen)}
     if jobs <= 1:
         return {name: task() for name, task in named.items()}
     context = multiprocessing.get_context("fork")  # the rows' functions live in __main__
@@ -430,12 +431,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--campaigns", type=int, default=200, help="campaigns per row")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--jobs", type=int, default=1, help="processes the rows run in")
+    parser.add_argument("--rows", nargs="+", default=(), metavar="WORDS",
+                        help="only the rows whose name holds one of these (e.g. 'fp goodput "
+                             "stalls', 'power'), each printed as name: figure")  # fmt: skip
     args = parser.parse_args(argv)
     started = time.perf_counter()
     c = args.campaigns
     print(f"{c} campaigns per row, {args.resamples} bootstrap resamples, 64 requests per arm")
-    report(c, measured(c, args.resamples, args.jobs))
-    fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
+    rows = measured(c, args.resamples, args.jobs, args.rows)
+    if args.rows:
+        print("\n".join(f"{name}: {row}" for name, row in rows.items()))
+    else:
+        report(c, rows)
+        fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 
