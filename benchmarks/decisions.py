@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks decisions                    # 200 campaigns a row: ~4 min
     .venv/bin/python -m benchmarks decisions --campaigns 2000 --jobs 2   # 2,000 a row
+    .venv/bin/python -m benchmarks decisions --campaigns 2000 --rows "fp throughput" "fp goodput"
 
 Each campaign builds comparison cells the way the comparison does — each arm's requests
 drawn from a noise model, each ratio by faceoff's own intervals
@@ -40,10 +41,13 @@ Rows:
                   outcomes that differ (goal 0).
   power           a TTFT p50 criterion with a 10 % non-inferiority margin, the candidate as
                   good as the incumbent (the effect a plan is made for): its cell planned
-                  by ``evidence.stats.power.requests_needed`` at the 80 % upper confidence
-                  limit of s² learned from 3 A/A nights of 64 requests per arm
-                  (``power_table.planned_variance``), then run at that n and ruled:
-                  campaigns promoted (goal ≥ 80 %), beside the planned n.
+                  as passes (``evidence.stats.power.passes_needed``, an even number, arm
+                  order alternating ABBA) at the 80 % upper confidence limit of s² learned
+                  from 3 A/A nights of 64 requests per arm, plus the variance between the
+                  nights' windows where Cochran's Q shows one at 20 %
+                  (``power_table.planned_variance``, ``heterogeneity.detected``), judged by
+                  the passes' between-replicate interval: campaigns promoted (goal ≥ 80 %),
+                  beside the planned requests and passes.
   calibration     one A/A interval's exclusion rate by requests per arm (n = 8 … 128): the
                   n from which the interval holds its 5 % is where it may decide
                   (``bootstrap.calibrated``: below it the figure is descriptive).
@@ -68,9 +72,11 @@ from evidence.comparison.cells import interval_ratio
 from evidence.comparison.power_table import planned_variance
 from evidence.comparison.replicates import log_t_interval
 from evidence.comparison.ruling import Replicates, candidate_ruling
-from evidence.stats.bootstrap import calibrated_requests, median_ratio, timed_sample
+from evidence.stats.bootstrap import median_ratio, timed_sample
+from evidence.stats.heterogeneity import between_variance, detected
 from evidence.stats.known_variance import KnownVariance, learned, per_request
-from evidence.stats.power import requests_needed
+from evidence.stats.power import passes_needed
+from evidence.stats.sequential import PassEstimate
 from evidence.stats.window import WindowRequest, window_blocks, window_ratio
 from faceoff.formats.bundle.comparison import ArmCell, CellEntry, PairEntry, Ratio, ReplicatedRatio
 from matrix.cell import Sampling
@@ -214,16 +220,21 @@ def energy_campaign(rng: Gen, noise: str, truth: float) -> tuple[list[CellEntry]
     cells, between, written = [], [], {}
     for name, ratio in (("a", truth), ("b", 0.8)):
         points = [ratio * math.exp(rng.normal(abba_shift(noise, k), 0.03)) for k in range(3)]
-        estimate, low, high = log_t_interval(points)
-        between.append(ReplicatedRatio(
-            cell=name, candidate="cand", metric="energy_per_token_j", replicates=3,
-            compared=[f"{name}-r{k}" for k in (1, 2, 3)], ratios=points, ratio=estimate,
-            low=low, high=high, confidence=0.95, reason=None,
-        ))  # fmt: skip
+        between.append(replicated("energy_per_token_j", name, points))
         for k in (1, 2, 3):
             cells.append(entry(f"{name}-r{k}", []))
             written[f"{name}-r{k}"] = name
     return cells, Replicates(between, written)
+
+
+def replicated(metric: str, name: str, points: Sequence[float]) -> ReplicatedRatio:
+    """Cell ``name``'s between-replicate interval of its replicates' ratios ``points``."""
+    estimate, low, high = log_t_interval(points)
+    return ReplicatedRatio(
+        cell=name, candidate="cand", metric=metric, replicates=len(points),
+        compared=[f"{name}-r{k + 1}" for k in range(len(points))], ratios=list(points),
+        ratio=estimate, low=low, high=high, confidence=0.95, reason=None,
+    )  # fmt: skip
 
 
 def false_promote(rng: Gen, noise: str, kind: str) -> bool:
@@ -285,29 +296,46 @@ NIGHTS = 3
 
 
 def learned_variance(rng: Gen, noise: str) -> KnownVariance:
-    """The variance a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm."""
-    observed, df = [], 0
+    """The variance a plan uses, learned from ``NIGHTS`` A/A nights of 64 requests per arm,
+    with the variance between the nights' windows where Cochran's Q shows one."""
+    observed, windows, df = [], [], 0
     for night in range(NIGHTS):
         found = latency_ratio("ttft_s", pair(rng, noise, 64, 1.0, night))
         if found is None:
             continue
         blocks = min(found.blocks_incumbent, found.blocks_candidate)
         observed.append(per_request(found.ratio, found.low, found.high, 64, blocks))
+        window = PassEstimate.of_interval(found.ratio, found.low, found.high, 0.95, blocks)
+        windows.append((window.log_ratio, window.se))
         df += blocks - 1
     names = [f"aa-{k}" for k in range(len(observed))]
+    between = between_variance(windows) if detected(windows) else 0.0
     return learned("ttft_s", "p50", observed=observed, source="aa", campaigns=names, df=df,
-                   requests=64 * len(observed))  # fmt: skip
+                   requests=64 * len(observed), between=between)  # fmt: skip
 
 
-def powered(rng: Gen, noise: str) -> tuple[bool, int]:
-    """(promoted, planned requests per arm) for a cell planned as the power table plans it."""
+def powered(rng: Gen, noise: str) -> tuple[bool, int, int]:
+    """(promoted, planned requests per arm in all, passes) for a cell planned as the power
+    table plans passes (``power.passes_needed`` at ``power_table.planned_variance``), run in
+    alternating arm order and judged by their between-replicate interval."""
     known = learned_variance(rng, noise)
-    needed = requests_needed(planned_variance(known), math.log(1 + POWER_MARGIN), 1, 0.95)
-    n = max(needed, calibrated_requests(1))
-    found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0))
-    cells = [entry("a", [found] if found else [])]
-    criterion = {"metric": "ttft_s", "non_inferiority": POWER_MARGIN}
-    return candidate_ruling(rule(criterion), cells, "cand").outcome == "promote", n
+    distance = math.log(1 + POWER_MARGIN)
+    passes, n = passes_needed(planned_variance(known), distance, 1, confidence=0.95)
+    criterion = rule({"metric": "ttft_s", "non_inferiority": POWER_MARGIN})
+    return replicated_ruling(rng, noise, passes, n, criterion) == "promote", passes * n, passes
+
+
+def replicated_ruling(rng: Gen, noise: str, passes: int, n: int, criterion: Rule) -> str:
+    """The outcome of ``passes`` passes of ``n`` requests per arm, the candidate as good as
+    the incumbent, the arm that runs first alternating pass by pass (ABBA)."""
+    points, cells, written = [], [], {}
+    for k in range(passes):
+        found = latency_ratio("ttft_s", pair(rng, noise, n, 1.0, k))
+        points += [found.ratio] if found else []
+        cells.append(entry(f"a-r{k + 1}", [found] if found else []))
+        written[f"a-r{k + 1}"] = "a"
+    groups = Replicates([replicated("ttft_s", "a", points)], written)
+    return candidate_ruling(criterion, cells, "cand", groups).outcome
 
 
 def calibration(rng: Gen, noise: str, n: int) -> bool:
@@ -351,9 +379,10 @@ def aa_row(noise: str, campaigns: int, seed: int) -> str:
 def power_row(noise: str, campaigns: int, seed: int) -> str:
     rng = np.random.default_rng(seed)
     plans = [powered(rng, noise) for _ in range(campaigns)]
-    sizes = sorted(n for _, n in plans)
-    share = sum(p for p, _ in plans) / campaigns
-    return f"| {noise} | {share:.1%} | {sizes[len(sizes) // 2]} ({sizes[0]}–{sizes[-1]}) |"
+    sizes, passes = sorted(n for _, n, _ in plans), sorted(k for *_, k in plans)
+    share = sum(p for p, _, _ in plans) / campaigns
+    middle = f"{sizes[len(sizes) // 2]} ({sizes[0]}–{sizes[-1]})"
+    return f"| {noise} | {share:.1%} | {middle} | {passes[len(passes) // 2]} |"
 
 
 def calibration_row(noise: str, size: int, campaigns: int, seed: int) -> str:
@@ -389,10 +418,10 @@ def _resample_with(resamples: int) -> None:
     RESAMPLES[0] = resamples
 
 
-def measured(c: int, resamples: int, jobs: int) -> dict[str, str]:
-    """Every row's figures, in ``jobs`` processes."""
+def measured(c: int, resamples: int, jobs: int, chosen: Sequence[str] = ()) -> dict[str, str]:
+    """Every row's figures (those whose name holds one of ``chosen``), in ``jobs`` processes."""
     _resample_with(resamples)
-    named = tasks(c)
+    named = {k: t for k, t in tasks(c).items() if not chosen or any(w in k for w in chosen)}
     if jobs <= 1:
         return {name: task() for name, task in named.items()}
     context = multiprocessing.get_context("fork")  # the rows' functions live in __main__
@@ -417,7 +446,8 @@ def report(c: int, rows: dict[str, str]) -> None:
     print("| noise | flagged (binomial test) | one interval p | 1 − (1 − p)^12 |")
     print("|---|---|---|---|\n" + "\n".join(rows[f"aa {n}"] for n in NOISES))
     print(f"\npower, {POWER_MARGIN:.0%} margin, s² from {NIGHTS} A/A nights (goal ≥ 80 %)")
-    print("| noise | promoted | planned n per arm (median, range) |\n|---|---|---|")
+    print("| noise | promoted | planned requests per arm in all (median, range) | passes ", end="")
+    print("(median) |\n|---|---|---|---|")
     print("\n".join(rows[f"power {n}"] for n in NOISES))
     print("\ncalibration: one A/A interval excluding 1, by requests per arm (goal ≤ 5 %)")
     print("| noise | " + " | ".join(f"n = {n}" for n in SIZES) + " |\n|---|" + "---|" * len(SIZES))
@@ -430,12 +460,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--campaigns", type=int, default=200, help="campaigns per row")
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples")
     parser.add_argument("--jobs", type=int, default=1, help="processes the rows run in")
+    parser.add_argument("--rows", nargs="+", default=(), metavar="WORDS",
+                        help="only the rows whose name holds one of these (e.g. 'fp goodput "
+                             "stalls', 'power'), each printed as name: figure")  # fmt: skip
     args = parser.parse_args(argv)
     started = time.perf_counter()
     c = args.campaigns
     print(f"{c} campaigns per row, {args.resamples} bootstrap resamples, 64 requests per arm")
-    report(c, measured(c, args.resamples, args.jobs))
-    fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
+    rows = measured(c, args.resamples, args.jobs, args.rows)
+    if args.rows:
+        print("\n".join(f"{name}: {row}" for name, row in rows.items()))
+    else:
+        report(c, rows)
+        fidelity_rows(c)  # the fidelity limits' rows (benchmarks.decisions_fidelity)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

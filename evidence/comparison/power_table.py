@@ -36,6 +36,7 @@ from pydantic import Field
 from evidence.comparison.figures import CELL_FIGURE_LABELS, P99, bound_of
 from evidence.stats import power, student_t
 from evidence.stats.bootstrap import calibrated, calibrated_requests
+from evidence.stats.heterogeneity import chi2_quantile
 from evidence.stats.known_variance import KnownVariance, default_variance
 from evidence.stats.spending import obf_design
 from faceoff.artifact import Spec
@@ -164,25 +165,45 @@ def _row(criterion: Criterion, cells: tuple[Cell, ...], known: KnownVariance | N
     if not decidable or short or descriptive:
         warning = _warning(criterion, cells, plan, floor, half)
         warning += f"; {descriptive}" if descriptive else ""
+    passes = _passes_advice(cells, known, variance, abs(math.log(bound)))
+    if passes:
+        warning = f"{warning}; {passes}" if warning else f"{first.prompt_id} {passes}"
     return PowerRow(**base, half_width=half, detectable=math.expm1(plan[1]),
                     needed=max(plan[2], calibrated_requests(c)), tail_floor=floor,
                     decidable=decidable and descriptive is None, warning=warning)  # fmt: skip
 
 
 def planned_variance(known: KnownVariance) -> float:
-    """The s² a plan uses: a learned one at its upper confidence limit (``UCL_LEVEL``)."""
+    """The s² a plan uses: a learned one at its upper confidence limit (``UCL_LEVEL``), plus
+    the variance between the nights' windows (``KnownVariance.between``) spread over a
+    night's requests per arm: windows of one size cannot tell a shift of the whole window
+    from variance within it that its interval missed, and a plan of passes about that size
+    (``power.passes_needed``) meets both alike."""
     if known.source == "default":
         return known.log_ratio
     if known.df is None:
-        return known.log_ratio * LEARNED_MARGIN
-    return known.log_ratio * known.df / chi2_quantile(1 - UCL_LEVEL, known.df)
+        learned = known.log_ratio * LEARNED_MARGIN
+    else:
+        learned = known.log_ratio * known.df / chi2_quantile(1 - UCL_LEVEL, known.df)
+    if known.between and known.requests and known.nights:
+        return learned + known.between * known.requests / known.nights
+    return learned
 
 
-def chi2_quantile(p: float, df: int) -> float:
-    """χ² quantile by Wilson–Hilferty (within 1 % from 3 degrees of freedom)."""
-    z = statistics.NormalDist().inv_cdf(p)
-    k = 2 / (9 * df)
-    return df * max(1 - k + z * math.sqrt(k), 0.05) ** 3
+def _passes_advice(
+    cells: Sequence[Cell], known: KnownVariance, variance: float, distance: float
+) -> str | None:
+    """For one pass where the nights' windows differed beyond their intervals: the passes
+    that average it out (``power.passes_needed``); None otherwise."""
+    first = cells[0]
+    if len(cells) > 1 or first.sequential or not known.between:
+        return None
+    k, n = power.passes_needed(variance, distance, first.concurrency, confidence=CONFIDENCE)
+    return (
+        f"the nights' windows differ beyond their intervals (τ = {math.sqrt(known.between):.3f}"
+        f"), which one pass carries whole (a drift, which arm ran first): {k} passes of "
+        f"{n:,} requests, arm order alternating, decide the bound with 80 % power"
+    )
 
 
 def _descriptive(criterion: Criterion, cells: Sequence[Cell]) -> str | None:

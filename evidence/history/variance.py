@@ -11,6 +11,10 @@ namespace or the number of requests. A/A nights (``faceoff run --aa``: the incum
 arm) are preferred where there are any, being the instrument's own noise; then other nights;
 else the conservative default. A p99, which no night records, is the p50's scaled
 (``known_variance.quantile_factor``), and so is a p95 a night did not compute a tail ratio for.
+An A/A night's two arms give one window's log ratio of medians as well (``night_window``):
+where Cochran's Q shows the nights' windows differing beyond their intervals
+(``heterogeneity.detected``), their DerSimonian–Laird τ² goes with the variance
+(``KnownVariance.between``), for the plan to average out over passes.
 
 ``read_earlier`` is the I/O edge: each bundle's night and frozen matrix; a bundle that cannot
 be read is passed over (the history lists why).
@@ -18,6 +22,7 @@ be read is passed over (the history lists why).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -25,6 +30,7 @@ from pathlib import Path
 
 from evidence.folder.layout import FROZEN_FILE
 from evidence.history.night_read import read_night
+from evidence.stats.heterogeneity import Estimate, between_variance, detected
 from evidence.stats.known_variance import (
     KnownVariance,
     VarianceSource,
@@ -35,7 +41,7 @@ from evidence.stats.known_variance import (
 from evidence.stats.power import blocks_of
 from faceoff.errors import FaceoffError
 from faceoff.formats.frozen_matrix import FrozenMatrix, read_frozen
-from faceoff.formats.night import Night
+from faceoff.formats.night import Night, NightMetric
 from matrix.measure_key import measure_key
 
 VarianceKey = tuple[str, str, str]  # (cell id, metric, statistic)
@@ -92,11 +98,13 @@ def _variance(
         for read_as in readings:
             seen = _observed(nights, key, metric, read_as, concurrency)
             if seen:
-                values, campaigns, dfs, sizes = zip(*seen, strict=True)
+                values, campaigns, dfs, sizes, windows = zip(*seen, strict=True)
                 scaled = read_as if read_as != statistic else None
+                between = _between([w for w in windows if w]) if source == "aa" else None
                 return learned(metric, statistic, observed=values, source=source,
                                campaigns=sorted(set(campaigns)), scaled_from=scaled,
-                               df=sum(dfs), requests=sum(sizes))  # fmt: skip
+                               df=sum(dfs), requests=sum(sizes),
+                               between=between)  # fmt: skip
     return default_variance(metric, statistic)
 
 
@@ -106,9 +114,10 @@ def _observed(
     metric: str,
     statistic: str,
     concurrency: int,
-) -> list[tuple[float, str, int, int]]:
-    """(s², campaign, its degrees of freedom: blocks − 1, its requests) of every incumbent
-    row of the key's cells in these nights."""
+) -> list[tuple[float, str, int, int, Estimate | None]]:
+    """(s², campaign, its degrees of freedom: blocks − 1, its requests, its window's log
+    ratio and standard error where the night has one) of every incumbent row of the key's
+    cells in these nights."""
     found = []
     for earlier, ids in nights:
         night = earlier.night
@@ -120,8 +129,32 @@ def _observed(
                 continue
             blocks = blocks_of(row.n, concurrency)
             s2 = per_request_of_arm(interval.low, interval.high, row.n, blocks)
-            found.append((s2, night.campaign, max(1, blocks - 1), row.n))
+            window = night_window(night.metrics, row, blocks) if statistic == "p50" else None
+            found.append((s2, night.campaign, max(1, blocks - 1), row.n, window))
     return found
+
+
+def night_window(
+    rows: Sequence[NightMetric], incumbent: NightMetric, blocks: int
+) -> Estimate | None:
+    """The night's log ratio of medians for the incumbent row's cell and metric (the other
+    arm's over the incumbent's), with its standard error: the incumbent's interval is its
+    share of the night's ratio interval (``per_request_of_arm`` of one request: half-width
+    ×√2 over t(b − 1)). None without another arm's row or a usable interval."""
+    interval = incumbent.p50_interval
+    other = next((r for r in rows if r.cell == incumbent.cell and r.metric == incumbent.metric
+                  and r.role != "incumbent" and r.p50 > 0), None)  # fmt: skip
+    if other is None or interval is None or incumbent.p50 <= 0 or interval.low <= 0:
+        return None
+    se = math.sqrt(per_request_of_arm(interval.low, interval.high, 1, blocks))
+    return math.log(other.p50 / incumbent.p50), se
+
+
+def _between(windows: Sequence[Estimate]) -> float | None:
+    """τ² of the nights' windows where Q detects it, 0 where it does not; None below two."""
+    if len(windows) < 2:
+        return None
+    return between_variance(windows) if detected(windows) else 0.0
 
 
 def _same_cells(frozen: FrozenMatrix, keys: set[str]) -> dict[str, str]:

@@ -61,6 +61,13 @@ class KnownVariance(Spec):
     requests: int | None = Field(
         default=None, description="Requests per arm the nights rest on, summed; None: unknown."
     )
+    between: float | None = Field(
+        default=None,
+        description="τ²: the variance of the log ratio between the nights' windows beyond "
+        "their own intervals (DerSimonian–Laird), where Cochran's Q showed one "
+        "(evidence.stats.heterogeneity.detected); 0 where the nights agreed; None: not "
+        "tested. A plan averages it out over passes, never over requests.",
+    )
 
 
 def quantile_factor(statistic: str) -> float:
@@ -108,9 +115,11 @@ def learned(
     scaled_from: str | None = None,
     df: int | None = None,
     requests: int | None = None,
+    between: float | None = None,
 ) -> KnownVariance:
     """The mean of nights' per-request variances (each already for ``statistic``, or for
-    ``scaled_from``'s and scaled here); ``requests``: per arm, over all the nights."""
+    ``scaled_from``'s and scaled here); ``requests``: per arm, over all the nights;
+    ``between``: their windows' τ² (``KnownVariance.between``)."""
     factor = quantile_factor(statistic) / quantile_factor(scaled_from) if scaled_from else 1.0
     value = statistics.fmean(observed) * factor
     words = "A/A nights" if source == "aa" else "earlier nights"
@@ -127,9 +136,19 @@ def learned(
         nights=len(observed),
         df=df,
         detail=f"{len(observed)} {words} of the same cell and incumbent ({named}){scaled}"
-        + (f", {requests:,} requests per arm" if requests else ""),
+        + (f", {requests:,} requests per arm" if requests else "")
+        + _between_words(between),
         requests=requests,
+        between=between,
     )
+
+
+def _between_words(between: float | None) -> str:
+    if between is None:
+        return ""
+    if between == 0:
+        return "; no variance between the nights' windows beyond their intervals"
+    return f"; variance between the nights' windows included, τ = {math.sqrt(between):.3f}"
 
 
 def _fraction(statistic: str) -> float:

@@ -31,13 +31,15 @@ import statistics
 from collections.abc import Callable
 
 from evidence.stats import futility, student_t
-from evidence.stats.bootstrap import block_size
+from evidence.stats.bootstrap import block_size, calibrated_requests
 from evidence.stats.spending import Design
 
 NORMAL = statistics.NormalDist()
 POWER = futility.POWER
 
 MAX_SEARCH = 10**7  # requests beyond this are reported as this: never decidable in practice
+MOST_PASSES = 16  # passes a replicated plan proposes at most (a night holds few windows)
+PASS_SLACK = 1.25  # a plan takes fewer passes for at most a quarter more requests
 TAIL_EXCEEDANCES = 1  # requests above the bound's order statistic a claim allows
 
 
@@ -66,6 +68,32 @@ def requests_needed(
     if distance <= 0:
         return MAX_SEARCH
     return _least(lambda n: detectable(variance, n, concurrency, confidence, power) <= distance)
+
+
+def passes_needed(
+    variance: float,
+    distance: float,
+    concurrency: int,
+    *,
+    confidence: float,
+    power: float = POWER,
+) -> tuple[int, int]:
+    """(passes, requests per arm per pass) of a replicated design that decides ``distance``:
+    the passes' between-replicate interval, t(K − 1) about the mean of K pass log ratios,
+    each of variance s²/n. K is even, so that arm order alternates ABBA and a drift over the
+    night cancels in the mean (one pass's ratio carries it whole), and the interval sees
+    whatever varies between passes; n is at least the calibrated requests. More passes need
+    fewer requests in all (a smaller t), but each pass costs its set-up and warmups: the
+    fewest passes whose requests are within ``PASS_SLACK`` of the fewest any design up to
+    ``MOST_PASSES`` needs."""
+    if distance <= 0:
+        return MOST_PASSES, MAX_SEARCH
+    least, z, designs = calibrated_requests(concurrency), NORMAL.inv_cdf(power), []
+    for k in range(2, MOST_PASSES + 1, 2):
+        share = k * (distance / (student_t.quantile(confidence, k - 1) + z)) ** 2
+        designs.append((k, max(math.ceil(variance / share), least)))
+    fewest = min(k * n for k, n in designs)
+    return next((k, n) for k, n in designs if k * n <= PASS_SLACK * fewest)
 
 
 def sequential_drift(design: Design, power: float = POWER) -> float:

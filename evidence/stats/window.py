@@ -5,7 +5,10 @@ window's requests divided by the window (or by the requests). Their candidate/in
 ratio still has sampling error, and a decision on the point ratio alone is wrong about as
 often as it is right when the truth sits on the bound. The window is cut where the latency
 ratios cut it (``bootstrap.time_blocks``: consecutive requests in send order, as many as the
-dependence of the requests' durations and amounts asks); each block
+dependence of the requests' durations and amounts asks, and never fewer than the longest
+stall episode the durations show, ``block_length.episode_floor``: a window rate is a sum of
+durations, and an episode cut into pieces that resample apart is a variance the interval
+would not see); each block
 carries its amount (completion tokens, good requests …) and its share of the window (from
 its first send to the next block's first send, the last to the window's end). A resample
 draws whole blocks with replacement on each arm and takes Σ amount / Σ share, so the
@@ -22,7 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evidence.stats.block_length import NONE, Dependence, dependence, variance_inflation
+from evidence.stats.block_length import (
+    NONE,
+    Dependence,
+    dependence,
+    episode_floor,
+    variance_inflation,
+)
 from evidence.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -38,7 +47,9 @@ METHOD = (
     "cell-window figures (output throughput, goodput, attainment): Σ amount / Σ window over "
     "the scored requests; interval: two-sample block bootstrap of the candidate/incumbent "
     "ratio, the window cut into the latency ratios' blocks (consecutive requests in send "
-    "order, as long as the ratios' blocks with L from the requests' durations and amounts), "
+    "order, as long as the ratios' blocks with L from the requests' durations and amounts, "
+    "and at least 1.5× the longest run of durations above their upper quartile: a stall "
+    "episode whole), "
     "each block its amount and its span (first send to the next block's first send), whole "
     "blocks resampled on each arm, the expanded and widened tails of the latency ratios"
 )
@@ -100,10 +111,12 @@ def window_blocks(
 
 
 def _dependence(ordered: Sequence[WindowRequest]) -> Dependence:
-    """The longer dependence of the requests' durations and of their amounts, in send order."""
-    durations = dependence([float(r.end_ns - r.send_ns) for r in ordered])
-    amounts = dependence([r.amount for r in ordered])
-    return Dependence(max(durations.length, amounts.length), max(durations.memory, amounts.memory))
+    """The longer dependence of the requests' durations and of their amounts, in send order,
+    its length at least the durations' longest stall episode (``episode_floor``)."""
+    seconds = [float(r.end_ns - r.send_ns) for r in ordered]
+    durations, amounts = dependence(seconds), dependence([r.amount for r in ordered])
+    length = max(durations.length, amounts.length, episode_floor(seconds))
+    return Dependence(length, max(durations.memory, amounts.memory))
 
 
 def _spans(requests: Sequence[WindowRequest], labels: Ints, count: int) -> Floats:

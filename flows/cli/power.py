@@ -53,12 +53,14 @@ def earlier_nights(workdir: Path, db: str | None) -> list[EarlierNight]:
 
 
 def _basis(known: KnownVariance) -> str:
-    """What the variance rests on: its source, nights and degrees of freedom."""
+    """What the variance rests on: its source, nights, degrees of freedom, requests, and
+    whether the variance between the nights' windows was included."""
     if known.source == "default":
         return "default"
     df = f", df {known.df}" if known.df is not None else ""
     requests = f", {known.requests:,} requests/arm" if known.requests else ""
-    return f"{known.source}, {known.nights} night{'s' * (known.nights != 1)}{df}{requests}"
+    between = ", τ² between nights included" if known.between else ""
+    return f"{known.source}, {known.nights} night{'s' * (known.nights != 1)}{df}{requests}{between}"
 
 
 def power_view(table: PowerTable) -> Table:

@@ -121,3 +121,32 @@ def test_a_learned_variance_is_planned_at_its_upper_confidence_limit() -> None:
     assert planned_variance(night(None)) == pytest.approx(0.048)  # no df: the older 1.2×
     default = default_variance("ttft_s", "p50")
     assert planned_variance(default) == default.log_ratio
+
+
+def test_a_spread_between_nights_is_planned_per_request_and_one_pass_is_told_of_passes(
+    tmp_path: Path,
+) -> None:
+    """Three 64-request nights whose windows differ (τ² 0.002): the plan adds 64·τ² to s²,
+    and a single-pass cell's row names the passes that average it out."""
+    matrix = matrix_of(tmp_path, requests=400)
+    spread, agreed = (
+        learned(
+            "ttft_s",
+            "p50",
+            observed=[0.1] * 3,
+            source="aa",
+            campaigns=["aa"],
+            df=45,
+            requests=192,
+            between=between,
+        )
+        for between in (0.002, 0.0)
+    )
+    assert planned_variance(spread) == pytest.approx(planned_variance(agreed) + 64 * 0.002)
+    assert "τ = 0.045" in spread.detail and "no variance between" in agreed.detail
+    key = ("natural-2048-c1", "ttft_s", "p50")
+    told = {r.cell: r for r in power_table(matrix, {key: spread}).rows}["natural-2048-c1"]
+    quiet = {r.cell: r for r in power_table(matrix, {key: agreed}).rows}["natural-2048-c1"]
+    assert told.warning is not None and "passes of" in told.warning
+    assert "arm order alternating" in told.warning
+    assert quiet.warning is None or "passes of" not in quiet.warning

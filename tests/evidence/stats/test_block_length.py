@@ -9,7 +9,13 @@ import random
 import numpy as np
 import pytest
 
-from evidence.stats.block_length import block_length, dependence, variance_inflation
+from evidence.stats.block_length import (
+    block_length,
+    dependence,
+    episode_floor,
+    slow_run,
+    variance_inflation,
+)
 from evidence.stats.bootstrap import Sample, median_ratio, paired, timed_sample
 from evidence.stats.multiplicity import clears, log_se, worse_p
 
@@ -42,6 +48,23 @@ def test_short_or_constant_series_have_no_dependence_to_measure() -> None:
 def test_a_trend_is_long_memory_capped_at_three_root_n_or_a_third_of_the_series() -> None:
     assert block_length([float(k) for k in range(90)]) == 29  # ⌈3·√90⌉ < 90/3
     assert block_length([float(k) for k in range(30)]) == 10
+
+
+def test_a_stall_episode_is_the_longest_run_above_the_upper_quartile() -> None:
+    values = np.random.default_rng(3).lognormal(0.0, 0.3, 64)
+    values[20:28] *= 2.0  # one 8-request stall, too few for an autocorrelation to show
+    assert dependence(values).length == 3  # the dependence test sees next to nothing
+    assert slow_run(values) == 8 and episode_floor(values) == 12
+    values[24] = 0.5  # a quick request inside the episode splits its run
+    assert slow_run(values) == 4 and episode_floor(values) == 6
+
+
+def test_independent_values_ask_for_no_longer_block_than_their_own_runs() -> None:
+    draws = [np.random.default_rng(seed).lognormal(0, 0.3, 64) for seed in range(200)]
+    floors = [episode_floor(values) for values in draws]
+    assert sorted(floors)[len(floors) // 2] <= 5  # a median run of 3 by chance: about ⌈64^⅓⌉
+    assert slow_run([5.0] * 64) == 0 and episode_floor([5.0] * 64) == 1
+    assert slow_run([3.0, 2.0, 1.0]) == 0  # too few values to say
 
 
 def test_the_variance_a_short_block_misses_grows_with_memory_and_is_capped() -> None:
