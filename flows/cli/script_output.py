@@ -11,6 +11,9 @@ Format history of ``PlanOutput.schema_version`` and ``TicketsOutput.schema_versi
       ``warnings``: what the matrix alone shows will cost the night (the preflight's
       static checks and the rule's reach, docs/flows.md "Before the night").
       ``power``: the rule's power table with ``validate --power`` (null without).
+  3 — ``PlanOutput`` only: the power table says what each row's variance rests on
+      (``requests`` per arm over the nights) and whether the between-night variance
+      was included (``between``); single-pass rows planned as alternating passes.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class WorstCaseOutput(Spec):
 
 
 class PlanOutput(Artifact):
-    schema_version: Literal[2] = Field(default=2, description="validate --json format version.")
+    schema_version: Literal[3] = Field(default=3, description="validate --json format version.")
     campaign: str
     matrix_id: str
     cells: int

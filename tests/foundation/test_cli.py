@@ -52,7 +52,7 @@ def test_validate_and_status_answer_in_json_for_scripts(tmp_path: Path) -> None:
     result = faceoff("validate", str(GLM), "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
-    assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (2, 42, 21)
+    assert (plan["schema_version"], plan["cell_runs"], plan["matched_pairs"]) == (3, 42, 21)
     assert plan["power"] is None  # only with --power
     assert [a["name"] for a in plan["arms"]] == ["exl3-r11", "nvfp4-r2"]
     assert plan["cell_ids"][:2] == ["natural-10240-c1", "natural-10240-c2"]

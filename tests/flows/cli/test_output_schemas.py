@@ -32,7 +32,7 @@ def test_the_shipped_output_schema_is_current(command: str) -> None:
 
 def test_validate_status_and_tickets_output_match_their_schemas(tmp_path: Path) -> None:
     plan = shaped("validate", faceoff("validate", str(EXAMPLE), "--json").stdout)
-    assert plan["schema_version"] == 2 and plan["campaign"] == "sim-faceoff"
+    assert plan["schema_version"] == 3 and plan["campaign"] == "sim-faceoff"
     status = shaped("status", faceoff("status", "--workdir", str(tmp_path), "--json").stdout)
     assert (status["schema_version"], status["campaigns"]) == (2, [])
     tickets = shaped("tickets", faceoff("tickets", "--workdir", str(tmp_path), "--json").stdout)
