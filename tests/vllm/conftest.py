@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import missing_service
 from tests.lanes.helpers import kill_recorded_processes
+from tests.shared_once import made_once
 from tests.vllm import engine
 
 
@@ -27,7 +28,13 @@ def vllm_engine() -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_model(vllm_engine: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return engine.build_model(tmp_path_factory.mktemp("tiny-llama") / "model")
+    """Built once per run: the parallel pass's untimed tests share it across workers."""
+
+    def build(folder: Path) -> Path:
+        folder.mkdir(parents=True)
+        return engine.build_model(folder / "model")
+
+    return made_once(tmp_path_factory, "tiny-llama", build)
 
 
 @pytest.fixture

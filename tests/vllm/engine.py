@@ -27,9 +27,14 @@ CLI = REPO / "deploy/vllm/vllm_cli.py"
 BUILD_MODEL = REPO / "deploy/vllm/build_tiny_llama.py"
 SERVED = "tiny-llama"
 MAX_MODEL_LEN = 8192
-# Offline, no telemetry; 1 GiB of KV cache keeps a worker near 1.7 GB of RAM.
+# Offline, no telemetry; 1 GiB of KV cache keeps an engine near 1.7 GB of RAM.
 ENGINE_ENV = {
     "VLLM_CPU_NUM_OF_RESERVED_CPU": "0",  # its one core is all the engine's (see ONE_CORE)
+    # One device, so the engine core runs its worker in-process: the layout vLLM gives a
+    # one-GPU server (API server and EngineCore, one process group). The CPU build otherwise
+    # spawns a third process, to bind OpenMP threads across cores it has not got here (one,
+    # ONE_CORE), which imports torch and vLLM again: 11-17 s of every start on this host.
+    "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
     "VLLM_NO_USAGE_STATS": "1",
@@ -41,7 +46,7 @@ ENGINE_ENV = {
 # waited up to ~0.9 s for a CPU (answers in one read, scrapes missed). A GPU host's engine
 # leaves the orchestrator's cores alone; this gives the CPU build the same shape.
 ONE_CORE = ["taskset", "--cpu-list", "0"]
-# Three processes each import torch and vLLM (~15 s apiece idle); a loaded host takes longer.
+# Two processes each import torch and vLLM (~10-15 s apiece); a loaded host takes longer.
 STARTUP_DEADLINE_S = 900.0
 NO_JSON = "a random-weight test model emits no JSON"
 NOT_APPLICABLE = {"gpu_memory": "vLLM's CPU build on a host without GPUs"}

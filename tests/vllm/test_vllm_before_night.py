@@ -67,6 +67,7 @@ def long_cell_matrix(folder: Path, model: Path) -> Path:
     return write_matrix(folder, data)
 
 
+@pytest.mark.engine_untimed  # reads config.json: no engine is started
 def test_the_context_check_reads_the_real_models_config_json(
     tiny_model: Path, tmp_path: Path
 ) -> None:

@@ -22,15 +22,19 @@ from typing import Any
 import pytest
 
 from evidence.audit.reverify import audit_bundle
+from faceoff.formats.attempt.verdict import Verdict
 from faceoff.formats.preflight import Waiver
 from faceoff.formats.receipt import verify_receipt
 from flows.prefect.flow import campaign
 from flows.prefect.flow_runner import result_of
+from tests.e2e.host_load import by_the_host
+from tests.e2e.matrices import LOADED_HOST, write_matrix
 from tests.e2e.matrices import arm as simulator_arm
-from tests.e2e.matrices import write_matrix
 from tests.vllm.engine import NOT_APPLICABLE, cell, vllm_arm
 
-pytestmark = [pytest.mark.vllm, pytest.mark.prefect]
+# What happened to each engine, named: a crash, a kill, a refusal. Nothing here is timed, so
+# it runs beside the parallel pass's other tests, not alone.
+pytestmark = [pytest.mark.vllm, pytest.mark.prefect, pytest.mark.engine_untimed]
 
 SEEDED_LONG = cell("seeded-2048-c1", concurrency=1, input_tokens=2048, arms=["crashy"])
 SEEDED_LONG["sampling"] = SEEDED_LONG["sampling"] | {"seed": True}
@@ -49,6 +53,7 @@ def faults_matrix(folder: Path, model: Path) -> Path:
         ],
         "cells": [SEEDED_LONG, IN_FLIGHT],
         "families": {"not_applicable": NOT_APPLICABLE},
+        "thresholds": LOADED_HOST,  # the simulator incumbent shares a busy host
     }
     data["arms"][3]["engine_args"][1] = "100000"  # beyond the model's 8,192 positions
     return write_matrix(folder, data)
@@ -71,7 +76,8 @@ def test_real_engines_that_crash_die_or_never_start_are_named_for_what_happened(
     assert killer.killed_pid is not None, "the killed arm's cell ended before it could be killed"
     assert result.restored and not result.complete
     verdicts = {(v["cell_id"], v["arm"]): v for v in read_verdicts(result.bundle)}
-    assert verdicts["natural-512-c1", "inc"]["disposition"] == "accepted"
+    served = verdicts["natural-512-c1", "inc"]  # the simulator beside the failing engines
+    assert served["disposition"] == "accepted" or by_the_host(Verdict.model_validate(served))
 
     crashed = verdicts["seeded-2048-c1", "crashy"]
     assert (crashed["disposition"], crashed["reason"]) == ("blocked", "warmups_failed"), crashed

@@ -29,7 +29,8 @@ from matrix.fidelity import Corpus, FidelityCell
 from tests.vllm.engine import SERVED, Serving, serving
 from workload.fidelity import ScoringLane, cut_windows, greedy_answers, score_windows
 
-pytestmark = pytest.mark.vllm
+# Log-probabilities and greedy tokens, no clock: a busy host slows it and changes no figure.
+pytestmark = [pytest.mark.vllm, pytest.mark.engine_untimed]
 
 CORPUS = Path(__file__).resolve().parents[2] / "matrix/examples/data/fidelity-corpus.txt"
 NGRAM = json.dumps(
